@@ -1,0 +1,337 @@
+// stowage/stowage.hpp -- the C++ API of libstowage.
+//
+//   Registry   finds plugins (stowage_codec_<id>.so, stowage_format_<id>.so),
+//              loads them on first use and reports why one failed.
+//   Codec      a bytes-to-bytes compressor created from N5's "compression" JSON.
+//   Store      an open dataset: a tree of nodes (groups and arrays) with JSON
+//              attributes. Four kinds of array share one data model:
+//                Array    dense n-d, chunked; region I/O done here, in parallel
+//                Sparse   CSC/CSR matrices (also readable as dense)
+//                Strings  string arrays (names, axes)
+//                Records  keyed msgpack samples (datadings)
+//
+// Every shape is in C order (slowest dimension first). Values are in the
+// host's byte order. Errors are stowage::Error exceptions.
+#ifndef STOWAGE_STOWAGE_HPP
+#define STOWAGE_STOWAGE_HPP
+
+#include <stowage/plugin.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stowage {
+
+using json = nlohmann::ordered_json;
+
+const char* version();
+
+// ---- errors -------------------------------------------------------------------
+
+enum class ErrorCode : int32_t {
+  ok = STOWAGE_OK,
+  not_found = STOWAGE_NOT_FOUND,
+  missing = STOWAGE_MISSING,
+  invalid_argument = STOWAGE_INVALID_ARGUMENT,
+  corrupt = STOWAGE_CORRUPT,
+  unsupported = STOWAGE_UNSUPPORTED,
+  io = STOWAGE_IO,
+  abi_mismatch = STOWAGE_ABI_MISMATCH,
+  internal = STOWAGE_INTERNAL,
+};
+const char* error_code_name(ErrorCode code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, std::string message, std::string path = {}, std::string plugin = {});
+  ErrorCode code() const noexcept { return code_; }
+  const std::string& path() const noexcept { return path_; }      // the file or dataset
+  const std::string& plugin() const noexcept { return plugin_; }  // e.g. "codec gzip"
+
+ private:
+  ErrorCode code_;
+  std::string path_, plugin_;
+};
+
+// ---- element types ----------------------------------------------------------------
+
+enum class DType : uint8_t {
+  boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+};
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);  // "bool", "int8", ..., "float64"
+DType parse_dtype(std::string_view name);  // throws invalid_argument
+bool dtype_is_float(DType t);
+bool dtype_is_signed(DType t);
+
+// ---- plugins --------------------------------------------------------------------
+
+enum class PluginState { available, loaded, failed, shadowed };
+const char* plugin_state_name(PluginState s);
+
+struct PluginInfo {
+  std::string kind;  // "codec" or "format" (from the file name)
+  std::string id;
+  std::string path;
+  PluginState state = PluginState::available;
+  std::string reason;  // why it failed, or the path that shadows it
+  // Known once loaded:
+  uint32_t abi_version = 0;
+  std::string version, build_info, params_schema, description;
+  uint64_t capabilities = 0;
+  std::vector<std::string> aliases, extensions;
+};
+std::string capability_letters(uint64_t caps);  // "rwtp" style
+
+struct LoadedPlugin;  // internal
+
+class Codec;
+class Store;
+
+class Registry {
+ public:
+  struct Options {
+    std::vector<std::string> paths;  // searched first (API / --plugin-path)
+    bool use_environment = true;     // STOWAGE_PLUGIN_PATH, STOWAGE_PLUGIN_PATH_ONLY
+    bool use_default_dir = true;     // <libdir>/stowage/plugins-<ABI>
+  };
+  Registry();
+  explicit Registry(Options options);
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // The process-wide registry (environment and default directory).
+  static Registry& global();
+
+  // Directories searched, in order, and whether each exists.
+  std::vector<std::pair<std::string, bool>> search_path() const;
+  // Every plugin file found (shadowed duplicates included); load=true loads
+  // each so versions, capabilities and failures are known.
+  std::vector<PluginInfo> plugins(bool load = false);
+  // Info on the active plugin of a kind ("codec"/"format") and id, or nullopt.
+  std::optional<PluginInfo> find(std::string_view kind, std::string_view id);
+
+  // A codec from its JSON config ({"type": "gzip", ...}). `context` names the
+  // dataset that needs it, for the error when the codec is missing.
+  Codec codec(const json& config, std::string_view context = {});
+  Codec codec(std::string_view config_json, std::string_view context = {});
+
+  // Ids of the format plugins and their identify() scores for a path.
+  std::vector<std::pair<std::string, int32_t>> identify(const std::string& path);
+  // The format of a path: the best identify() score (an error if none or a tie).
+  std::string detect_format(const std::string& path);
+  // Format id for a file name extension (".n5"), from the plugins' descriptors.
+  std::optional<std::string> format_for_extension(const std::string& path);
+
+  // Low level: the loaded descriptor of a plugin (throws not_found with the
+  // directories searched and any recorded failure).
+  const stowage_plugin* load(std::string_view kind, std::string_view id,
+                             std::string_view context = {});
+  const stowage_host* host() const;
+
+  // Worker threads for region I/O (default: hardware concurrency).
+  void set_threads(unsigned n);
+  unsigned threads() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- codecs ------------------------------------------------------------------------
+
+class Codec {
+ public:
+  Codec() = default;
+  const std::string& id() const;
+  json config() const;                  // canonical config
+  std::string canonical_config() const; // as text
+  bool thread_safe() const;
+  uint64_t bound(uint64_t n) const;
+  size_t encode(const void* in, size_t n, void* out, size_t capacity) const;
+  size_t decode(const void* in, size_t n, void* out, size_t capacity) const;
+  std::vector<uint8_t> encode(const void* in, size_t n) const;
+  std::vector<uint8_t> decode(const void* in, size_t n, size_t decoded_size) const;
+  // The raw C view (for benchmarks measuring dispatch).
+  const stowage_codec_vtable* vtable() const;
+  stowage_codec_handle handle() const;
+  explicit operator bool() const { return state_ != nullptr; }
+
+ private:
+  friend class Registry;
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+// ---- stores and nodes ------------------------------------------------------------
+
+enum class Mode : uint32_t {
+  read = STOWAGE_MODE_READ,
+  update = STOWAGE_MODE_UPDATE,
+  create = STOWAGE_MODE_CREATE,
+  truncate = STOWAGE_MODE_TRUNCATE,
+};
+
+enum class NodeKind { group, array, sparse, strings, records };
+const char* node_kind_name(NodeKind k);
+
+struct Dim {
+  std::string name;    // may be empty
+  std::string labels;  // node path of a strings node holding the labels, or empty
+};
+
+// What describe() says about a node, parsed. `raw` keeps everything.
+struct NodeInfo {
+  NodeKind kind = NodeKind::group;
+  json attributes = json::object();
+  DType dtype = DType::uint8;
+  std::vector<uint64_t> shape, chunks;  // C order
+  bool big_endian = false;              // byte order of chunk bytes
+  bool fortran_order = false;           // element order inside a chunk
+  json codec;                           // null when none
+  double fill_value = 0;
+  bool csr = false;                     // sparse layout
+  uint64_t nnz = 0;                     // sparse
+  uint64_t count = 0;                   // records
+  std::vector<Dim> dims;
+  json raw;
+  uint64_t element_count() const;
+};
+NodeInfo parse_node_info(const json& j);
+
+class Array;
+class Sparse;
+class Records;
+
+class Store {
+ public:
+  Store() = default;
+  // Opens a dataset. format "" detects it; options is a JSON object passed to
+  // the plugin.
+  static Store open(const std::string& path, Mode mode = Mode::read, std::string format = {},
+                    const json& options = json::object(), Registry& registry = Registry::global());
+
+  const std::string& path() const;
+  const std::string& format() const;
+  Registry& registry() const;
+
+  std::vector<std::string> list(std::string_view node = "") const;
+  NodeInfo describe(std::string_view node = "") const;
+  json describe_json(std::string_view node = "") const;
+  void create(std::string_view node, const json& description);
+  void set_attributes(std::string_view node, const json& attributes);
+  void remove(std::string_view node);
+
+  Array array(std::string_view node = "") const;
+  Sparse sparse(std::string_view node = "") const;
+  Records records(std::string_view node = "") const;
+  std::vector<std::string> read_strings(std::string_view node, uint64_t begin = 0,
+                                        uint64_t end = UINT64_MAX) const;
+  void write_strings(std::string_view node, const std::vector<std::string>& values);
+  json command(std::string_view node, std::string_view name, const json& args = json::object());
+
+  // Commits and closes; also done by the destructor of the last copy (which
+  // cannot report errors, so call close() when writing).
+  void close();
+  explicit operator bool() const { return state_ != nullptr; }
+
+  struct State;  // internal
+
+ private:
+  std::shared_ptr<State> state_;
+  friend class Array;
+  friend class Sparse;
+  friend class Records;
+};
+
+// A dense n-d array. Regions are (offset, shape) in C order; buffers are
+// C-order, contiguous, host byte order, of the array's dtype.
+class Array {
+ public:
+  const NodeInfo& info() const { return info_; }
+  const std::string& node() const { return node_; }
+  size_t ndim() const { return info_.shape.size(); }
+  DType dtype() const { return info_.dtype; }
+  const std::vector<uint64_t>& shape() const { return info_.shape; }
+
+  void read(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
+            void* out) const;
+  void write(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
+             const void* in) const;
+  template <class T>
+  std::vector<T> read_all() const {
+    std::vector<T> out(info_.element_count());
+    read(std::vector<uint64_t>(ndim(), 0), info_.shape, out.data());
+    return out;
+  }
+  // Chunk grid: number of chunks along each dimension.
+  std::vector<uint64_t> chunk_grid() const;
+  // Whether a chunk exists (reads it; false if MISSING).
+  bool chunk_exists(const std::vector<uint64_t>& chunk_index) const;
+
+ private:
+  friend class Store;
+  std::shared_ptr<Store::State> store_;
+  std::string node_;
+  NodeInfo info_;
+};
+
+// A sparse matrix slice: majors [begin, end) of a CSC (majors = columns) or
+// CSR (majors = rows) matrix.
+struct SparseSlice {
+  std::vector<uint64_t> indptr;   // end-begin+1 entries, starting at 0
+  std::vector<uint32_t> indices;  // minor index of each value
+  std::vector<uint8_t> values;    // nnz values of the matrix dtype, host order
+  template <class T>
+  const T* values_as() const { return reinterpret_cast<const T*>(values.data()); }
+};
+
+class Sparse {
+ public:
+  const NodeInfo& info() const { return info_; }
+  const std::string& node() const { return node_; }
+  uint64_t majors() const { return info_.csr ? info_.shape[0] : info_.shape[1]; }
+  SparseSlice read(uint64_t major_begin, uint64_t major_end) const;
+  // Reads a dense C-order region [row0,row0+rows) x [col0,col0+cols).
+  void read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const;
+  void append(const SparseSlice& slice, uint64_t n_major) const;
+
+ private:
+  friend class Store;
+  std::shared_ptr<Store::State> store_;
+  std::string node_;
+  NodeInfo info_;
+};
+
+class Records {
+ public:
+  uint64_t size() const;
+  std::string read(uint64_t index) const;  // msgpack bytes
+  void read_range(uint64_t begin, uint64_t end,
+                  const std::function<void(std::string_view record)>& fn) const;
+  std::string key(uint64_t index) const;
+  std::optional<uint64_t> find(std::string_view key) const;
+  bool contains(std::string_view key) const;
+  void append(const std::vector<std::string>& records) const;
+
+ private:
+  friend class Store;
+  std::shared_ptr<Store::State> store_;
+  std::string node_;
+};
+
+// Splits "PATH::inner/node" into (PATH, inner/node).
+std::pair<std::string, std::string> split_dataset_spec(const std::string& spec);
+
+}  // namespace stowage
+
+#endif  // STOWAGE_STOWAGE_HPP

@@ -1,0 +1,330 @@
+/*
+ * stowage/plugin.h -- the C ABI between stowage and its plugins.
+ *
+ * A plugin is a shared library named stowage_codec_<id>.<so|dylib|dll> or
+ * stowage_format_<id>.<so|dylib|dll> that exports exactly one symbol:
+ *
+ *     const stowage_plugin *stowage_plugin_entry(const stowage_host *host);
+ *
+ * Rules that keep plugins built with another compiler, standard library or
+ * flags loadable:
+ *   - only fixed-width integers, size_t, UTF-8 (pointer, length) pairs, opaque
+ *     handles and C function pointers cross this boundary;
+ *   - nothing allocated on one side is freed on the other: output goes into
+ *     buffers the caller owns, or through a stowage_sink the caller provides;
+ *   - no exception ever crosses: every function returns a stowage_status and
+ *     fills a stowage_error on failure;
+ *   - JSON crosses as text, records (datadings samples) as msgpack bytes.
+ *
+ * Growing the ABI: fields are only ever appended to a struct, and every
+ * struct starts with its own size, so the host reads a field only if the
+ * plugin's struct is large enough to contain it. Changing the meaning of an
+ * existing field bumps STOWAGE_PLUGIN_ABI, and the host refuses a plugin
+ * built for another ABI with a message naming both numbers.
+ *
+ * C authors fill the structs by hand; C++ authors use stowage/plugin.hpp.
+ */
+#ifndef STOWAGE_PLUGIN_H
+#define STOWAGE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STOWAGE_PLUGIN_ABI 1
+#define STOWAGE_SDK_VERSION "0.1.0"
+
+#if defined(_WIN32)
+#define STOWAGE_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define STOWAGE_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- status codes ------------------------------------------------------ */
+
+typedef enum stowage_status {
+  STOWAGE_OK = 0,
+  STOWAGE_NOT_FOUND = 1,        /* no such node, key, plugin or file */
+  STOWAGE_MISSING = 2,          /* a chunk that was never written: a state, not an error */
+  STOWAGE_INVALID_ARGUMENT = 3, /* the caller asked for something impossible */
+  STOWAGE_CORRUPT = 4,          /* the data on disk or in the buffer is malformed */
+  STOWAGE_UNSUPPORTED = 5,      /* valid, but this plugin does not do it */
+  STOWAGE_IO = 6,               /* the operating system said no */
+  STOWAGE_ABI_MISMATCH = 7,     /* plugin and host disagree on the ABI */
+  STOWAGE_INTERNAL = 8          /* a bug; the message says where */
+} stowage_status;
+
+#define STOWAGE_ERROR_MESSAGE_SIZE 1024
+
+/* Filled by the callee when it returns anything but STOWAGE_OK (and, for
+ * STOWAGE_MISSING, left untouched). The message is NUL-terminated UTF-8 and
+ * names the file and what is wrong with it. */
+typedef struct stowage_error {
+  int32_t code;
+  char message[STOWAGE_ERROR_MESSAGE_SIZE];
+} stowage_error;
+
+/* ---- sinks: how variable-sized output crosses without allocations ------ */
+
+/* The callee calls write() as often as it likes. Whether each call is a
+ * fragment of one byte stream (JSON text) or one whole item (a string of a
+ * string array, a record) is stated by the function taking the sink.
+ * write() returns 0 on success and nonzero when the caller cannot take the
+ * bytes; the callee then stops and returns STOWAGE_INTERNAL. */
+typedef struct stowage_sink {
+  void *ctx;
+  int (*write)(void *ctx, const void *data, size_t size);
+} stowage_sink;
+
+/* ---- codecs (kind "codec.bytes") --------------------------------------- */
+
+typedef struct stowage_codec_state *stowage_codec_handle;
+
+typedef struct stowage_codec_vtable {
+  uint32_t struct_size;
+  /* Creates an instance from the codec's JSON config (an N5 "compression"
+   * object). Defaults are filled in, unknown keys are kept and ignored,
+   * out-of-range values are INVALID_ARGUMENT naming the key and range. */
+  int (*create)(const char *config_json, size_t config_size,
+                stowage_codec_handle *out, stowage_error *err);
+  /* The canonical JSON config of an instance (defaults filled, keys sorted),
+   * streamed into `json` as one byte stream. */
+  int (*canonical_config)(stowage_codec_handle codec, stowage_sink *json,
+                          stowage_error *err);
+  /* Worst-case encoded size of `size` input bytes. */
+  uint64_t (*bound)(stowage_codec_handle codec, uint64_t size);
+  /* Encodes in[0..in_size) into out[0..out_capacity); out_capacity >=
+   * bound(in_size) always suffices. */
+  int (*encode)(stowage_codec_handle codec, const void *in, size_t in_size,
+                void *out, size_t out_capacity, size_t *written,
+                stowage_error *err);
+  /* Decodes into out[0..out_capacity). The caller knows the decoded size
+   * and passes it as the capacity; output never runs past it. A payload
+   * that decodes to more than out_capacity, is truncated or is corrupt is
+   * STOWAGE_CORRUPT. *written is the number of bytes produced. */
+  int (*decode)(stowage_codec_handle codec, const void *in, size_t in_size,
+                void *out, size_t out_capacity, size_t *written,
+                stowage_error *err);
+  void (*destroy)(stowage_codec_handle codec);
+} stowage_codec_vtable;
+
+/* ---- formats (kind "format") ------------------------------------------- */
+
+typedef struct stowage_store_state *stowage_store_handle;
+
+/* Open modes, with Julia's Daf meaning. */
+typedef enum stowage_open_mode {
+  STOWAGE_MODE_READ = 0,     /* "r":  existing, read only */
+  STOWAGE_MODE_UPDATE = 1,   /* "r+": existing, read and write */
+  STOWAGE_MODE_CREATE = 2,   /* "w+": create if absent, else read and write */
+  STOWAGE_MODE_TRUNCATE = 3  /* "w":  create, replacing what was there */
+} stowage_open_mode;
+
+/*
+ * Nodes are addressed by '/'-separated paths relative to the store's root;
+ * "" is the root. A plugin refuses paths with "..", "." or empty components,
+ * and absolute paths, with INVALID_ARGUMENT.
+ *
+ * describe() streams one JSON object:
+ *   every node:   "kind": "group" | "array" | "sparse" | "strings" | "records",
+ *                 "attributes": { ... user attributes, preserved exactly ... }
+ *   "array":      "dtype": "bool"|"int8".."int64"|"uint8".."uint64"|"float32"|"float64",
+ *                 "shape": [..] and "chunks": [..] in C order (slowest first),
+ *                 "byte_order": "little"|"big"   (of the bytes read_chunk yields),
+ *                 "order": "C"|"F"               (element order inside a chunk),
+ *                 "codec": {...} or null, "fill_value": number (default 0)
+ *   "sparse":     "dtype", "shape": [rows, cols], "layout": "csc"|"csr",
+ *                 "nnz": n  (major axis: columns for csc, rows for csr)
+ *   "strings":    "shape": [n]
+ *   "records":    "count": n
+ *   optional on arrays/sparse/strings: "dims": [{"name": "gene",
+ *                 "labels": "<path of a strings node>" or null}, ...]
+ *                 A labels path may be hidden (not returned by list()).
+ *
+ * Threading: the host calls describe/list/read_* concurrently from many
+ * threads, and write_chunk concurrently for distinct chunks. create,
+ * set_attributes, remove, append_*, write_strings and close are never called
+ * concurrently with anything else on the same store.
+ */
+typedef struct stowage_format_vtable {
+  uint32_t struct_size;
+
+  /* 0 = not this format, 100 = certain. Cheap: a stat and a few bytes. */
+  int32_t (*identify)(const char *path, size_t path_size);
+  /* options_json: a JSON object (may be empty); see the plugin's schema. */
+  int (*open)(const char *path, size_t path_size, uint32_t mode,
+              const char *options_json, size_t options_size,
+              stowage_store_handle *out, stowage_error *err);
+  /* Commits pending writes and frees the store, even when it fails. */
+  int (*close)(stowage_store_handle store, stowage_error *err);
+
+  /* -- the tree -- */
+  /* One sink item per child name (not full paths), in a stable order. */
+  int (*list)(stowage_store_handle store, const char *node, size_t node_size,
+              stowage_sink *names, stowage_error *err);
+  int (*describe)(stowage_store_handle store, const char *node,
+                  size_t node_size, stowage_sink *json, stowage_error *err);
+  /* Creates a node from a description in describe()'s schema (shape,
+   * chunks, dtype, codec...; byte_order/order are the plugin's choice). */
+  int (*create)(stowage_store_handle store, const char *node, size_t node_size,
+                const char *json, size_t json_size, stowage_error *err);
+  /* Replaces the user attributes of a node. */
+  int (*set_attributes)(stowage_store_handle store, const char *node,
+                        size_t node_size, const char *json, size_t json_size,
+                        stowage_error *err);
+  int (*remove)(stowage_store_handle store, const char *node, size_t node_size,
+                stowage_error *err);
+
+  /* -- dense arrays: chunk primitives; the host does region I/O -- */
+  /* Reads chunk `chunk_index` (ndim entries, C order) into out: the chunk's
+   * elements in the declared byte_order and order. *chunk_shape (ndim
+   * entries) receives the stored chunk's shape, which may be smaller than
+   * "chunks" (cropped edge chunks) or larger than the array's remaining
+   * extent (padded edge chunks); the host clips. Returns STOWAGE_MISSING
+   * for a chunk that was never written. */
+  int (*read_chunk)(stowage_store_handle store, const char *node,
+                    size_t node_size, const uint64_t *chunk_index, void *out,
+                    size_t out_capacity, uint64_t *chunk_shape,
+                    stowage_error *err);
+  /* Writes a chunk whose shape (clipped to the array) is chunk_shape, with
+   * elements in the declared byte_order and order. */
+  int (*write_chunk)(stowage_store_handle store, const char *node,
+                     size_t node_size, const uint64_t *chunk_index,
+                     const void *in, size_t in_size,
+                     const uint64_t *chunk_shape, stowage_error *err);
+
+  /* -- sparse matrices (CSC or CSR; indptr is 64-bit, indices 32-bit) -- */
+  /* Number of stored values in majors [begin, end). */
+  int (*sparse_count)(stowage_store_handle store, const char *node,
+                      size_t node_size, uint64_t major_begin,
+                      uint64_t major_end, uint64_t *nnz, stowage_error *err);
+  /* indptr gets end-begin+1 entries starting at 0; indices and values get
+   * nnz entries (values in the host's byte order, dtype as described). */
+  int (*read_sparse)(stowage_store_handle store, const char *node,
+                     size_t node_size, uint64_t major_begin,
+                     uint64_t major_end, uint64_t *indptr, uint32_t *indices,
+                     void *values, uint64_t nnz_capacity, stowage_error *err);
+  /* Appends n_major majors in order (indptr has n_major+1 entries starting
+   * at 0). The matrix is complete when every major has been appended. */
+  int (*append_sparse)(stowage_store_handle store, const char *node,
+                       size_t node_size, uint64_t n_major,
+                       const uint64_t *indptr, const uint32_t *indices,
+                       const void *values, stowage_error *err);
+
+  /* -- string arrays -- */
+  /* One sink item per string, for elements [begin, end). */
+  int (*read_strings)(stowage_store_handle store, const char *node,
+                      size_t node_size, uint64_t begin, uint64_t end,
+                      stowage_sink *items, stowage_error *err);
+  /* Writes a whole string array (creating the node if needed). */
+  int (*write_strings)(stowage_store_handle store, const char *node,
+                       size_t node_size, uint64_t count,
+                       const char *const *data, const uint64_t *sizes,
+                       stowage_error *err);
+
+  /* -- record sets (msgpack samples with keys) -- */
+  int (*record_count)(stowage_store_handle store, const char *node,
+                      size_t node_size, uint64_t *count, stowage_error *err);
+  /* One sink item per record (its msgpack bytes), for records [begin, end). */
+  int (*read_records)(stowage_store_handle store, const char *node,
+                      size_t node_size, uint64_t begin, uint64_t end,
+                      stowage_sink *items, stowage_error *err);
+  /* The key of record `index`, as one sink item. */
+  int (*record_key)(stowage_store_handle store, const char *node,
+                    size_t node_size, uint64_t index, stowage_sink *key,
+                    stowage_error *err);
+  /* The index of a key, or STOWAGE_NOT_FOUND. */
+  int (*find_key)(stowage_store_handle store, const char *node,
+                  size_t node_size, const char *key, size_t key_size,
+                  uint64_t *index, stowage_error *err);
+  /* *present = 1 if the key may be present by the format's fast check
+   * (Bloom filter) and is in the key table, else 0. */
+  int (*contains_key)(stowage_store_handle store, const char *node,
+                      size_t node_size, const char *key, size_t key_size,
+                      int32_t *present, stowage_error *err);
+  /* Appends msgpack records in order; each must carry its key as the
+   * format requires. */
+  int (*append_records)(stowage_store_handle store, const char *node,
+                        size_t node_size, uint64_t count,
+                        const void *const *records, const uint64_t *sizes,
+                        stowage_error *err);
+
+  /* -- anything else: a named command, JSON in and JSON out (e.g.
+   *    datadings "verify"). UNSUPPORTED for names the plugin does not know. */
+  int (*command)(stowage_store_handle store, const char *node,
+                 size_t node_size, const char *name, size_t name_size,
+                 const char *args_json, size_t args_size, stowage_sink *result,
+                 stowage_error *err);
+} stowage_format_vtable;
+
+/* ---- what the host gives a plugin -------------------------------------- */
+
+typedef enum stowage_log_level {
+  STOWAGE_LOG_DEBUG = 0,
+  STOWAGE_LOG_INFO = 1,
+  STOWAGE_LOG_WARNING = 2,
+  STOWAGE_LOG_ERROR = 3
+} stowage_log_level;
+
+typedef struct stowage_host {
+  uint32_t struct_size;
+  uint32_t abi_version;
+  void *ctx;
+  void (*log)(void *ctx, int32_t level, const char *message, size_t size);
+  /* Creates a codec through the host's registry from its JSON config, so a
+   * format plugin never links a codec plugin. On success *vtable and
+   * *handle are set; the caller releases the instance with
+   * (*vtable)->destroy(*handle). *capabilities receives the codec's
+   * capability bits (STOWAGE_CAP_THREADSAFE tells whether one instance may be
+   * shared between threads). */
+  int (*codec_create)(void *ctx, const char *config_json, size_t config_size,
+                      const stowage_codec_vtable **vtable,
+                      stowage_codec_handle *handle, uint64_t *capabilities,
+                      stowage_error *err);
+  /* How many worker threads the host uses (a plugin sizing its caches). */
+  uint32_t (*thread_count)(void *ctx);
+} stowage_host;
+
+/* ---- the descriptor ----------------------------------------------------- */
+
+#define STOWAGE_KIND_CODEC "codec.bytes"
+#define STOWAGE_KIND_FORMAT "format"
+
+/* Capability bits. */
+#define STOWAGE_CAP_READ (1ull << 0)       /* r: decodes / reads */
+#define STOWAGE_CAP_WRITE (1ull << 1)      /* w: encodes / writes */
+#define STOWAGE_CAP_THREADSAFE (1ull << 2) /* t: one instance, many threads */
+#define STOWAGE_CAP_PARTIAL (1ull << 3)    /* p: reads part without the rest */
+#define STOWAGE_CAP_DENSE (1ull << 8)      /* format holds dense arrays */
+#define STOWAGE_CAP_SPARSE (1ull << 9)     /* format holds sparse matrices */
+#define STOWAGE_CAP_STRINGS (1ull << 10)   /* format holds string arrays */
+#define STOWAGE_CAP_RECORDS (1ull << 11)   /* format holds record sets */
+#define STOWAGE_CAP_GROUPS (1ull << 12)    /* format holds a tree of nodes */
+
+typedef struct stowage_plugin {
+  uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */
+  uint32_t struct_size; /* sizeof(stowage_plugin) the plugin was built with */
+  const char *kind;     /* STOWAGE_KIND_CODEC or STOWAGE_KIND_FORMAT */
+  const char *id;       /* [a-z0-9_]+, equal to the id in the file name */
+  const char *version;  /* the plugin's own version */
+  const char *build_info;    /* SDK version, compiler, build type, libraries */
+  const char *params_schema; /* JSON: {"key": {"type","default","min","max","enum"}} */
+  uint64_t capabilities;
+  const void *vtable; /* stowage_codec_vtable* or stowage_format_vtable* */
+  const char *description;   /* one line for humans */
+  const char *const *aliases; /* NULL-terminated extra ids (e.g. "zlib"), or NULL */
+  const char *const *extensions; /* NULL-terminated file extensions (".n5"), or NULL */
+} stowage_plugin;
+
+typedef const stowage_plugin *(*stowage_plugin_entry_fn)(const stowage_host *host);
+
+#define STOWAGE_PLUGIN_ENTRY_SYMBOL "stowage_plugin_entry"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STOWAGE_PLUGIN_H */

@@ -1,0 +1,97 @@
+// Helpers shared by the test suites: where the fixtures are, temporary
+// directories, reading files, and running peer programs (Python, Java).
+#pragma once
+
+#include <stowage/stowage.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace test {
+
+namespace fs = std::filesystem;
+
+inline std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+// ../shared/fixtures (set by meson as STOWAGE_FIXTURES).
+inline fs::path fixtures() { return env_or("STOWAGE_FIXTURES", "../shared/fixtures"); }
+inline fs::path source_root() { return env_or("STOWAGE_SOURCE_ROOT", "."); }
+inline fs::path build_root() { return env_or("STOWAGE_BUILD_ROOT", "."); }
+inline std::string python() { return env_or("STOWAGE_PYTHON", "/usr/bin/python3"); }
+
+inline std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+inline void write_file(const fs::path& p, const std::string& data) {
+  std::ofstream out(p, std::ios::binary);
+  out << data;
+}
+inline stowage::json read_json(const fs::path& p) { return stowage::json::parse(read_file(p)); }
+
+// A fresh directory under the system temp dir, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("stowage-test-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+struct RunResult {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+// Runs a shell command, capturing its output.
+inline RunResult run(const std::string& command) {
+  std::string out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// Runs a Python snippet with the peer Python (Debian's, with numpy/zarr).
+inline RunResult run_python(const std::string& code, const std::string& args = "") {
+  TempDir tmp;
+  fs::path script = tmp / "peer.py";
+  write_file(script, code);
+  return run(python() + " " + script.string() + " " + args);
+}
+
+inline std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+}  // namespace test
