@@ -1,0 +1,115 @@
+#include "internal.hpp"
+
+namespace stowage {
+
+namespace {
+struct DTypeRow {
+  DType type;
+  const char* name;
+  size_t size;
+};
+constexpr DTypeRow kTypes[] = {
+    {DType::boolean, "bool", 1},   {DType::int8, "int8", 1},       {DType::int16, "int16", 2},
+    {DType::int32, "int32", 4},    {DType::int64, "int64", 8},     {DType::uint8, "uint8", 1},
+    {DType::uint16, "uint16", 2},  {DType::uint32, "uint32", 4},   {DType::uint64, "uint64", 8},
+    {DType::float32, "float32", 4}, {DType::float64, "float64", 8},
+};
+}  // namespace
+
+size_t dtype_size(DType t) { return kTypes[static_cast<int>(t)].size; }
+const char* dtype_name(DType t) { return kTypes[static_cast<int>(t)].name; }
+bool dtype_is_float(DType t) { return t == DType::float32 || t == DType::float64; }
+bool dtype_is_signed(DType t) {
+  return t == DType::int8 || t == DType::int16 || t == DType::int32 || t == DType::int64 ||
+         dtype_is_float(t);
+}
+
+DType parse_dtype(std::string_view name) {
+  for (const DTypeRow& row : kTypes)
+    if (name == row.name) return row.type;
+  if (name == "boolean") return DType::boolean;
+  throw Error(ErrorCode::invalid_argument, "unknown dtype '" + std::string(name) + "'");
+}
+
+const char* node_kind_name(NodeKind k) {
+  switch (k) {
+    case NodeKind::group: return "group";
+    case NodeKind::array: return "array";
+    case NodeKind::sparse: return "sparse";
+    case NodeKind::strings: return "strings";
+    case NodeKind::records: return "records";
+  }
+  return "?";
+}
+
+uint64_t NodeInfo::element_count() const {
+  uint64_t n = 1;
+  for (uint64_t s : shape) n *= s;
+  return n;
+}
+
+namespace {
+std::vector<uint64_t> u64_list(const json& j, const char* key) {
+  std::vector<uint64_t> out;
+  if (!j.contains(key)) return out;
+  const json& a = j.at(key);
+  if (!a.is_array())
+    throw Error(ErrorCode::corrupt, std::string("node description: \"") + key + "\" is not a list");
+  for (const json& v : a) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      throw Error(ErrorCode::corrupt,
+                  std::string("node description: \"") + key + "\" has a non-integer entry");
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
+}  // namespace
+
+NodeInfo parse_node_info(const json& j) {
+  NodeInfo info;
+  info.raw = j;
+  std::string kind = j.value("kind", "group");
+  if (kind == "group") info.kind = NodeKind::group;
+  else if (kind == "array") info.kind = NodeKind::array;
+  else if (kind == "sparse") info.kind = NodeKind::sparse;
+  else if (kind == "strings") info.kind = NodeKind::strings;
+  else if (kind == "records") info.kind = NodeKind::records;
+  else throw Error(ErrorCode::corrupt, "node description: unknown kind '" + kind + "'");
+  if (j.contains("attributes") && j["attributes"].is_object()) info.attributes = j["attributes"];
+  if (j.contains("dtype")) info.dtype = parse_dtype(j["dtype"].get<std::string>());
+  info.shape = u64_list(j, "shape");
+  info.chunks = u64_list(j, "chunks");
+  info.big_endian = j.value("byte_order", "little") == "big";
+  info.fortran_order = j.value("order", "C") == "F";
+  if (j.contains("codec")) info.codec = j["codec"];
+  if (j.contains("fill_value") && j["fill_value"].is_number()) info.fill_value = j["fill_value"].get<double>();
+  info.csr = j.value("layout", "csc") == "csr";
+  info.nnz = j.value("nnz", uint64_t{0});
+  info.count = j.value("count", uint64_t{0});
+  if (j.contains("dims") && j["dims"].is_array()) {
+    for (const json& d : j["dims"]) {
+      Dim dim;
+      if (d.contains("name") && d["name"].is_string()) dim.name = d["name"];
+      if (d.contains("labels") && d["labels"].is_string()) dim.labels = d["labels"];
+      info.dims.push_back(dim);
+    }
+  }
+  if (info.kind == NodeKind::array) {
+    if (info.chunks.empty()) info.chunks = info.shape;
+    if (info.chunks.size() != info.shape.size())
+      throw Error(ErrorCode::corrupt, "node description: chunks and shape differ in rank");
+    for (uint64_t& c : info.chunks)
+      if (c == 0) c = 1;
+  }
+  if (info.kind == NodeKind::sparse && info.shape.size() != 2)
+    throw Error(ErrorCode::corrupt, "node description: a sparse matrix needs a 2-D shape");
+  return info;
+}
+
+std::pair<std::string, std::string> split_dataset_spec(const std::string& spec) {
+  size_t pos = spec.find("::");
+  if (pos == std::string::npos) return {spec, ""};
+  return {spec.substr(0, pos), spec.substr(pos + 2)};
+}
+
+}  // namespace stowage

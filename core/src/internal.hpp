@@ -1,0 +1,92 @@
+// Internal pieces of libstowage shared between its source files.
+#pragma once
+
+#include <stowage/stowage.hpp>
+
+#include <cstring>
+#include <functional>
+#include <shared_mutex>
+#include <string>
+
+namespace stowage::detail {
+
+// Collects sink output into a std::string (one byte stream).
+inline stowage_sink string_sink(std::string* out) {
+  return stowage_sink{out, [](void* ctx, const void* d, size_t n) {
+                        static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
+                        return 0;
+                      }};
+}
+
+// Calls fn(item) for each sink item.
+struct ItemSink {
+  std::function<void(std::string_view)> fn;
+  std::string error;
+  stowage_sink sink() {
+    return stowage_sink{this, [](void* ctx, const void* d, size_t n) {
+                          auto* self = static_cast<ItemSink*>(ctx);
+                          try {
+                            self->fn(std::string_view(static_cast<const char*>(d), n));
+                            return 0;
+                          } catch (const std::exception& e) {
+                            self->error = e.what();
+                            return 1;
+                          }
+                        }};
+  }
+};
+
+// Throws stowage::Error for a failed plugin call.
+[[noreturn]] void throw_status(int rc, const stowage_error& err, const std::string& path,
+                               const std::string& plugin);
+
+// Runs fn(i) for i in [0, n) on the registry's worker threads; rethrows the
+// first exception after all workers stopped.
+void parallel_for(unsigned threads, size_t n, const std::function<void(size_t)>& fn);
+
+// Copies an n-d block of elements between two strided layouts, reversing
+// each element's bytes when `swap` is set. Strides are in elements.
+void copy_strided(const void* src, const int64_t* src_strides, void* dst, const int64_t* dst_strides,
+                  const uint64_t* shape, size_t ndim, size_t element_size, bool swap);
+
+// Fills `count` elements with `value` converted to dtype, in the given byte order.
+void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian);
+
+}  // namespace stowage::detail
+
+namespace stowage {
+
+// What an open Store holds.
+struct Store::State {
+  Registry* registry = nullptr;
+  const stowage_format_vtable* vt = nullptr;
+  stowage_store_handle handle = nullptr;
+  std::string path, format;
+  // Readers (describe, read_*) share; structural changes are exclusive, as
+  // plugin.h promises to plugins.
+  mutable std::shared_mutex mutex;
+  bool closed = false;
+
+  ~State();
+  std::string plugin_name() const { return "format " + format; }
+  void check(int rc, const stowage_error& err) const {
+    if (rc != STOWAGE_OK) detail::throw_status(rc, err, path, plugin_name());
+  }
+};
+
+// What a Codec holds: one instance of a codec plugin.
+struct Codec::State {
+  const stowage_plugin* plugin = nullptr;
+  const stowage_codec_vtable* vt = nullptr;
+  stowage_codec_handle handle = nullptr;
+  std::string id;
+  uint64_t capabilities = 0;
+  ~State() {
+    if (handle) vt->destroy(handle);
+  }
+  void check(int rc, const stowage_error& err) const {
+    if (rc != STOWAGE_OK) detail::throw_status(rc, err, "", "codec " + id);
+  }
+};
+
+}  // namespace stowage

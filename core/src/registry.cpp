@@ -1,0 +1,476 @@
+// The plugin registry: discovery by file name, loading on first use, and a
+// record of why any plugin failed.
+//
+// Search order (DESIGN.md 3): paths given through the API (--plugin-path),
+// then STOWAGE_PLUGIN_PATH, then <dir of libstowage>/stowage/plugins-<ABI>
+// unless STOWAGE_PLUGIN_PATH_ONLY=1. Only files named
+// stowage_<codec|format>_<id><suffix> are considered, so kind and id are known
+// without loading anything. The first match wins; later ones are "shadowed".
+#include "internal.hpp"
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace stowage {
+
+namespace fs = std::filesystem;
+
+const char* plugin_state_name(PluginState s) {
+  switch (s) {
+    case PluginState::available: return "available";
+    case PluginState::loaded: return "loaded";
+    case PluginState::failed: return "failed";
+    case PluginState::shadowed: return "shadowed";
+  }
+  return "?";
+}
+
+std::string capability_letters(uint64_t caps) {
+  std::string s;
+  s += caps & STOWAGE_CAP_READ ? 'r' : '-';
+  s += caps & STOWAGE_CAP_WRITE ? 'w' : '-';
+  s += caps & STOWAGE_CAP_THREADSAFE ? 't' : '-';
+  s += caps & STOWAGE_CAP_PARTIAL ? 'p' : '-';
+  return s;
+}
+
+namespace {
+
+bool valid_id(std::string_view id) {
+  if (id.empty()) return false;
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+// "stowage_codec_gzip.so" -> ("codec", "gzip"); nullopt for other names.
+std::optional<std::pair<std::string, std::string>> parse_plugin_file_name(const std::string& name,
+                                                                         const std::string& suffix) {
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  std::string stem = name.substr(0, name.size() - suffix.size());
+  for (const char* kind : {"codec", "format"}) {
+    std::string prefix = std::string("stowage_") + kind + "_";
+    if (stem.rfind(prefix, 0) == 0 && valid_id(stem.substr(prefix.size())))
+      return std::make_pair(std::string(kind), stem.substr(prefix.size()));
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> split_path_list(const char* value) {
+  std::vector<std::string> out;
+  if (!value) return out;
+  std::string s(value);
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+// Where libstowage itself is, to find the default plugin directory after a
+// relocated install.
+std::string default_plugin_dir() {
+  boost::dll::fs::error_code ec;
+  fs::path self = boost::dll::this_line_location(ec);
+  if (ec) return {};
+  return (self.parent_path() / STOWAGE_PLUGIN_SUBDIR).string();
+}
+
+// Boost.DLL clears dlerror() on failure; ask the loader again for its reason
+// (an unresolved symbol, a missing library, not an ELF file...).
+std::string dlopen_error(const std::string& path, const std::string& fallback) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h) {
+    ::dlclose(h);
+    return fallback;
+  }
+  const char* why = ::dlerror();
+  return why ? why : fallback;
+}
+
+std::string kind_of_descriptor(const std::string& file_kind) {
+  return file_kind == "codec" ? STOWAGE_KIND_CODEC : STOWAGE_KIND_FORMAT;
+}
+
+}  // namespace
+
+// ---- Impl -------------------------------------------------------------------
+
+struct Registry::Impl {
+  Options options;
+  std::mutex mutex;  // guards everything below and serializes dlopen
+  bool scanned = false;
+  std::vector<std::pair<std::string, bool>> search_path;
+  std::map<std::pair<std::string, std::string>, PluginInfo> active;  // (kind, id)
+  std::vector<PluginInfo> shadowed;
+  std::map<std::pair<std::string, std::string>, const stowage_plugin*> descriptors;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  stowage_host host{};
+  Registry* owner = nullptr;
+
+  void scan_locked();
+  const stowage_plugin* load_locked(PluginInfo& info);
+  std::string describe_search_locked() const;
+};
+
+void Registry::Impl::scan_locked() {
+  if (scanned) return;
+  scanned = true;
+  std::vector<std::string> dirs = options.paths;
+  bool only_env = false;
+  if (options.use_environment) {
+    for (const std::string& d : split_path_list(std::getenv("STOWAGE_PLUGIN_PATH"))) dirs.push_back(d);
+    only_env = env_flag("STOWAGE_PLUGIN_PATH_ONLY");
+  }
+  if (options.use_default_dir && !only_env) {
+    std::string def = default_plugin_dir();
+    if (!def.empty()) dirs.push_back(def);
+  }
+  const std::string suffix = boost::dll::shared_library::suffix().string();
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    bool exists = fs::is_directory(dir, ec);
+    search_path.emplace_back(dir, exists);
+    if (!exists) continue;  // a missing directory is skipped, never fatal
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) files.push_back(e.path());
+    std::sort(files.begin(), files.end());  // deterministic order
+    for (const fs::path& file : files) {
+      auto parsed = parse_plugin_file_name(file.filename().string(), suffix);
+      if (!parsed) continue;
+      PluginInfo info;
+      info.kind = parsed->first;
+      info.id = parsed->second;
+      info.path = file.string();
+      auto key = std::make_pair(info.kind, info.id);
+      auto it = active.find(key);
+      if (it != active.end()) {
+        info.state = PluginState::shadowed;
+        info.reason = it->second.path;
+        shadowed.push_back(info);
+      } else {
+        active.emplace(key, info);
+      }
+    }
+  }
+}
+
+// Loads one plugin file and checks its descriptor, in the order of
+// architecture.md 7.1; every failure is recorded on the plugin.
+const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
+  auto key = std::make_pair(info.kind, info.id);
+  if (info.state == PluginState::loaded) return descriptors.at(key);
+  if (info.state == PluginState::failed) return nullptr;
+  auto failed = [&](std::string reason) -> const stowage_plugin* {
+    info.state = PluginState::failed;
+    info.reason = std::move(reason);
+    return nullptr;
+  };
+  // Never unloaded: the library object is deliberately leaked.
+  auto* lib = new boost::dll::shared_library();
+  boost::dll::fs::error_code ec;
+  lib->load(info.path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (ec) {
+    delete lib;
+    return failed("cannot load: " + dlopen_error(info.path, ec.message()));
+  }
+  if (!lib->has(STOWAGE_PLUGIN_ENTRY_SYMBOL))
+    return failed("not a stowage plugin: no '" STOWAGE_PLUGIN_ENTRY_SYMBOL "' symbol");
+  auto entry = lib->get<const stowage_plugin*(const stowage_host*)>(STOWAGE_PLUGIN_ENTRY_SYMBOL);
+  const stowage_plugin* d = entry(&host);
+  if (!d) return failed("stowage_plugin_entry returned no descriptor");
+  info.abi_version = d->abi_version;
+  if (d->abi_version != STOWAGE_PLUGIN_ABI)
+    return failed("ABI mismatch: plugin built for ABI " + std::to_string(d->abi_version) +
+                  ", this stowage speaks " + std::to_string(STOWAGE_PLUGIN_ABI));
+  const uint32_t v1_size = offsetof(stowage_plugin, vtable) + sizeof(void*);
+  if (d->struct_size < v1_size)
+    return failed("descriptor too small (" + std::to_string(d->struct_size) + " bytes)");
+  std::string kind = d->kind ? d->kind : "";
+  std::string id = d->id ? d->id : "";
+  if (kind != kind_of_descriptor(info.kind))
+    return failed("kind mismatch: file name says " + info.kind + ", descriptor says '" + kind + "'");
+  if (id != info.id)
+    return failed("id mismatch: file name says '" + info.id + "', descriptor says '" + id + "'");
+  if (!d->vtable) return failed("descriptor has no vtable");
+  uint32_t vt_size = *static_cast<const uint32_t*>(d->vtable);
+  size_t want = info.kind == "codec" ? sizeof(stowage_codec_vtable) : sizeof(stowage_format_vtable);
+  if (vt_size < want)
+    return failed("vtable too small (" + std::to_string(vt_size) + " bytes, need " +
+                  std::to_string(want) + ")");
+  info.version = d->version ? d->version : "";
+  info.build_info = d->build_info ? d->build_info : "";
+  info.params_schema = d->params_schema ? d->params_schema : "{}";
+  info.capabilities = d->capabilities;
+  auto has_field = [&](size_t offset) { return d->struct_size >= offset + sizeof(void*); };
+  if (has_field(offsetof(stowage_plugin, description)) && d->description) info.description = d->description;
+  if (has_field(offsetof(stowage_plugin, aliases)) && d->aliases)
+    for (const char* const* a = d->aliases; *a; ++a) info.aliases.emplace_back(*a);
+  if (has_field(offsetof(stowage_plugin, extensions)) && d->extensions)
+    for (const char* const* e = d->extensions; *e; ++e) info.extensions.emplace_back(*e);
+  if (json::parse(info.params_schema, nullptr, false).is_discarded())
+    return failed("its parameter schema is not valid JSON");
+  info.state = PluginState::loaded;
+  descriptors[key] = d;
+  return d;
+}
+
+std::string Registry::Impl::describe_search_locked() const {
+  std::string s;
+  for (const auto& [dir, exists] : search_path)
+    s += "\n  " + dir + (exists ? "" : " (does not exist)");
+  if (search_path.empty()) s = " (no directories: set STOWAGE_PLUGIN_PATH or use --plugin-path)";
+  return s;
+}
+
+// ---- host function table ----------------------------------------------------------
+
+namespace {
+
+void host_log(void* ctx, int32_t level, const char* message, size_t size) {
+  (void)ctx;
+  static const int threshold = [] {
+    const char* v = std::getenv("STOWAGE_LOG");
+    if (!v) return STOWAGE_LOG_WARNING;
+    std::string s(v);
+    if (s == "debug") return STOWAGE_LOG_DEBUG;
+    if (s == "info") return STOWAGE_LOG_INFO;
+    if (s == "error") return STOWAGE_LOG_ERROR;
+    return STOWAGE_LOG_WARNING;
+  }();
+  if (level < threshold) return;
+  static const char* names[] = {"debug", "info", "warning", "error"};
+  std::cerr << "stowage " << names[std::clamp(level, 0, 3)] << ": " << std::string_view(message, size)
+            << "\n";
+}
+
+int host_codec_create(void* ctx, const char* config, size_t size, const stowage_codec_vtable** vt,
+                      stowage_codec_handle* handle, uint64_t* caps, stowage_error* err) {
+  auto* registry = static_cast<Registry*>(ctx);
+  try {
+    Codec codec = registry->codec(std::string_view(config, size));
+    // Hand over a fresh instance the caller owns (it calls destroy()).
+    const stowage_codec_vtable* v = codec.vtable();
+    stowage_codec_handle h = nullptr;
+    std::string canonical = codec.canonical_config();
+    int rc = v->create(canonical.data(), canonical.size(), &h, err);
+    if (rc != STOWAGE_OK) return rc;
+    *vt = v;
+    *handle = h;
+    if (caps) *caps = codec.thread_safe() ? STOWAGE_CAP_THREADSAFE : 0;
+    return STOWAGE_OK;
+  } catch (const Error& e) {
+    if (err) {
+      err->code = static_cast<int32_t>(e.code());
+      std::snprintf(err->message, sizeof err->message, "%s", e.what());
+    }
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    if (err) {
+      err->code = STOWAGE_INTERNAL;
+      std::snprintf(err->message, sizeof err->message, "%s", e.what());
+    }
+    return STOWAGE_INTERNAL;
+  }
+}
+
+uint32_t host_thread_count(void* ctx) { return static_cast<Registry*>(ctx)->threads(); }
+
+}  // namespace
+
+// ---- Registry --------------------------------------------------------------------
+
+Registry::Registry() : Registry(Options{}) {}
+
+Registry::Registry(Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->owner = this;
+  impl_->host.struct_size = sizeof(stowage_host);
+  impl_->host.abi_version = STOWAGE_PLUGIN_ABI;
+  impl_->host.ctx = this;
+  impl_->host.log = host_log;
+  impl_->host.codec_create = host_codec_create;
+  impl_->host.thread_count = host_thread_count;
+}
+
+Registry::~Registry() = default;
+
+Registry& Registry::global() {
+  // Never destroyed: plugins are never unloaded and may be in use at exit.
+  static Registry* registry = new Registry();
+  return *registry;
+}
+
+const stowage_host* Registry::host() const { return &impl_->host; }
+
+void Registry::set_threads(unsigned n) { impl_->threads = std::max(1u, n); }
+unsigned Registry::threads() const { return impl_->threads; }
+
+std::vector<std::pair<std::string, bool>> Registry::search_path() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->scan_locked();
+  return impl_->search_path;
+}
+
+std::vector<PluginInfo> Registry::plugins(bool load) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->scan_locked();
+  std::vector<PluginInfo> out;
+  for (auto& [key, info] : impl_->active) {
+    if (load) impl_->load_locked(info);
+    out.push_back(info);
+  }
+  for (const PluginInfo& s : impl_->shadowed) out.push_back(s);
+  return out;
+}
+
+std::optional<PluginInfo> Registry::find(std::string_view kind, std::string_view id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->scan_locked();
+  auto it = impl_->active.find({std::string(kind), std::string(id)});
+  if (it == impl_->active.end()) return std::nullopt;
+  return it->second;
+}
+
+const stowage_plugin* Registry::load(std::string_view kind, std::string_view id,
+                                     std::string_view context) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->scan_locked();
+  const std::string k(kind), i(id);
+  auto it = impl_->active.find({k, i});
+  if (it == impl_->active.end() && k == "codec" && valid_id(i)) {
+    // Not a file of its own: maybe another codec's alias ("zlib" -> gzip).
+    for (auto& [key, info] : impl_->active) {
+      if (key.first != "codec") continue;
+      impl_->load_locked(info);
+      if (std::find(info.aliases.begin(), info.aliases.end(), i) != info.aliases.end())
+        return impl_->descriptors.at(key);
+    }
+  }
+  std::string who = context.empty() ? "" : std::string(context) + " needs " + k + " '" + i + "': ";
+  if (it == impl_->active.end())
+    throw Error(ErrorCode::not_found,
+                who + "no plugin stowage_" + k + "_" + i + " found; searched:" +
+                    impl_->describe_search_locked(),
+                std::string(context), k + " " + i);
+  const stowage_plugin* d = impl_->load_locked(it->second);
+  if (!d)
+    throw Error(ErrorCode::not_found,
+                who + "plugin " + it->second.path + " failed to load: " + it->second.reason,
+                std::string(context), k + " " + i);
+  return d;
+}
+
+Codec Registry::codec(const json& config, std::string_view context) {
+  return codec(std::string_view(config.dump()), context);
+}
+
+Codec Registry::codec(std::string_view config_json, std::string_view context) {
+  json config = json::parse(config_json, nullptr, false);
+  if (config.is_discarded() || !config.is_object() || !config.contains("type") ||
+      !config["type"].is_string())
+    throw Error(ErrorCode::invalid_argument,
+                "codec config must be a JSON object with a string \"type\": " + std::string(config_json),
+                std::string(context));
+  std::string id = config["type"];
+  const stowage_plugin* d = load("codec", id, context);
+  auto state = std::make_shared<Codec::State>();
+  state->plugin = d;
+  state->vt = static_cast<const stowage_codec_vtable*>(d->vtable);
+  state->id = d->id;
+  state->capabilities = d->capabilities;
+  stowage_error err{};
+  int rc = state->vt->create(config_json.data(), config_json.size(), &state->handle, &err);
+  if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(context), "codec " + id);
+  Codec codec;
+  codec.state_ = std::move(state);
+  return codec;
+}
+
+std::vector<std::pair<std::string, int32_t>> Registry::identify(const std::string& path) {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->scan_locked();
+    for (const auto& [key, info] : impl_->active)
+      if (key.first == "format") ids.push_back(key.second);
+  }
+  std::vector<std::pair<std::string, int32_t>> scores;
+  for (const std::string& id : ids) {
+    const stowage_plugin* d = nullptr;
+    try {
+      d = load("format", id);
+    } catch (const Error&) {
+      continue;  // a broken plugin cannot claim the file; plugin-list says why
+    }
+    auto* vt = static_cast<const stowage_format_vtable*>(d->vtable);
+    scores.emplace_back(id, vt->identify(path.data(), path.size()));
+  }
+  return scores;
+}
+
+std::string Registry::detect_format(const std::string& path) {
+  auto scores = identify(path);
+  int32_t best = 0;
+  std::vector<std::string> winners;
+  for (const auto& [id, score] : scores) {
+    if (score > best) {
+      best = score;
+      winners = {id};
+    } else if (score == best && score > 0) {
+      winners.push_back(id);
+    }
+  }
+  if (winners.empty()) {
+    std::string tried;
+    for (const auto& s : scores) tried += (tried.empty() ? "" : ", ") + s.first;
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+      throw Error(ErrorCode::not_found, path + ": no such file or directory", path);
+    throw Error(ErrorCode::unsupported,
+                path + ": no format plugin recognises it (tried: " + (tried.empty() ? "none" : tried) +
+                    "); name one with --format",
+                path);
+  }
+  if (winners.size() > 1) {
+    std::string names;
+    for (const auto& w : winners) names += (names.empty() ? "" : ", ") + w;
+    throw Error(ErrorCode::invalid_argument,
+                path + ": several formats claim it equally (" + names + "); name one with --format",
+                path);
+  }
+  return winners.front();
+}
+
+std::optional<std::string> Registry::format_for_extension(const std::string& path) {
+  std::vector<std::string> matches;
+  for (const PluginInfo& info : plugins(true)) {
+    if (info.kind != "format" || info.state != PluginState::loaded) continue;
+    for (const std::string& ext : info.extensions)
+      if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
+        matches.push_back(info.id);
+  }
+  if (matches.size() == 1) return matches.front();
+  return std::nullopt;
+}
+
+}  // namespace stowage

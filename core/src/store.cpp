@@ -1,0 +1,353 @@
+// Store, Sparse and Records: the C++ face of a format plugin's vtable.
+#include "internal.hpp"
+
+#include <iostream>
+#include <mutex>
+
+namespace stowage {
+
+using detail::string_sink;
+
+Store::State::~State() {
+  if (handle && !closed) {
+    stowage_error err{};
+    if (vt->close(handle, &err) != STOWAGE_OK)
+      std::cerr << "stowage: closing " << path << " failed: " << err.message << "\n";
+  }
+}
+
+Store Store::open(const std::string& path, Mode mode, std::string format, const json& options,
+                  Registry& registry) {
+  if (format.empty()) {
+    if (mode == Mode::read || mode == Mode::update) {
+      format = registry.detect_format(path);
+    } else {
+      auto by_ext = registry.format_for_extension(path);
+      if (!by_ext)
+        throw Error(ErrorCode::invalid_argument,
+                    path + ": cannot tell which format to create from the name; name one", path);
+      format = *by_ext;
+    }
+  }
+  const stowage_plugin* d = registry.load("format", format, path);
+  auto state = std::make_shared<State>();
+  state->registry = &registry;
+  state->vt = static_cast<const stowage_format_vtable*>(d->vtable);
+  state->path = path;
+  state->format = format;
+  std::string opts = options.is_null() ? "{}" : options.dump();
+  stowage_error err{};
+  int rc = state->vt->open(path.data(), path.size(), static_cast<uint32_t>(mode), opts.data(), opts.size(),
+                           &state->handle, &err);
+  if (rc != STOWAGE_OK) {
+    state->handle = nullptr;
+    detail::throw_status(rc, err, path, "format " + format);
+  }
+  Store store;
+  store.state_ = std::move(state);
+  return store;
+}
+
+namespace {
+Store::State& live(const std::shared_ptr<Store::State>& s) {
+  if (!s || s->closed || !s->handle)
+    throw Error(ErrorCode::invalid_argument, "use of a closed or empty stowage::Store");
+  return *s;
+}
+}  // namespace
+
+const std::string& Store::path() const { return live(state_).path; }
+const std::string& Store::format() const { return live(state_).format; }
+Registry& Store::registry() const { return *live(state_).registry; }
+
+std::vector<std::string> Store::list(std::string_view node) const {
+  State& st = live(state_);
+  std::vector<std::string> names;
+  detail::ItemSink items{[&](std::string_view s) { names.emplace_back(s); }, {}};
+  stowage_sink sink = items.sink();
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->list(st.handle, node.data(), node.size(), &sink, &err), err);
+  return names;
+}
+
+json Store::describe_json(std::string_view node) const {
+  State& st = live(state_);
+  std::string text;
+  stowage_sink sink = string_sink(&text);
+  stowage_error err{};
+  {
+    std::shared_lock<std::shared_mutex> lock(st.mutex);
+    st.check(st.vt->describe(st.handle, node.data(), node.size(), &sink, &err), err);
+  }
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(ErrorCode::internal,
+                st.path + ": format " + st.format + " described node '" + std::string(node) +
+                    "' with invalid JSON",
+                st.path, st.plugin_name());
+  return j;
+}
+
+NodeInfo Store::describe(std::string_view node) const {
+  try {
+    return parse_node_info(describe_json(node));
+  } catch (const Error& e) {
+    if (e.path().empty()) throw Error(e.code(), path() + "::" + std::string(node) + ": " + e.what(), path());
+    throw;
+  }
+}
+
+void Store::create(std::string_view node, const json& description) {
+  State& st = live(state_);
+  std::string text = description.dump();
+  stowage_error err{};
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->create(st.handle, node.data(), node.size(), text.data(), text.size(), &err), err);
+}
+
+void Store::set_attributes(std::string_view node, const json& attributes) {
+  State& st = live(state_);
+  std::string text = attributes.dump();
+  stowage_error err{};
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->set_attributes(st.handle, node.data(), node.size(), text.data(), text.size(), &err), err);
+}
+
+void Store::remove(std::string_view node) {
+  State& st = live(state_);
+  stowage_error err{};
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->remove(st.handle, node.data(), node.size(), &err), err);
+}
+
+namespace {
+void expect_kind(const NodeInfo& info, NodeKind kind, const std::string& where) {
+  if (info.kind != kind)
+    throw Error(ErrorCode::invalid_argument,
+                where + " is a " + node_kind_name(info.kind) + ", not a " + node_kind_name(kind), where);
+}
+}  // namespace
+
+Array Store::array(std::string_view node) const {
+  Array a;
+  a.store_ = state_;
+  a.node_ = node;
+  a.info_ = describe(node);
+  expect_kind(a.info_, NodeKind::array, path() + "::" + std::string(node));
+  return a;
+}
+
+Sparse Store::sparse(std::string_view node) const {
+  Sparse s;
+  s.store_ = state_;
+  s.node_ = node;
+  s.info_ = describe(node);
+  expect_kind(s.info_, NodeKind::sparse, path() + "::" + std::string(node));
+  return s;
+}
+
+Records Store::records(std::string_view node) const {
+  Records r;
+  r.store_ = state_;
+  r.node_ = node;
+  expect_kind(describe(node), NodeKind::records, path() + "::" + std::string(node));
+  return r;
+}
+
+std::vector<std::string> Store::read_strings(std::string_view node, uint64_t begin, uint64_t end) const {
+  State& st = live(state_);
+  if (end == UINT64_MAX) {
+    NodeInfo info = describe(node);
+    end = info.shape.empty() ? 0 : info.element_count();
+  }
+  std::vector<std::string> out;
+  detail::ItemSink items{[&](std::string_view s) { out.emplace_back(s); }, {}};
+  stowage_sink sink = items.sink();
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->read_strings(st.handle, node.data(), node.size(), begin, end, &sink, &err), err);
+  return out;
+}
+
+void Store::write_strings(std::string_view node, const std::vector<std::string>& values) {
+  State& st = live(state_);
+  std::vector<const char*> data;
+  std::vector<uint64_t> sizes;
+  for (const std::string& v : values) {
+    data.push_back(v.data());
+    sizes.push_back(v.size());
+  }
+  stowage_error err{};
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->write_strings(st.handle, node.data(), node.size(), values.size(), data.data(), sizes.data(),
+                                &err),
+           err);
+}
+
+json Store::command(std::string_view node, std::string_view name, const json& args) {
+  State& st = live(state_);
+  std::string a = args.dump(), out;
+  stowage_sink sink = string_sink(&out);
+  stowage_error err{};
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->command(st.handle, node.data(), node.size(), name.data(), name.size(), a.data(), a.size(),
+                          &sink, &err),
+           err);
+  if (out.empty()) return json();
+  json j = json::parse(out, nullptr, false);
+  if (j.is_discarded()) return json(out);
+  return j;
+}
+
+void Store::close() {
+  if (!state_ || state_->closed || !state_->handle) return;
+  State& st = *state_;
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.closed = true;  // the plugin frees the store even when close fails
+  stowage_error err{};
+  int rc = st.vt->close(st.handle, &err);
+  st.handle = nullptr;
+  st.check(rc, err);
+}
+
+// ---- Sparse ------------------------------------------------------------------------
+
+SparseSlice Sparse::read(uint64_t begin, uint64_t end) const {
+  Store::State& st = live(store_);
+  if (begin > end || end > majors())
+    throw Error(ErrorCode::invalid_argument,
+                st.path + "::" + node_ + ": major range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                    ") is outside 0.." + std::to_string(majors()),
+                st.path);
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  uint64_t nnz = 0;
+  stowage_error err{};
+  st.check(st.vt->sparse_count(st.handle, node_.data(), node_.size(), begin, end, &nnz, &err), err);
+  SparseSlice s;
+  s.indptr.resize(end - begin + 1);
+  s.indices.resize(nnz);
+  s.values.resize(nnz * dtype_size(info_.dtype));
+  st.check(st.vt->read_sparse(st.handle, node_.data(), node_.size(), begin, end, s.indptr.data(),
+                              s.indices.data(), s.values.data(), nnz, &err),
+           err);
+  uint64_t minors = info_.csr ? info_.shape[1] : info_.shape[0];
+  for (size_t i = 0; i + 1 < s.indptr.size(); ++i)
+    if (s.indptr[i] > s.indptr[i + 1] || s.indptr.back() != nnz)
+      throw Error(ErrorCode::corrupt, st.path + ": format " + st.format + " returned a non-monotone indptr",
+                  st.path, st.plugin_name());
+  for (uint32_t ix : s.indices)
+    if (ix >= minors)
+      throw Error(ErrorCode::corrupt,
+                  st.path + ": index " + std::to_string(ix) + " is outside the matrix (" +
+                      std::to_string(minors) + ")",
+                  st.path, st.plugin_name());
+  return s;
+}
+
+void Sparse::read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const {
+  if (row0 + rows > info_.shape[0] || col0 + cols > info_.shape[1])
+    throw Error(ErrorCode::invalid_argument, store_->path + "::" + node_ + ": dense region outside the matrix");
+  const size_t esize = dtype_size(info_.dtype);
+  std::memset(out, 0, rows * cols * esize);
+  uint64_t m0 = info_.csr ? row0 : col0, mn = info_.csr ? rows : cols;
+  uint64_t n0 = info_.csr ? col0 : row0, nn = info_.csr ? cols : rows;
+  SparseSlice s = read(m0, m0 + mn);
+  auto* dst = static_cast<char*>(out);
+  for (uint64_t m = 0; m < mn; ++m) {
+    for (uint64_t k = s.indptr[m]; k < s.indptr[m + 1]; ++k) {
+      uint64_t minor = s.indices[k];
+      if (minor < n0 || minor >= n0 + nn) continue;
+      uint64_t r = info_.csr ? m : minor - n0, c = info_.csr ? minor - n0 : m;
+      std::memcpy(dst + (r * cols + c) * esize, s.values.data() + k * esize, esize);
+    }
+  }
+}
+
+void Sparse::append(const SparseSlice& slice, uint64_t n_major) const {
+  Store::State& st = live(store_);
+  if (slice.indptr.size() != n_major + 1)
+    throw Error(ErrorCode::invalid_argument, "Sparse::append: indptr must have n_major+1 entries");
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  stowage_error err{};
+  st.check(st.vt->append_sparse(st.handle, node_.data(), node_.size(), n_major, slice.indptr.data(),
+                                slice.indices.data(), slice.values.data(), &err),
+           err);
+}
+
+// ---- Records -------------------------------------------------------------------------
+
+uint64_t Records::size() const {
+  Store::State& st = live(store_);
+  uint64_t n = 0;
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->record_count(st.handle, node_.data(), node_.size(), &n, &err), err);
+  return n;
+}
+
+void Records::read_range(uint64_t begin, uint64_t end,
+                         const std::function<void(std::string_view)>& fn) const {
+  Store::State& st = live(store_);
+  detail::ItemSink items{fn, {}};
+  stowage_sink sink = items.sink();
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  int rc = st.vt->read_records(st.handle, node_.data(), node_.size(), begin, end, &sink, &err);
+  if (!items.error.empty()) throw Error(ErrorCode::internal, items.error, st.path);
+  st.check(rc, err);
+}
+
+std::string Records::read(uint64_t index) const {
+  std::string out;
+  read_range(index, index + 1, [&](std::string_view r) { out.assign(r); });
+  return out;
+}
+
+std::string Records::key(uint64_t index) const {
+  Store::State& st = live(store_);
+  std::string out;
+  stowage_sink sink = string_sink(&out);
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->record_key(st.handle, node_.data(), node_.size(), index, &sink, &err), err);
+  return out;
+}
+
+std::optional<uint64_t> Records::find(std::string_view key) const {
+  Store::State& st = live(store_);
+  uint64_t index = 0;
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  int rc = st.vt->find_key(st.handle, node_.data(), node_.size(), key.data(), key.size(), &index, &err);
+  if (rc == STOWAGE_NOT_FOUND) return std::nullopt;
+  st.check(rc, err);
+  return index;
+}
+
+bool Records::contains(std::string_view key) const {
+  Store::State& st = live(store_);
+  int32_t present = 0;
+  stowage_error err{};
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->contains_key(st.handle, node_.data(), node_.size(), key.data(), key.size(), &present, &err),
+           err);
+  return present != 0;
+}
+
+void Records::append(const std::vector<std::string>& records) const {
+  Store::State& st = live(store_);
+  std::vector<const void*> data;
+  std::vector<uint64_t> sizes;
+  for (const std::string& r : records) {
+    data.push_back(r.data());
+    sizes.push_back(r.size());
+  }
+  stowage_error err{};
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->append_records(st.handle, node_.data(), node_.size(), records.size(), data.data(),
+                                 sizes.data(), &err),
+           err);
+}
+
+}  // namespace stowage
