@@ -1,0 +1,149 @@
+// Codec "lz4": N5's lz4 compression (lz4-java's LZ4Block stream) and, with
+// "framing": "frame", the standard LZ4 frame format (datg files).
+//
+// Config (N5's "compression" object):
+//   {"type": "lz4", "blockSize": 65536}                     default framing "lz4block"
+//   {"type": "lz4", "framing": "frame", "level": 0, "blockSizeId": 7,
+//    "contentChecksum": true, "blockChecksum": false, "contentSize": false}
+// The canonical form of the default framing leaves "framing" out, so it is
+// exactly what N5 Java writes into attributes.json.
+//
+// Decoding with the default framing also reads the other lz4 framings found
+// in N5 containers; the sniffing order and why it is unambiguous are in
+// README.md beside this file.
+#include <lz4.h>
+#include <xxhash.h>
+
+// The library versions in build_info (must precede plugin.hpp).
+#define STOWAGE_LZ4_STR2(x) #x
+#define STOWAGE_LZ4_STR(x) STOWAGE_LZ4_STR2(x)
+#define STOWAGE_PLUGIN_BUILD_EXTRA                                                  \
+  ", liblz4 " LZ4_VERSION_STRING ", libxxhash " STOWAGE_LZ4_STR(XXH_VERSION_MAJOR) "." \
+      STOWAGE_LZ4_STR(XXH_VERSION_MINOR) "." STOWAGE_LZ4_STR(XXH_VERSION_RELEASE)
+
+#include "lz4_block_stream.hpp"
+#include "lz4_frame.hpp"
+
+#include <stowage/codec_config.hpp>
+#include <stowage/plugin.hpp>
+#include <stowage/plugin_util.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+namespace {
+
+using namespace stowage_lz4;
+using stowage::sdk::corrupt;
+
+// numcodecs' LZ4 (zarr-python): uint32 LE decoded size, then one LZ4 block.
+// Returns false when the bytes are not that framing for this capacity.
+bool try_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity,
+                         size_t* written) {
+  if (n < 5) return false;
+  uint32_t size = stowage::sdk::load_le<uint32_t>(in);
+  if (size == 0 || size > capacity || n - 4 > static_cast<size_t>(INT32_MAX)) return false;
+  int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in + 4), reinterpret_cast<char*>(out),
+                                static_cast<int>(n - 4), static_cast<int>(size));
+  if (got != static_cast<int>(size)) return false;
+  *written = size;
+  return true;
+}
+
+// z5: one bare LZ4 block that must use every input byte.
+size_t decode_bare_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
+  if (n > static_cast<size_t>(INT32_MAX))
+    corrupt("lz4: a bare LZ4 block cannot be larger than 2 GiB (" + std::to_string(n) + " bytes)");
+  int limit = static_cast<int>(std::min<size_t>(capacity, INT32_MAX));
+  int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in), reinterpret_cast<char*>(out),
+                                static_cast<int>(n), limit);
+  if (got < 0)
+    corrupt("lz4: the " + std::to_string(n) +
+            " bytes are in no known lz4 framing (not an LZ4Block stream, not an LZ4 frame, not a "
+            "size-prefixed block for " + std::to_string(capacity) +
+            " bytes, not a bare LZ4 block that decodes within them)");
+  return static_cast<size_t>(got);
+}
+
+// The default framing's decoder: LZ4Block, then frame, then numcodecs, then bare.
+size_t decode_any_framing(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
+  if (n == 0) return 0;  // an LZ4Block stream without blocks
+  if (is_block_stream(in, n)) return block_stream_decode(in, n, out, capacity);
+  if (is_frame(in, n)) return frame_decode(in, n, out, capacity);
+  size_t written = 0;
+  if (try_numcodecs_block(in, n, out, capacity, &written)) return written;
+  return decode_bare_block(in, n, out, capacity);
+}
+
+class Lz4Codec {
+ public:
+  explicit Lz4Codec(std::string_view config_json) {
+    stowage::sdk::CodecConfig cfg(config_json, "lz4");
+    frame_ = cfg.choice("framing", "lz4block", {"lz4block", "frame"}) == "frame";
+    if (frame_)
+      read_frame_options(cfg);
+    else
+      read_block_options(cfg);
+    canonical_ = cfg.canonical();
+  }
+
+  std::string canonical_config() const { return canonical_; }
+
+  uint64_t bound(uint64_t n) const {
+    return frame_ ? frame_bound(n, frame_options_) : block_stream_bound(n, block_size_);
+  }
+
+  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
+    const auto* src = static_cast<const uint8_t*>(in);
+    auto* dst = static_cast<uint8_t*>(out);
+    if (frame_) return frame_encode(src, n, dst, capacity, frame_options_);
+    if (n > static_cast<size_t>(INT32_MAX))
+      stowage::sdk::invalid("lz4: LZ4Block streams hold at most 2 GiB per chunk, got " +
+                            std::to_string(n) + " bytes");
+    return block_stream_encode(src, n, dst, capacity, block_size_);
+  }
+
+  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+    const auto* src = static_cast<const uint8_t*>(in);
+    auto* dst = static_cast<uint8_t*>(out);
+    return frame_ ? frame_decode(src, n, dst, capacity) : decode_any_framing(src, n, dst, capacity);
+  }
+
+ private:
+  void read_block_options(stowage::sdk::CodecConfig& cfg) {
+    block_size_ = static_cast<uint32_t>(cfg.integer("blockSize", 65536, kMinBlockSize, kMaxBlockSize));
+    cfg.drop("framing");  // the N5 default: keep attributes.json as N5 Java writes it
+  }
+
+  void read_frame_options(stowage::sdk::CodecConfig& cfg) {
+    if (cfg.has("blockSize"))
+      stowage::sdk::invalid(
+          "lz4: \"blockSize\" belongs to the lz4block framing; with \"framing\": \"frame\" use "
+          "\"blockSizeId\" (4..7)");
+    frame_options_.content_checksum = cfg.boolean("contentChecksum", true);
+    frame_options_.block_checksum = cfg.boolean("blockChecksum", false);
+    frame_options_.block_size_id = static_cast<int>(cfg.integer("blockSizeId", 7, 4, 7));
+    frame_options_.content_size = cfg.boolean("contentSize", false);
+    frame_options_.level = static_cast<int>(cfg.integer("level", 0, 0, 12));
+  }
+
+  bool frame_ = false;
+  uint32_t block_size_ = 65536;
+  FrameOptions frame_options_;
+  std::string canonical_;
+};
+
+}  // namespace
+
+STOWAGE_DEFINE_CODEC_PLUGIN(
+    Lz4Codec, "lz4", "1.0.0",
+    "N5 lz4 (lz4-java LZ4Block stream) and the LZ4 frame format; reads numcodecs, z5 and rust-n5 lz4",
+    R"({"blockSize": {"type": "integer", "default": 65536, "min": 64, "max": 33554432},)"
+    R"( "framing": {"type": "string", "default": "lz4block", "enum": ["lz4block", "frame"]},)"
+    R"( "level": {"type": "integer", "default": 0, "min": 0, "max": 12},)"
+    R"( "blockSizeId": {"type": "integer", "default": 7, "min": 4, "max": 7},)"
+    R"( "contentChecksum": {"type": "boolean", "default": true},)"
+    R"( "blockChecksum": {"type": "boolean", "default": false},)"
+    R"( "contentSize": {"type": "boolean", "default": false}})",
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
