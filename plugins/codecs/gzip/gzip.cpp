@@ -1,0 +1,217 @@
+// Codec "gzip" (also reachable as "zlib"): N5's gzip compression on Debian's zlib.
+//
+//   {"type": "gzip", "level": 6, "useZlib": false}
+//
+// useZlib false writes gzip (RFC 1952) like N5 Java 4.x (commons-compress:
+// mtime 0, OS byte 0xff); useZlib true writes zlib (RFC 1950) like
+// java.util.zip.Deflater. The config {"type": "zlib"} means useZlib true.
+// Decoding ignores useZlib: like z5 it recognises gzip and zlib headers by
+// their bytes, and it reads concatenated gzip members as commons-compress does.
+//
+// zlib streams are costly to set up, so each thread keeps one deflater and one
+// inflater and resets them per call: one instance is safe from many threads.
+#include <zlib.h>
+
+#define STOWAGE_PLUGIN_BUILD_EXTRA ", zlib " ZLIB_VERSION
+#include <stowage/codec_config.hpp>
+#include <stowage/plugin.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <new>
+#include <string>
+
+namespace {
+
+using stowage::sdk::corrupt;
+
+// zlib counts bytes in 32-bit uInt: larger buffers are handed over in slices.
+constexpr size_t kSlice = size_t{1} << 30;
+
+uInt slice(const Bytef* from, const Bytef* end) {
+  return static_cast<uInt>(std::min(static_cast<size_t>(end - from), kSlice));
+}
+
+constexpr int kWindowBits = 15;
+constexpr int kGzipWrapper = 16;  // added to windowBits: gzip header and trailer
+constexpr int kAutoWrapper = 32;  // added to windowBits: inflate detects gzip or zlib
+
+// One deflater per thread, reinitialised only when the wrapper changes.
+class Deflater {
+ public:
+  ~Deflater() {
+    if (ready_) deflateEnd(&z_);
+  }
+  z_stream& acquire(int level, bool zlib) {
+    if (ready_ && zlib == zlib_) {
+      check(deflateReset(&z_), "deflateReset");
+      if (level != level_) check(deflateParams(&z_, level, Z_DEFAULT_STRATEGY), "deflateParams");
+    } else {
+      if (ready_) deflateEnd(&z_);
+      ready_ = false;
+      z_ = z_stream{};
+      int bits = zlib ? kWindowBits : kWindowBits + kGzipWrapper;
+      check(deflateInit2(&z_, level, Z_DEFLATED, bits, 8, Z_DEFAULT_STRATEGY), "deflateInit2");
+      ready_ = true;
+    }
+    level_ = level;
+    zlib_ = zlib;
+    // N5 Java's commons-compress header: no name, mtime 0, OS "unknown" (0xff).
+    static gz_header header = [] {
+      gz_header h{};
+      h.os = 0xff;
+      return h;
+    }();
+    if (!zlib) check(deflateSetHeader(&z_, &header), "deflateSetHeader");
+    return z_;
+  }
+
+ private:
+  static void check(int rc, const char* what) {
+    if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+    if (rc != Z_OK) stowage::sdk::fail(STOWAGE_INTERNAL, std::string("gzip: zlib ") + what +
+                                                              " failed with code " + std::to_string(rc));
+  }
+  z_stream z_{};
+  bool ready_ = false, zlib_ = false;
+  int level_ = 0;
+};
+
+// One inflater per thread, reset per call.
+class Inflater {
+ public:
+  Inflater() {
+    int rc = inflateInit2(&z_, kWindowBits + kAutoWrapper);
+    if (rc != Z_OK) throw std::bad_alloc();
+  }
+  ~Inflater() { inflateEnd(&z_); }
+  z_stream& acquire(int window_bits) {
+    if (inflateReset2(&z_, window_bits) != Z_OK) throw std::bad_alloc();
+    return z_;
+  }
+
+ private:
+  z_stream z_{};
+};
+
+bool is_gzip_magic(const Bytef* p, size_t left) { return left >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+
+// RFC 1950: CM 8 (deflate), window <= 32K, and the 16-bit header is a multiple of 31.
+bool is_zlib_header(const Bytef* p, size_t left) {
+  return left >= 2 && (p[0] & 0x0f) == 8 && (p[0] >> 4) <= 7 && ((p[0] << 8) | p[1]) % 31 == 0;
+}
+
+class Gzip {
+ public:
+  explicit Gzip(std::string_view config_json) {
+    stowage::sdk::CodecConfig cfg(config_json, "gzip");
+    bool alias_zlib = cfg.given_type() == "zlib";
+    level_ = static_cast<int>(cfg.integer("level", 6, -1, 9));
+    use_zlib_ = cfg.boolean("useZlib", alias_zlib);
+    if (alias_zlib && !use_zlib_)
+      stowage::sdk::invalid("gzip: the config has \"type\": \"zlib\" but \"useZlib\": false");
+    canonical_ = cfg.canonical();
+  }
+
+  std::string canonical_config() const { return canonical_; }
+
+  // compressBound covers the zlib wrapper (6 bytes); gzip's is 18.
+  uint64_t bound(uint64_t n) const { return compressBound(static_cast<uLong>(n)) + 12; }
+
+  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
+    thread_local Deflater deflater;
+    z_stream& z = deflater.acquire(level_, use_zlib_);
+    const Bytef* in_end = static_cast<const Bytef*>(in) + n;
+    Bytef* out_end = static_cast<Bytef*>(out) + capacity;
+    z.next_in = const_cast<Bytef*>(static_cast<const Bytef*>(in));
+    z.next_out = static_cast<Bytef*>(out);
+    for (;;) {
+      z.avail_in = slice(z.next_in, in_end);
+      z.avail_out = slice(z.next_out, out_end);
+      bool last = static_cast<size_t>(in_end - z.next_in) == z.avail_in;
+      int rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) break;
+      // Not finished with the output buffer full: it cannot hold the stream.
+      if (z.next_out == out_end)
+        stowage::sdk::invalid("gzip encode: the output buffer of " + std::to_string(capacity) +
+                                " bytes is too small (bound() gives the size that always fits)");
+      if (rc != Z_OK && rc != Z_BUF_ERROR)
+        stowage::sdk::fail(STOWAGE_INTERNAL, "gzip encode: deflate failed with code " + std::to_string(rc));
+    }
+    return static_cast<size_t>(z.next_out - static_cast<Bytef*>(out));
+  }
+
+  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+    const Bytef* begin = static_cast<const Bytef*>(in);
+    bool gzip = is_gzip_magic(begin, n);
+    if (!gzip && !is_zlib_header(begin, n))
+      corrupt(n == 0 ? "gzip decode: the payload is empty"
+                     : "gzip decode: the payload starts with neither a gzip (1f 8b) nor a zlib header");
+    thread_local Inflater inflater;
+    z_stream& z = inflater.acquire(kWindowBits + kAutoWrapper);
+    const Bytef* in_end = begin + n;
+    Bytef* out_end = static_cast<Bytef*>(out) + capacity;
+    z.next_in = const_cast<Bytef*>(begin);
+    z.next_out = static_cast<Bytef*>(out);
+    for (;;) {
+      int rc = inflate_step(z, in_end, out_end, capacity);
+      if (rc == Z_STREAM_END) {
+        size_t left = static_cast<size_t>(in_end - z.next_in);
+        if (left == 0) break;
+        // commons-compress reads on while another gzip member follows; anything
+        // else after the stream is garbage.
+        if (!gzip || !is_gzip_magic(z.next_in, left))
+          corrupt("gzip decode: " + std::to_string(left) + " bytes of trailing data after the " +
+                  (gzip ? "gzip" : "zlib") + " stream");
+        inflater.acquire(kWindowBits + kGzipWrapper);
+        continue;
+      }
+      if (rc == Z_OK) continue;
+      if (rc == Z_BUF_ERROR && z.next_in == in_end)
+        corrupt("gzip decode: the payload is truncated (" + std::to_string(n) +
+                " bytes end before the " + (gzip ? "gzip" : "zlib") + " stream does)");
+      if (rc == Z_NEED_DICT) corrupt("gzip decode: the zlib stream needs a preset dictionary");
+      if (rc == Z_MEM_ERROR) throw std::bad_alloc();
+      corrupt(std::string("gzip decode: corrupt ") + (gzip ? "gzip" : "zlib") + " data (" +
+              (z.msg ? z.msg : "code " + std::to_string(rc)) + ")");
+    }
+    return static_cast<size_t>(z.next_out - static_cast<Bytef*>(out));
+  }
+
+ private:
+  // One inflate() call. When the caller's buffer is full, a one-byte spare
+  // buffer tells whether more output follows (oversized) or only the trailer.
+  static int inflate_step(z_stream& z, const Bytef* in_end, Bytef* out_end, size_t capacity) {
+    z.avail_in = slice(z.next_in, in_end);
+    bool full = z.next_out == out_end;
+    Bytef spare;
+    if (full) {
+      z.next_out = &spare;
+      z.avail_out = 1;
+    } else {
+      z.avail_out = slice(z.next_out, out_end);
+    }
+    int rc = inflate(&z, Z_NO_FLUSH);
+    if (full) {
+      if (z.avail_out == 0)
+        corrupt("gzip decode: the payload decodes to more than the expected " +
+                std::to_string(capacity) + " bytes");
+      z.next_out = out_end;
+    }
+    return rc;
+  }
+
+  int level_ = 6;
+  bool use_zlib_ = false;
+  std::string canonical_;
+};
+
+const char* const kAliases[] = {"zlib", nullptr};
+
+}  // namespace
+
+STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(
+    Gzip, "gzip", "1.0.0", "N5 gzip: gzip (RFC 1952) or, with useZlib, zlib (RFC 1950) via zlib",
+    R"({"level": {"type": "integer", "default": 6, "min": -1, "max": 9},)"
+    R"( "useZlib": {"type": "boolean", "default": false}})",
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE, kAliases)

@@ -1,0 +1,105 @@
+// Codec "zstd": n5-zstandard's compression on Debian's libzstd.
+//
+//   {"type": "zstd", "level": 3}
+//
+// One zstd frame with its content size, as n5-zstandard's ZstdCompressCtx
+// writes it. Decoding reads frames with or without a content size (zarr,
+// streaming writers), several concatenated frames and skippable frames.
+// zarr-python writes a stray "id": "zstd", which is kept and ignored.
+//
+// Contexts are expensive to create and cheap to reuse, so each thread keeps
+// one compression and one decompression context: one instance is safe from
+// many threads.
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#define STOWAGE_PLUGIN_BUILD_EXTRA ", libzstd " ZSTD_VERSION_STRING
+#include <stowage/codec_config.hpp>
+#include <stowage/plugin.hpp>
+
+#include <new>
+#include <string>
+
+namespace {
+
+using stowage::sdk::corrupt;
+
+struct ThreadContexts {
+  ZSTD_CCtx* cctx = nullptr;
+  ZSTD_DCtx* dctx = nullptr;
+  ~ThreadContexts() {
+    ZSTD_freeCCtx(cctx);
+    ZSTD_freeDCtx(dctx);
+  }
+  static ThreadContexts& get() {
+    thread_local ThreadContexts contexts;
+    return contexts;
+  }
+  ZSTD_CCtx* compressor() {
+    if (!cctx && !(cctx = ZSTD_createCCtx())) throw std::bad_alloc();
+    return cctx;
+  }
+  ZSTD_DCtx* decompressor() {
+    if (!dctx && !(dctx = ZSTD_createDCtx())) throw std::bad_alloc();
+    return dctx;
+  }
+};
+
+class Zstd {
+ public:
+  explicit Zstd(std::string_view config_json) {
+    stowage::sdk::CodecConfig cfg(config_json, "zstd");
+    level_ = static_cast<int>(cfg.integer("level", 3, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+    canonical_ = cfg.canonical();
+  }
+
+  std::string canonical_config() const { return canonical_; }
+
+  uint64_t bound(uint64_t n) const {
+    size_t b = ZSTD_compressBound(static_cast<size_t>(n));
+    return ZSTD_isError(b) ? UINT64_MAX : b;
+  }
+
+  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
+    size_t rc = ZSTD_compressCCtx(ThreadContexts::get().compressor(), out, capacity, in, n, level_);
+    if (!ZSTD_isError(rc)) return rc;
+    if (ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall)
+      stowage::sdk::invalid("zstd encode: the output buffer of " + std::to_string(capacity) +
+                            " bytes is too small (bound() gives the size that always fits)");
+    if (ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation) throw std::bad_alloc();
+    stowage::sdk::fail(STOWAGE_INTERNAL, std::string("zstd encode: ") + ZSTD_getErrorName(rc));
+  }
+
+  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+    if (n == 0) corrupt("zstd decode: the payload is empty");
+    // A declared content size larger than the buffer fails before any work.
+    unsigned long long declared = ZSTD_getFrameContentSize(in, n);
+    if (declared == ZSTD_CONTENTSIZE_ERROR)
+      corrupt("zstd decode: the payload does not start with a zstd frame header");
+    if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared > capacity)
+      corrupt("zstd decode: the frame declares " + std::to_string(declared) +
+              " bytes, more than the expected " + std::to_string(capacity));
+    size_t rc = ZSTD_decompressDCtx(ThreadContexts::get().decompressor(), out, capacity, in, n);
+    if (!ZSTD_isError(rc)) return rc;
+    switch (ZSTD_getErrorCode(rc)) {
+      case ZSTD_error_dstSize_tooSmall:
+        corrupt("zstd decode: the payload decodes to more than the expected " +
+                std::to_string(capacity) + " bytes");
+      case ZSTD_error_srcSize_wrong:
+        corrupt("zstd decode: the payload is truncated or has trailing data (" +
+                std::to_string(n) + " bytes do not end where the zstd frames do)");
+      case ZSTD_error_memory_allocation: throw std::bad_alloc();
+      default: corrupt(std::string("zstd decode: corrupt zstd data (") + ZSTD_getErrorName(rc) + ")");
+    }
+  }
+
+ private:
+  int level_ = 3;
+  std::string canonical_;
+};
+
+}  // namespace
+
+STOWAGE_DEFINE_CODEC_PLUGIN(Zstd, "zstd", "1.0.0", "n5-zstandard zstd: one zstd frame via libzstd",
+                            R"({"level": {"type": "integer", "default": 3, "min": -131072, "max": 22}})",
+                            STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
