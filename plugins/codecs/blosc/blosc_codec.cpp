@@ -1,0 +1,141 @@
+// Codec "blosc": N5's blosc compression (n5-blosc), one c-blosc 1.x frame per
+// chunk, through Debian's libblosc.
+//
+// Config (N5's "compression" object), n5-blosc's keys and defaults:
+//   {"type": "blosc", "cname": "blosclz", "clevel": 6, "shuffle": 0,
+//    "blocksize": 0, "nthreads": 1, "typesize": 1}
+// shuffle: 0 none, 1 byte, 2 bit, -1 auto (bit shuffle for typesize 1, byte
+// shuffle otherwise, as numcodecs does). blocksize 0 lets blosc choose.
+// n5-blosc always compresses with typesize 1; decoding reads the typesize
+// (and everything else) from the frame's header.
+//
+// Only the _ctx functions are used: they neither touch blosc's global state
+// nor need blosc_init(), so one instance serves many threads at once.
+#include <blosc.h>
+
+// The library version in build_info (must precede plugin.hpp).
+#define STOWAGE_PLUGIN_BUILD_EXTRA ", c-blosc " BLOSC_VERSION_STRING " (headers)"
+
+#include <stowage/codec_config.hpp>
+#include <stowage/plugin.hpp>
+#include <stowage/plugin_util.hpp>
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+using stowage::sdk::corrupt;
+using stowage::sdk::load_le;
+
+// The 16-byte header every c-blosc 1.x frame starts with.
+struct FrameHeader {
+  uint8_t version, version_lz, flags, typesize;
+  uint32_t nbytes, blocksize, cbytes;
+};
+
+FrameHeader parse_header(const uint8_t* in, size_t n) {
+  if (n < BLOSC_MIN_HEADER_LENGTH)
+    corrupt("blosc: truncated frame: " + std::to_string(n) + " bytes, the header alone is " +
+            std::to_string(BLOSC_MIN_HEADER_LENGTH));
+  return {in[0], in[1], in[2], in[3], load_le<uint32_t>(in + 4), load_le<uint32_t>(in + 8),
+          load_le<uint32_t>(in + 12)};
+}
+
+// Checks what the header declares against the buffer and the caller's
+// capacity before libblosc sees the bytes.
+void check_header(const FrameHeader& h, size_t n, size_t capacity) {
+  if (h.version == 0 || h.version > BLOSC_VERSION_FORMAT)
+    stowage::sdk::unsupported("blosc: frame format version " + std::to_string(h.version) +
+                              " (this c-blosc " BLOSC_VERSION_STRING " reads 1.." +
+                              std::to_string(BLOSC_VERSION_FORMAT) + ")");
+  if (h.cbytes < BLOSC_MIN_HEADER_LENGTH || h.cbytes > n)
+    corrupt("blosc: the header declares " + std::to_string(h.cbytes) +
+            " compressed bytes but the payload has " + std::to_string(n) +
+            (h.cbytes > n ? " (truncated)" : ""));
+  if (h.nbytes > capacity)
+    corrupt("blosc: the frame decodes to " + std::to_string(h.nbytes) +
+            " bytes, more than the expected " + std::to_string(capacity));
+  if ((h.flags & BLOSC_MEMCPYED) && h.cbytes != uint64_t(h.nbytes) + BLOSC_MIN_HEADER_LENGTH)
+    corrupt("blosc: a stored (memcpyed) frame of " + std::to_string(h.nbytes) + " bytes has " +
+            std::to_string(h.cbytes) + " compressed bytes instead of " +
+            std::to_string(uint64_t(h.nbytes) + BLOSC_MIN_HEADER_LENGTH));
+  if (h.nbytes > 0 && h.blocksize == 0) corrupt("blosc: the header declares a block size of 0");
+  if (h.typesize == 0) corrupt("blosc: the header declares a type size of 0");
+}
+
+class BloscCodec {
+ public:
+  explicit BloscCodec(std::string_view config_json) {
+    stowage::sdk::CodecConfig cfg(config_json, "blosc");
+    cname_ = cfg.choice("cname", "blosclz", {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"});
+    if (blosc_compname_to_compcode(cname_.c_str()) < 0)
+      stowage::sdk::unsupported("blosc: \"cname\" \"" + cname_ +
+                                "\" is not built into this c-blosc; it has: " +
+                                blosc_list_compressors());
+    clevel_ = static_cast<int>(cfg.integer("clevel", 6, 0, 9));
+    shuffle_ = static_cast<int>(cfg.integer("shuffle", 0, -1, 2));
+    blocksize_ = static_cast<size_t>(cfg.integer("blocksize", 0, 0, INT32_MAX));
+    nthreads_ = static_cast<int>(cfg.integer("nthreads", 1, 1, 256));
+    typesize_ = static_cast<size_t>(cfg.integer("typesize", 1, 1, BLOSC_MAX_TYPESIZE));
+    canonical_ = cfg.canonical();
+  }
+
+  std::string canonical_config() const { return canonical_; }
+
+  uint64_t bound(uint64_t n) const { return n + BLOSC_MAX_OVERHEAD; }
+
+  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
+    if (n > static_cast<size_t>(BLOSC_MAX_BUFFERSIZE))
+      stowage::sdk::invalid("blosc: a frame holds at most " + std::to_string(BLOSC_MAX_BUFFERSIZE) +
+                            " bytes, got " + std::to_string(n));
+    int r = blosc_compress_ctx(clevel_, effective_shuffle(), typesize_, n, in, out, capacity,
+                               cname_.c_str(), blocksize_, nthreads_);
+    if (r == 0)
+      stowage::sdk::invalid("blosc: the output buffer (" + std::to_string(capacity) +
+                            " bytes) is smaller than bound() for this input");
+    if (r < 0)
+      stowage::sdk::fail(STOWAGE_INTERNAL, "blosc: compression failed (c-blosc error " +
+                                               std::to_string(r) + ")");
+    return static_cast<size_t>(r);
+  }
+
+  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+    const auto* src = static_cast<const uint8_t*>(in);
+    FrameHeader h = parse_header(src, n);
+    check_header(h, n, capacity);
+    size_t declared = 0;
+    if (blosc_cbuffer_validate(src, h.cbytes, &declared) != 0)
+      corrupt("blosc: c-blosc rejects the frame header as inconsistent");
+    if (h.nbytes == 0) return 0;
+    int r = blosc_decompress_ctx(src, out, capacity, nthreads_);
+    if (r <= 0)
+      corrupt("blosc: corrupt frame (c-blosc error " + std::to_string(r) + " decoding " +
+              std::to_string(h.cbytes) + " bytes into " + std::to_string(h.nbytes) + ")");
+    return static_cast<size_t>(r);
+  }
+
+ private:
+  int effective_shuffle() const {
+    if (shuffle_ != -1) return shuffle_;
+    return typesize_ == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE;
+  }
+
+  std::string cname_;
+  int clevel_ = 6, shuffle_ = 0, nthreads_ = 1;
+  size_t blocksize_ = 0, typesize_ = 1;
+  std::string canonical_;
+};
+
+}  // namespace
+
+STOWAGE_DEFINE_CODEC_PLUGIN(
+    BloscCodec, "blosc", "1.0.0", "N5 blosc (n5-blosc): one c-blosc 1.x frame",
+    R"({"cname": {"type": "string", "default": "blosclz",)"
+    R"( "enum": ["blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"]},)"
+    R"( "clevel": {"type": "integer", "default": 6, "min": 0, "max": 9},)"
+    R"( "shuffle": {"type": "integer", "default": 0, "min": -1, "max": 2},)"
+    R"( "blocksize": {"type": "integer", "default": 0, "min": 0, "max": 2147483647},)"
+    R"( "nthreads": {"type": "integer", "default": 1, "min": 1, "max": 256},)"
+    R"( "typesize": {"type": "integer", "default": 1, "min": 1, "max": 255}})",
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
