@@ -1,0 +1,83 @@
+// An open N5 container: a directory tree where every directory is a group
+// and a directory whose attributes.json has dimensions/blockSize/dataType is
+// a dataset of chunk files `<dataset>/<p0>/<p1>/...`.
+#pragma once
+
+#include "codec_pool.hpp"
+#include "metadata.hpp"
+
+#include <stowage/plugin.hpp>
+
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace n5 {
+
+// The `open` options (a JSON object).
+struct Options {
+  bool write_empty_chunks = true;  // false: an all-zero chunk is deleted, not written
+  bool durable = false;            // fsync each file before renaming it into place
+};
+Options parse_options(std::string_view json_text);
+
+class N5Store final : public stowage::sdk::Store {
+ public:
+  static int32_t identify(std::string_view path);
+  static std::unique_ptr<stowage::sdk::Store> open(std::string_view path, uint32_t mode,
+                                                   std::string_view options_json);
+
+  N5Store(std::string root, bool writable, Options options);
+
+  std::vector<std::string> list(std::string_view node) override;
+  std::string describe(std::string_view node) override;
+  void create(std::string_view node, std::string_view json) override;
+  void set_attributes(std::string_view node, std::string_view json) override;
+  void remove(std::string_view node) override;
+  bool read_chunk(std::string_view node, const uint64_t* chunk_index, void* out,
+                  size_t capacity, uint64_t* chunk_shape) override;
+  void write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in,
+                   size_t size, const uint64_t* chunk_shape) override;
+  void read_strings(std::string_view node, uint64_t begin, uint64_t end,
+                    const stowage::sdk::ItemFn& item) override;
+
+ private:
+  // A dataset opened for chunk I/O, cached per node.
+  struct OpenDataset {
+    OpenDataset(std::string dir_, Dataset meta_)
+        : dir(std::move(dir_)), meta(std::move(meta_)),
+          codec(meta.compression.dump(), dir),
+          raw(meta.compression["type"] == "raw") {}
+    std::string dir;
+    Dataset meta;
+    mutable CodecPool codec;  // leases instances; logically const
+    bool raw;  // payload is the element bytes: read straight into the caller's buffer
+  };
+
+  std::string node_dir(const std::vector<std::string>& parts) const;
+  std::optional<json> read_attributes(const std::string& dir) const;
+  void write_attributes(const std::string& dir, const json& attributes) const;
+  void require_existing(const std::string& dir, std::string_view node) const;
+  void require_outside_datasets(const std::vector<std::string>& parts) const;
+  void require_writable(const char* operation) const;
+  void ensure_root_version();
+  std::shared_ptr<OpenDataset> dataset(std::string_view node);
+  void forget(std::string_view node);
+
+  bool read_payload(const OpenDataset& ds, const std::string& path, uint8_t* out,
+                    size_t capacity, uint64_t* chunk_shape, bool strings,
+                    std::string* string_payload);
+  void write_file(const std::string& path, const void* data, size_t size) const;
+
+  std::string root_;
+  bool writable_;
+  Options options_;
+  std::shared_mutex cache_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<OpenDataset>> cache_;
+};
+
+}  // namespace n5
