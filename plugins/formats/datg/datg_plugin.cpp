@@ -1,0 +1,353 @@
+// Format "datg": the systemsgenetics row-compressed double matrix
+// (<base>.datg + <base>.rows.txt.gz + <base>.cols.txt.gz).
+//
+// In the data model the dataset is one 2-D float64 array at the root node "":
+// shape [rows, cols], one chunk per block of rows ([rows_per_block, cols]),
+// big-endian values (the host swaps). Row and column names are the hidden
+// string nodes "rows" and "cols", referenced from "dims". The three metadata
+// strings and the creation time are attributes.
+#include "datg_layout.hpp"
+#include "datg_names.hpp"
+#include "datg_reader.hpp"
+#include "datg_writer.hpp"
+
+#include <stowage/plugin_util.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+
+#include <memory>
+#include <mutex>
+
+namespace {
+
+namespace sdk = stowage::sdk;
+using nlohmann::json;
+
+// Attribute keys of the metadata strings and the creation time.
+constexpr const char* kDatasetName = "dataset_name";
+constexpr const char* kRowEntity = "row_entity";
+constexpr const char* kColumnEntity = "column_entity";
+constexpr const char* kCreated = "created_epoch_seconds";
+// Hidden string nodes holding the labels.
+constexpr const char* kRowsNode = "rows";
+constexpr const char* kColsNode = "cols";
+
+json parse_json(std::string_view text, const std::string& what) {
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) sdk::invalid(what + ": not valid JSON");
+  return j;
+}
+
+std::string string_attribute(const json& attributes, const char* key) {
+  const json& v = attributes.at(key);
+  if (!v.is_string()) sdk::invalid(std::string("datg attribute \"") + key + "\" must be a string");
+  return v.get<std::string>();
+}
+
+// Takes the metadata strings from user attributes; datg has no room for any
+// other attribute, so those are reported and dropped.
+datg::Metadata metadata_from(const json& attributes, datg::Metadata metadata) {
+  if (attributes.is_null()) return metadata;
+  if (!attributes.is_object()) sdk::invalid("datg: \"attributes\" must be a JSON object");
+  for (auto it = attributes.begin(); it != attributes.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == kDatasetName) metadata.dataset_name = string_attribute(attributes, kDatasetName);
+    else if (key == kRowEntity) metadata.row_entity = string_attribute(attributes, kRowEntity);
+    else if (key == kColumnEntity) metadata.column_entity = string_attribute(attributes, kColumnEntity);
+    else if (key != kCreated)  // the writer stamps its own creation time
+      sdk::log(STOWAGE_LOG_WARNING, "datg cannot store attribute \"" + key + "\"; it is dropped");
+  }
+  return metadata;
+}
+
+// Entity names may also come as dimension names (e.g. from another format).
+datg::Metadata entities_from_dims(const json& description, datg::Metadata metadata) {
+  if (!description.contains("dims") || !description["dims"].is_array()) return metadata;
+  const json& dims = description["dims"];
+  const auto dim_name = [&](size_t i) -> std::string {
+    if (dims.size() <= i || !dims[i].is_object() || !dims[i].contains("name") ||
+        !dims[i]["name"].is_string())
+      return {};
+    return dims[i]["name"].get<std::string>();
+  };
+  if (metadata.row_entity.empty()) metadata.row_entity = dim_name(0);
+  if (metadata.column_entity.empty()) metadata.column_entity = dim_name(1);
+  return metadata;
+}
+
+int64_t json_count(const json& j, const char* what) {
+  if (!j.is_number_integer() || j.get<int64_t>() < 0)
+    sdk::invalid(std::string("datg: ") + what + " must be a non-negative integer, got " + j.dump());
+  return j.get<int64_t>();
+}
+
+// The footer layout (rows, cols, rows per block) a description asks for,
+// checked against the reference writer's limits.
+datg::Footer layout_from(const json& d) {
+  if (d.contains("kind") && d["kind"] != "array")
+    sdk::unsupported("datg stores one dense array, not a " + d["kind"].dump());
+  if (d.contains("dtype") && d["dtype"] != "float64")
+    sdk::unsupported("datg stores only float64 values, not " + d["dtype"].dump());
+  if (!d.contains("shape") || !d["shape"].is_array() || d["shape"].size() != 2)
+    sdk::invalid("datg: \"shape\" must be [rows, cols]");
+  datg::Footer f;
+  f.rows = json_count(d["shape"][0], "the row count");
+  f.cols = json_count(d["shape"][1], "the column count");
+  if (f.cols > datg::kMaxWriterColumns)
+    sdk::invalid("datg: " + std::to_string(f.cols) + " columns; the datg specification allows "
+                 "writers at most 4,194,304");
+  if (f.rows > datg::kMaxWriterRows)
+    sdk::invalid("datg: " + std::to_string(f.rows) + " rows; the datg writer allows at most " +
+                 std::to_string(datg::kMaxWriterRows));
+  f.rows_per_block = datg::default_rows_per_block(f.cols);
+  if (d.contains("chunks") && !d["chunks"].is_null()) {
+    const json& c = d["chunks"];
+    if (!c.is_array() || c.size() != 2 || json_count(c[1], "the chunk width") != std::max<int64_t>(f.cols, 1))
+      sdk::invalid("datg blocks are whole rows: \"chunks\" must be [rows_per_block, " +
+                   std::to_string(f.cols) + "], got " + c.dump());
+    f.rows_per_block = json_count(c[0], "rows per block");
+    if (f.rows_per_block < 1 || f.rows_per_block > INT32_MAX)
+      sdk::invalid("datg: rows per block must be 1.." + std::to_string(INT32_MAX));
+  }
+  if (f.rows_per_block * std::max<int64_t>(f.cols, 1) * 8 > datg::kMaxBlockBytes)
+    sdk::invalid("datg: a block of " + std::to_string(f.rows_per_block) + " rows of " +
+                 std::to_string(f.cols) + " doubles exceeds the writer's 2,000,000,000 bytes");
+  return f;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool has_datg_magic(const std::string& path) {
+  try {
+    sdk::File f(path, O_RDONLY);
+    const uint64_t size = f.size();
+    if (size < datg::kFooterSize) return false;
+    char magic[4];
+    f.read_at(magic, 4, size - 4);
+    return std::memcmp(magic, "UMCG", 4) == 0;
+  } catch (const sdk::Error&) {
+    return false;
+  }
+}
+
+class DatgStore : public sdk::Store {
+ public:
+  static int32_t identify(std::string_view path) {
+    const datg::DatasetPaths paths(path);
+    if (!sdk::is_regular_file(paths.matrix)) return 0;
+    const int32_t named = ends_with(path, ".datg") ? 100 : 90;  // base name given: less sure
+    return has_datg_magic(paths.matrix) ? named : 10;
+  }
+
+  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode,
+                                          std::string_view /*options: none*/) {
+    datg::DatasetPaths paths(path);
+    const bool exists = sdk::path_exists(paths.matrix);
+    auto store = std::make_unique<DatgStore>(paths);
+    if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists))
+      store->writable_ = true;
+    else
+      store->reader_ = std::make_unique<datg::Reader>(paths);
+    return store;
+  }
+
+  explicit DatgStore(datg::DatasetPaths paths) : paths_(std::move(paths)) {}
+
+  std::vector<std::string> list(std::string_view node) override {
+    check_root(node);
+    return {};  // the root is the array; the label nodes are hidden
+  }
+
+  std::string describe(std::string_view node) override {
+    if (node == kRowsNode || node == kColsNode) {
+      const int64_t count = node == kRowsNode ? footer().rows : footer().cols;
+      return json{{"kind", "strings"}, {"shape", {count}}, {"attributes", json::object()}}.dump();
+    }
+    check_root(node);
+    const datg::Footer& f = footer();
+    const datg::Metadata& m = reader_ ? reader_->metadata() : writer_->metadata();
+    json attributes = {{kDatasetName, m.dataset_name},
+                       {kRowEntity, m.row_entity},
+                       {kColumnEntity, m.column_entity}};
+    if (reader_) attributes[kCreated] = f.created_seconds;
+    const uint8_t flag = reader_ ? reader_->flag() : datg::kFlagLz4Frame;
+    return json{{"kind", "array"},
+                {"dtype", "float64"},
+                {"shape", {f.rows, f.cols}},
+                {"chunks", {f.rows_per_block, std::max<int64_t>(f.cols, 1)}},
+                {"byte_order", "big"},
+                {"order", "C"},
+                {"codec", json::parse(datg::codec_config_for_flag(flag))},
+                {"fill_value", 0},
+                {"attributes", attributes},
+                {"dims",
+                 {{{"name", m.row_entity}, {"labels", kRowsNode}},
+                  {{"name", m.column_entity}, {"labels", kColsNode}}}}}
+        .dump();
+  }
+
+  void create(std::string_view node, std::string_view text) override {
+    must_be_writable("create");
+    check_root(node);
+    if (writer_) sdk::invalid(paths_.matrix + ": the datg array was already created");
+    const json d = parse_json(text, paths_.matrix + ": create");
+    if (!d.is_object()) sdk::invalid(paths_.matrix + ": create: the description must be an object");
+    datg::Metadata metadata =
+        metadata_from(d.contains("attributes") ? d["attributes"] : json(), datg::Metadata{});
+    metadata = entities_from_dims(d, metadata);
+    double fill = 0;
+    if (d.contains("fill_value") && d["fill_value"].is_number()) fill = d["fill_value"].get<double>();
+    writer_ = std::make_unique<datg::Writer>(paths_, layout_from(d), metadata, fill);
+  }
+
+  void set_attributes(std::string_view node, std::string_view text) override {
+    check_root(node);
+    recording_failure([&] {
+      const datg::Writer& w = writer("set_attributes");
+      writer_->set_metadata(metadata_from(parse_json(text, paths_.matrix + ": set_attributes"),
+                                          w.metadata()));
+    });
+  }
+
+  bool read_chunk(std::string_view node, const uint64_t* index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) override {
+    check_root(node);
+    const uint64_t block = checked_block(index);
+    chunk_shape[0] = static_cast<uint64_t>(datg::rows_in_block(footer(), block));
+    chunk_shape[1] = static_cast<uint64_t>(footer().cols);
+    if (reader_) {
+      reader_->read_block(block, out, capacity);
+      return true;
+    }
+    const size_t size = chunk_shape[0] * chunk_shape[1] * 8;
+    if (capacity < size) sdk::invalid(paths_.matrix + ": read_chunk buffer too small");
+    return writer_->read_block(block, out, size);
+  }
+
+  void write_chunk(std::string_view node, const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) override {
+    check_root(node);
+    recording_failure([&] {
+      writer("write_chunk");
+      const uint64_t block = checked_block(index);
+      if (chunk_shape[0] != static_cast<uint64_t>(datg::rows_in_block(footer(), block)) ||
+          chunk_shape[1] != static_cast<uint64_t>(footer().cols))
+        sdk::invalid(paths_.matrix + ": write_chunk: chunk " + std::to_string(block) +
+                     " must be the whole block of rows");
+      writer_->write_block(block, in, size);
+    });
+  }
+
+  void read_strings(std::string_view node, uint64_t begin, uint64_t end,
+                    const sdk::ItemFn& item) override {
+    const bool rows = label_node(node);
+    if (reader_) {
+      const datg::NameList& names = rows ? reader_->row_names() : reader_->col_names();
+      for (uint64_t i = begin; i < clip(begin, end, names.size()); ++i)
+        item(names[i].data(), names[i].size());
+      return;
+    }
+    const auto& names = writer("read_strings").names(rows);
+    if (!names) sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": " + std::string(node) + " not written yet");
+    for (uint64_t i = begin; i < clip(begin, end, names->size()); ++i)
+      item((*names)[i].data(), (*names)[i].size());
+  }
+
+  void write_strings(std::string_view node, const std::vector<std::string_view>& values) override {
+    recording_failure([&] {
+      const bool rows = label_node(node);
+      writer("write_strings");
+      writer_->set_names(rows, std::vector<std::string>(values.begin(), values.end()));
+    });
+  }
+
+  void close() override {
+    if (!writer_) return;  // reading, or nothing was ever created
+    std::unique_ptr<datg::Writer> writer = std::move(writer_);
+    if (!first_error_.empty())
+      sdk::fail(STOWAGE_IO, paths_.matrix + ": not written, an earlier write failed: " +
+                                first_error_);
+    writer->commit();
+  }
+
+ private:
+  const datg::Footer& footer() const {
+    if (reader_) return reader_->footer();
+    if (!writer_) sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": the datg array is not created yet");
+    return writer_->footer();
+  }
+
+  void check_root(std::string_view node) const {
+    if (!node.empty())
+      sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": no node '" + std::string(node) +
+                                       "' (a datg store holds one array, at the root \"\")");
+  }
+
+  bool label_node(std::string_view node) const {
+    if (node == kRowsNode) return true;
+    if (node == kColsNode) return false;
+    sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": no string node '" + std::string(node) +
+                                     "' (the labels are \"rows\" and \"cols\")");
+  }
+
+  uint64_t checked_block(const uint64_t* index) const {
+    const uint64_t blocks = datg::block_count(footer().rows, footer().rows_per_block);
+    if (index[0] >= blocks || index[1] != 0)
+      sdk::invalid(paths_.matrix + ": chunk [" + std::to_string(index[0]) + ", " +
+                   std::to_string(index[1]) + "] out of range (" + std::to_string(blocks) +
+                   " blocks of whole rows)");
+    return index[0];
+  }
+
+  static uint64_t clip(uint64_t begin, uint64_t end, uint64_t size) {
+    if (begin > size) sdk::invalid("datg: string range starts at " + std::to_string(begin) +
+                                   " beyond the " + std::to_string(size) + " names");
+    return std::min(end, size);
+  }
+
+  void must_be_writable(const char* op) const {
+    if (!writable_)
+      sdk::unsupported(paths_.matrix + ": " + op + ": a datg file cannot be changed in place; "
+                       "write a new one (open mode \"w\")");
+  }
+
+  datg::Writer& writer(const char* op) const {
+    must_be_writable(op);
+    if (!writer_) sdk::invalid(paths_.matrix + ": " + op + " before create(\"\")");
+    return *writer_;
+  }
+
+  // Runs a write operation; a failure is remembered so close() writes nothing.
+  template <class Fn>
+  void recording_failure(Fn&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (first_error_.empty()) first_error_ = e.what();
+      throw;
+    }
+  }
+
+  datg::DatasetPaths paths_;
+  bool writable_ = false;
+  std::unique_ptr<datg::Reader> reader_;
+  std::unique_ptr<datg::Writer> writer_;
+  std::mutex error_mutex_;
+  std::string first_error_;
+};
+
+const char* const kExtensions[] = {".datg", nullptr};
+
+}  // namespace
+
+STOWAGE_DEFINE_FORMAT_PLUGIN(
+    DatgStore, "datg", "1.0.0",
+    "systemsgenetics row-compressed double matrix (.datg + .rows.txt.gz + .cols.txt.gz)", "{}",
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL |
+        STOWAGE_CAP_DENSE | STOWAGE_CAP_STRINGS,
+    kExtensions)

@@ -1,0 +1,83 @@
+// datg_reader.hpp -- an open .datg file: footer, metadata, names and block
+// index are read at open; blocks of rows are decoded on demand (any thread).
+#pragma once
+
+#include "codec_pool.hpp"
+#include "datg_layout.hpp"
+#include "datg_names.hpp"
+
+#include <stowage/plugin_util.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace datg {
+
+// The paths of a dataset's three files, from "<base>" or "<base>.datg".
+struct DatasetPaths {
+  explicit DatasetPaths(std::string_view path);
+  std::string base, matrix, rows, cols;
+};
+
+// Reads the container in [begin, end) of `file` and decodes it into exactly
+// `size` bytes at out. `what` names the container in errors.
+// `what` is only called to word an error.
+using Describe = std::function<std::string()>;
+void decode_container(const stowage::sdk::File& file, CodecPool& codecs, uint8_t flag,
+                      uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what);
+// Decodes a container held in memory.
+void decode_container(const uint8_t* data, size_t data_size, CodecPool& codecs, uint8_t flag,
+                      void* out, size_t size, const Describe& what);
+
+// A few recently decoded blocks, so reading the rows of one block one by one
+// decodes it once.
+class BlockCache {
+ public:
+  explicit BlockCache(size_t capacity) : capacity_(capacity) {}
+  bool get(uint64_t block, void* out, size_t size);
+  void put(uint64_t block, const void* data, size_t size);
+
+ private:
+  struct Entry {
+    uint64_t block;
+    std::vector<uint8_t> bytes;
+    uint64_t last_use;
+  };
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  uint64_t clock_ = 0;
+  size_t capacity_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const DatasetPaths& paths);
+
+  const Footer& footer() const { return footer_; }
+  const Metadata& metadata() const { return metadata_; }
+  const NameList& row_names() const { return row_names_; }
+  const NameList& col_names() const { return col_names_; }
+  uint64_t blocks() const { return offsets_.size() - 1; }
+  uint8_t flag() const { return footer_.flag; }
+
+  // Decodes block b (big-endian doubles, rows_in_block x cols) into out.
+  void read_block(uint64_t block, void* out, size_t capacity);
+
+ private:
+  void load_index();
+
+  DatasetPaths paths_;
+  stowage::sdk::File file_;
+  Footer footer_;
+  Metadata metadata_;
+  NameList row_names_, col_names_;
+  std::vector<uint64_t> offsets_;  // one per block, then index_offset
+  std::unique_ptr<CodecPool> codecs_;
+  bool use_cache_ = false;
+  BlockCache cache_{8};
+};
+
+}  // namespace datg

@@ -1,0 +1,210 @@
+// datg_writer.cpp -- ordering encoded blocks into the file, then the tail.
+#include "datg_writer.hpp"
+
+#include "datg_names.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+
+namespace datg {
+
+namespace sdk = stowage::sdk;
+
+// ---- scratch file --------------------------------------------------------------------
+
+ScratchFile::ScratchFile(std::string path)
+    : path_(std::move(path)),
+      temp_(sdk::temp_path_for(path_)),
+      file_(temp_, O_RDWR | O_CREAT | O_EXCL, 0644) {}
+
+ScratchFile::~ScratchFile() {
+  if (!committed_) {
+    file_ = sdk::File();
+    ::unlink(temp_.c_str());
+  }
+}
+
+uint64_t ScratchFile::append(const void* data, size_t size) {
+  const uint64_t offset = size_;
+  file_.write_all(data, size);
+  size_ += size;
+  return offset;
+}
+
+void ScratchFile::commit() {
+  file_.close();
+  committed_ = true;  // from here on the temp file is renamed or removed below
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(temp_.c_str());
+    sdk::io_fail(path_, "cannot rename temporary file into place", e);
+  }
+}
+
+// ---- writer ---------------------------------------------------------------------------
+
+Writer::Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata,
+               double fill_value)
+    : paths_(paths),
+      footer_(footer),
+      metadata_(std::move(metadata)),
+      fill_value_(fill_value),
+      codecs_(codec_config_for_flag(kFlagLz4Frame)),
+      file_(std::make_unique<ScratchFile>(paths.matrix)) {
+  footer_.flag = kFlagLz4Frame;
+  const uint64_t n = block_count(footer_.rows, footer_.rows_per_block);
+  offset_.assign(n, 0);
+  size_.assign(n, 0);
+}
+
+std::string Writer::block_name(uint64_t block) const {
+  return paths_.matrix + ": block " + std::to_string(block);
+}
+
+void Writer::set_names(bool rows, std::vector<std::string> names) {
+  const uint64_t expected = static_cast<uint64_t>(rows ? footer_.rows : footer_.cols);
+  if (names.size() != expected)
+    sdk::invalid(paths_.matrix + ": " + std::to_string(names.size()) + (rows ? " row" : " column") +
+                 " names given for " + std::to_string(expected) + (rows ? " rows" : " columns"));
+  check_names_writable(names, rows ? "row" : "column");
+  (rows ? row_names_ : col_names_) = std::move(names);
+}
+
+std::vector<uint8_t> Writer::encode(const void* data, size_t size) {
+  thread_local std::vector<uint8_t> buffer;
+  return codecs_.with([&](const sdk::HostCodec& codec) {
+    buffer.resize(codec.bound(size));
+    const size_t n = codec.encode(data, size, buffer.data(), buffer.size());
+    return std::vector<uint8_t>(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(n));
+  });
+}
+
+void Writer::write_block(uint64_t block, const void* data, size_t size) {
+  if (block >= offset_.size())
+    sdk::invalid(block_name(block) + ": out of range (" + std::to_string(offset_.size()) +
+                 " blocks)");
+  const size_t expected = static_cast<size_t>(rows_in_block(footer_, block)) *
+                          static_cast<size_t>(footer_.cols) * 8;
+  if (size != expected)
+    sdk::invalid(block_name(block) + ": got " + std::to_string(size) + " bytes, expected " +
+                 std::to_string(expected));
+  std::vector<uint8_t> encoded = encode(data, size);
+  std::lock_guard<std::mutex> lock(mutex_);
+  written_above_ = std::max(written_above_, block + 1);
+  if (block < next_) {
+    // Already in the file: append the new version; commit() compacts.
+    size_[block] = encoded.size();
+    offset_[block] = file_->append(encoded.data(), encoded.size());
+    relocated_ = true;
+    return;
+  }
+  pending_[block] = std::move(encoded);
+  flush_ready_locked();
+}
+
+// Appends the blocks that are next in order, as long as a later block has
+// been written (a sign the writer moved past them).
+void Writer::flush_ready_locked() {
+  while (next_ + 1 < written_above_) {
+    auto it = pending_.find(next_);
+    if (it == pending_.end()) return;
+    append_in_order_locked(next_, it->second);
+    pending_.erase(it);
+  }
+}
+
+void Writer::append_in_order_locked(uint64_t block, const std::vector<uint8_t>& encoded) {
+  size_[block] = encoded.size();
+  offset_[block] = file_->append(encoded.data(), encoded.size());
+  next_ = block + 1;
+}
+
+bool Writer::read_block(uint64_t block, void* out, size_t size) {
+  if (block >= offset_.size())
+    sdk::invalid(block_name(block) + ": out of range (" + std::to_string(offset_.size()) +
+                 " blocks)");
+  std::vector<uint8_t> encoded;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pending_.find(block);
+    if (it != pending_.end()) {
+      encoded = it->second;
+    } else if (block < next_) {
+      encoded.resize(size_[block]);
+      file_->read_at(encoded.data(), encoded.size(), offset_[block]);
+    } else {
+      return false;
+    }
+  }
+  decode_container(encoded.data(), encoded.size(), codecs_, kFlagLz4Frame, out, size,
+                   [&] { return block_name(block) + " (being written)"; });
+  return true;
+}
+
+std::vector<uint8_t> Writer::fill_block(uint64_t block) {
+  const size_t count = static_cast<size_t>(rows_in_block(footer_, block)) *
+                       static_cast<size_t>(footer_.cols);
+  uint64_t bits;
+  std::memcpy(&bits, &fill_value_, 8);
+  std::vector<uint64_t> values(count + 1, 0);
+  for (size_t i = 0; i < count; ++i) sdk::store_be<uint64_t>(&values[i], bits);
+  return encode(values.data(), count * 8);
+}
+
+// Copies the live version of every block, in block order, into a new file.
+void Writer::compact() {
+  auto fresh = std::make_unique<ScratchFile>(paths_.matrix);
+  std::vector<uint8_t> buffer;
+  for (uint64_t b = 0; b < offset_.size(); ++b) {
+    buffer.resize(size_[b]);
+    file_->read_at(buffer.data(), buffer.size(), offset_[b]);
+    offset_[b] = fresh->append(buffer.data(), buffer.size());
+  }
+  file_ = std::move(fresh);
+  relocated_ = false;
+}
+
+namespace {
+
+std::vector<std::string> default_names(const char* prefix, int64_t count) {
+  std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(count));
+  for (int64_t i = 1; i <= count; ++i) names.push_back(prefix + std::to_string(i));
+  return names;
+}
+
+}  // namespace
+
+void Writer::commit() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (uint64_t b = next_; b < offset_.size(); ++b) {
+    auto it = pending_.find(b);
+    append_in_order_locked(b, it != pending_.end() ? it->second : fill_block(b));
+  }
+  pending_.clear();
+  if (relocated_) compact();
+
+  // The index: one container of big-endian absolute block offsets.
+  std::vector<uint8_t> index(offset_.size() * 8 + 1);
+  for (size_t b = 0; b < offset_.size(); ++b) sdk::store_be<uint64_t>(&index[8 * b], offset_[b]);
+  const std::vector<uint8_t> encoded_index = encode(index.data(), offset_.size() * 8);
+  footer_.index_offset = file_->append(encoded_index.data(), encoded_index.size());
+  const std::string strings = encode_metadata(metadata_);
+  footer_.metadata_offset = file_->append(strings.data(), strings.size());
+  footer_.created_seconds = static_cast<int64_t>(std::time(nullptr));
+  const auto footer = encode_footer(footer_);
+  file_->append(footer.data(), footer.size());
+
+  if (!row_names_) row_names_ = default_names("row", footer_.rows);
+  if (!col_names_) col_names_ = default_names("col", footer_.cols);
+  sdk::AtomicFile rows(paths_.rows), cols(paths_.cols);
+  rows.write(encode_name_file(*row_names_));
+  cols.write(encode_name_file(*col_names_));
+  rows.commit();
+  cols.commit();
+  file_->commit();
+}
+
+}  // namespace datg

@@ -1,0 +1,97 @@
+// datg_writer.hpp -- writing a new datg dataset in the current flavour (flag 1,
+// one LZ4 frame per block), the way the reference Java writer lays it out.
+//
+// Blocks arrive in any order and from several threads (the host encodes in
+// parallel). Encoded blocks wait in memory until every earlier block is in
+// the file, then are appended in block order, so rows streamed in order are
+// never all held at once. A block rewritten after it reached the file (the
+// host's read-modify-write of a partly covered block) is appended again and
+// commit() copies the live blocks into a fresh, compact file.
+#pragma once
+
+#include "codec_pool.hpp"
+#include "datg_layout.hpp"
+#include "datg_reader.hpp"
+
+#include <stowage/plugin_util.hpp>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace datg {
+
+// A temporary file beside `path` that can be appended to and read back, and
+// is renamed to `path` by commit() or removed if never committed (the
+// AtomicFile protocol, plus reading back what was written).
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string path);
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  ~ScratchFile();
+  // Appends bytes and returns the offset they start at.
+  uint64_t append(const void* data, size_t size);
+  void read_at(void* out, size_t size, uint64_t offset) const { file_.read_at(out, size, offset); }
+  uint64_t size() const { return size_; }
+  const stowage::sdk::File& file() const { return file_; }
+  void commit();
+
+ private:
+  std::string path_, temp_;
+  stowage::sdk::File file_;
+  uint64_t size_ = 0;
+  bool committed_ = false;
+};
+
+class Writer {
+ public:
+  // `footer` gives rows, cols and rows_per_block (already validated).
+  Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata, double fill_value);
+
+  const Footer& footer() const { return footer_; }
+  const Metadata& metadata() const { return metadata_; }
+  void set_metadata(Metadata metadata) { metadata_ = std::move(metadata); }
+  // Row names (rows = true) or column names; checked, replaces earlier ones.
+  void set_names(bool rows, std::vector<std::string> names);
+  const std::optional<std::vector<std::string>>& names(bool rows) const {
+    return rows ? row_names_ : col_names_;
+  }
+
+  // Stores block b (big-endian doubles, exactly rows_in_block x cols).
+  // Safe to call concurrently for distinct blocks.
+  void write_block(uint64_t block, const void* data, size_t size);
+  // The current content of block b, or false if it was never written.
+  bool read_block(uint64_t block, void* out, size_t size);
+
+  // Writes the index, metadata, footer and name files and renames all three
+  // files into place. Blocks never written hold the fill value.
+  void commit();
+
+ private:
+  std::vector<uint8_t> encode(const void* data, size_t size);
+  void append_in_order_locked(uint64_t block, const std::vector<uint8_t>& encoded);
+  void flush_ready_locked();
+  std::vector<uint8_t> fill_block(uint64_t block);
+  void compact();
+  std::string block_name(uint64_t block) const;
+
+  DatasetPaths paths_;
+  Footer footer_;
+  Metadata metadata_;
+  double fill_value_;
+  std::optional<std::vector<std::string>> row_names_, col_names_;
+  CodecPool codecs_;
+  std::unique_ptr<ScratchFile> file_;
+
+  std::mutex mutex_;  // guards everything below
+  std::map<uint64_t, std::vector<uint8_t>> pending_;  // encoded, not yet in the file
+  std::vector<uint64_t> offset_, size_;               // per block, once in the file
+  uint64_t next_ = 0;             // blocks [0, next_) are in the file
+  uint64_t written_above_ = 0;    // 1 + the highest block written so far
+  bool relocated_ = false;        // some block was appended out of order
+};
+
+}  // namespace datg
