@@ -1,0 +1,165 @@
+// Codec "gzip" (and its alias "zlib"): config, golden bytes from the N5
+// README and N5 Java 4.0.2, real chunks from Java and zarr, Python's gzip/zlib
+// and numcodecs as peers in both directions, and bad payloads.
+#include "codec_test_helpers.hpp"
+
+using namespace codec_test;
+
+TEST_CASE("gzip: config defaults, canonical form, alias and ranges") {
+  CHECK(codec(R"({"type":"gzip"})").canonical_config() == R"({"level":6,"type":"gzip","useZlib":false})");
+  CHECK(codec(R"({"type":"gzip","level":-1,"useZlib":true})").canonical_config() ==
+        R"({"level":-1,"type":"gzip","useZlib":true})");
+  // The id "zlib" reaches the gzip plugin and means useZlib true.
+  stowage::Codec z = codec(R"({"type":"zlib","level":9})");
+  CHECK(z.id() == "gzip");
+  CHECK(z.canonical_config() == R"({"level":9,"type":"gzip","useZlib":true})");
+  // Unknown keys are kept, as N5 Java keeps them.
+  CHECK(codec(R"({"type":"gzip","level":1,"id":"gzip"})").canonical_config() ==
+        R"({"id":"gzip","level":1,"type":"gzip","useZlib":false})");
+
+  Failure high = failure_of([] { codec(R"({"type":"gzip","level":10})"); });
+  CHECK(high.code == stowage::ErrorCode::invalid_argument);
+  CHECK_MESSAGE(high.message.find("\"level\"") != std::string::npos, high.message);
+  CHECK_MESSAGE(high.message.find("-1..9") != std::string::npos, high.message);
+  CHECK(failure_of([] { codec(R"({"type":"gzip","level":-2})"); }).code ==
+        stowage::ErrorCode::invalid_argument);
+  Failure type = failure_of([] { codec(R"({"type":"gzip","useZlib":"yes"})"); });
+  CHECK(type.code == stowage::ErrorCode::invalid_argument);
+  CHECK_MESSAGE(type.message.find("useZlib") != std::string::npos, type.message);
+  CHECK(failure_of([] { codec(R"({"type":"zlib","useZlib":false})"); }).code ==
+        stowage::ErrorCode::invalid_argument);
+}
+
+TEST_CASE("gzip: the N5 README example decodes, and our encoding is N5 Java's") {
+  const Bytes readme = spec_example_payload("gzip");
+  CHECK(decode(codec(R"({"type":"gzip"})"), readme, 12) == spec_example_values());
+  // Level 6 gives the README's bytes except the OS byte: 0xff as N5 Java 4.x
+  // (commons-compress) writes it, where the README shows 0x00.
+  Bytes ours = encode(codec(R"({"type":"gzip"})"), spec_example_values());
+  Bytes java_style = readme;
+  java_style[9] = 0xff;
+  CHECK(ours == java_style);
+}
+
+TEST_CASE("gzip: N5 Java 4.0.2's chunks are reproduced byte for byte") {
+  // N5 Java deflates with java.util.zip (zlib), so the same level gives the same bytes.
+  for (const char* chunk : {"0/0", "1/1", "2/1"}) {
+    CAPTURE(chunk);
+    Bytes java;
+    Bytes ours = reencode_chunk("n5java-4.0.2-written.n5", "gzip/int16_2d_default", chunk, 2, &java);
+    CHECK(ours == java);
+  }
+  Bytes java;
+  Bytes ours = reencode_chunk("n5java-4.0.2-written.n5", "gzip/uint32_3d_zlib", "1/0/1", 4, &java);
+  CHECK(ours == java);
+}
+
+TEST_CASE("gzip: every gzip and zlib chunk of the Java and zarr fixtures decodes exactly") {
+  const std::pair<const char*, const char*> datasets[] = {
+      {"n5java-4.0.2-written.n5", "gzip/int16_2d_default"},
+      {"n5java-4.0.2-written.n5", "gzip/uint32_3d_zlib"},
+      {"java-style.n5", "gzip/int32_2d"},
+      {"java-style.n5", "zlib/uint64_1d"},
+      {"java-style.n5", "sparse/int64_2d"},
+      {"zarr-written.n5", "gzip/uint16_2d"},
+      {"zarr-written.n5", "gzip/int8_3d"},
+      {"zarr-written.n5", "zlib/int32_3d"},
+      {"zarr-written.n5", "sparse/uint16_2d"},
+  };
+  for (const auto& [container, dataset] : datasets) {
+    CAPTURE(container);
+    CAPTURE(dataset);
+    CHECK(check_fixture_dataset(container, dataset) > 0);
+  }
+}
+
+TEST_CASE("gzip: round trips at every level, gzip and zlib") {
+  for (const Sample& s : samples())
+    for (int level = -1; level <= 9; ++level)
+      for (bool zlib : {false, true}) {
+        CAPTURE(s.name);
+        CAPTURE(level);
+        CAPTURE(zlib);
+        stowage::Codec c = codec(R"({"type":"gzip","level":)" + std::to_string(level) +
+                                 R"(,"useZlib":)" + (zlib ? "true" : "false") + "}");
+        Bytes packed = encode(c, s.data);
+        CHECK(packed.size() <= c.bound(s.data.size()));
+        CHECK(packed[0] == (zlib ? 0x78 : 0x1f));
+        CHECK(decode(c, packed, s.data.size()) == s.data);
+      }
+}
+
+TEST_CASE("gzip: Python's gzip and zlib and numcodecs read ours, and we read theirs") {
+  PeerExchange peer;
+  stowage::Codec gz = codec(R"({"type":"gzip"})");
+  stowage::Codec zl = codec(R"({"type":"zlib"})");
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours.gzip", encode(gz, s.data));
+    peer.put(s.name + ".ours.zlib", encode(zl, s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run(R"PY(
+import gzip, os, sys, zlib
+import numcodecs
+from numcodecs.compat import ensure_bytes
+d = sys.argv[1]
+rd = lambda n: open(os.path.join(d, n), 'rb').read()
+def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
+for name in open(os.path.join(d, 'names.txt')).read().split():
+    data = rd(name + '.data')
+    wr(name + '.gzip.by_python', gzip.decompress(rd(name + '.ours.gzip')))
+    wr(name + '.zlib.by_python', zlib.decompress(rd(name + '.ours.zlib')))
+    wr(name + '.gzip.by_numcodecs', numcodecs.GZip().decode(rd(name + '.ours.gzip')))
+    wr(name + '.zlib.by_numcodecs', numcodecs.Zlib().decode(rd(name + '.ours.zlib')))
+    wr(name + '.python.gzip', gzip.compress(data, 6))
+    wr(name + '.python.zlib', zlib.compress(data, 9))
+    wr(name + '.numcodecs.gzip', numcodecs.GZip(1).encode(data))
+    wr(name + '.numcodecs.zlib', numcodecs.Zlib(5).encode(data))
+    half = len(data) // 2
+    wr(name + '.python.members', gzip.compress(data[:half]) + gzip.compress(data[half:]))
+)PY");
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    for (const char* by : {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs", ".zlib.by_numcodecs"})
+      CHECK_MESSAGE(peer.get(s.name + by) == s.data, by);
+    // Decoding ignores useZlib and detects the header, as z5 does.
+    for (const char* theirs : {".python.gzip", ".python.zlib", ".numcodecs.gzip", ".numcodecs.zlib",
+                               ".python.members"}) {
+      CHECK_MESSAGE(decode(gz, peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
+      CHECK_MESSAGE(decode(zl, peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
+    }
+  }
+}
+
+TEST_CASE("gzip: truncated, corrupt, oversized and trailing data are CORRUPT") {
+  const Bytes data = microscopy_u16(64 * 64 * 4);
+  for (bool zlib : {false, true}) {
+    CAPTURE(zlib);
+    stowage::Codec c = codec(zlib ? R"({"type":"zlib"})" : R"({"type":"gzip"})");
+    const Bytes packed = encode(c, data);
+    check_every_truncation_fails(c, packed, data.size(), "gzip");
+    check_byte_flips_are_safe(c, packed, data.size());
+
+    Bytes bad_check = packed;  // CRC32 (gzip) or Adler-32 (zlib) near the end
+    bad_check[packed.size() - (zlib ? 1 : 5)] ^= 1;
+    CHECK_CORRUPT(decode_failure(c, bad_check, data.size()), "gzip", "corrupt");
+    CHECK_CORRUPT(decode_failure(c, packed, data.size() - 1), "gzip", "more than the expected");
+    Bytes trailing = packed;
+    trailing.push_back(0);
+    CHECK_CORRUPT(decode_failure(c, trailing, data.size()), "gzip", "trailing data");
+    // A larger buffer is fine: the decoder reports what it wrote.
+    Bytes roomy(data.size() + 100);
+    CHECK(c.decode(packed.data(), packed.size(), roomy.data(), roomy.size()) == data.size());
+  }
+  stowage::Codec c = codec(R"({"type":"gzip"})");
+  CHECK_CORRUPT(decode_failure(c, {}, 10), "gzip", "empty");
+  CHECK_CORRUPT(decode_failure(c, bytes("BZh91AY&SY"), 10), "gzip", "neither a gzip");
+}
+
+TEST_CASE("gzip: one instance is safe from many threads") {
+  check_thread_safe(codec(R"({"type":"gzip","level":3})"), microscopy_u16(64 * 64 * 8));
+  check_thread_safe(codec(R"({"type":"zlib"})"), microscopy_u16(64 * 64 * 8));
+}
