@@ -1,0 +1,172 @@
+// Format "datadings": a datadings dataset (X.msgpack and its index files) as
+// one record set at the root node "". Samples cross the plugin boundary as
+// their msgpack bytes.
+//
+// Open modes: read and update read an existing dataset (datadings datasets
+// are written once, so update cannot append); truncate writes a new one,
+// replacing what was there at close(); create writes a new one unless the
+// dataset exists, which it then opens for reading.
+// Before plugin.hpp, which defaults it to "".
+#define STOWAGE_PLUGIN_BUILD_EXTRA ", msgpack-cxx " MSGPACK_VERSION ", libb2, OpenSSL MD5"
+
+#include "dataset.hpp"
+
+#include <stowage/plugin.hpp>
+
+namespace {
+
+using datadings::Reader;
+using datadings::Writer;
+using json = nlohmann::ordered_json;
+namespace sdk = stowage::sdk;
+
+class DatadingsStore : public sdk::Store {
+ public:
+  static int32_t identify(std::string_view path_view) {
+    std::string path(path_view);
+    if (!sdk::is_regular_file(path)) return 0;
+    datadings::DatasetPaths paths(path);
+    if (sdk::is_regular_file(paths.offsets) || sdk::is_regular_file(paths.legacy_index))
+      return 100;
+    return 0;
+  }
+
+  static std::unique_ptr<sdk::Store> open(std::string_view path_view, uint32_t mode,
+                                          std::string_view /*options: none*/) {
+    std::string path(path_view);
+    auto store = std::make_unique<DatadingsStore>();
+    bool write = mode == STOWAGE_MODE_TRUNCATE ||
+                 (mode == STOWAGE_MODE_CREATE && !sdk::is_regular_file(path));
+    if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(path + ": unknown open mode " + std::to_string(mode));
+    if (write)
+      store->writer_ = std::make_unique<Writer>(path);
+    else
+      store->reader_ = std::make_unique<Reader>(path);
+    store->path_ = path;
+    return store;
+  }
+
+  void close() override {
+    if (writer_) writer_->commit();
+  }
+
+  std::vector<std::string> list(std::string_view node) override {
+    root(node);
+    return {};
+  }
+
+  std::string describe(std::string_view node) override {
+    root(node);
+    json j = {{"kind", "records"}, {"attributes", json::object()}, {"count", count()}};
+    if (reader_) j["index"] = reader_->legacy() ? "legacy" : "new";
+    return j.dump();
+  }
+
+  void create(std::string_view node, std::string_view description) override {
+    root(node);
+    if (!writer_)
+      sdk::unsupported(path_ + ": the dataset exists; open it with mode truncate to rewrite it");
+    json j = json::parse(description.begin(), description.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      sdk::invalid(path_ + ": the node description is not a JSON object");
+    if (j.value("kind", "") != "records")
+      sdk::unsupported(path_ + ": a datadings dataset holds one record set, not a '" +
+                       j.value("kind", "") + "' node");
+    if (j.contains("attributes") && !j["attributes"].empty())
+      sdk::unsupported(path_ + ": datadings has no place for attributes");
+  }
+
+  uint64_t record_count(std::string_view node) override {
+    root(node);
+    return count();
+  }
+
+  void read_records(std::string_view node, uint64_t begin, uint64_t end,
+                    const sdk::ItemFn& item) override {
+    reading(node).read(begin, end, item);
+  }
+
+  std::string record_key(std::string_view node, uint64_t index) override {
+    root(node);
+    return std::string(writer_ ? writer_->key(index) : reader_->key(index));
+  }
+
+  std::optional<uint64_t> find_key(std::string_view node, std::string_view key) override {
+    root(node);
+    return writer_ ? writer_->find(key) : reader_->find(key);
+  }
+
+  bool contains_key(std::string_view node, std::string_view key) override {
+    root(node);
+    return writer_ ? writer_->find(key).has_value() : reader_->contains(key);
+  }
+
+  void append_records(std::string_view node, uint64_t count, const void* const* records,
+                      const uint64_t* sizes) override {
+    root(node);
+    if (!writer_)
+      sdk::unsupported(path_ + ": datadings datasets are written once; open with mode "
+                       "truncate (or create, for a new path) to write a dataset");
+    writer_->append(count, records, sizes);
+  }
+
+  // "verify": md5 lines vs files. "filter_contains" {"key"}: the Bloom
+  // filter's answer alone. "key_hash" {"key"}: the salted hash datadings
+  // looks the key up with.
+  std::string command(std::string_view node, std::string_view name,
+                      std::string_view args_json) override {
+    Reader& reader = reading(node);
+    if (name == "verify") return reader.verify().dump();
+    if (name == "filter_contains") {
+      std::optional<bool> maybe = reader.filter_maybe(key_argument(args_json, name));
+      return json{{"maybe", maybe ? json(*maybe) : json(nullptr)}}.dump();
+    }
+    if (name == "key_hash") {
+      const datadings::HashIndex& index = reader.hash_index();
+      uint8_t be[8];
+      sdk::store_be<uint64_t>(be, index.hash(key_argument(args_json, name)));
+      return json{{"hash", datadings::to_hex(be, 8)}, {"salt", datadings::to_hex(index.salt(), 8)}}
+          .dump();
+    }
+    sdk::unsupported(path_ + ": datadings has no command '" + std::string(name) +
+                     "' (known: verify, filter_contains, key_hash)");
+  }
+
+ private:
+  void root(std::string_view node) const {
+    if (!node.empty())
+      sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no node '" + std::string(node) +
+                                       "'; a datadings dataset is one record set at the root \"\"");
+  }
+  Reader& reading(std::string_view node) const {
+    root(node);
+    if (!reader_)
+      sdk::unsupported(path_ + ": the dataset is being written; it can be read after close()");
+    return *reader_;
+  }
+  uint64_t count() { return writer_ ? writer_->count() : reader_->count(); }
+  std::string key_argument(std::string_view args_json, std::string_view command) const {
+    json args = json::parse(args_json.begin(), args_json.end(), nullptr, false);
+    if (args.is_discarded() || !args.is_object() || !args.contains("key") ||
+        !args["key"].is_string())
+      sdk::invalid(path_ + ": command '" + std::string(command) +
+                   "' takes {\"key\": \"<string>\"}");
+    return args["key"].get<std::string>();
+  }
+
+  std::string path_;
+  std::unique_ptr<Reader> reader_;
+  std::unique_ptr<Writer> writer_;
+};
+
+const char* const extensions[] = {".msgpack", nullptr};
+
+}  // namespace
+
+STOWAGE_DEFINE_FORMAT_PLUGIN(DatadingsStore, "datadings", "1.0.0",
+                             "datadings msgpack sample datasets (offsets, keys, key hashes, "
+                             "Bloom filter, md5; legacy .msgpack.index read)",
+                             "{}",
+                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE |
+                                 STOWAGE_CAP_PARTIAL | STOWAGE_CAP_RECORDS,
+                             extensions)

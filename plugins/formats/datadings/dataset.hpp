@@ -1,0 +1,139 @@
+// A datadings dataset on disk: X.msgpack plus its index files, read lazily
+// (Reader) or written once (Writer). Byte layouts: shared/specs/datadings.md.
+#pragma once
+
+#include "hashes.hpp"
+#include "msgpack_scan.hpp"
+
+#include <stowage/plugin_util.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace datadings {
+
+// The file names of a dataset: the data file name plus a suffix each.
+struct DatasetPaths {
+  explicit DatasetPaths(std::string data_path);
+  std::string data, offsets, keys, key_hashes, filter, md5, legacy_index;
+  std::string directory;  // with a trailing '/', or empty
+};
+
+std::string base_name(const std::string& path);
+
+// Salted key hash -> sample index, an open-addressing table over the hashes
+// themselves (they are already uniformly distributed).
+class HashIndex {
+ public:
+  HashIndex(const uint8_t salt[8], std::vector<uint64_t> hashes);
+  // The index of the sample whose key hashes like `key` (datadings does not
+  // compare the key itself: a 64-bit collision with an absent key is an
+  // accepted risk).
+  std::optional<uint64_t> find(std::string_view key) const;
+  uint64_t hash(std::string_view key) const { return hasher_(key); }
+  const uint8_t* salt() const { return hasher_.salt(); }
+  const std::vector<uint64_t>& hashes() const { return hashes_; }
+  // Index of a second sample with the same hash as an earlier one, if any.
+  std::optional<uint64_t> first_duplicate() const { return duplicate_; }
+
+  // datadings' salt search: salt 0, 1, 2, ... until no two keys collide.
+  static HashIndex for_keys(const KeyList& keys);
+
+ private:
+  std::optional<uint64_t> lookup(uint64_t h) const;
+  KeyHasher hasher_;
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> slots_;  // sample index + 1; 0 = empty
+  uint64_t mask_ = 0;
+  std::optional<uint64_t> duplicate_;
+};
+
+// Read access. Opening checks that the data file and an index exist, as
+// datadings does; offsets, keys, hashes and the filter load on first use.
+// All methods are safe to call from many threads at once.
+class Reader {
+ public:
+  explicit Reader(const std::string& data_path);
+
+  bool legacy() const { return legacy_; }
+  uint64_t count();
+  // Calls item(bytes, size) for samples [begin, end), reading many samples
+  // per system call.
+  void read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
+  std::string_view key(uint64_t index);
+  std::optional<uint64_t> find(std::string_view key);
+  // The Bloom filter's answer first, then the hash table (as datadings).
+  bool contains(std::string_view key);
+  // The Bloom filter alone; nullopt when the dataset has no filter.
+  std::optional<bool> filter_maybe(std::string_view key);
+  const HashIndex& hash_index();
+  // Checks the .md5 lines against the files; says which file differs.
+  nlohmann::ordered_json verify();
+  const DatasetPaths& paths() const { return paths_; }
+
+ private:
+  const std::vector<uint64_t>& offsets();
+  const KeyList& keys();
+  const BloomFilter* filter();
+  void load_count();
+  void load_offsets();
+  void load_keys();
+  void load_legacy_index();
+  void load_hashes();
+  void load_filter();
+  void check_offsets(const std::string& source);
+  [[noreturn]] void bad_sample(uint64_t index, const std::string& what);
+
+  DatasetPaths paths_;
+  stowage::sdk::File data_;
+  uint64_t data_size_ = 0;
+  bool legacy_ = false;
+
+  std::once_flag count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_;
+  uint64_t count_ = 0;
+  std::vector<uint64_t> offsets_;
+  KeyList keys_;
+  std::unique_ptr<HashIndex> hashes_;
+  std::unique_ptr<BloomFilter> filter_;
+};
+
+// Writes a new dataset. Samples go to a temporary data file; close()
+// writes every index file to a temporary name and renames them all into
+// place. A writer destroyed without close() leaves nothing behind.
+class Writer {
+ public:
+  explicit Writer(const std::string& data_path);
+
+  // Appends msgpack samples. The whole batch is checked first (a map with a
+  // str "key", no reserved key, no duplicate); a refused batch writes nothing.
+  void append(uint64_t count, const void* const* records, const uint64_t* sizes);
+  uint64_t count() const { return keys_.size(); }
+  std::string_view key(uint64_t index) const;
+  std::optional<uint64_t> find(std::string_view key) const;
+  void commit();
+
+ private:
+  std::string check_batch(uint64_t count, const void* const* records, const uint64_t* sizes,
+                          std::vector<std::string_view>& batch_keys) const;
+  void write_data(const void* data, size_t size);
+  void flush();
+
+  DatasetPaths paths_;
+  stowage::sdk::AtomicFile data_;
+  std::string buffer_;
+  Md5 data_md5_;
+  uint64_t data_size_ = 0;
+  std::vector<uint64_t> offsets_{0};
+  KeyList keys_;
+  std::unordered_map<std::string, uint64_t> index_;
+  bool failed_ = false;  // a write error left the data file inconsistent
+  bool committed_ = false;
+};
+
+}  // namespace datadings

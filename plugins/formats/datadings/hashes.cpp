@@ -1,0 +1,179 @@
+#include "hashes.hpp"
+
+#include <stowage/plugin_util.hpp>
+
+#include <cmath>
+#include <cstring>
+
+namespace datadings {
+
+using stowage::sdk::corrupt;
+using stowage::sdk::fail;
+using stowage::sdk::load_be;
+using stowage::sdk::store_be;
+
+// ---- BLAKE2s ------------------------------------------------------------------
+
+Blake2s::Blake2s(const uint8_t* salt) {
+  blake2s_param param;
+  std::memset(&param, 0, sizeof param);
+  param.digest_length = BLAKE2S_OUTBYTES;  // the default 32 bytes, as hashlib
+  param.fanout = 1;
+  param.depth = 1;
+  if (salt) std::memcpy(param.salt, salt, BLAKE2S_SALTBYTES);
+  if (blake2s_init_param(&initial_, &param) != 0) fail(STOWAGE_INTERNAL, "blake2s_init_param failed");
+}
+
+void Blake2s::digest(std::string_view data, uint8_t out[32]) const {
+  blake2s_state state = initial_;
+  blake2s_update(&state, reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  blake2s_final(&state, out, BLAKE2S_OUTBYTES);
+}
+
+KeyHasher::KeyHasher(const uint8_t salt[8]) : blake_(salt) { std::memcpy(salt_, salt, 8); }
+
+uint64_t KeyHasher::operator()(std::string_view key) const {
+  uint8_t d[32];
+  blake_.digest(key, d);
+  return load_be<uint64_t>(d);
+}
+
+void salt_for_attempt(unsigned attempt, uint8_t salt[8]) {
+  uint8_t d[32];
+  Blake2s().digest(std::to_string(attempt), d);
+  std::memcpy(salt, d, 8);
+}
+
+// ---- Bloom filter ---------------------------------------------------------------
+
+uint64_t bloom_num_bits(uint64_t n, double p) {
+  // simplebloom: math.ceil(n * math.log(p) / -0.4804530139182015 / 8) * 8
+  double bytes = std::ceil(static_cast<double>(n) * std::log(p) / -0.4804530139182015 / 8);
+  return static_cast<uint64_t>(bytes) * 8;
+}
+
+uint64_t bloom_num_hashes(uint64_t num_bits, uint64_t n) {
+  // Python's round() is half-to-even, which nearbyint does in the default mode.
+  return static_cast<uint64_t>(
+      std::nearbyint(static_cast<double>(num_bits) / static_cast<double>(n) * 0.6931471805599453));
+}
+
+BloomFilter::BloomFilter(uint64_t n, double p) : n_(n), p_(p) {
+  if (n < 2) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: at least 2 elements required");
+  if (!(p > 0 && p < 1)) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: p must be in (0, 1)");
+  num_bits_ = bloom_num_bits(n, p);
+  num_hashes_ = bloom_num_hashes(num_bits_, n);
+  bits_.assign(num_bits_ / 8, '\0');
+}
+
+BloomFilter BloomFilter::parse(std::string bytes, const std::string& path) {
+  if (bytes.size() < header_size)
+    corrupt(path + ": Bloom filter file is " + std::to_string(bytes.size()) +
+            " bytes, shorter than its 32-byte header");
+  if (std::memcmp(bytes.data(), "SIMPBLOO", 8) != 0)
+    corrupt(path + ": Bloom filter header does not start with the magic 'SIMPBLOO'");
+  BloomFilter f;
+  uint64_t size_field = load_be<uint64_t>(bytes.data() + 8);
+  f.n_ = load_be<uint64_t>(bytes.data() + 16);
+  uint64_t p_bits = load_be<uint64_t>(bytes.data() + 24);
+  std::memcpy(&f.p_, &p_bits, 8);
+  if (size_field != bytes.size())
+    corrupt(path + ": Bloom filter header says the file is " + std::to_string(size_field) +
+            " bytes, but it is " + std::to_string(bytes.size()));
+  if (f.n_ < 1 || !(f.p_ > 0 && f.p_ < 1))
+    corrupt(path + ": Bloom filter header has invalid parameters (n=" + std::to_string(f.n_) +
+            ", p=" + std::to_string(f.p_) + ")");
+  f.num_bits_ = bloom_num_bits(f.n_, f.p_);
+  if (f.num_bits_ != 8 * (bytes.size() - header_size))
+    corrupt(path + ": Bloom filter for n=" + std::to_string(f.n_) + ", p=" + std::to_string(f.p_) +
+            " needs " + std::to_string(f.num_bits_) + " bits, but the file holds " +
+            std::to_string(8 * (bytes.size() - header_size)));
+  f.num_hashes_ = bloom_num_hashes(f.num_bits_, f.n_);
+  if (f.num_bits_ == 0 || f.num_hashes_ == 0)
+    corrupt(path + ": Bloom filter header gives an empty filter (no bits or no hashes)");
+  bytes.erase(0, header_size);
+  f.bits_ = std::move(bytes);
+  return f;
+}
+
+void BloomFilter::key_hashes(std::string_view key, uint64_t& h1, uint64_t& h2) const {
+  uint8_t d[32];
+  blake_.digest(key, d);
+  h1 = load_be<uint64_t>(d);
+  h2 = load_be<uint64_t>(d + 8);
+}
+
+void BloomFilter::add(std::string_view key) {
+  uint64_t h1, h2;
+  key_hashes(key, h1, h2);
+  for (uint64_t k = 0; k < num_hashes_; ++k) {
+    uint64_t bit = (h1 + k * h2) % num_bits_;  // unsigned wrap-around is mod 2^64
+    bits_[bit >> 3] = static_cast<char>(bits_[bit >> 3] | (1u << (bit & 7)));
+  }
+}
+
+bool BloomFilter::maybe_contains(std::string_view key) const {
+  uint64_t h1, h2;
+  key_hashes(key, h1, h2);
+  for (uint64_t k = 0; k < num_hashes_; ++k) {
+    uint64_t bit = (h1 + k * h2) % num_bits_;
+    if (!(static_cast<unsigned char>(bits_[bit >> 3]) & (1u << (bit & 7)))) return false;
+  }
+  return true;
+}
+
+std::string BloomFilter::serialize() const {
+  std::string out(header_size, '\0');
+  std::memcpy(out.data(), "SIMPBLOO", 8);
+  store_be<uint64_t>(out.data() + 8, header_size + bits_.size());
+  store_be<uint64_t>(out.data() + 16, n_);
+  uint64_t p_bits;
+  std::memcpy(&p_bits, &p_, 8);
+  store_be<uint64_t>(out.data() + 24, p_bits);
+  return out + bits_;
+}
+
+// ---- MD5 ----------------------------------------------------------------------------
+
+Md5::Md5() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_ || EVP_DigestInit_ex(ctx_, EVP_md5(), nullptr) != 1)
+    fail(STOWAGE_INTERNAL, "OpenSSL cannot set up MD5");
+}
+Md5::~Md5() { EVP_MD_CTX_free(ctx_); }
+
+void Md5::update(const void* data, size_t size) {
+  if (size && EVP_DigestUpdate(ctx_, data, size) != 1) fail(STOWAGE_INTERNAL, "MD5 update failed");
+}
+
+std::string Md5::hex() {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_DigestFinal_ex(ctx_, d, &n) != 1) fail(STOWAGE_INTERNAL, "MD5 final failed");
+  return to_hex(d, n);
+}
+
+std::string to_hex(const uint8_t* p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 15];
+  }
+  return out;
+}
+
+std::string md5_file(const std::string& path) {
+  stowage::sdk::File f(path, O_RDONLY);
+  uint64_t size = f.size();
+  Md5 md5;
+  std::vector<char> block(std::min<uint64_t>(size, 4u << 20));
+  for (uint64_t at = 0; at < size;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), size - at));
+    f.read_at(block.data(), n, at);
+    md5.update(block.data(), n);
+    at += n;
+  }
+  return md5.hex();
+}
+
+}  // namespace datadings

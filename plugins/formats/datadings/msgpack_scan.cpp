@@ -1,0 +1,287 @@
+#include "msgpack_scan.hpp"
+
+namespace datadings {
+namespace {
+
+// Remembers why the parser stopped, so callers get one sentence.
+struct Visitor : msgpack::null_visitor {
+  ScanError error;
+  bool truncated = false;
+  bool malformed = false;
+  size_t error_offset = 0;
+
+  void parse_error(size_t /*parsed*/, size_t at) {
+    malformed = true;
+    error_offset = at;
+  }
+  void insufficient_bytes(size_t /*parsed*/, size_t /*at*/) { truncated = true; }
+  bool refuse(std::string message) {
+    if (error.empty()) error = std::move(message);
+    return false;
+  }
+};
+
+// Runs the visitor over exactly one object spanning all of bytes.
+template <class V>
+ScanError parse_whole(std::string_view bytes, V& v) {
+  size_t off = 0;
+  bool ok = msgpack::parse(bytes.data(), bytes.size(), off, v);
+  if (!v.error.empty()) return v.error;
+  if (v.truncated) return "truncated: the msgpack object needs more than its " +
+                          std::to_string(bytes.size()) + " bytes";
+  if (!ok || v.malformed)
+    return "not valid msgpack (bad byte at offset " + std::to_string(v.error_offset) + ")";
+  if (off != bytes.size())
+    return "holds " + std::to_string(bytes.size() - off) +
+           " bytes after the end of its msgpack object";
+  return {};
+}
+
+// Finds the top-level "key" of a sample and refuses reserved keys.
+struct SampleVisitor : Visitor {
+  int depth = 0;
+  bool at_top_key = false;      // parsing a key of the top-level map
+  bool at_key_value = false;    // parsing the value of the "key" entry
+  bool current_is_key = false;  // the current top-level entry is "key"
+  bool found = false;
+  std::string_view key;
+
+  bool top_key_name(std::string_view name) {
+    if (name == "nd" || name == "complex")
+      return refuse("uses the reserved top-level key \"" + std::string(name) +
+                    "\" (datadings reserves \"key\", \"nd\" and \"complex\"; msgpack-numpy "
+                    "would decode the sample as an array or complex number)");
+    if (name == "key") {
+      if (found) return refuse("has two \"key\" entries");
+      current_is_key = true;
+    }
+    return true;
+  }
+  bool scalar_value() {
+    if (depth == 0) return refuse("is not a msgpack map");
+    if (at_key_value && depth == 1) return refuse("has a \"key\" entry that is not a string");
+    return true;
+  }
+  bool visit_nil() { return scalar_value(); }
+  bool visit_boolean(bool) { return scalar_value(); }
+  bool visit_positive_integer(uint64_t) { return scalar_value(); }
+  bool visit_negative_integer(int64_t) { return scalar_value(); }
+  bool visit_float32(float) { return scalar_value(); }
+  bool visit_float64(double) { return scalar_value(); }
+  bool visit_ext(const char*, uint32_t) { return scalar_value(); }
+  bool visit_bin(const char* v, uint32_t size) {
+    if (depth == 1 && at_top_key) return top_key_name_bin(std::string_view(v, size));
+    return scalar_value();
+  }
+  bool visit_str(const char* v, uint32_t size) {
+    if (depth == 0) return refuse("is not a msgpack map");
+    if (depth == 1 && at_top_key) return top_key_name(std::string_view(v, size));
+    if (depth == 1 && at_key_value) {
+      key = std::string_view(v, size);
+      found = true;
+    }
+    return true;
+  }
+  // A bin top-level key named nd/complex triggers msgpack-numpy decoding.
+  bool top_key_name_bin(std::string_view name) {
+    if (name == "nd" || name == "complex") return top_key_name(name);
+    return true;
+  }
+  bool start_array(uint32_t) {
+    if (depth == 0) return refuse("is not a msgpack map");
+    if (at_key_value && depth == 1) return refuse("has a \"key\" entry that is not a string");
+    ++depth;
+    return true;
+  }
+  bool end_array() {
+    --depth;
+    return true;
+  }
+  bool start_map(uint32_t) {
+    if (at_key_value && depth == 1) return refuse("has a \"key\" entry that is not a string");
+    ++depth;
+    return true;
+  }
+  bool end_map() {
+    --depth;
+    return true;
+  }
+  bool start_map_key() {
+    if (depth == 1) at_top_key = true;
+    return true;
+  }
+  bool end_map_key() {
+    if (depth == 1) at_top_key = false;
+    return true;
+  }
+  bool start_map_value() {
+    if (depth == 1 && current_is_key) at_key_value = true;
+    return true;
+  }
+  bool end_map_value() {
+    if (depth == 1) at_key_value = current_is_key = false;
+    return true;
+  }
+};
+
+// Stops at the first container header and keeps its count.
+struct HeaderVisitor : Visitor {
+  bool want_map = false;
+  std::optional<uint64_t> count;
+  bool start_array(uint32_t n) {
+    if (!want_map) count = n;
+    return false;
+  }
+  bool start_map(uint32_t n) {
+    if (want_map) count = n;
+    return false;
+  }
+};
+
+// The .keys file: one array of str.
+struct KeysVisitor : Visitor {
+  explicit KeysVisitor(KeyList& k, size_t file_size) : keys(k), size(file_size) {}
+  KeyList& keys;
+  size_t size;
+  int depth = 0;
+  bool not_a_key() {
+    return refuse(depth == 0 ? "is not a msgpack array"
+                             : "holds a non-string key at position " + std::to_string(keys.size()));
+  }
+  bool visit_nil() { return not_a_key(); }
+  bool visit_boolean(bool) { return not_a_key(); }
+  bool visit_positive_integer(uint64_t) { return not_a_key(); }
+  bool visit_negative_integer(int64_t) { return not_a_key(); }
+  bool visit_float32(float) { return not_a_key(); }
+  bool visit_float64(double) { return not_a_key(); }
+  bool visit_bin(const char*, uint32_t) { return not_a_key(); }
+  bool visit_ext(const char*, uint32_t) { return not_a_key(); }
+  bool start_map(uint32_t) { return not_a_key(); }
+  bool visit_str(const char* v, uint32_t n) {
+    if (depth != 1) return not_a_key();
+    keys.push_back(std::string_view(v, n));
+    return true;
+  }
+  bool start_array(uint32_t n) {
+    if (depth != 0) return not_a_key();
+    // Each key takes at least one byte: a larger count is a lie.
+    if (n > size) return refuse("declares " + std::to_string(n) + " keys in " +
+                                std::to_string(size) + " bytes");
+    keys.reserve(n, size);
+    ++depth;
+    return true;
+  }
+};
+
+// The legacy .index file: one map of str -> uint.
+struct LegacyIndexVisitor : Visitor {
+  LegacyIndexVisitor(KeyList& k, std::vector<uint64_t>& o, size_t file_size)
+      : keys(k), offsets(o), size(file_size) {}
+  KeyList& keys;
+  std::vector<uint64_t>& offsets;
+  size_t size;
+  int depth = 0;
+  bool in_key = false;
+  bool wrong(const char* what) {
+    return refuse(depth == 0 ? std::string("is not a msgpack map")
+                             : "entry " + std::to_string(offsets.size()) + " has " + what);
+  }
+  bool visit_nil() { return wrong("a nil"); }
+  bool visit_boolean(bool) { return wrong("a bool"); }
+  bool visit_negative_integer(int64_t) { return wrong("a negative offset"); }
+  bool visit_float32(float) { return wrong("a float"); }
+  bool visit_float64(double) { return wrong("a float"); }
+  bool visit_bin(const char*, uint32_t) { return wrong("a bin key"); }
+  bool visit_ext(const char*, uint32_t) { return wrong("an ext value"); }
+  bool start_array(uint32_t) { return wrong("an array"); }
+  bool visit_str(const char* v, uint32_t n) {
+    if (depth != 1 || !in_key) return wrong("a string offset");
+    keys.push_back(std::string_view(v, n));
+    return true;
+  }
+  bool visit_positive_integer(uint64_t v) {
+    if (depth != 1 || in_key) return wrong("a non-string key");
+    offsets.push_back(v);
+    return true;
+  }
+  bool start_map(uint32_t n) {
+    if (depth != 0) return wrong("a nested map");
+    if (n > size / 2) return refuse("declares " + std::to_string(n) + " entries in " +
+                                    std::to_string(size) + " bytes");
+    keys.reserve(n, size);
+    offsets.reserve(n + 1);
+    ++depth;
+    return true;
+  }
+  bool start_map_key() {
+    in_key = true;
+    return true;
+  }
+  bool end_map_key() {
+    in_key = false;
+    return true;
+  }
+};
+
+}  // namespace
+
+SampleKey scan_sample(std::string_view sample) {
+  SampleVisitor v;
+  ScanError error = parse_whole(sample, v);
+  if (error.empty() && !v.found) error = "has no \"key\" entry (a str key naming the sample)";
+  return {v.key, error};
+}
+
+ScanError check_one_object(std::string_view bytes) {
+  Visitor v;
+  return parse_whole(bytes, v);
+}
+
+std::optional<uint64_t> container_count(std::string_view prefix, bool want_map) {
+  HeaderVisitor v;
+  v.want_map = want_map;
+  size_t off = 0;
+  msgpack::parse(prefix.data(), prefix.size(), off, v);
+  return v.count;
+}
+
+ScanError parse_keys(std::string_view bytes, KeyList& keys) {
+  KeysVisitor v(keys, bytes.size());
+  return parse_whole(bytes, v);
+}
+
+ScanError parse_legacy_index(std::string_view bytes, KeyList& keys,
+                             std::vector<uint64_t>& offsets) {
+  LegacyIndexVisitor v(keys, offsets, bytes.size());
+  return parse_whole(bytes, v);
+}
+
+bool is_utf8(std::string_view s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    static const uint32_t min_for_len[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_for_len[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace datadings

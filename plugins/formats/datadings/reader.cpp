@@ -1,0 +1,363 @@
+// Reading a datadings dataset lazily, the way datadings' MsgpackReader does.
+#include "dataset.hpp"
+
+#include <algorithm>
+
+namespace datadings {
+
+using stowage::sdk::corrupt;
+using stowage::sdk::fail;
+using stowage::sdk::File;
+using stowage::sdk::invalid;
+using stowage::sdk::is_regular_file;
+using stowage::sdk::load_be;
+
+namespace {
+
+// Samples read per system call in sequential reads (at least one sample).
+constexpr uint64_t batch_bytes = 4u << 20;
+
+}  // namespace
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+DatasetPaths::DatasetPaths(std::string data_path)
+    : data(std::move(data_path)),
+      offsets(data + ".offsets"),
+      keys(data + ".keys"),
+      key_hashes(data + ".key_hashes"),
+      filter(data + ".filter"),
+      md5(data + ".md5"),
+      legacy_index(data + ".index") {
+  size_t slash = data.rfind('/');
+  directory = slash == std::string::npos ? "" : data.substr(0, slash + 1);
+}
+
+// ---- HashIndex ---------------------------------------------------------------------
+
+HashIndex::HashIndex(const uint8_t salt[8], std::vector<uint64_t> hashes)
+    : hasher_(salt), hashes_(std::move(hashes)) {
+  if (hashes_.size() >= UINT32_MAX) fail(STOWAGE_UNSUPPORTED, "more than 2^32-2 keys");
+  uint64_t capacity = 16;
+  while (capacity < 2 * hashes_.size()) capacity *= 2;
+  slots_.assign(capacity, 0);
+  mask_ = capacity - 1;
+  for (uint64_t i = 0; i < hashes_.size(); ++i) {
+    uint64_t slot = hashes_[i] & mask_;
+    while (slots_[slot] != 0) {
+      if (hashes_[slots_[slot] - 1] == hashes_[i]) {
+        if (!duplicate_) duplicate_ = i;
+        break;
+      }
+      slot = (slot + 1) & mask_;
+    }
+    if (slots_[slot] == 0) slots_[slot] = static_cast<uint32_t>(i + 1);
+  }
+}
+
+std::optional<uint64_t> HashIndex::lookup(uint64_t h) const {
+  for (uint64_t slot = h & mask_; slots_[slot] != 0; slot = (slot + 1) & mask_) {
+    uint64_t index = slots_[slot] - 1;
+    if (hashes_[index] == h) return index;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> HashIndex::find(std::string_view key) const {
+  return lookup(hasher_(key));
+}
+
+HashIndex HashIndex::for_keys(const KeyList& keys) {
+  // datadings gives up after 1000 salts; only duplicate keys get that far.
+  for (unsigned attempt = 0; attempt < 1000; ++attempt) {
+    uint8_t salt[8];
+    salt_for_attempt(attempt, salt);
+    KeyHasher hasher(salt);
+    std::vector<uint64_t> hashes(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) hashes[i] = hasher(keys[i]);
+    HashIndex index(salt, std::move(hashes));
+    if (!index.first_duplicate()) return index;
+  }
+  corrupt("no salt in 1000 tries gives distinct key hashes (are there duplicate keys?)");
+}
+
+// ---- Reader: opening and lazy loading ---------------------------------------------
+
+Reader::Reader(const std::string& data_path) : paths_(data_path) {
+  data_ = File(paths_.data, O_RDONLY);
+  data_size_ = data_.size();
+  if (is_regular_file(paths_.offsets)) {
+    legacy_ = false;
+  } else if (is_regular_file(paths_.legacy_index)) {
+    legacy_ = true;
+  } else {
+    fail(STOWAGE_NOT_FOUND, paths_.data + ": neither " + base_name(paths_.offsets) + " nor " +
+                                base_name(paths_.legacy_index) +
+                                " exists beside it; not a datadings dataset");
+  }
+  if (!legacy_) {
+    for (const std::string* p : {&paths_.keys, &paths_.key_hashes, &paths_.filter})
+      if (!is_regular_file(*p))
+        stowage::sdk::log(STOWAGE_LOG_WARNING, *p + " is missing; lookups by key are slower");
+  }
+}
+
+uint64_t Reader::count() {
+  std::call_once(count_once_, [this] { load_count(); });
+  return count_;
+}
+
+void Reader::load_count() {
+  // Like datadings, read only the container header of the keys (or legacy
+  // index) file; without a keys file, the offsets file size tells.
+  const std::string& source = legacy_ ? paths_.legacy_index : paths_.keys;
+  if (legacy_ || is_regular_file(source)) {
+    File f(source, O_RDONLY);
+    char prefix[5];
+    size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof prefix, f.size()));
+    f.read_at(prefix, n, 0);
+    std::optional<uint64_t> count = container_count(std::string_view(prefix, n), legacy_);
+    if (!count)
+      corrupt(source + ": does not start with a msgpack " + (legacy_ ? "map" : "array") +
+              " header");
+    count_ = *count;
+    return;
+  }
+  uint64_t size = File(paths_.offsets, O_RDONLY).size();
+  if (size < 8 || size % 8 != 0)
+    corrupt(paths_.offsets + ": " + std::to_string(size) +
+            " bytes is not a whole number (at least 1) of 8-byte offsets");
+  count_ = size / 8 - 1;
+}
+
+const std::vector<uint64_t>& Reader::offsets() {
+  if (legacy_)
+    std::call_once(keys_once_, [this] { load_legacy_index(); });
+  else
+    std::call_once(offsets_once_, [this] { load_offsets(); });
+  return offsets_;
+}
+
+const KeyList& Reader::keys() {
+  std::call_once(keys_once_, [this] { legacy_ ? load_legacy_index() : load_keys(); });
+  return keys_;
+}
+
+void Reader::load_offsets() {
+  uint64_t n = count();
+  File f(paths_.offsets, O_RDONLY);
+  uint64_t size = f.size();
+  if (size != 8 * (n + 1))
+    corrupt(paths_.offsets + ": holds " + std::to_string(size / 8) + " offsets (" +
+            std::to_string(size) + " bytes) but " + base_name(paths_.keys) + " declares " +
+            std::to_string(n) + " keys, which need " + std::to_string(n + 1) +
+            " (keys count mismatch)");
+  std::vector<uint64_t> offsets(n + 1);
+  f.read_at(offsets.data(), size, 0);
+  for (uint64_t& v : offsets) v = load_be<uint64_t>(&v);
+  offsets_ = std::move(offsets);
+  check_offsets(paths_.offsets);
+}
+
+void Reader::check_offsets(const std::string& source) {
+  if (offsets_.front() != 0)
+    corrupt(source + ": the first sample starts at offset " + std::to_string(offsets_.front()) +
+            ", not 0");
+  for (size_t i = 1; i < offsets_.size(); ++i) {
+    if (offsets_[i] > data_size_)
+      corrupt(source + ": offset " + std::to_string(i) + " (" + std::to_string(offsets_[i]) +
+              ") is past the end of " + base_name(paths_.data) + " (" +
+              std::to_string(data_size_) + " bytes)");
+    if (offsets_[i] <= offsets_[i - 1])
+      corrupt(source + ": offsets are not increasing: offset " + std::to_string(i) + " is " +
+              std::to_string(offsets_[i]) + " after " + std::to_string(offsets_[i - 1]));
+  }
+  if (offsets_.back() != data_size_)
+    corrupt(source + ": the last sample ends at " + std::to_string(offsets_.back()) + " but " +
+            base_name(paths_.data) + " has " + std::to_string(data_size_) + " bytes");
+}
+
+void Reader::load_keys() {
+  if (!is_regular_file(paths_.keys))
+    fail(STOWAGE_NOT_FOUND, paths_.keys + ": no such file; the dataset's keys are unknown");
+  std::string bytes = stowage::sdk::read_file(paths_.keys);
+  KeyList keys;
+  ScanError error = parse_keys(bytes, keys);
+  if (!error.empty()) corrupt(paths_.keys + ": " + error);
+  if (keys.size() != count())
+    corrupt(paths_.keys + ": holds " + std::to_string(keys.size()) + " keys, expected " +
+            std::to_string(count()));
+  keys_ = std::move(keys);
+}
+
+void Reader::load_legacy_index() {
+  std::string bytes = stowage::sdk::read_file(paths_.legacy_index);
+  KeyList keys;
+  std::vector<uint64_t> offsets;
+  ScanError error = parse_legacy_index(bytes, keys, offsets);
+  if (!error.empty()) corrupt(paths_.legacy_index + ": " + error);
+  // The legacy index has start offsets only; the data file size ends the last.
+  offsets.push_back(data_size_);
+  offsets_ = std::move(offsets);
+  if (offsets_.size() > 1) check_offsets(paths_.legacy_index);
+  else if (data_size_ != 0)
+    corrupt(paths_.legacy_index + ": lists no samples but " + base_name(paths_.data) + " has " +
+            std::to_string(data_size_) + " bytes");
+  keys_ = std::move(keys);
+}
+
+const HashIndex& Reader::hash_index() {
+  std::call_once(hashes_once_, [this] { load_hashes(); });
+  return *hashes_;
+}
+
+void Reader::load_hashes() {
+  if (legacy_ || !is_regular_file(paths_.key_hashes)) {
+    // datadings recomputes salt and hashes from the keys.
+    try {
+      hashes_ = std::make_unique<HashIndex>(HashIndex::for_keys(keys()));
+    } catch (const stowage::sdk::Error& e) {
+      fail(e.code(), (legacy_ ? paths_.legacy_index : paths_.keys) + ": " + e.what());
+    }
+    return;
+  }
+  uint64_t n = count();
+  File f(paths_.key_hashes, O_RDONLY);
+  uint64_t size = f.size();
+  if (size != 8 + 8 * n)
+    corrupt(paths_.key_hashes + ": is " + std::to_string(size) + " bytes, but a salt and " +
+            std::to_string(n) + " hashes need " + std::to_string(8 + 8 * n) +
+            " (keys count mismatch)");
+  uint8_t salt[8];
+  f.read_at(salt, 8, 0);
+  std::vector<uint64_t> hashes(n);
+  if (n) f.read_at(hashes.data(), 8 * n, 8);
+  for (uint64_t& h : hashes) h = load_be<uint64_t>(&h);
+  auto index = std::make_unique<HashIndex>(salt, std::move(hashes));
+  if (index->first_duplicate())
+    corrupt(paths_.key_hashes + ": sample " + std::to_string(*index->first_duplicate()) +
+            " has the same hash as an earlier sample (hashes must be distinct)");
+  hashes_ = std::move(index);
+}
+
+const BloomFilter* Reader::filter() {
+  std::call_once(filter_once_, [this] { load_filter(); });
+  return filter_.get();
+}
+
+void Reader::load_filter() {
+  if (legacy_ || !is_regular_file(paths_.filter)) return;
+  filter_ = std::make_unique<BloomFilter>(
+      BloomFilter::parse(stowage::sdk::read_file(paths_.filter), paths_.filter));
+}
+
+// ---- Reader: access ------------------------------------------------------------------
+
+[[noreturn]] void Reader::bad_sample(uint64_t index, const std::string& what) {
+  const std::vector<uint64_t>& off = offsets();
+  corrupt(paths_.data + ": sample " + std::to_string(index) + " (bytes " +
+          std::to_string(off[index]) + ".." + std::to_string(off[index + 1]) + ") is " + what);
+}
+
+void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item) {
+  uint64_t n = count();
+  if (begin > end || end > n)
+    invalid(paths_.data + ": samples [" + std::to_string(begin) + ", " + std::to_string(end) +
+            ") are out of range for " + std::to_string(n) + " samples");
+  const std::vector<uint64_t>& off = offsets();
+  thread_local std::vector<char> buffer;
+  for (uint64_t first = begin; first < end;) {
+    // As many whole samples as fit the batch, at least one.
+    uint64_t last = first + 1;
+    while (last < end && off[last + 1] - off[first] <= batch_bytes) ++last;
+    uint64_t bytes = off[last] - off[first];
+    if (buffer.size() < bytes) buffer.resize(bytes);
+    data_.read_at(buffer.data(), bytes, off[first]);
+    for (uint64_t i = first; i < last; ++i) {
+      std::string_view sample(buffer.data() + (off[i] - off[first]), off[i + 1] - off[i]);
+      ScanError error = check_one_object(sample);
+      if (!error.empty()) bad_sample(i, error);
+      item(sample.data(), sample.size());
+    }
+    first = last;
+  }
+  if (buffer.size() > 4 * batch_bytes) std::vector<char>().swap(buffer);  // one huge sample
+}
+
+std::string_view Reader::key(uint64_t index) {
+  const KeyList& k = keys();
+  if (index >= k.size())
+    invalid(paths_.data + ": sample " + std::to_string(index) + " is out of range for " +
+            std::to_string(k.size()) + " samples");
+  return k[index];
+}
+
+std::optional<uint64_t> Reader::find(std::string_view key) { return hash_index().find(key); }
+
+std::optional<bool> Reader::filter_maybe(std::string_view key) {
+  const BloomFilter* f = filter();
+  if (!f) return std::nullopt;
+  return f->maybe_contains(key);
+}
+
+bool Reader::contains(std::string_view key) {
+  const BloomFilter* f = filter();
+  if (f && !f->maybe_contains(key)) return false;
+  return find(key).has_value();
+}
+
+// ---- verify ------------------------------------------------------------------------------
+
+nlohmann::ordered_json Reader::verify() {
+  using json = nlohmann::ordered_json;
+  if (!is_regular_file(paths_.md5))
+    fail(STOWAGE_NOT_FOUND, paths_.md5 + ": no such file; nothing to verify against");
+  std::string text = stowage::sdk::read_file(paths_.md5, 1u << 20);
+  json files = json::array();
+  std::vector<std::string> differs;
+  size_t line_no = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t eol = text.find('\n', start);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(start, eol - start);
+    start = eol + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    // md5sum text format, as datadings writes it: "<32 hex>  <base name>".
+    size_t sep = line.find("  ");
+    std::string expected = line.substr(0, sep);
+    std::string name = sep == std::string::npos ? "" : line.substr(sep + 2);
+    bool hex_ok = expected.size() == 32 &&
+                  expected.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex_ok || name.empty() || name.find('/') != std::string::npos)
+      corrupt(paths_.md5 + ": line " + std::to_string(line_no) +
+              " is not '<32 hex digits>  <file name>'");
+    json entry = {{"file", name}, {"expected", expected}};
+    std::string path = paths_.directory + name;
+    if (is_regular_file(path)) {
+      std::string actual = md5_file(path);
+      entry["actual"] = actual;
+      entry["ok"] = actual == expected;
+    } else {
+      entry["actual"] = nullptr;
+      entry["ok"] = false;
+      entry["error"] = "missing";
+    }
+    if (!entry["ok"].get<bool>()) differs.push_back(name);
+    files.push_back(std::move(entry));
+  }
+  std::string message = "all " + std::to_string(files.size()) + " files match " + base_name(paths_.md5);
+  if (!differs.empty()) {
+    message = "";
+    for (const std::string& name : differs)
+      message += (message.empty() ? "" : ", ") + name;
+    message += (differs.size() == 1 ? " differs from its md5 in " : " differ from their md5 in ") +
+               base_name(paths_.md5);
+  }
+  return json{{"ok", differs.empty()}, {"differs", differs}, {"message", message}, {"files", files}};
+}
+
+}  // namespace datadings
