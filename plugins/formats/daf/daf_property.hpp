@@ -1,0 +1,70 @@
+// A stored vector or matrix property, validated and opened for reading.
+//
+// Numeric dense data is read with pread straight into the caller's buffer;
+// sparse components are memory-mapped and converted (1-based Julia indices of
+// any integer type to 0-based uint64 indptr / uint32 indices); String data is
+// loaded once, densified, and kept column-major.
+#pragma once
+
+#include "daf_files.hpp"
+#include "daf_json.hpp"
+#include "daf_node.hpp"
+
+#include <stowage/plugin.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace daf {
+
+// How a property is cut into chunks for the host: vectors in runs of up to
+// 2^20 elements, dense matrices in strips of whole columns of about 8 MiB
+// (column-major, so a strip is one contiguous byte range of the .data file).
+uint64_t chunk_extent(bool matrix, uint64_t rows, uint64_t cols, size_t element_size);
+
+struct Property {
+  std::string node;  // "vectors/cell/x"
+  std::string base;  // file path without suffix: <root>/vectors/cell/x
+  bool matrix = false;
+  uint64_t rows = 0, cols = 1;  // vectors: cols == 1
+  Descriptor desc;
+  uint64_t chunk = 1;  // chunk_extent()
+  // Numeric dense.
+  std::optional<sdk::File> data;
+  // Numeric sparse.
+  uint64_t nnz = 0;
+  std::unique_ptr<Mapped> indices;  // .nzind or .rowval
+  std::unique_ptr<Mapped> colptr;   // matrices
+  std::unique_ptr<Mapped> values;   // .nzval, null when all values are true
+  // String data, dense, column-major (rows * cols entries).
+  std::vector<std::string> strings;
+
+  bool is_string() const { return desc.eltype == ElType::String; }
+  bool is_sparse_matrix() const { return matrix && desc.sparse && !is_string(); }
+  bool all_true() const { return desc.sparse && !is_string() && !values; }
+
+  // Kind "array" (dense, or sparse vector densified per chunk).
+  void read_chunk(const uint64_t* chunk_index, void* out, size_t capacity, uint64_t* chunk_shape) const;
+  // Kind "sparse" (CSC matrices).
+  uint64_t sparse_count(uint64_t begin, uint64_t end) const;
+  void read_sparse(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* out_indices,
+                   void* out_values, uint64_t capacity) const;
+  // Kind "strings": elements [begin, end) of the C-order (row-major) array.
+  void read_strings(uint64_t begin, uint64_t end, const sdk::ItemFn& item) const;
+
+ private:
+  uint64_t colptr_at(uint64_t column) const;  // 1-based Julia value
+  void densify_sparse_vector(uint64_t begin, uint64_t count, unsigned char* out) const;
+};
+
+// Opens and validates the property `ref` stored under `root`, whose axes have
+// `rows` and `cols` entries (cols = 1 for vectors).
+std::shared_ptr<const Property> load_property(const std::string& root, const NodeRef& ref,
+                                              const std::string& node, uint64_t rows, uint64_t cols);
+
+// Every file suffix a property may use (for deletes).
+const std::vector<std::string>& property_suffixes();
+
+}  // namespace daf

@@ -1,0 +1,136 @@
+// The Daf FilesDaf store: a repository directory opened through stowage's
+// C ABI. See README.md in this folder for the mapping onto stowage nodes.
+//
+// Reading: properties are opened lazily, validated, and cached (describe and
+// read_* run concurrently, so caches sit behind a mutex).
+// Writing: numeric arrays and sparse matrices go to temporary files that
+// close() renames into place together with their descriptors; strings,
+// axes and scalars are whole values written at once (temp file + rename).
+// A repository opened with "w" (or "w+" on a missing path) is built in a
+// temporary directory beside the destination and renamed over it by close().
+#pragma once
+
+#include "daf_files.hpp"
+#include "daf_json.hpp"
+#include "daf_node.hpp"
+#include "daf_property.hpp"
+
+#include <stowage/plugin_util.hpp>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace daf {
+
+// A numeric vector or matrix being written chunk by chunk into a temp file
+// holding the whole column-major data (zero-filled where never written).
+struct PendingArray {
+  NodeRef ref;
+  std::string base;
+  ElType eltype = ElType::Float64;
+  uint64_t rows = 0, cols = 1, chunk = 1;
+  bool store_sparse = false;     // asked for sparse storage (daf_storage: sparse)
+  std::unique_ptr<TempFile> data;
+  std::unique_ptr<std::atomic<bool>[]> written;  // per chunk
+  uint64_t n_chunks = 0;
+};
+
+// A CSC matrix being appended column by column.
+struct PendingSparse {
+  NodeRef ref;
+  std::string base;
+  ElType eltype = ElType::Float64, indtype = ElType::UInt32;
+  uint64_t rows = 0, cols = 0;
+  std::vector<uint64_t> colptr{0};  // 0-based, one entry per appended column + 1
+  std::unique_ptr<TempFile> rowval, nzval;
+};
+
+class DafStore : public sdk::Store {
+ public:
+  static int32_t identify(std::string_view path);
+  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode, std::string_view options);
+
+  DafStore(std::string path, uint32_t mode, std::string_view options);
+  ~DafStore() override;
+
+  void close() override;
+  std::vector<std::string> list(std::string_view node) override;
+  std::string describe(std::string_view node) override;
+  void create(std::string_view node, std::string_view json) override;
+  void set_attributes(std::string_view node, std::string_view json) override;
+  void remove(std::string_view node) override;
+  bool read_chunk(std::string_view node, const uint64_t* chunk_index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) override;
+  void write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) override;
+  uint64_t sparse_count(std::string_view node, uint64_t begin, uint64_t end) override;
+  void read_sparse(std::string_view node, uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices,
+                   void* values, uint64_t nnz_capacity) override;
+  void append_sparse(std::string_view node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+                     const void* values) override;
+  void read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) override;
+  void write_strings(std::string_view node, const std::vector<std::string_view>& values) override;
+
+ private:
+  // ---- layout
+  std::string axis_file(const std::string& axis) const { return root_ + "/axes/" + axis + ".txt"; }
+  std::string property_base(const NodeRef& ref) const;
+  std::string property_dir(const NodeRef& ref) const;
+  bool v11() const { return version_[1] >= 1; }
+
+  // ---- reading (daf_store.cpp)
+  std::vector<std::string> axis_names() const;
+  std::shared_ptr<const std::vector<std::string>> axis_entries(const std::string& axis);
+  std::optional<uint64_t> axis_length(const std::string& axis);  // nullopt: no such axis
+  uint64_t required_axis_length(const std::string& axis, const std::string& node);
+  std::shared_ptr<const Property> property(const NodeRef& ref, std::string_view node);
+  std::string describe_root();
+  std::string describe_property(const NodeRef& ref, std::string_view node);
+  void forget_cached();
+
+  // ---- writing (daf_write.cpp)
+  void require_writable(std::string_view what) const;
+  void create_repository();
+  void add_axis_directories(const std::string& axis);
+  void write_axis(const NodeRef& ref, const std::vector<std::string_view>& values);
+  void write_string_property(const NodeRef& ref, std::string_view node, const std::vector<std::string_view>& values);
+  void create_array(const NodeRef& ref, std::string_view node, const Json& description);
+  void create_sparse(const NodeRef& ref, std::string_view node, const Json& description);
+  PendingArray& pending_array_for_write(const NodeRef& ref, std::string_view node);
+  bool read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out, size_t capacity,
+                          uint64_t* chunk_shape) const;
+  uint64_t declared_axis_length(const std::string& axis, uint64_t length, const std::string& node);
+  void delete_property_files(const std::string& base);
+  void delete_axis(const std::string& axis);
+  void write_descriptor(const std::string& base, const Descriptor& d, bool matrix, uint64_t n_indices,
+                        uint64_t n_colptr);
+  void commit_array(PendingArray& p);
+  void commit_sparse(PendingSparse& p);
+  void rebuild_metadata();
+  void publish_built_repository();
+  void set_scalars(const Json& attributes);
+
+  std::string final_path_;  // where the repository lives once closed
+  std::string root_;        // where we read and write now (a temp dir while building)
+  bool building_ = false;   // root_ is a temp dir to rename over final_path_ at close
+  bool closed_ = false;
+  uint32_t mode_;
+  Version version_{1, 0};
+  bool dirty_ = false;      // something was written (metadata.json needs a rebuild)
+
+  std::mutex cache_mutex_;
+  std::map<std::string, std::shared_ptr<const std::vector<std::string>>> axes_;
+  std::map<std::string, std::shared_ptr<const Property>> properties_;
+
+  std::map<std::string, uint64_t> declared_axes_;  // axis -> length promised by create()
+  std::mutex pending_mutex_;  // write_chunk may add a copy-on-write entry concurrently
+  std::map<std::string, PendingArray> pending_arrays_;
+  std::map<std::string, PendingSparse> pending_sparse_;
+};
+
+}  // namespace daf
