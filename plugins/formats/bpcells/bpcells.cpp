@@ -1,0 +1,265 @@
+// Format "bpcells": a BPCells matrix directory (bnprks/BPCells) as one sparse
+// matrix at the root node "". Its row and column names are the hidden string
+// nodes "row_names" and "col_names", referenced from describe()'s "dims".
+//
+//   reader.cpp   opens and validates a directory, reads ranges of majors
+//   writer.cpp   streams a new directory (v2) and renames it into place
+//   bp128.cpp    the BP-128 codecs (SIMD and scalar)
+//   files.cpp    the numeric (magic + elements) and text files
+#include "reader.hpp"
+#include "writer.hpp"
+
+#include <stowage/plugin.hpp>
+#include <stowage/plugin_util.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace stowage::bpcells {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::string_view kRowNames = "row_names";
+constexpr std::string_view kColNames = "col_names";
+
+bool is_label_node(std::string_view node) { return node == kRowNames || node == kColNames; }
+
+json parse_json(std::string_view text, const std::string& what) {
+  json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) sdk::invalid(what + ": not a JSON object: " + std::string(text));
+  return j;
+}
+
+Element element_for_dtype(const std::string& dtype, const std::string& where) {
+  if (dtype == "uint32") return Element::uint32;
+  if (dtype == "float32") return Element::float32;
+  if (dtype == "float64") return Element::float64;
+  if (dtype == "uint64") return Element::uint64;
+  sdk::unsupported(where + ": BPCells stores uint32, float32 or float64 values (and uint64 unpacked), not " +
+                   dtype);
+}
+
+json dims_json(bool has_row_names, bool has_col_names) {
+  auto labels = [](bool has, std::string_view path) { return has ? json(path) : json(nullptr); };
+  return json::array({{{"name", "rows"}, {"labels", labels(has_row_names, kRowNames)}},
+                      {{"name", "cols"}, {"labels", labels(has_col_names, kColNames)}}});
+}
+
+json matrix_json(const MatrixVersion& version, const std::string& version_text, bool row_major,
+                 uint64_t rows, uint64_t cols, uint64_t nnz, json dims) {
+  return {{"kind", "sparse"},
+          {"dtype", MatrixVersion::dtype(version.value)},
+          {"shape", {rows, cols}},
+          {"layout", row_major ? "csr" : "csc"},
+          {"nnz", nnz},
+          {"attributes",
+           {{"version", version_text}, {"storage_order", row_major ? "row" : "col"}, {"packed", version.packed}}},
+          {"dims", std::move(dims)}};
+}
+
+class BPCellsStore : public sdk::Store {
+ public:
+  BPCellsStore(std::string path, uint32_t mode, json options)
+      : path_(std::move(path)), mode_(mode), options_(std::move(options)) {
+    bool exists = sdk::path_exists(path_);
+    bool want_existing = mode_ == STOWAGE_MODE_READ || mode_ == STOWAGE_MODE_UPDATE;
+    if (want_existing || (mode_ == STOWAGE_MODE_CREATE && exists && looks_like_matrix_dir(path_)))
+      reader_ = std::make_unique<MatrixReader>(path_);
+  }
+
+  void close() override {
+    if (writer_) writer_->commit();
+    writer_.reset();
+  }
+
+  // ---- tree ----
+
+  std::vector<std::string> list(std::string_view node) override {
+    require_node(node);
+    return {};  // the root is the matrix itself; its label nodes are hidden
+  }
+
+  std::string describe(std::string_view node) override {
+    require_node(node);
+    if (is_label_node(node))
+      return json{{"kind", "strings"}, {"shape", {names(node).size()}}, {"attributes", json::object()}}.dump();
+    if (writer_) {
+      const MatrixSpec& s = writer_->spec();
+      return matrix_json(s.version, s.version.text(), s.row_major, s.rows, s.cols, writer_->nnz(),
+                         dims_json(true, true))
+          .dump();
+    }
+    const MatrixReader& r = reader();
+    return matrix_json(r.version(), r.version_text(), r.row_major(), r.rows(), r.cols(), r.nnz(),
+                       dims_json(!r.row_names().empty(), !r.col_names().empty()))
+        .dump();
+  }
+
+  void create(std::string_view node, std::string_view text) override {
+    require_writable();
+    json desc = parse_json(text, path_ + ": create");
+    if (is_label_node(node)) {  // label nodes exist with the matrix; filled by write_strings
+      if (desc.value("kind", "strings") != "strings")
+        sdk::invalid(path_ + ": '" + std::string(node) + "' is reserved for the matrix's names");
+      return;
+    }
+    if (!node.empty())
+      sdk::invalid(path_ + ": a BPCells directory holds one matrix, at the root node \"\", not '" +
+                   std::string(node) + "'");
+    if (writer_) sdk::invalid(path_ + ": the matrix was already created");
+    writer_ = std::make_unique<MatrixWriter>(path_, spec_from(desc));
+    reader_.reset();
+  }
+
+  void set_attributes(std::string_view node, std::string_view text) override {
+    require_node(node);
+    if (!writer_) sdk::unsupported(path_ + ": BPCells directories have no user attributes to change");
+    json attrs = parse_json(text, path_ + ": set_attributes");
+    json current = json::parse(describe(""))["attributes"];
+    for (auto& [key, value] : attrs.items())
+      if (!current.contains(key) || current[key] != value)
+        sdk::unsupported(path_ + ": BPCells directories cannot store attribute '" + key + "' = " + value.dump() +
+                         " (they hold only version, storage_order and packed, fixed at create)");
+  }
+
+  // ---- sparse ----
+
+  uint64_t sparse_count(std::string_view node, uint64_t begin, uint64_t end) override {
+    require_matrix(node);
+    return reader().count(begin, end);
+  }
+
+  void read_sparse(std::string_view node, uint64_t begin, uint64_t end, uint64_t* indptr,
+                   uint32_t* indices, void* values, uint64_t capacity) override {
+    require_matrix(node);
+    reader().read(begin, end, indptr, indices, values, capacity);
+  }
+
+  void append_sparse(std::string_view node, uint64_t n_major, const uint64_t* indptr,
+                     const uint32_t* indices, const void* values) override {
+    require_matrix(node);
+    writer().append(n_major, indptr, indices, values);
+  }
+
+  // ---- names ----
+
+  void read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) override {
+    require_node(node);
+    if (!is_label_node(node)) sdk::invalid(path_ + ": the root node is a sparse matrix, not strings");
+    const std::vector<std::string>& all = names(node);
+    end = std::min<uint64_t>(end, all.size());
+    if (begin > end)
+      sdk::invalid(path_ + "/" + std::string(node) + ": range starts at " + std::to_string(begin) +
+                   ", past the " + std::to_string(all.size()) + " names");
+    for (uint64_t i = begin; i < end; ++i) item(all[i].data(), all[i].size());
+  }
+
+  void write_strings(std::string_view node, const std::vector<std::string_view>& values) override {
+    if (!is_label_node(node))
+      sdk::invalid(path_ + ": BPCells stores strings only as '" + std::string(kRowNames) + "' and '" +
+                   std::string(kColNames) + "', not '" + std::string(node) + "'");
+    writer().set_names(node == kRowNames, values);
+  }
+
+ private:
+  void require_node(std::string_view node) const {
+    sdk::split_node_path(node);  // refuses malformed paths
+    if (!node.empty() && !is_label_node(node))
+      sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no node '" + std::string(node) +
+                                       "' (a BPCells directory holds one matrix at \"\" and its names)");
+  }
+  void require_matrix(std::string_view node) const {
+    require_node(node);
+    if (!node.empty()) sdk::invalid(path_ + ": '" + std::string(node) + "' is a string array, not the matrix");
+  }
+  void require_writable() const {
+    if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
+  }
+
+  const MatrixReader& reader() const {
+    if (writer_) sdk::unsupported(path_ + ": the matrix is being written; reopen it after close() to read it");
+    if (!reader_) sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no matrix yet (create \"\" first)");
+    return *reader_;
+  }
+  MatrixWriter& writer() const {
+    if (!writer_) {
+      if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
+      sdk::invalid(path_ + ": create the matrix (node \"\") before writing its data or names");
+    }
+    return *writer_;
+  }
+  const std::vector<std::string>& names(std::string_view node) const {
+    bool rows = node == kRowNames;
+    if (writer_) return writer_->names(rows);
+    return rows ? reader().row_names() : reader().col_names();
+  }
+
+  // Reads a create() description: kind "sparse", dtype, shape, layout and
+  // whether to bit-pack (top-level "packed", else attributes, else the open
+  // option, else BPCells' default: packed).
+  MatrixSpec spec_from(const json& desc) const {
+    std::string where = path_ + ": create";
+    if (desc.value("kind", "") != "sparse")
+      sdk::unsupported(where + ": BPCells directories hold sparse matrices, not '" + desc.value("kind", "") + "'");
+    if (!desc.contains("dtype") || !desc["dtype"].is_string()) sdk::invalid(where + ": needs a \"dtype\"");
+    const json& shape = desc.contains("shape") ? desc["shape"] : json();
+    if (!shape.is_array() || shape.size() != 2 || !shape[0].is_number_unsigned() || !shape[1].is_number_unsigned())
+      sdk::invalid(where + ": needs \"shape\": [rows, cols]");
+    std::string layout = desc.value("layout", "csc");
+    if (layout != "csc" && layout != "csr") sdk::invalid(where + ": layout must be \"csc\" or \"csr\", not " + layout);
+
+    MatrixSpec spec;
+    spec.version.value = element_for_dtype(desc["dtype"].get<std::string>(), where);
+    spec.rows = shape[0].get<uint64_t>();
+    spec.cols = shape[1].get<uint64_t>();
+    spec.row_major = layout == "csr";
+    json attrs = desc.contains("attributes") && desc["attributes"].is_object() ? desc["attributes"] : json::object();
+    spec.version.packed = spec.version.value != Element::uint64;
+    if (options_.contains("packed") && options_["packed"].is_boolean()) spec.version.packed = options_["packed"];
+    if (attrs.contains("version") && attrs["version"].is_string())
+      if (auto v = parse_version(attrs["version"].get<std::string>())) spec.version.packed = v->packed;
+    if (attrs.contains("packed") && attrs["packed"].is_boolean()) spec.version.packed = attrs["packed"];
+    if (desc.contains("packed")) {
+      if (!desc["packed"].is_boolean()) sdk::invalid(where + ": \"packed\" must be true or false");
+      spec.version.packed = desc["packed"];
+    }
+    for (auto& [key, value] : attrs.items())
+      if (key != "version" && key != "storage_order" && key != "packed")
+        sdk::log(STOWAGE_LOG_WARNING, path_ + ": BPCells directories have no place for attribute '" + key +
+                                          "'; it is not written");
+    return spec;
+  }
+
+  std::string path_;
+  uint32_t mode_;
+  json options_;
+  std::unique_ptr<MatrixReader> reader_;  // the matrix on disk, if any
+  std::unique_ptr<MatrixWriter> writer_;  // the matrix being written, if any
+};
+
+class BPCellsFormat {
+ public:
+  static int32_t identify(std::string_view path) {
+    return looks_like_matrix_dir(std::string(path)) ? 100 : 0;
+  }
+  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode, std::string_view options) {
+    if (path.empty()) sdk::invalid("bpcells: empty path");
+    json opts = options.empty() ? json::object() : parse_json(options, std::string(path) + ": open options");
+    return std::make_unique<BPCellsStore>(std::string(path), mode, std::move(opts));
+  }
+};
+
+}  // namespace
+}  // namespace stowage::bpcells
+
+STOWAGE_DEFINE_FORMAT_PLUGIN(
+    stowage::bpcells::BPCellsFormat, "bpcells", "1.0.0",
+    "BPCells matrix directories (packed/unpacked uint, float, double; v1 and v2) with SIMD BP-128",
+    R"({"packed": {"type": "boolean", "default": true}})",
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL | STOWAGE_CAP_SPARSE |
+        STOWAGE_CAP_STRINGS,
+    nullptr)

@@ -1,0 +1,201 @@
+#include "reader.hpp"
+
+#include <algorithm>
+
+namespace stowage::bpcells {
+
+namespace {
+constexpr uint64_t kMaxTextFile = 4096;  // version and storage_order are one short line
+
+// Scratch space for packed words, reused by each reading thread.
+std::vector<uint32_t>& word_buffer(uint64_t words) {
+  thread_local std::vector<uint32_t> buffer;
+  if (buffer.size() < words) buffer.resize(words);
+  return buffer;
+}
+}  // namespace
+
+// ---- PackedArray --------------------------------------------------------------
+
+PackedArray::PackedArray(const std::string& dir, const std::string& name, bp128::Variant variant,
+                         uint64_t count, int format_version)
+    : variant_(variant), data_(dir + "/" + name + "_data", Element::uint32) {
+  uint64_t chunks = (count + bp128::kChunkValues - 1) / bp128::kChunkValues;
+  ArrayFile idx_file(dir + "/" + name + "_idx", Element::uint32);
+  auto idx = idx_file.read_exactly<uint32_t>(chunks + 1, "one per 128 values, plus one");
+  std::vector<uint64_t> idx_offsets;
+  std::string what = idx_file.path();
+  if (format_version >= 2) {
+    ArrayFile off_file(dir + "/" + name + "_idx_offsets", Element::uint64);
+    // At most one wrap per 2^32 words, so a valid file is tiny; refuse huge ones before reading.
+    uint64_t max_entries = data_.count() / bp128::kOffsetIncrement + 2;
+    if (off_file.count() < 2 || off_file.count() > max_entries)
+      sdk::corrupt(off_file.path() + ": holds " + std::to_string(off_file.count()) +
+                   " entries; expected 2.." + std::to_string(max_entries));
+    idx_offsets = off_file.read_exactly<uint64_t>(off_file.count(), "");
+    what += " / " + off_file.path();
+  }
+  offsets_ = bp128::resolve_offsets(idx, idx_offsets, data_.count(), what + " (against " + data_.path() + ")");
+  if (bp128::has_starts(variant))
+    starts_ = ArrayFile(dir + "/" + name + "_starts", Element::uint32)
+                  .read_exactly<uint32_t>(chunks, "one per 128 values");
+}
+
+void PackedArray::read(uint64_t first, uint64_t n, uint32_t* out) const {
+  if (n == 0) return;
+  uint64_t c0 = first / bp128::kChunkValues;
+  uint64_t c1 = (first + n + bp128::kChunkValues - 1) / bp128::kChunkValues;
+  uint64_t words = offsets_[c1] - offsets_[c0];
+  std::vector<uint32_t>& buffer = word_buffer(words);
+  data_.read(offsets_[c0], words, buffer.data());
+  bp128::decode_range(variant_, offsets_.data(), starts_.empty() ? nullptr : starts_.data(),
+                      buffer.data(), first, n, out);
+}
+
+// ---- MatrixReader ------------------------------------------------------------
+
+MatrixReader::MatrixReader(std::string dir) : dir_(std::move(dir)) {
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  if (!sdk::is_directory(dir_)) {
+    if (!sdk::path_exists(dir_)) sdk::fail(STOWAGE_NOT_FOUND, dir_ + ": no such directory");
+    sdk::invalid(dir_ + ": not a directory (a BPCells matrix is a directory of files)");
+  }
+  read_version();
+  read_storage_order();
+  read_shape();
+  read_idxptr();
+  const uint64_t nnz = idxptr_.back();
+  if (version_.packed) {
+    packed_index_.emplace(dir_, "index", bp128::Variant::d1z, nnz, version_.format);
+    if (version_.value == Element::uint32)
+      packed_val_.emplace(dir_, "val", bp128::Variant::m1, nnz, version_.format);
+  } else {
+    index_.emplace(file("index"), Element::uint32);
+    index_->require_count(nnz, "the number of stored values, the last idxptr entry");
+  }
+  if (!packed_val_) {
+    val_.emplace(file("val"), version_.value);
+    val_->require_count(nnz, "the number of stored values, the last idxptr entry");
+  }
+  row_names_ = read_names("row_names", rows_);
+  col_names_ = read_names("col_names", cols_);
+}
+
+void MatrixReader::read_version() {
+  std::vector<std::string> lines = read_lines(file("version"), kMaxTextFile);
+  if (lines.size() != 1)
+    sdk::corrupt(file("version") + ": must hold exactly one line, found " + std::to_string(lines.size()));
+  version_text_ = lines[0];
+  auto v = parse_version(version_text_);
+  if (!v) {
+    if (version_text_.find("-matrix-v") != std::string::npos)
+      sdk::unsupported(file("version") + ": BPCells matrix version '" + version_text_ +
+                       "' is not supported (supported: <packed|unpacked>-<uint|float|double>-matrix-v<1|2>, "
+                       "unpacked-ulong-matrix-v<1|2>)");
+    sdk::corrupt(file("version") + ": '" + version_text_ + "' is not a BPCells matrix version");
+  }
+  if (v->packed && v->value == Element::uint64)
+    sdk::unsupported(file("version") + ": '" + version_text_ + "': BPCells has no packed ulong matrices");
+  version_ = *v;
+}
+
+void MatrixReader::read_storage_order() {
+  std::vector<std::string> lines = read_lines(file("storage_order"), kMaxTextFile);
+  std::string order = lines.empty() ? "" : lines[0];  // BPCells looks at the first line only
+  if (order != "col" && order != "row")
+    sdk::corrupt(file("storage_order") + ": is '" + order + "', expected 'col' or 'row'");
+  row_major_ = order == "row";
+}
+
+void MatrixReader::read_shape() {
+  auto shape = ArrayFile(file("shape"), Element::uint32).read_exactly<uint32_t>(2, "rows, cols");
+  rows_ = shape[0];
+  cols_ = shape[1];
+}
+
+void MatrixReader::read_idxptr() {
+  ArrayFile f(file("idxptr"), version_.format == 1 ? Element::uint32 : Element::uint64);
+  uint64_t majors = row_major_ ? rows_ : cols_;
+  const char* why = row_major_ ? "rows + 1 (row-major)" : "cols + 1 (column-major)";
+  if (version_.format == 1) {
+    auto v1 = f.read_exactly<uint32_t>(majors + 1, why);
+    idxptr_.assign(v1.begin(), v1.end());
+  } else {
+    idxptr_ = f.read_exactly<uint64_t>(majors + 1, why);
+  }
+  if (idxptr_[0] != 0) sdk::corrupt(f.path() + ": the first entry is " + std::to_string(idxptr_[0]) + ", not 0");
+  for (uint64_t i = 0; i + 1 < idxptr_.size(); ++i)
+    if (idxptr_[i + 1] < idxptr_[i])
+      sdk::corrupt(f.path() + ": not monotone: entry " + std::to_string(i + 1) + " (" +
+                   std::to_string(idxptr_[i + 1]) + ") is below entry " + std::to_string(i) + " (" +
+                   std::to_string(idxptr_[i]) + ")");
+  // Each major holds at most `minors` distinct indices; more means idxptr is bogus.
+  if (minors() > 0 && idxptr_.back() / minors() > majors)
+    sdk::corrupt(f.path() + ": claims " + std::to_string(idxptr_.back()) + " stored values, more than the " +
+                 std::to_string(rows_) + " x " + std::to_string(cols_) + " matrix has cells");
+  if (minors() == 0 && idxptr_.back() != 0)
+    sdk::corrupt(f.path() + ": claims stored values in a matrix with no " + (row_major_ ? "columns" : "rows"));
+}
+
+std::vector<std::string> MatrixReader::read_names(const char* name, uint64_t expected) const {
+  std::string path = file(name);
+  if (!sdk::path_exists(path)) return {};  // tolerated: BPCells always writes it, possibly empty
+  std::vector<std::string> names = read_lines(path);
+  if (!names.empty() && names.size() != expected)
+    sdk::corrupt(path + ": holds " + std::to_string(names.size()) + " names, the matrix has " +
+                 std::to_string(expected) + (name[0] == 'r' ? " rows" : " columns"));
+  return names;
+}
+
+void MatrixReader::check_range(uint64_t begin, uint64_t end) const {
+  if (begin > end || end > majors())
+    sdk::invalid(dir_ + ": major range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                 ") is outside 0.." + std::to_string(majors()));
+}
+
+uint64_t MatrixReader::count(uint64_t begin, uint64_t end) const {
+  check_range(begin, end);
+  return idxptr_[end] - idxptr_[begin];
+}
+
+void MatrixReader::check_indices(const uint32_t* indices, uint64_t n) const {
+  uint32_t largest = 0;
+  for (uint64_t i = 0; i < n; ++i) largest = std::max(largest, indices[i]);
+  if (n > 0 && largest >= minors()) {
+    const std::string& path = packed_index_ ? packed_index_->data_path() : index_->path();
+    sdk::corrupt(path + ": index " + std::to_string(largest) + " is out of range (the matrix has " +
+                 std::to_string(minors()) + (row_major_ ? " columns)" : " rows)"));
+  }
+}
+
+void MatrixReader::read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices,
+                        void* values, uint64_t capacity) const {
+  uint64_t first = idxptr_[begin], n = count(begin, end);
+  if (n > capacity)
+    sdk::invalid(dir_ + ": majors [" + std::to_string(begin) + ", " + std::to_string(end) + ") hold " +
+                 std::to_string(n) + " values, more than the " + std::to_string(capacity) + " given");
+  for (uint64_t m = begin; m <= end; ++m) indptr[m - begin] = idxptr_[m] - first;
+  if (packed_index_)
+    packed_index_->read(first, n, indices);
+  else
+    index_->read(first, n, indices);
+  check_indices(indices, n);
+  if (packed_val_)
+    packed_val_->read(first, n, static_cast<uint32_t*>(values));
+  else
+    val_->read(first, n, values);
+}
+
+bool looks_like_matrix_dir(const std::string& path) {
+  std::string version = path + "/version";
+  if (!sdk::is_regular_file(version)) return false;
+  try {
+    std::vector<std::string> lines = read_lines(version, kMaxTextFile);
+    return !lines.empty() && lines[0].find("-matrix-v") != std::string::npos &&
+           (lines[0].rfind("packed-", 0) == 0 || lines[0].rfind("unpacked-", 0) == 0);
+  } catch (const sdk::Error&) {
+    return false;
+  }
+}
+
+}  // namespace stowage::bpcells

@@ -1,0 +1,226 @@
+#include "writer.hpp"
+
+#include "reader.hpp"  // looks_like_matrix_dir
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+namespace stowage::bpcells {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool directory_is_empty(const std::string& path) {
+  std::error_code ec;
+  return fs::is_empty(path, ec) && !ec;
+}
+
+std::string parent_of(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+}  // namespace
+
+MatrixWriter::MatrixWriter(std::string dest, MatrixSpec spec)
+    : dest_(std::move(dest)), spec_(spec), value_size_(element_size(spec.version.value)) {
+  while (dest_.size() > 1 && dest_.back() == '/') dest_.pop_back();
+  spec_.version.format = 2;
+  if (spec_.rows > UINT32_MAX || spec_.cols > UINT32_MAX)
+    sdk::invalid(dest_ + ": BPCells stores the shape as uint32; " + std::to_string(spec_.rows) + " x " +
+                 std::to_string(spec_.cols) + " is too large");
+  if (spec_.version.packed && spec_.version.value == Element::uint64)
+    sdk::unsupported(dest_ + ": BPCells has no packed uint64 (ulong) matrices; write it unpacked");
+  if (sdk::path_exists(dest_)) {
+    if (!sdk::is_directory(dest_))
+      sdk::invalid(dest_ + ": exists and is not a directory; refusing to replace it");
+    if (!directory_is_empty(dest_) && !looks_like_matrix_dir(dest_))
+      sdk::invalid(dest_ + ": exists and is not a BPCells matrix directory; refusing to replace it");
+  }
+  if (!parent_of(dest_).empty()) sdk::make_directories(parent_of(dest_));
+  temp_ = sdk::temp_path_for(dest_);
+  if (::mkdir(temp_.c_str(), 0755) != 0) sdk::io_fail(temp_, "cannot create directory", errno);
+
+  const bool packed = spec_.version.packed;
+  const bool packed_uint = packed && spec_.version.value == Element::uint32;
+  if (packed) {
+    index_data_.emplace(temp_file("index_data"), Element::uint32);
+    index_enc_ = std::make_unique<bp128::Encoder>(bp128::Variant::d1z, [this](const uint32_t* w, size_t n) {
+      index_data_->write(w, n * sizeof(uint32_t));
+    });
+  } else {
+    index_file_.emplace(temp_file("index"), Element::uint32);
+  }
+  if (packed_uint) {
+    val_data_.emplace(temp_file("val_data"), Element::uint32);
+    val_enc_ = std::make_unique<bp128::Encoder>(bp128::Variant::m1, [this](const uint32_t* w, size_t n) {
+      val_data_->write(w, n * sizeof(uint32_t));
+    });
+  } else {
+    val_file_.emplace(temp_file("val"), spec_.version.value);
+  }
+}
+
+MatrixWriter::~MatrixWriter() {
+  if (committed_) return;
+  // Abandoned: close our files and remove the temporary directory.
+  index_file_.reset();
+  val_file_.reset();
+  index_data_.reset();
+  val_data_.reset();
+  std::error_code ec;
+  fs::remove_all(temp_, ec);
+}
+
+// ---- appending ---------------------------------------------------------------
+
+void MatrixWriter::append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+                          const void* values) {
+  if (committed_) sdk::invalid(dest_ + ": append after close");
+  if (n_major > majors() - majors_written())
+    sdk::invalid(dest_ + ": appending " + std::to_string(n_major) + " majors to " +
+                 std::to_string(majors_written()) + " already written exceeds the " +
+                 std::to_string(majors()) + " of the matrix");
+  if (indptr[0] != 0) sdk::invalid(dest_ + ": append: indptr must start at 0");
+  for (uint64_t m = 0; m < n_major; ++m)
+    if (indptr[m + 1] < indptr[m])
+      sdk::invalid(dest_ + ": append: indptr decreases at entry " + std::to_string(m + 1));
+  const uint64_t total = indptr[n_major];
+  if (total > UINT64_MAX - nnz()) sdk::invalid(dest_ + ": too many stored values");
+
+  // One pass: every index in range, and are the majors already sorted?
+  bool sorted = true;
+  const uint64_t limit = minors();
+  for (uint64_t m = 0; m < n_major; ++m) {
+    for (uint64_t k = indptr[m]; k < indptr[m + 1]; ++k) {
+      if (indices[k] >= limit)
+        sdk::invalid(dest_ + ": append: index " + std::to_string(indices[k]) + " in major " +
+                     std::to_string(majors_written() + m) + " is outside the " + std::to_string(limit) +
+                     (spec_.row_major ? " columns" : " rows"));
+      if (k > indptr[m] && indices[k] <= indices[k - 1]) sorted = false;
+    }
+  }
+  const char* vals = static_cast<const char*>(values);
+  if (sorted) {
+    append_major(indices, vals, total);  // the whole batch at once
+  } else {
+    for (uint64_t m = 0; m < n_major; ++m)
+      append_major(indices + indptr[m], vals + indptr[m] * value_size_, indptr[m + 1] - indptr[m]);
+  }
+  for (uint64_t m = 1; m <= n_major; ++m) idxptr_.push_back(idxptr_.back() + indptr[m] - indptr[m - 1]);
+}
+
+// Writes n (index, value) pairs; sorts them by index first when needed
+// (BPCells keeps each major sorted).
+void MatrixWriter::append_major(const uint32_t* indices, const char* values, uint64_t n) {
+  bool sorted = true;
+  for (uint64_t k = 1; k < n && sorted; ++k) sorted = indices[k] > indices[k - 1];
+  if (!sorted) {
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), uint64_t(0));
+    std::sort(order_.begin(), order_.end(), [&](uint64_t a, uint64_t b) { return indices[a] < indices[b]; });
+    sorted_indices_.resize(n);
+    sorted_values_.resize(n * value_size_);
+    for (uint64_t k = 0; k < n; ++k) {
+      sorted_indices_[k] = indices[order_[k]];
+      std::memcpy(&sorted_values_[k * value_size_], values + order_[k] * value_size_, value_size_);
+      if (k > 0 && sorted_indices_[k] == sorted_indices_[k - 1])
+        sdk::invalid(dest_ + ": append: index " + std::to_string(sorted_indices_[k]) + " appears twice in major " +
+                     std::to_string(majors_written()));
+    }
+    indices = sorted_indices_.data();
+    values = sorted_values_.data();
+  }
+  if (index_enc_)
+    index_enc_->push(indices, n);
+  else
+    index_file_->write(indices, n * sizeof(uint32_t));
+  write_values(values, n);
+}
+
+void MatrixWriter::write_values(const void* values, uint64_t n) {
+  if (val_enc_)
+    val_enc_->push(static_cast<const uint32_t*>(values), n);
+  else
+    val_file_->write(values, n * value_size_);
+}
+
+void MatrixWriter::set_names(bool rows, const std::vector<std::string_view>& names) {
+  uint64_t expected = rows ? spec_.rows : spec_.cols;
+  const char* what = rows ? "row_names" : "col_names";
+  if (!names.empty() && names.size() != expected)
+    sdk::invalid(dest_ + ": " + what + " needs 0 or " + std::to_string(expected) + " names, got " +
+                 std::to_string(names.size()));
+  std::vector<std::string> copy;
+  copy.reserve(names.size());
+  for (std::string_view name : names) {
+    // One name per line: a newline cannot be stored, a trailing CR would be dropped on reading.
+    if (name.find('\n') != std::string_view::npos || (!name.empty() && name.back() == '\r'))
+      sdk::invalid(dest_ + ": " + what + ": name '" + std::string(name) +
+                   "' contains a line break, which BPCells cannot store");
+    copy.emplace_back(name);
+  }
+  (rows ? row_names_ : col_names_) = std::move(copy);
+}
+
+// ---- committing --------------------------------------------------------------
+
+void MatrixWriter::finish_packed(bp128::Encoder& enc, const char* name, bool with_starts) {
+  enc.finish();
+  std::string base = temp_ + "/" + name;
+  write_array_file(base + "_idx", Element::uint32, enc.idx());
+  write_array_file(base + "_idx_offsets", Element::uint64, enc.idx_offsets());
+  if (with_starts) write_array_file(base + "_starts", Element::uint32, enc.starts());
+}
+
+void MatrixWriter::commit() {
+  if (committed_) return;
+  if (majors_written() != majors())
+    sdk::invalid(dest_ + ": the matrix is incomplete: " + std::to_string(majors_written()) + " of " +
+                 std::to_string(majors()) + (spec_.row_major ? " rows" : " columns") + " appended");
+  if (index_enc_) {
+    finish_packed(*index_enc_, "index", true);
+    index_data_->close();
+  } else {
+    index_file_->close();
+  }
+  if (val_enc_) {
+    finish_packed(*val_enc_, "val", false);
+    val_data_->close();
+  } else {
+    val_file_->close();
+  }
+  write_array_file(temp_file("idxptr"), Element::uint64, idxptr_);
+  write_array_file(temp_file("shape"), Element::uint32,
+                   std::vector<uint32_t>{uint32_t(spec_.rows), uint32_t(spec_.cols)});
+  write_lines_file(temp_file("storage_order"), {spec_.row_major ? "row" : "col"});
+  write_lines_file(temp_file("version"), {spec_.version.text()});
+  write_lines_file(temp_file("row_names"), row_names_);
+  write_lines_file(temp_file("col_names"), col_names_);
+  publish();
+}
+
+// Renames the finished directory over the destination; an older matrix there
+// is moved aside first and removed only once the new one is in place.
+void MatrixWriter::publish() {
+  std::string old;
+  if (sdk::path_exists(dest_)) {
+    old = sdk::temp_path_for(dest_) + ".old";
+    if (::rename(dest_.c_str(), old.c_str()) != 0) sdk::io_fail(dest_, "cannot move the old matrix aside", errno);
+  }
+  if (::rename(temp_.c_str(), dest_.c_str()) != 0) {
+    int e = errno;
+    if (!old.empty()) ::rename(old.c_str(), dest_.c_str());  // put the old one back
+    sdk::io_fail(dest_, "cannot rename the finished matrix into place", e);
+  }
+  committed_ = true;
+  if (!old.empty()) {
+    std::error_code ec;
+    fs::remove_all(old, ec);
+  }
+}
+
+}  // namespace stowage::bpcells
