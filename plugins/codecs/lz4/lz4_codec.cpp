@@ -43,7 +43,7 @@ bool try_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capac
                          size_t* written) {
   if (n < 5) return false;
   uint32_t size = stowage::sdk::load_le<uint32_t>(in);
-  if (size == 0 || size > capacity || n - 4 > static_cast<size_t>(INT32_MAX)) return false;
+  if (size > capacity || size > uint32_t(INT32_MAX) || n - 4 > size_t(INT32_MAX)) return false;
   int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in + 4), reinterpret_cast<char*>(out),
                                 static_cast<int>(n - 4), static_cast<int>(size));
   if (got != static_cast<int>(size)) return false;
