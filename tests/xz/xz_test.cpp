@@ -1,0 +1,120 @@
+// Codec "xz": config, the N5 README example byte for byte, real chunks from
+// Java and zarr, Python's lzma and numcodecs as peers in both directions,
+// bad payloads.
+#include "codec_test_helpers.hpp"
+
+using namespace codec_test;
+
+namespace {
+stowage::Codec xz(int preset) { return codec(R"({"type":"xz","preset":)" + std::to_string(preset) + "}"); }
+}  // namespace
+
+TEST_CASE("xz: config defaults, canonical form and ranges") {
+  CHECK(codec(R"({"type":"xz"})").canonical_config() == R"({"preset":6,"type":"xz"})");
+  CHECK(codec(R"({"type":"xz","preset":0,"note":"kept"})").canonical_config() ==
+        R"({"note":"kept","preset":0,"type":"xz"})");
+  for (const char* bad : {R"({"type":"xz","preset":-1})", R"({"type":"xz","preset":10})"}) {
+    Failure f = failure_of([&] { codec(bad); });
+    CHECK(f.code == stowage::ErrorCode::invalid_argument);
+    CHECK_MESSAGE(f.message.find("\"preset\"") != std::string::npos, f.message);
+    CHECK_MESSAGE(f.message.find("0..9") != std::string::npos, f.message);
+  }
+}
+
+TEST_CASE("xz: the N5 README example decodes, and preset 6 reproduces its bytes") {
+  const Bytes readme = spec_example_payload("xz");
+  CHECK(decode(xz(6), readme, 12) == spec_example_values());
+  CHECK(encode(xz(6), spec_example_values()) == readme);
+}
+
+TEST_CASE("xz: every xz chunk of the Java and zarr fixtures decodes exactly") {
+  CHECK(check_fixture_dataset("n5java-4.0.2-written.n5", "xz/float64_2d") > 0);
+  CHECK(check_fixture_dataset("java-style.n5", "xz/float64_2d") > 0);
+  CHECK(check_fixture_dataset("zarr-written.n5", "xz/int64_1d") > 0);
+}
+
+TEST_CASE("xz: round trips at every preset") {
+  for (const Sample& s : samples())
+    for (int preset = 0; preset <= 9; ++preset) {
+      // Presets 7..9 only differ in dictionary size (and memory): one small input is enough.
+      if (preset >= 7 && s.name != "text") continue;
+      CAPTURE(s.name);
+      CAPTURE(preset);
+      stowage::Codec c = xz(preset);
+      Bytes packed = encode(c, s.data);
+      CHECK(packed.size() <= c.bound(s.data.size()));
+      CHECK(decode(c, packed, s.data.size()) == s.data);
+    }
+}
+
+TEST_CASE("xz: Python's lzma and numcodecs read ours, and we read theirs") {
+  PeerExchange peer;
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours", encode(xz(6), s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run(R"PY(
+import lzma, os, sys
+import numcodecs
+from numcodecs.compat import ensure_bytes
+d = sys.argv[1]
+rd = lambda n: open(os.path.join(d, n), 'rb').read()
+def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
+for name in open(os.path.join(d, 'names.txt')).read().split():
+    data = rd(name + '.data')
+    wr(name + '.by_python', lzma.decompress(rd(name + '.ours'), format=lzma.FORMAT_XZ))
+    wr(name + '.by_numcodecs', numcodecs.LZMA().decode(rd(name + '.ours')))
+    for preset in (0, 3, 6):
+        wr(name + '.python.%d' % preset,
+           lzma.compress(data, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=preset))
+    wr(name + '.python.crc32', lzma.compress(data, check=lzma.CHECK_CRC32))
+    wr(name + '.python.sha256', lzma.compress(data, check=lzma.CHECK_SHA256, preset=1))
+    wr(name + '.numcodecs', numcodecs.LZMA(preset=1).encode(data))
+    half = len(data) // 2
+    wr(name + '.python.streams', lzma.compress(data[:half]) + lzma.compress(data[half:]))
+)PY");
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK(peer.get(s.name + ".by_python") == s.data);
+    CHECK(peer.get(s.name + ".by_numcodecs") == s.data);
+    for (int preset : {0, 3, 6}) {
+      CAPTURE(preset);
+      Bytes theirs = peer.get(s.name + ".python." + std::to_string(preset));
+      CHECK(decode(xz(6), theirs, s.data.size()) == s.data);
+      // Python's lzma is liblzma's streaming encoder too: the same preset gives the same bytes.
+      CHECK(encode(xz(preset), s.data) == theirs);
+    }
+    for (const char* theirs : {".python.crc32", ".python.sha256", ".numcodecs", ".python.streams"})
+      CHECK_MESSAGE(decode(xz(6), peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
+  }
+}
+
+TEST_CASE("xz: truncated, corrupt, oversized and trailing data are CORRUPT") {
+  const Bytes data = microscopy_u16(64 * 64 * 4);
+  stowage::Codec c = xz(6);
+  const Bytes packed = encode(c, data);
+  check_every_truncation_fails(c, packed, data.size(), "xz");
+  check_byte_flips_are_safe(c, packed, data.size());
+
+  // The block's CRC64 sits just before the index: flipping a data byte is caught.
+  Bytes bad_data = packed;
+  bad_data[packed.size() / 2] ^= 0x01;
+  CHECK_CORRUPT(decode_failure(c, bad_data, data.size()), "xz", "xz");
+  CHECK_CORRUPT(decode_failure(c, packed, data.size() - 1), "xz", "more than the expected");
+  Bytes trailing = packed;
+  for (char ch : std::string("junk")) trailing.push_back(static_cast<uint8_t>(ch));
+  CHECK(decode_failure(c, trailing, data.size()).code == stowage::ErrorCode::corrupt);
+  // Stream padding (a multiple of four zero bytes) is part of the .xz format.
+  Bytes padded = packed;
+  padded.insert(padded.end(), 4, 0);
+  CHECK(decode(c, padded, data.size()) == data);
+  CHECK_CORRUPT(decode_failure(c, {}, 10), "xz", "empty");
+  CHECK_CORRUPT(decode_failure(c, bytes("\x1f\x8b not xz"), 10), "xz", "magic");
+}
+
+TEST_CASE("xz: one instance is safe from many threads") {
+  check_thread_safe(xz(1), microscopy_u16(64 * 64 * 4));
+}

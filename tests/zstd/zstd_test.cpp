@@ -1,0 +1,114 @@
+// Codec "zstd": config (with zarr's stray "id"), real chunks from zstd-jni
+// and zarr, python-zstandard and numcodecs as peers in both directions
+// (frames with and without content size), bad payloads.
+#include "codec_test_helpers.hpp"
+
+using namespace codec_test;
+
+namespace {
+stowage::Codec zstd(int level) { return codec(R"({"type":"zstd","level":)" + std::to_string(level) + "}"); }
+}  // namespace
+
+TEST_CASE("zstd: config defaults, canonical form and ranges") {
+  CHECK(codec(R"({"type":"zstd"})").canonical_config() == R"({"level":3,"type":"zstd"})");
+  // zarr-python writes a stray "id"; it is kept and ignored.
+  CHECK(codec(R"({"type":"zstd","id":"zstd","level":3})").canonical_config() ==
+        R"({"id":"zstd","level":3,"type":"zstd"})");
+  CHECK(codec(R"({"type":"zstd","level":-7})").canonical_config() == R"({"level":-7,"type":"zstd"})");
+  Failure f = failure_of([] { codec(R"({"type":"zstd","level":23})"); });
+  CHECK(f.code == stowage::ErrorCode::invalid_argument);
+  CHECK_MESSAGE(f.message.find("\"level\"") != std::string::npos, f.message);
+  CHECK_MESSAGE(f.message.find("..22") != std::string::npos, f.message);
+  CHECK(failure_of([] { codec(R"({"type":"zstd","level":"3"})"); }).code ==
+        stowage::ErrorCode::invalid_argument);
+}
+
+TEST_CASE("zstd: every zstd chunk of the zstd-jni and zarr fixtures decodes exactly") {
+  CHECK(check_fixture_dataset("java-style.n5", "zstd/uint32_2d") > 0);
+  CHECK(check_fixture_dataset("zarr-written.n5", "zstd/uint64_2d") > 0);
+}
+
+TEST_CASE("zstd: round trips at several levels") {
+  for (const Sample& s : samples())
+    for (int level : {-5, 1, 3, 9, 19}) {
+      CAPTURE(s.name);
+      CAPTURE(level);
+      stowage::Codec c = zstd(level);
+      Bytes packed = encode(c, s.data);
+      CHECK(packed.size() <= c.bound(s.data.size()));
+      CHECK(decode(c, packed, s.data.size()) == s.data);
+    }
+}
+
+TEST_CASE("zstd: python-zstandard and numcodecs read ours, and we read theirs") {
+  PeerExchange peer;
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours", encode(zstd(3), s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run(R"PY(
+import os, sys
+import numcodecs, zstandard
+from numcodecs.compat import ensure_bytes
+d = sys.argv[1]
+rd = lambda n: open(os.path.join(d, n), 'rb').read()
+def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
+for name in open(os.path.join(d, 'names.txt')).read().split():
+    data, ours = rd(name + '.data'), rd(name + '.ours')
+    # n5-zstandard's reader and zstandard's one-shot decompress need the content size.
+    wr(name + '.content_size', b'%d' % zstandard.get_frame_parameters(ours).content_size)
+    wr(name + '.by_python', zstandard.ZstdDecompressor().decompress(ours))
+    # numcodecs 0.11 refuses a frame whose content size is 0 ("invalid input data").
+    if data:
+        wr(name + '.by_numcodecs', numcodecs.Zstd().decode(ours))
+    wr(name + '.python.sized', zstandard.ZstdCompressor(level=3).compress(data))
+    wr(name + '.python.checksum', zstandard.ZstdCompressor(level=5, write_checksum=True).compress(data))
+    unsized = zstandard.ZstdCompressor(level=3, write_content_size=False)
+    wr(name + '.python.unsized', unsized.compress(data))
+    stream = unsized.compressobj()
+    wr(name + '.python.streamed', stream.compress(data) + stream.flush())
+    half = len(data) // 2
+    wr(name + '.python.frames', zstandard.ZstdCompressor().compress(data[:half]) +
+       zstandard.ZstdCompressor().compress(data[half:]))
+    wr(name + '.numcodecs', numcodecs.Zstd(level=1).encode(data))
+)PY");
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK(text(peer.get(s.name + ".content_size")) == std::to_string(s.data.size()));
+    CHECK(peer.get(s.name + ".by_python") == s.data);
+    if (!s.data.empty()) CHECK(peer.get(s.name + ".by_numcodecs") == s.data);
+    for (const char* theirs : {".python.sized", ".python.checksum", ".python.unsized", ".python.streamed",
+                               ".python.frames", ".numcodecs"})
+      CHECK_MESSAGE(decode(zstd(3), peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
+  }
+  // A frame without content size that holds more than the buffer is caught while decoding.
+  const Sample& big = samples()[3];
+  CHECK_CORRUPT(decode_failure(zstd(3), peer.get(big.name + ".python.unsized"), big.data.size() - 1),
+                "zstd", "more than the expected");
+}
+
+TEST_CASE("zstd: truncated, corrupt, oversized and trailing data are CORRUPT") {
+  const Bytes data = microscopy_u16(64 * 64 * 4);
+  stowage::Codec c = zstd(3);
+  const Bytes packed = encode(c, data);
+  check_every_truncation_fails(c, packed, data.size(), "zstd");
+  check_byte_flips_are_safe(c, packed, data.size());
+
+  Bytes bad_magic = packed;
+  bad_magic[0] ^= 0xff;
+  CHECK_CORRUPT(decode_failure(c, bad_magic, data.size()), "zstd", "frame header");
+  CHECK_CORRUPT(decode_failure(c, packed, data.size() - 1), "zstd", "declares");
+  Bytes trailing = packed;
+  trailing.insert(trailing.end(), {1, 2, 3});
+  CHECK_CORRUPT(decode_failure(c, trailing, data.size()), "zstd", "zstd");
+  CHECK_CORRUPT(decode_failure(c, {}, 10), "zstd", "empty");
+  Bytes roomy(data.size() + 100);
+  CHECK(c.decode(packed.data(), packed.size(), roomy.data(), roomy.size()) == data.size());
+}
+
+TEST_CASE("zstd: one instance is safe from many threads") {
+  check_thread_safe(zstd(3), microscopy_u16(64 * 64 * 8));
+}
