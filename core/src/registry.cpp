@@ -384,6 +384,14 @@ Codec Registry::codec(const json& config, std::string_view context) {
   return codec(std::string_view(config.dump()), context);
 }
 
+Codec Registry::codec(const char* config_json, std::string_view context) {
+  return codec(std::string_view(config_json), context);
+}
+
+Codec Registry::codec(const std::string& config_json, std::string_view context) {
+  return codec(std::string_view(config_json), context);
+}
+
 Codec Registry::codec(std::string_view config_json, std::string_view context) {
   json config = json::parse(config_json, nullptr, false);
   if (config.is_discarded() || !config.is_object() || !config.contains("type") ||

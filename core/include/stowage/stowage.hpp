@@ -124,6 +124,8 @@ class Registry {
   // dataset that needs it, for the error when the codec is missing.
   Codec codec(const json& config, std::string_view context = {});
   Codec codec(std::string_view config_json, std::string_view context = {});
+  Codec codec(const char* config_json, std::string_view context = {});
+  Codec codec(const std::string& config_json, std::string_view context = {});
 
   // Ids of the format plugins and their identify() scores for a path.
   std::vector<std::pair<std::string, int32_t>> identify(const std::string& path);

@@ -1,0 +1,66 @@
+// Core pieces without plugins: dtypes, node descriptions, dataset specs.
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("dtypes round-trip through their names") {
+  for (auto t : {stowage::DType::boolean, stowage::DType::int8, stowage::DType::uint16, stowage::DType::int32,
+                 stowage::DType::uint64, stowage::DType::float32, stowage::DType::float64}) {
+    CHECK(stowage::parse_dtype(stowage::dtype_name(t)) == t);
+  }
+  CHECK(stowage::dtype_size(stowage::DType::float64) == 8);
+  CHECK(stowage::dtype_size(stowage::DType::int16) == 2);
+  CHECK_THROWS_AS(stowage::parse_dtype("complex64"), stowage::Error);
+}
+
+TEST_CASE("node descriptions parse") {
+  auto info = stowage::parse_node_info(stowage::json::parse(
+      R"({"kind":"array","dtype":"uint16","shape":[4,5],"chunks":[2,5],"byte_order":"big","order":"F",
+          "codec":{"type":"gzip"},"dims":[{"name":"gene","labels":"rows"},{"name":"cell"}],
+          "attributes":{"a":1}})"));
+  CHECK(info.kind == stowage::NodeKind::array);
+  CHECK(info.shape == std::vector<uint64_t>{4, 5});
+  CHECK(info.chunks == std::vector<uint64_t>{2, 5});
+  CHECK(info.big_endian);
+  CHECK(info.fortran_order);
+  CHECK(info.codec["type"] == "gzip");
+  CHECK(info.dims.size() == 2);
+  CHECK(info.dims[0].labels == "rows");
+  CHECK(info.dims[1].labels.empty());
+  CHECK(info.attributes["a"] == 1);
+  CHECK_THROWS_AS(stowage::parse_node_info(stowage::json::parse(R"({"kind":"volume"})")), stowage::Error);
+  CHECK_THROWS_AS(stowage::parse_node_info(stowage::json::parse(R"({"kind":"sparse","shape":[3]})")),
+                  stowage::Error);
+}
+
+TEST_CASE("dataset specs split at ::") {
+  CHECK(stowage::split_dataset_spec("a.n5::raw/s0") == std::make_pair(std::string("a.n5"), std::string("raw/s0")));
+  CHECK(stowage::split_dataset_spec("x.datg") == std::make_pair(std::string("x.datg"), std::string()));
+}
+
+TEST_CASE("raw codec through the registry") {
+  stowage::Codec raw = stowage::Registry::global().codec(R"({"type":"raw"})");
+  CHECK(raw.id() == "raw");
+  CHECK(raw.canonical_config() == R"({"type":"raw"})");
+  std::string data = "hello, stowage";
+  auto enc = raw.encode(data.data(), data.size());
+  CHECK(std::string(enc.begin(), enc.end()) == data);
+  auto dec = raw.decode(enc.data(), enc.size(), data.size());
+  CHECK(std::string(dec.begin(), dec.end()) == data);
+  std::vector<char> small(4);
+  CHECK_THROWS_WITH_AS(raw.decode(enc.data(), enc.size(), small.data(), small.size()),
+                       doctest::Contains("do not fit"), stowage::Error);
+}
+
+TEST_CASE("a missing codec names what needs it and where we looked") {
+  try {
+    stowage::Registry::global().codec(R"({"type":"nosuchcodec"})", "N5 array 'raw/s0' in x.n5");
+    FAIL("expected an error");
+  } catch (const stowage::Error& e) {
+    std::string m = e.what();
+    CHECK(e.code() == stowage::ErrorCode::not_found);
+    CHECK(m.find("N5 array 'raw/s0' in x.n5 needs codec 'nosuchcodec'") != std::string::npos);
+    CHECK(m.find("stowage_codec_nosuchcodec") != std::string::npos);
+    CHECK(m.find("searched:") != std::string::npos);
+  }
+}

@@ -1,0 +1,155 @@
+// Region I/O in the core, checked against the testgrid plugin whose every
+// element is a known formula of its coordinates.
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <random>
+#include <thread>
+
+using stowage::json;
+
+namespace {
+
+stowage::Registry& grid_registry() {
+  static stowage::Registry registry([] {
+    stowage::Registry::Options o;
+    o.paths = {test::env_or("STOWAGE_TESTGRID_DIR", ".")};
+    o.use_environment = false;
+    o.use_default_dir = false;
+    return o;
+  }());
+  return registry;
+}
+
+stowage::Store open_grid(const json& options) {
+  return stowage::Store::open("testgrid:", stowage::Mode::read, "testgrid", options, grid_registry());
+}
+
+uint64_t formula(const std::vector<uint64_t>& coord) {
+  uint64_t v = 0;
+  for (uint64_t c : coord) v = v * 1000 + c;
+  return v * 7 + 3;
+}
+
+// What the element at `coord` must read as, given the grid's options.
+uint64_t expected_value(const json& o, const std::vector<uint64_t>& coord, size_t esize) {
+  auto chunks = o["chunks"].get<std::vector<uint64_t>>();
+  uint64_t sum = 0;
+  for (size_t d = 0; d < coord.size(); ++d) sum += coord[d] / chunks[d];
+  if (sum % o.value("missing_every", 5) == 0) return 9;  // fill value
+  uint64_t v = formula(coord);
+  return esize == 8 ? v : v & ((uint64_t{1} << (8 * esize)) - 1);
+}
+
+template <class T>
+void check_region(const json& o, const std::vector<uint64_t>& off, const std::vector<uint64_t>& shape,
+                  const std::vector<T>& got) {
+  size_t nd = shape.size();
+  std::vector<uint64_t> coord(nd);
+  uint64_t count = got.size();
+  for (uint64_t flat = 0; flat < count; ++flat) {
+    uint64_t rest = flat;
+    for (size_t d = nd; d-- > 0;) coord[d] = off[d] + rest % shape[d], rest /= shape[d];
+    uint64_t want = expected_value(o, coord, sizeof(T));
+    if (static_cast<uint64_t>(got[flat]) != want) {
+      FAIL("element " << flat << " got " << uint64_t(got[flat]) << " want " << want);
+      return;
+    }
+  }
+}
+
+template <class T>
+void random_regions(const json& o, int trials, unsigned seed) {
+  stowage::Store store = open_grid(o);
+  stowage::Array a = store.array();
+  std::mt19937 rng(seed);
+  for (int t = 0; t < trials; ++t) {
+    std::vector<uint64_t> off, shape;
+    for (uint64_t s : a.shape()) {
+      uint64_t lo = rng() % s;
+      off.push_back(lo);
+      shape.push_back(1 + rng() % (s - lo));
+    }
+    std::vector<T> buf(std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>()));
+    a.read(off, shape, buf.data());
+    check_region<T>(o, off, shape, buf);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("region reads: every layout the ABI allows") {
+  for (const char* order : {"C", "F"})
+    for (const char* bo : {"little", "big"})
+      for (const char* edge : {"cropped", "padded"}) {
+        CAPTURE(order);
+        CAPTURE(bo);
+        CAPTURE(edge);
+        json o = {{"dtype", "uint32"}, {"shape", {13, 7, 10}}, {"chunks", {4, 3, 5}},
+                  {"order", order}, {"byte_order", bo}, {"edge", edge}};
+        random_regions<uint32_t>(o, 40, 1);
+        o["dtype"] = "uint16";
+        random_regions<uint16_t>(o, 20, 2);
+        o["dtype"] = "uint64";
+        random_regions<uint64_t>(o, 20, 3);
+      }
+}
+
+TEST_CASE("region reads: whole array, 1-D and 4-D") {
+  json o1 = {{"dtype", "uint64"}, {"shape", {1000}}, {"chunks", {64}}, {"byte_order", "big"}};
+  stowage::Array a = open_grid(o1).array();
+  check_region<uint64_t>(o1, {0}, {1000}, a.read_all<uint64_t>());
+  json o4 = {{"dtype", "uint32"}, {"shape", {3, 4, 5, 6}}, {"chunks", {2, 3, 2, 4}}, {"order", "F"}};
+  stowage::Array b = open_grid(o4).array();
+  check_region<uint32_t>(o4, {0, 0, 0, 0}, {3, 4, 5, 6}, b.read_all<uint32_t>());
+}
+
+TEST_CASE("region reads from several threads equal a single-threaded read") {
+  json o = {{"dtype", "uint32"}, {"shape", {64, 80, 96}}, {"chunks", {16, 16, 16}}, {"byte_order", "big"}};
+  stowage::Store store = open_grid(o);
+  stowage::Array a = store.array();
+  grid_registry().set_threads(1);
+  std::vector<uint32_t> single = a.read_all<uint32_t>();
+  check_region<uint32_t>(o, {0, 0, 0}, {64, 80, 96}, single);
+  grid_registry().set_threads(4);
+  std::vector<std::vector<uint32_t>> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) results[t] = a.read_all<uint32_t>();
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& r : results) CHECK(r == single);
+}
+
+TEST_CASE("region writes: partial chunks merge with what is stored") {
+  for (const char* order : {"C", "F"}) {
+    CAPTURE(order);
+    json o = {{"dtype", "uint16"}, {"shape", {11, 9}}, {"chunks", {4, 4}}, {"order", order},
+              {"byte_order", "big"}, {"missing_every", 3}};
+    stowage::Store store = open_grid(o);
+    stowage::Array a = store.array();
+    std::vector<uint16_t> model = a.read_all<uint16_t>();
+    std::mt19937 rng(7);
+    for (int t = 0; t < 30; ++t) {
+      uint64_t r0 = rng() % 11, c0 = rng() % 9;
+      uint64_t rows = 1 + rng() % (11 - r0), cols = 1 + rng() % (9 - c0);
+      std::vector<uint16_t> patch(rows * cols);
+      for (auto& v : patch) v = static_cast<uint16_t>(rng());
+      a.write({r0, c0}, {rows, cols}, patch.data());
+      for (uint64_t r = 0; r < rows; ++r)
+        for (uint64_t c = 0; c < cols; ++c) model[(r0 + r) * 9 + c0 + c] = patch[r * cols + c];
+      REQUIRE(a.read_all<uint16_t>() == model);
+    }
+  }
+}
+
+TEST_CASE("region bounds are checked") {
+  json o = {{"dtype", "uint8"}, {"shape", {10, 10}}, {"chunks", {3, 3}}};
+  stowage::Array a = open_grid(o).array();
+  std::vector<uint8_t> buf(100);
+  CHECK_THROWS_AS(a.read({5, 5}, {6, 1}, buf.data()), stowage::Error);
+  CHECK_THROWS_AS(a.read({0}, {1}, buf.data()), stowage::Error);
+}
