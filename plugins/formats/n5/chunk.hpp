@@ -35,6 +35,10 @@ ChunkHeader parse_chunk_header(const uint8_t* data, size_t available, size_t ndi
                                const uint64_t* block_c, uint64_t* shape_c,
                                const std::string& file);
 
+// Parses the 6-byte header of an object (mode 2) chunk: numElements is the
+// payload's byte count.
+ChunkHeader parse_object_header(const uint8_t* data, size_t available, const std::string& file);
+
 // Writes a mode-0 header for a chunk of C-order shape `shape_c` into `out`
 // (default_header_size(ndim) bytes) and returns its size.
 size_t write_default_header(uint8_t* out, const uint64_t* shape_c, size_t ndim);

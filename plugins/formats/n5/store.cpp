@@ -118,11 +118,15 @@ std::vector<uint64_t> description_extents(const json& d, const char* key, uint64
 
 // The codec config to store: validated by creating the codec, defaults
 // filled in, "type" first as N5 Java writes it.
-json canonical_compression(const json& codec) {
+json canonical_compression(json codec, size_t element_size) {
   if (codec.is_null()) return json{{"type", "raw"}};
   if (!codec.is_object() || !codec.contains("type") || !codec["type"].is_string())
     invalid("n5 create: \"codec\" must be null or an object with a string \"type\", got " +
             codec.dump());
+  // n5-blosc compresses with typesize 1, which makes shuffling a no-op;
+  // the element size lets shuffle work, and every blosc decoder reads it
+  // from the frame header.
+  if (codec["type"] == "blosc" && !codec.contains("typesize")) codec["typesize"] = element_size;
   sdk::HostCodec instance(codec.dump());
   json canonical = json::parse(instance.canonical_config(), nullptr, false);
   if (canonical.is_discarded() || !canonical.is_object()) canonical = codec;
@@ -156,7 +160,7 @@ Dataset dataset_from_description(const json& d) {
       !(d["fill_value"].is_number() && d["fill_value"].get<double>() == 0))
     unsupported("n5 create: N5 has no fill value (missing chunks read as 0), got " +
                 d["fill_value"].dump());
-  ds.compression = canonical_compression(d.value("codec", json()));
+  ds.compression = canonical_compression(d.value("codec", json()), ds.type.size);
   return ds;
 }
 
@@ -165,6 +169,15 @@ json with_version_first(const json& version, const json& attrs) {
   json out = json{{"n5", version}};
   for (auto it = attrs.begin(); it != attrs.end(); ++it) out[it.key()] = it.value();
   return out;
+}
+
+uint64_t block_count(const Dataset& ds) {
+  uint64_t n = 1;
+  for (size_t d = 0; d < ds.ndim(); ++d) {
+    if (ds.grid(d) != 0 && n > UINT64_MAX / ds.grid(d)) corrupt("n5: too many blocks");
+    n *= ds.grid(d);
+  }
+  return n;
 }
 
 json array_description(const Dataset& ds, const json& attributes) {
@@ -377,8 +390,9 @@ std::string N5Store::describe(std::string_view node) {
     case ElementKind::object:
       break;
   }
-  unsupported(dir + ": dataType \"object\" holds application-defined bytes, which stowage "
-              "cannot show as an array");
+  return json{{"kind", "records"}, {"count", block_count(ds)}, {"codec", ds.compression},
+              {"attributes", user}}
+      .dump();
 }
 
 void N5Store::create(std::string_view node, std::string_view text) {
@@ -469,15 +483,13 @@ bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out
   if (ds->meta.type.kind != ElementKind::numeric)
     invalid(ds->dir + ": read_chunk on a " + ds->meta.type.name + " dataset");
   check_chunk_index(ds->meta, index, ds->dir);
-  return read_payload(*ds, chunk_path(ds->dir, index, ds->meta.ndim()),
-                      static_cast<uint8_t*>(out), capacity, chunk_shape, false, nullptr);
+  return read_numeric(*ds, chunk_path(ds->dir, index, ds->meta.ndim()),
+                      static_cast<uint8_t*>(out), capacity, chunk_shape);
 }
 
-// Reads one chunk file. Numeric chunks decode straight into `out`; string
-// chunks (strings=true) decode into *string_payload. False if missing.
-bool N5Store::read_payload(const OpenDataset& ds, const std::string& path, uint8_t* out,
-                           size_t capacity, uint64_t* chunk_shape, bool strings,
-                           std::string* string_payload) {
+// Reads one numeric chunk file, decoding straight into `out`. False if missing.
+bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
+                           size_t capacity, uint64_t* chunk_shape) {
   Fd f{open_if_exists(path)};
   if (f.fd < 0) return false;
   const size_t ndim = ds.meta.ndim();
@@ -486,47 +498,72 @@ bool N5Store::read_payload(const OpenDataset& ds, const std::string& path, uint8
     corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
 
   // Raw payloads go straight from the file to `out`; others are decoded from scratch.
-  bool direct = ds.raw && !strings;
-  size_t head_bytes = direct ? std::min<uint64_t>(size, max_header_size(ndim)) : size;
+  size_t head_bytes = ds.raw ? std::min<uint64_t>(size, max_header_size(ndim)) : size;
   std::vector<uint8_t>& buf = scratch(head_bytes);
   read_exact(f.fd, buf.data(), head_bytes, 0, path);
   ChunkHeader h = parse_chunk_header(buf.data(), head_bytes, ndim, ds.meta.chunks.data(),
                                      chunk_shape, path);
-  uint64_t payload = size - h.size;
-
-  if (strings) {
-    if (h.mode != kModeVarlength)
-      corrupt(path + ": a string chunk must be varlength (mode 1), found mode " + std::to_string(h.mode));
-    string_payload->resize(h.elements);  // numElements is the payload's byte length
-    if (h.elements > kMaxChunkBytes) corrupt(path + ": string chunk of " + std::to_string(h.elements) + " bytes");
-  } else if (h.elements != h.dims_product) {
+  if (h.elements != h.dims_product)
     unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) +
                 " elements for a block of " + std::to_string(h.dims_product) +
                 "; it cannot be read as a dense array");
-  }
-  uint64_t bytes = strings ? h.elements : h.elements * ds.meta.type.size;
-  uint8_t* dest = strings ? reinterpret_cast<uint8_t*>(string_payload->data()) : out;
-  if (!strings && bytes > capacity)
+  uint64_t bytes = h.elements * ds.meta.type.size;
+  if (bytes > capacity)
     invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " +
             std::to_string(capacity) + "-byte buffer");
-
-  if (direct) {
+  uint64_t payload = size - h.size;
+  if (ds.raw) {
     if (payload < bytes)
-      corrupt(path + ": truncated payload: " + std::to_string(payload) + " bytes, the header needs " +
-              std::to_string(bytes));
-    read_exact(f.fd, dest, bytes, h.size, path);
+      corrupt(path + ": truncated payload: " + std::to_string(payload) +
+              " bytes, the header needs " + std::to_string(bytes));
+    read_exact(f.fd, out, bytes, h.size, path);
     return true;
   }
+  decode(ds, path, buf.data() + h.size, payload, out, bytes);
+  return true;
+}
+
+void N5Store::decode(const OpenDataset& ds, const std::string& path, const uint8_t* payload,
+                     size_t payload_size, uint8_t* out, size_t bytes) {
   size_t written = 0;
   try {
-    written = ds.codec.acquire()->decode(buf.data() + h.size, payload, dest, bytes);
+    written = ds.codec.acquire()->decode(payload, payload_size, out, bytes);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }
   if (written != bytes)
-    corrupt(path + ": payload decodes to " + std::to_string(written) + " bytes, the header needs " +
-            std::to_string(bytes));
-  return true;
+    corrupt(path + ": payload decodes to " + std::to_string(written) +
+            " bytes, the header needs " + std::to_string(bytes));
+}
+
+// Reads a string (mode 1) or object (mode 2) chunk: its decoded payload, of
+// numElements bytes, and for strings the number of strings in *count.
+std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const std::string& path,
+                                                  uint64_t* count) {
+  Fd f{open_if_exists(path)};
+  if (f.fd < 0) return std::nullopt;
+  uint64_t size = file_size(f.fd, path);
+  if (size > kMaxChunkBytes + max_header_size(ds.meta.ndim()))
+    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
+  std::vector<uint8_t>& buf = scratch(size);
+  read_exact(f.fd, buf.data(), size, 0, path);
+  ChunkHeader h;
+  std::vector<uint64_t> dims(ds.meta.ndim());
+  if (ds.meta.type.kind == ElementKind::object) {
+    h = parse_object_header(buf.data(), size, path);
+  } else {
+    h = parse_chunk_header(buf.data(), size, ds.meta.ndim(), ds.meta.chunks.data(), dims.data(), path);
+    if (h.mode != kModeVarlength)
+      corrupt(path + ": a string chunk must be varlength (mode 1), found mode " + std::to_string(h.mode));
+    *count = h.dims_product;
+  }
+  // numElements is the payload's decoded byte length for both types.
+  if (h.elements > kMaxChunkBytes)
+    corrupt(path + ": declares " + std::to_string(h.elements) + " payload bytes, over the 2 GiB limit");
+  std::string out(h.elements, '\0');
+  decode(ds, path, buf.data() + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()),
+         out.size());
+  return out;
 }
 
 void N5Store::write_chunk(std::string_view node, const uint64_t* index, const void* in,
@@ -594,20 +631,20 @@ void N5Store::read_strings(std::string_view node, uint64_t begin, uint64_t end,
   if (meta.type.kind != ElementKind::string || meta.ndim() != 1)
     invalid(ds->dir + ": read_strings needs a 1-D string dataset");
   end = std::min(end, meta.shape[0]);
-  std::string payload;
   for (uint64_t chunk = begin / meta.chunks[0]; begin < end; ++chunk) {
     uint64_t first = chunk * meta.chunks[0];
     uint64_t count = 0;
     std::vector<std::string_view> values;
     std::string path = chunk_path(ds->dir, &chunk, 1);
-    if (read_payload(*ds, path, nullptr, 0, &count, true, &payload)) {
+    std::optional<std::string> payload = read_variable(*ds, path, &count);
+    if (payload) {
       // Each string is followed by a NUL; unlike Java's String.split we keep
       // trailing empty strings, which are part of what was written.
       size_t pos = 0;
-      while (pos < payload.size()) {
-        size_t nul = payload.find('\0', pos);
+      while (pos < payload->size()) {
+        size_t nul = payload->find('\0', pos);
         if (nul == std::string::npos) corrupt(path + ": string payload does not end with NUL");
-        values.emplace_back(payload.data() + pos, nul - pos);
+        values.emplace_back(payload->data() + pos, nul - pos);
         pos = nul + 1;
       }
       if (values.size() != count)
@@ -620,6 +657,45 @@ void N5Store::read_strings(std::string_view node, uint64_t begin, uint64_t end,
       item(v.data(), v.size());
     }
   }
+}
+
+}  // namespace n5
+
+namespace n5 {
+
+// ---- object datasets (N5's "object" dataType): one record per block -------------
+
+std::string N5Store::object_path(const OpenDataset& ds, uint64_t index) const {
+  std::vector<uint64_t> grid_index(ds.meta.ndim());
+  for (size_t d = ds.meta.ndim(); d-- > 0;) {
+    grid_index[d] = index % ds.meta.grid(d);
+    index /= ds.meta.grid(d);
+  }
+  return chunk_path(ds.dir, grid_index.data(), grid_index.size());
+}
+
+uint64_t N5Store::record_count(std::string_view node) {
+  std::shared_ptr<OpenDataset> ds = dataset(node);
+  if (ds->meta.type.kind != ElementKind::object)
+    invalid(ds->dir + ": records are the blocks of an \"object\" dataset");
+  return block_count(ds->meta);
+}
+
+void N5Store::read_records(std::string_view node, uint64_t begin, uint64_t end,
+                           const sdk::ItemFn& item) {
+  std::shared_ptr<OpenDataset> ds = dataset(node);
+  end = std::min(end, record_count(node));
+  for (uint64_t i = begin; i < end; ++i) {
+    std::optional<std::string> bytes = read_variable(*ds, object_path(*ds, i), nullptr);
+    item(bytes ? bytes->data() : "", bytes ? bytes->size() : 0);  // a missing block is empty
+  }
+}
+
+// The key of a record is its block's path inside the dataset ("0/1", N5 order).
+std::string N5Store::record_key(std::string_view node, uint64_t index) {
+  std::shared_ptr<OpenDataset> ds = dataset(node);
+  if (index >= record_count(node)) invalid(ds->dir + ": record " + std::to_string(index) + " is out of range");
+  return object_path(*ds, index).substr(ds->dir.size() + 1);
 }
 
 }  // namespace n5

@@ -44,6 +44,12 @@ class N5Store final : public stowage::sdk::Store {
                    size_t size, const uint64_t* chunk_shape) override;
   void read_strings(std::string_view node, uint64_t begin, uint64_t end,
                     const stowage::sdk::ItemFn& item) override;
+  // N5 "object" datasets are record sets: record i is block i (C order of
+  // the block grid), its bytes the block's decoded payload.
+  uint64_t record_count(std::string_view node) override;
+  void read_records(std::string_view node, uint64_t begin, uint64_t end,
+                    const stowage::sdk::ItemFn& item) override;
+  std::string record_key(std::string_view node, uint64_t index) override;
 
  private:
   // A dataset opened for chunk I/O, cached per node.
@@ -68,9 +74,13 @@ class N5Store final : public stowage::sdk::Store {
   std::shared_ptr<OpenDataset> dataset(std::string_view node);
   void forget(std::string_view node);
 
-  bool read_payload(const OpenDataset& ds, const std::string& path, uint8_t* out,
-                    size_t capacity, uint64_t* chunk_shape, bool strings,
-                    std::string* string_payload);
+  bool read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
+                    size_t capacity, uint64_t* chunk_shape);
+  std::optional<std::string> read_variable(const OpenDataset& ds, const std::string& path,
+                                           uint64_t* count);
+  static void decode(const OpenDataset& ds, const std::string& path, const uint8_t* payload,
+                     size_t payload_size, uint8_t* out, size_t bytes);
+  std::string object_path(const OpenDataset& ds, uint64_t index) const;
   void write_file(const std::string& path, const void* data, size_t size) const;
 
   std::string root_;

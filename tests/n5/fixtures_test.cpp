@@ -1,0 +1,143 @@
+// Every dataset of the shared N5 fixtures (N5 Java 1.5/2.5/3.1/4.0, zarr
+// 2.13, Java codec libraries, the spec's own hexdumps) must read exactly
+// equal to its .expected.bin; groups and attributes must match too.
+#include "n5_helpers.hpp"
+
+using namespace n5test;
+
+namespace {
+
+const char* kContainers[] = {"spec-example.n5",          "n5java-1.5.0-testdata.n5",
+                             "n5java-2.5.1-testdata.n5", "n5java-3.1.3-testdata.n5",
+                             "n5java-4.0.2-written.n5",  "zarr-written.n5",
+                             "java-style.n5"};
+
+json expected_of(const std::string& container) {
+  return test::read_json(fixture(container + ".expected.json"));
+}
+
+std::string group_node(const std::string& key) { return key == "/" ? "" : key.substr(1); }
+
+}  // namespace
+
+TEST_CASE("every fixture dataset reads equal to its expected values") {
+  for (const char* container : kContainers) {
+    CAPTURE(container);
+    json expected = expected_of(container);
+    stowage::Store store = open_n5(fixture(container));
+    REQUIRE(expected["datasets"].size() > 0);
+    for (auto& [name, ds] : expected["datasets"].items()) {
+      CAPTURE(name);
+      stowage::Array a = store.array(name);
+      CHECK(a.shape() == ds["shape_c_order"].get<std::vector<uint64_t>>());
+      CHECK(a.info().chunks == ds["chunk_shape_c_order"].get<std::vector<uint64_t>>());
+      CHECK(std::string(stowage::dtype_name(a.dtype())) == ds["dataType"].get<std::string>());
+      CHECK(a.info().big_endian);
+      std::string want = test::read_file(fixture(ds["expected_bin"].get<std::string>()));
+      std::string got = read_bytes(a);
+      REQUIRE(got.size() == want.size());
+      CHECK(got == want);
+      for (const json& p : ds["chunks_present_n5_order"])
+        CHECK(a.chunk_exists(reversed(p.get<std::vector<uint64_t>>())));
+      for (const json& p : ds.value("chunks_missing_n5_order", json::array()))
+        CHECK_FALSE(a.chunk_exists(reversed(p.get<std::vector<uint64_t>>())));
+      if (ds.contains("user_attributes"))
+        CHECK(unordered(a.info().attributes) == unordered(ds["user_attributes"]));
+      // The codec is the compression object (legacy compressionType mapped).
+      json compression = ds["compression"];
+      if (compression.contains("compressionType (legacy)"))
+        compression = json{{"type", compression["compressionType (legacy)"]}};
+      CHECK(unordered(a.info().codec) == unordered(compression));
+    }
+  }
+}
+
+TEST_CASE("fixture groups: kinds, attributes, and listing that skips chunk directories") {
+  for (const char* container : kContainers) {
+    CAPTURE(container);
+    json expected = expected_of(container);
+    stowage::Store store = open_n5(fixture(container));
+    for (auto& [key, group] : expected["groups"].items()) {
+      CAPTURE(key);
+      stowage::NodeInfo info = store.describe(group_node(key));
+      CHECK(info.kind == stowage::NodeKind::group);
+      json attrs = group["attributes"].is_null() ? json::object() : group["attributes"];
+      if (key == "/") attrs.erase("n5");  // the version is not a user attribute
+      CHECK(unordered(info.attributes) == unordered(attrs));
+    }
+    // Every node reached by list() is a group or dataset of the expected file.
+    std::vector<std::string> pending = {""};
+    size_t datasets_seen = 0;
+    while (!pending.empty()) {
+      std::string node = pending.back();
+      pending.pop_back();
+      for (const std::string& child : store.list(node)) {
+        std::string path = node.empty() ? child : node + "/" + child;
+        CAPTURE(path);
+        bool known = expected["groups"].contains("/" + path) || expected["datasets"].contains(path) ||
+                     (expected.contains("optional_datasets") && expected["optional_datasets"].contains(path));
+        CHECK(known);
+        if (expected["datasets"].contains(path)) {
+          ++datasets_seen;
+          CHECK(store.list(path).empty());  // chunk directories are not children
+        }
+        if (expected["groups"].contains("/" + path)) pending.push_back(path);
+      }
+    }
+    CHECK(datasets_seen == expected["datasets"].size());
+  }
+}
+
+TEST_CASE("raw non-ASCII and Gson escapes in attributes decode to the same text") {
+  stowage::Store store = open_n5(fixture("java-style.n5"));
+  json root = store.describe("").attributes;
+  CHECK(root["title"] == "Java-style N5 fixture \u2013 Gr\u00fc\u00dfe");
+  CHECK_FALSE(root.contains("n5"));
+  stowage::Store zarr = open_n5(fixture("zarr-written.n5"));
+  CHECK(zarr.describe("").attributes["unicode_text"] == "Gr\u00fc\u00dfe, \u4e16\u754c, \u2713");
+}
+
+TEST_CASE("optional string dataset reads every string, trailing empty ones included") {
+  json expected = expected_of("java-style.n5")["optional_datasets"];
+  stowage::Store store = open_n5(fixture("java-style.n5"));
+  stowage::NodeInfo info = store.describe("optional/string_1d");
+  CHECK(info.kind == stowage::NodeKind::strings);
+  CHECK(info.shape == std::vector<uint64_t>{5});
+  std::vector<std::string> want = expected["optional/string_1d"]["expected_values"];
+  CHECK(store.read_strings("optional/string_1d") == want);
+  CHECK(store.read_strings("optional/string_1d", 2, 4) == std::vector<std::string>(want.begin() + 2, want.begin() + 4));
+}
+
+TEST_CASE("optional object dataset: each block's payload is one record") {
+  json expected = expected_of("java-style.n5")["optional_datasets"]["optional/object_1d"];
+  stowage::Store store = open_n5(fixture("java-style.n5"));
+  stowage::NodeInfo info = store.describe("optional/object_1d");
+  CHECK(info.kind == stowage::NodeKind::records);
+  stowage::Records records = store.records("optional/object_1d");
+  REQUIRE(records.size() == 2);
+  for (uint64_t i = 0; i < 2; ++i) {
+    std::string bytes = records.read(i);
+    std::string hex;
+    for (unsigned char c : bytes) {
+      const char* digits = "0123456789abcdef";
+      hex += digits[c >> 4];
+      hex += digits[c & 15];
+    }
+    CHECK(hex == expected["expected_chunk_payloads_hex"][std::to_string(i)].get<std::string>());
+  }
+}
+
+TEST_CASE("stowage-info shows every fixture container") {
+  fs::path info = test::build_root() / "tools" / "info" / "stowage-info";
+  REQUIRE(fs::exists(info));
+  for (const char* container : kContainers) {
+    CAPTURE(container);
+    test::RunResult r = test::run(info.string() + " " + test::quote(fixture(container).string()));
+    CHECK_MESSAGE(r.status == 0, r.output);
+    json expected = expected_of(container);
+    for (auto& [name, ds] : expected["datasets"].items()) {
+      std::string leaf = name.substr(name.rfind('/') + 1);
+      CHECK_MESSAGE(r.output.find(leaf) != std::string::npos, name);
+    }
+  }
+}
