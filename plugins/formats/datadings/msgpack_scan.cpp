@@ -47,10 +47,6 @@ struct SampleVisitor : Visitor {
   std::string_view key;
 
   bool top_key_name(std::string_view name) {
-    if (name == "nd" || name == "complex")
-      return refuse("uses the reserved top-level key \"" + std::string(name) +
-                    "\" (datadings reserves \"key\", \"nd\" and \"complex\"; msgpack-numpy "
-                    "would decode the sample as an array or complex number)");
     if (name == "key") {
       if (found) return refuse("has two \"key\" entries");
       current_is_key = true;
@@ -82,9 +78,14 @@ struct SampleVisitor : Visitor {
     }
     return true;
   }
-  // A bin top-level key named nd/complex triggers msgpack-numpy decoding.
+  // Only the bin keys nd/complex make msgpack-numpy decode the sample as an
+  // array or complex number (and lose it); str "nd"/"complex" keys are plain
+  // data to Python 3 and appear in real datasets.
   bool top_key_name_bin(std::string_view name) {
-    if (name == "nd" || name == "complex") return top_key_name(name);
+    if (name == "nd" || name == "complex")
+      return refuse("uses the reserved top-level bin key \"" + std::string(name) +
+                    "\" (msgpack-numpy would decode the whole sample as an " +
+                    (name == "nd" ? "array" : "complex number") + ")");
     return true;
   }
   bool start_array(uint32_t) {
