@@ -158,14 +158,32 @@ uint64_t MatrixReader::count(uint64_t begin, uint64_t end) const {
   return idxptr_[end] - idxptr_[begin];
 }
 
-void MatrixReader::check_indices(const uint32_t* indices, uint64_t n) const {
-  uint32_t largest = 0;
-  for (uint64_t i = 0; i < n; ++i) largest = std::max(largest, indices[i]);
-  if (n > 0 && largest >= minors()) {
-    const std::string& path = packed_index_ ? packed_index_->data_path() : index_->path();
-    sdk::corrupt(path + ": index " + std::to_string(largest) + " is out of range (the matrix has " +
-                 std::to_string(minors()) + (row_major_ ? " columns)" : " rows)"));
+// Indices must lie inside the matrix and increase strictly within each major
+// (BPCells sorts them); this also catches an idxptr that runs into the
+// padding of the last BP-128 chunk, which repeats the last index.
+void MatrixReader::check_indices(const uint64_t* indptr, uint64_t n_majors, const uint32_t* indices) const {
+  for (uint64_t m = 0; m < n_majors; ++m) {
+    uint64_t b = indptr[m], e = indptr[m + 1];
+    if (b == e) continue;
+    bool ok = indices[e - 1] < minors();
+    for (uint64_t k = b + 1; k < e; ++k) ok &= indices[k] > indices[k - 1];
+    if (!ok) index_error(m, indices + b, e - b);
   }
+}
+
+void MatrixReader::index_error(uint64_t major, const uint32_t* indices, uint64_t n) const {
+  const std::string& path = packed_index_ ? packed_index_->data_path() : index_->path();
+  const char* minor_name = row_major_ ? "columns" : "rows";
+  for (uint64_t k = 0; k < n; ++k) {
+    if (indices[k] >= minors())
+      sdk::corrupt(path + ": index " + std::to_string(indices[k]) + " is out of range (the matrix has " +
+                   std::to_string(minors()) + " " + minor_name + ")");
+    if (k > 0 && indices[k] <= indices[k - 1])
+      sdk::corrupt(path + ": indices of " + (row_major_ ? "row " : "column ") + std::to_string(major) +
+                   " do not increase (" + std::to_string(indices[k - 1]) + " then " + std::to_string(indices[k]) +
+                   "); is idxptr past the stored values?");
+  }
+  sdk::fail(STOWAGE_INTERNAL, path + ": index check failed without a reason");
 }
 
 void MatrixReader::read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices,
@@ -179,7 +197,7 @@ void MatrixReader::read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t
     packed_index_->read(first, n, indices);
   else
     index_->read(first, n, indices);
-  check_indices(indices, n);
+  check_indices(indptr, end - begin, indices);
   if (packed_val_)
     packed_val_->read(first, n, static_cast<uint32_t*>(values));
   else

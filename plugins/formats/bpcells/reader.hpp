@@ -61,7 +61,8 @@ class MatrixReader {
   void read_idxptr();
   std::vector<std::string> read_names(const char* name, uint64_t expected) const;
   void check_range(uint64_t begin, uint64_t end) const;
-  void check_indices(const uint32_t* indices, uint64_t n) const;
+  void check_indices(const uint64_t* indptr, uint64_t n_majors, const uint32_t* indices) const;
+  [[noreturn]] void index_error(uint64_t major, const uint32_t* indices, uint64_t n) const;
 
   std::string dir_;
   MatrixVersion version_;

@@ -105,35 +105,33 @@ void MatrixWriter::append(uint64_t n_major, const uint64_t* indptr, const uint32
   }
   const char* vals = static_cast<const char*>(values);
   if (sorted) {
-    append_major(indices, vals, total);  // the whole batch at once
+    write_pairs(indices, vals, total);  // the whole batch at once
   } else {
     for (uint64_t m = 0; m < n_major; ++m)
-      append_major(indices + indptr[m], vals + indptr[m] * value_size_, indptr[m + 1] - indptr[m]);
+      sort_and_write(indices + indptr[m], vals + indptr[m] * value_size_, indptr[m + 1] - indptr[m], m);
   }
   for (uint64_t m = 1; m <= n_major; ++m) idxptr_.push_back(idxptr_.back() + indptr[m] - indptr[m - 1]);
 }
 
-// Writes n (index, value) pairs; sorts them by index first when needed
-// (BPCells keeps each major sorted).
-void MatrixWriter::append_major(const uint32_t* indices, const char* values, uint64_t n) {
-  bool sorted = true;
-  for (uint64_t k = 1; k < n && sorted; ++k) sorted = indices[k] > indices[k - 1];
-  if (!sorted) {
-    order_.resize(n);
-    std::iota(order_.begin(), order_.end(), uint64_t(0));
-    std::sort(order_.begin(), order_.end(), [&](uint64_t a, uint64_t b) { return indices[a] < indices[b]; });
-    sorted_indices_.resize(n);
-    sorted_values_.resize(n * value_size_);
-    for (uint64_t k = 0; k < n; ++k) {
-      sorted_indices_[k] = indices[order_[k]];
-      std::memcpy(&sorted_values_[k * value_size_], values + order_[k] * value_size_, value_size_);
-      if (k > 0 && sorted_indices_[k] == sorted_indices_[k - 1])
-        sdk::invalid(dest_ + ": append: index " + std::to_string(sorted_indices_[k]) + " appears twice in major " +
-                     std::to_string(majors_written()));
-    }
-    indices = sorted_indices_.data();
-    values = sorted_values_.data();
+// Writes one major's n (index, value) pairs sorted by index (BPCells keeps
+// each major sorted); a repeated index is refused.
+void MatrixWriter::sort_and_write(const uint32_t* indices, const char* values, uint64_t n, uint64_t m) {
+  order_.resize(n);
+  std::iota(order_.begin(), order_.end(), uint64_t(0));
+  std::sort(order_.begin(), order_.end(), [&](uint64_t a, uint64_t b) { return indices[a] < indices[b]; });
+  sorted_indices_.resize(n);
+  sorted_values_.resize(n * value_size_);
+  for (uint64_t k = 0; k < n; ++k) {
+    sorted_indices_[k] = indices[order_[k]];
+    std::memcpy(&sorted_values_[k * value_size_], values + order_[k] * value_size_, value_size_);
+    if (k > 0 && sorted_indices_[k] == sorted_indices_[k - 1])
+      sdk::invalid(dest_ + ": append: index " + std::to_string(sorted_indices_[k]) + " appears twice in major " +
+                   std::to_string(majors_written() + m));
   }
+  write_pairs(sorted_indices_.data(), sorted_values_.data(), n);
+}
+
+void MatrixWriter::write_pairs(const uint32_t* indices, const char* values, uint64_t n) {
   if (index_enc_)
     index_enc_->push(indices, n);
   else

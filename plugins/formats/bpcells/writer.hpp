@@ -50,7 +50,8 @@ class MatrixWriter {
 
  private:
   std::string temp_file(const char* name) const { return temp_ + "/" + name; }
-  void append_major(const uint32_t* indices, const char* values, uint64_t n);
+  void sort_and_write(const uint32_t* indices, const char* values, uint64_t n, uint64_t major_in_batch);
+  void write_pairs(const uint32_t* indices, const char* values, uint64_t n);
   void write_values(const void* values, uint64_t n);
   void finish_packed(bp128::Encoder& enc, const char* name, bool with_starts);
   void publish();
