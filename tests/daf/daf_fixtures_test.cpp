@@ -1,0 +1,169 @@
+// Every repository in ../shared/fixtures/daf reads equal to its
+// <fixture>.expected.json (and the dense .bin files next to it), through the
+// real stowage API and the daf plugin.
+#include "daf_test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+namespace {
+
+using stowage::json;
+using namespace daf_test;
+
+// Scalars: every value and its Daf type, through the root's attributes.
+void check_scalars(const stowage::Store& store, const json& expected) {
+  json attributes = store.describe_json("")["attributes"];
+  for (const auto& [name, s] : expected["scalars"].items()) {
+    INFO("scalar ", name);
+    REQUIRE(attributes.contains(name));
+    CHECK(attributes["daf_types"][name] == s["type"]);
+    if (s["value"].is_number_float() || attributes[name].is_number_float())
+      CHECK(attributes[name].get<double>() == s["value"].get<double>());
+    else
+      CHECK(attributes[name] == s["value"]);
+  }
+  CHECK(attributes.size() == expected["scalars"].size() + 1);  // + daf_types
+}
+
+void check_axes(const stowage::Store& store, const json& expected) {
+  std::set<std::string> listed;
+  for (const std::string& a : store.list("axes")) listed.insert(a);
+  CHECK(listed.size() == expected["axes"].size());
+  for (const auto& [axis, a] : expected["axes"].items()) {
+    INFO("axis ", axis);
+    CHECK(listed.count(axis));
+    CHECK(store.read_strings("axes/" + axis) == a["entries"].get<std::vector<std::string>>());
+  }
+}
+
+// Reads any numeric property (dense array, densified sparse vector, or CSC
+// matrix) as C-order little-endian bytes.
+std::string dense_bytes(const stowage::Store& store, const std::string& node) {
+  stowage::NodeInfo info = store.describe(node);
+  std::string out(info.element_count() * stowage::dtype_size(info.dtype), '\0');
+  if (info.kind == stowage::NodeKind::sparse) {
+    store.sparse(node).read_dense(0, 0, info.shape[0], info.shape[1], out.data());
+  } else {
+    REQUIRE(info.kind == stowage::NodeKind::array);
+    store.array(node).read(std::vector<uint64_t>(info.shape.size(), 0), info.shape, out.data());
+  }
+  return out;
+}
+
+// One vector or matrix: kind, element type, storage, shape and values.
+void check_property(const stowage::Store& store, const std::string& node, const json& e, const fs::path& dir,
+                    bool matrix) {
+  INFO("property ", node);
+  json d = store.describe_json(node);
+  std::string eltype = e["eltype"];
+  CHECK(d["attributes"]["daf_eltype"] == eltype);
+  CHECK(d["attributes"]["daf_storage"] == e["storage"]);
+  if (e.contains("indtype")) CHECK(d["attributes"]["daf_indtype"] == e["indtype"]);
+  if (matrix) CHECK(d["shape"] == e["shape"]);
+  else CHECK(d["shape"] == json::array({e["length"]}));
+  if (eltype == "String") {
+    REQUIRE(d["kind"] == "strings");
+    std::vector<std::string> want;
+    if (matrix)
+      for (const json& row : e["values_row_major"]) for (const json& v : row) want.push_back(v);
+    else
+      want = e["values"].get<std::vector<std::string>>();
+    CHECK(store.read_strings(node) == want);
+    return;
+  }
+  CHECK(d["kind"] == (matrix && e["storage"] == "sparse" ? "sparse" : "array"));
+  CHECK(d["dtype"] == dtype_of(eltype));
+  std::string want = test::read_file(dir / e["bin"].get<std::string>());
+  CHECK(want.size() == e["bin_bytes"].get<size_t>());
+  CHECK(dense_bytes(store, node) == want);
+}
+
+// Packed (indexed+zipped) properties are described but refused on read.
+bool is_packed(const stowage::Store& store, const std::string& node) {
+  return store.describe_json(node)["attributes"].value("daf_packed", false);
+}
+
+void check_refused_packed(const stowage::Store& store, const std::string& node) {
+  INFO("packed property ", node);
+  stowage::NodeInfo info = store.describe(node);
+  try {
+    if (info.kind == stowage::NodeKind::strings) store.read_strings(node);
+    else dense_bytes(store, node);
+    FAIL("a packed property was read");
+  } catch (const stowage::Error& err) {
+    CHECK(err.code() == stowage::ErrorCode::unsupported);
+    CHECK(std::string(err.what()).find(".zip") != std::string::npos);
+  }
+}
+
+void check_fixture(const std::string& name) {
+  fs::path dir = fixtures_dir();
+  json expected = test::read_json(dir / (name + ".expected.json"));
+  REQUIRE_FALSE(expected["must_fail"].get<bool>());
+  stowage::Store store = stowage::Store::open((dir / name).string(), stowage::Mode::read, "daf");
+  CHECK(store.describe_json("")["daf_version"] == expected["daf_json_version"]);
+  check_scalars(store, expected);
+  check_axes(store, expected);
+  int packed = 0, checked = 0;
+  for (const auto& [axis, props] : expected["vectors"].items()) {
+    std::vector<std::string> listed = store.list("vectors/" + axis);
+    CHECK(listed.size() == props.size());
+    for (const auto& [prop, e] : props.items()) {
+      std::string node = "vectors/" + axis + "/" + prop;
+      if (is_packed(store, node)) check_refused_packed(store, node), ++packed;
+      else check_property(store, node, e, dir, false), ++checked;
+    }
+  }
+  for (const auto& [rows, by_cols] : expected["matrices"].items())
+    for (const auto& [cols, props] : by_cols.items()) {
+      CHECK(store.list("matrices/" + rows + "/" + cols).size() == props.size());
+      for (const auto& [prop, e] : props.items()) {
+        std::string node = "matrices/" + rows + "/" + cols + "/" + prop;
+        if (is_packed(store, node)) check_refused_packed(store, node), ++packed;
+        else check_property(store, node, e, dir, true), ++checked;
+      }
+    }
+  MESSAGE(name, ": ", checked, " properties equal, ", packed, " packed ones refused");
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEST_CASE("daf fixtures: Julia [1,0] small (real output, Bool sparse with and without .nzval)") {
+  check_fixture("julia_v10_small");
+}
+TEST_CASE("daf fixtures: Julia [1,0] example_cells (real output, 856 x 683 UInt8 matrices)") {
+  check_fixture("julia_v10_example_cells");
+}
+TEST_CASE("daf fixtures: Julia 0.3.0 [1,1] small (v1.1 descriptors, Int64 indices)") {
+  check_fixture("julia_v11_small");
+}
+TEST_CASE("daf fixtures: generated [1,0] with every type") { check_fixture("gen_v10_types"); }
+TEST_CASE("daf fixtures: generated [1,1] with every type") { check_fixture("gen_v11_types"); }
+TEST_CASE("daf fixtures: packed gzip: flat properties read, packed ones refused clearly") {
+  check_fixture("julia_v11_packed_gzip");
+}
+TEST_CASE("daf fixtures: packed zstd: flat properties read, packed ones refused clearly") {
+  check_fixture("julia_v11_packed_zstd");
+}
+
+TEST_CASE("daf fixtures: bad_version_minor is refused, naming the version") {
+  fs::path dir = fixtures_dir();
+  json expected = test::read_json(dir / "bad_version_minor.expected.json");
+  REQUIRE(expected["must_fail"].get<bool>());
+  try {
+    stowage::Store::open((dir / "bad_version_minor").string(), stowage::Mode::read, "daf");
+    FAIL("bad_version_minor was opened");
+  } catch (const stowage::Error& err) {
+    CHECK(err.code() == stowage::ErrorCode::unsupported);
+    CHECK(std::string(err.what()).find("1.9") != std::string::npos);
+    CHECK(std::string(err.what()).find("daf.json") != std::string::npos);
+  }
+}
+
+TEST_CASE("daf fixtures: format detection") {
+  fs::path dir = fixtures_dir();
+  CHECK(stowage::Registry::global().detect_format((dir / "julia_v10_small").string()) == "daf");
+}
