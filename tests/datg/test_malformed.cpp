@@ -75,7 +75,7 @@ TEST_CASE("footer damage: magic, reserved bytes, flag, offsets, counts") {
       {"negative index offset", kIndexOffset, be(0xFFFFFFFFFFFFFFF0ull, 8), ErrorCode::corrupt, "negative"},
       {"metadata beyond footer", kMetadataOffset, be(200, 8), ErrorCode::corrupt, "metadata offset"},
       {"metadata strings do not end at the footer", kMetadataOffset, be(112, 8), ErrorCode::corrupt, "metadata"},
-      {"index container cut short", kMetadataOffset, be(100, 8), ErrorCode::corrupt, "index"},
+      {"metadata offset inside the index", kMetadataOffset, be(100, 8), ErrorCode::corrupt, "metadata"},
   };
   for (const Case& c : cases) {
     INFO(std::string(c.what));

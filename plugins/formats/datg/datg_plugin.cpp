@@ -134,6 +134,12 @@ bool has_datg_magic(const std::string& path) {
   }
 }
 
+// Rows per chunk: the footer's rows per block, but never more than the rows
+// there are (same chunk grid; a huge bogus value must not size host buffers).
+int64_t chunk_rows(const datg::Footer& f) {
+  return std::max<int64_t>(1, std::min(f.rows_per_block, f.rows));
+}
+
 class DatgStore : public sdk::Store {
  public:
   static int32_t identify(std::string_view path) {
@@ -178,11 +184,11 @@ class DatgStore : public sdk::Store {
     return json{{"kind", "array"},
                 {"dtype", "float64"},
                 {"shape", {f.rows, f.cols}},
-                {"chunks", {f.rows_per_block, std::max<int64_t>(f.cols, 1)}},
+                {"chunks", {chunk_rows(f), std::max<int64_t>(f.cols, 1)}},
                 {"byte_order", "big"},
                 {"order", "C"},
                 {"codec", json::parse(datg::codec_config_for_flag(flag))},
-                {"fill_value", 0},
+                {"fill_value", reader_ ? 0.0 : writer_->fill_value()},
                 {"attributes", attributes},
                 {"dims",
                  {{{"name", m.row_entity}, {"labels", kRowsNode}},

@@ -53,6 +53,7 @@ class Writer {
 
   const Footer& footer() const { return footer_; }
   const Metadata& metadata() const { return metadata_; }
+  double fill_value() const { return fill_value_; }
   void set_metadata(Metadata metadata) { metadata_ = std::move(metadata); }
   // Row names (rows = true) or column names; checked, replaces earlier ones.
   void set_names(bool rows, std::vector<std::string> names);
