@@ -309,3 +309,26 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
                    R"({"dataType": "uint16", "dimensions": [6, 6], "blockSize": [3, 3], "compression": {"type": "nosuchcodec"}})");
   N5_REQUIRE_ERROR(read_bytes(open_n5(path).array("gz")), stowage::ErrorCode::not_found);
 }
+
+TEST_CASE("string datasets are written as N5 Java writes them and read back") {
+  test::TempDir tmp;
+  fs::path path = tmp / "s.n5";
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back(i % 11 == 0 ? "" : "gene-" + std::to_string(i) + "-β");
+  {
+    stowage::Store store = open_n5(path, stowage::Mode::create);
+    store.write_strings("labels/genes", names);
+    store.write_strings("labels/genes", names);  // replacing is fine
+    store.close();
+  }
+  json attrs = test::read_json(path / "labels" / "genes" / "attributes.json");
+  CHECK(attrs["dataType"] == "string");
+  CHECK(attrs["dimensions"] == json({5000}));
+  std::string chunk0 = test::read_file(path / "labels" / "genes" / "0");
+  CHECK(chunk0.substr(0, 4) == std::string("\0\1\0\1", 4));  // mode 1, one dimension
+  stowage::Store store = open_n5(path);
+  CHECK(store.describe("labels/genes").kind == stowage::NodeKind::strings);
+  CHECK(store.read_strings("labels/genes") == names);
+  CHECK(store.read_strings("labels/genes", 4090, 4100) ==
+        std::vector<std::string>(names.begin() + 4090, names.begin() + 4100));
+}

@@ -8,7 +8,9 @@
 
 #include <stowage/plugin.hpp>
 
+#include <initializer_list>
 #include <memory>
+#include <utility>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -44,6 +46,7 @@ class N5Store final : public stowage::sdk::Store {
                    size_t size, const uint64_t* chunk_shape) override;
   void read_strings(std::string_view node, uint64_t begin, uint64_t end,
                     const stowage::sdk::ItemFn& item) override;
+  void write_strings(std::string_view node, const std::vector<std::string_view>& values) override;
   // N5 "object" datasets are record sets: record i is block i (C order of
   // the block grid), its bytes the block's decoded payload.
   uint64_t record_count(std::string_view node) override;
@@ -81,7 +84,8 @@ class N5Store final : public stowage::sdk::Store {
   static void decode(const OpenDataset& ds, const std::string& path, const uint8_t* payload,
                      size_t payload_size, uint8_t* out, size_t bytes);
   std::string object_path(const OpenDataset& ds, uint64_t index) const;
-  void write_file(const std::string& path, const void* data, size_t size) const;
+  using Piece = std::pair<const void*, size_t>;
+  void write_file(const std::string& path, std::initializer_list<Piece> pieces) const;
 
   std::string root_;
   bool writable_;

@@ -1,0 +1,294 @@
+// N5 benchmark (issue 4): a 256x512x512 uint16 volume in 64^3 chunks,
+// written and read whole for raw, gzip 6, zstd 3, blosc lz4 shuffle 5 and
+// lz4, on 1 and 2 threads; 1000 random single-chunk reads; rewriting an
+// existing dataset. In the same run the limits (the codec alone on the same
+// chunks in memory, page-cache read of the chunk files, byte swap) and the
+// same workload through zarr-python's N5FSStore (peer_zarr_n5.py). Prints a
+// table with ratios. Never run by the tests.
+//
+// Usage: n5_bench [--dir DIR] [--codecs raw,gzip,...] [--no-peer]
+// (meson: `ninja -C build bench-n5` runs it with the build tree's plugins)
+#include <stowage/stowage.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using stowage::json;
+
+const std::vector<uint64_t> kShape = {256, 512, 512};
+const std::vector<uint64_t> kChunks = {64, 64, 64};
+const double kMB = 1e6;
+const double kVolumeBytes = 256.0 * 512 * 512 * 2;
+
+struct CodecCase {
+  std::string name;
+  json config;
+};
+
+std::vector<CodecCase> all_codecs() {
+  return {{"raw", {{"type", "raw"}}},
+          {"gzip", {{"type", "gzip"}, {"level", 6}}},
+          {"zstd", {{"type", "zstd"}, {"level", 3}}},
+          {"blosc", {{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}},
+          {"lz4", {{"type", "lz4"}}}};
+}
+
+template <class F>
+double seconds(F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The same values as peer_zarr_n5.py: a smooth field plus 6 bits of noise.
+std::vector<uint16_t> make_volume() {
+  std::vector<uint16_t> v(kShape[0] * kShape[1] * kShape[2]);
+  size_t i = 0;
+  for (uint32_t z = 0; z < kShape[0]; ++z)
+    for (uint32_t y = 0; y < kShape[1]; ++y)
+      for (uint32_t x = 0; x < kShape[2]; ++x) {
+        uint32_t noise = ((z * 73856093u) ^ (y * 19349663u) ^ (x * 83492791u)) & 0x3f;
+        v[i++] = uint16_t(z * 3 + y * 2 + x + noise);
+      }
+  return v;
+}
+
+// Every chunk of the volume as N5 stores it: C order inside the chunk, big-endian.
+std::vector<std::vector<uint8_t>> big_endian_chunks(const std::vector<uint16_t>& vol) {
+  std::vector<std::vector<uint8_t>> out;
+  for (uint64_t cz = 0; cz < kShape[0]; cz += 64)
+    for (uint64_t cy = 0; cy < kShape[1]; cy += 64)
+      for (uint64_t cx = 0; cx < kShape[2]; cx += 64) {
+        std::vector<uint8_t> c(64 * 64 * 64 * 2);
+        size_t k = 0;
+        for (uint64_t z = cz; z < cz + 64; ++z)
+          for (uint64_t y = cy; y < cy + 64; ++y)
+            for (uint64_t x = cx; x < cx + 64; ++x) {
+              uint16_t v = vol[(z * kShape[1] + y) * kShape[2] + x];
+              c[k++] = uint8_t(v >> 8);
+              c[k++] = uint8_t(v);
+            }
+        out.push_back(std::move(c));
+      }
+  return out;
+}
+
+std::vector<fs::path> chunk_files(const fs::path& dataset) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dataset))
+    if (e.is_regular_file() && e.path().filename() != "attributes.json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+uint64_t bytes_on_disk(const fs::path& dataset) {
+  uint64_t n = 0;
+  for (const fs::path& f : chunk_files(dataset)) n += fs::file_size(f);
+  return n;
+}
+
+struct Figures {
+  double write1 = 0, write2 = 0, rewrite1 = 0, read1 = 0, read2 = 0, random_us = 0;
+  double encode = 0, decode = 0, page_cache = 0, swap = 0;
+  uint64_t bytes = 0;
+};
+
+// Reads every chunk file once (open, fstat, pread into one reused buffer,
+// close), as a reader must: the page-cache limit. `contents` keeps a copy of
+// each file for the codec measurement, made outside the timing.
+double page_cache_read(const std::vector<fs::path>& files, std::vector<std::vector<uint8_t>>& contents) {
+  std::vector<uint8_t> buffer(64 * 64 * 64 * 2 * 2);
+  auto read_all = [&](bool keep) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      int fd = ::open(files[i].c_str(), O_RDONLY);
+      struct stat st;
+      ::fstat(fd, &st);
+      if (size_t(st.st_size) > buffer.size()) buffer.resize(st.st_size);
+      if (::pread(fd, buffer.data(), st.st_size, 0) != st.st_size) std::perror("pread");
+      ::close(fd);
+      if (keep) contents[i].assign(buffer.begin(), buffer.begin() + st.st_size);
+    }
+  };
+  contents.assign(files.size(), {});
+  read_all(true);
+  return seconds([&] { read_all(false); });
+}
+
+double swap_time(std::vector<uint16_t> data) {
+  return seconds([&] {
+    for (uint16_t& v : data) v = __builtin_bswap16(v);
+  });
+}
+
+// The codec alone on the same chunks in memory, one thread.
+void codec_limits(const CodecCase& c, const std::vector<std::vector<uint8_t>>& chunks,
+                  const std::vector<std::vector<uint8_t>>& files, Figures& f) {
+  stowage::Codec codec = stowage::Registry::global().codec(c.config);
+  std::vector<uint8_t> out(codec.bound(chunks[0].size()));
+  f.encode = seconds([&] {
+    for (const auto& chunk : chunks) codec.encode(chunk.data(), chunk.size(), out.data(), out.size());
+  });
+  const size_t header = 4 + 4 * 3;
+  f.decode = seconds([&] {
+    for (const auto& file : files)
+      codec.decode(file.data() + header, file.size() - header, out.data(), chunks[0].size());
+  });
+}
+
+Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uint16_t>& vol,
+                  const std::vector<std::vector<uint8_t>>& chunks) {
+  Figures f;
+  fs::path path = dir / ("stowage-" + c.name + ".n5");
+  std::vector<uint64_t> origin = {0, 0, 0};
+  json desc = {{"kind", "array"}, {"dtype", "uint16"}, {"shape", kShape}, {"chunks", kChunks}, {"codec", c.config}};
+  auto fresh_write = [&](unsigned threads) {
+    stowage::Registry::global().set_threads(threads);
+    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::truncate, "n5");
+    s.create("vol", desc);
+    stowage::Array a = s.array("vol");
+    double t = seconds([&] { a.write(origin, kShape, vol.data()); });
+    s.close();
+    return t;
+  };
+  f.write2 = fresh_write(2);
+  f.write1 = fresh_write(1);
+  {
+    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::update, "n5");
+    stowage::Array a = s.array("vol");
+    f.rewrite1 = seconds([&] { a.write(origin, kShape, vol.data()); });
+    std::vector<uint16_t> back(vol.size());
+    a.read(origin, kShape, back.data());  // warm the page cache and check
+    if (back != vol) std::cerr << c.name << ": read back differs!\n";
+    f.read1 = seconds([&] { a.read(origin, kShape, back.data()); });
+    stowage::Registry::global().set_threads(2);
+    f.read2 = seconds([&] { a.read(origin, kShape, back.data()); });
+    stowage::Registry::global().set_threads(1);
+    std::mt19937 rng(1);
+    std::vector<uint16_t> one(64 * 64 * 64);
+    f.random_us = seconds([&] {
+      for (int i = 0; i < 1000; ++i) {
+        std::vector<uint64_t> at = {rng() % 4 * 64, rng() % 8 * 64, rng() % 8 * 64};
+        a.read(at, kChunks, one.data());
+      }
+    }) / 1000 * 1e6;
+    s.close();
+  }
+  f.bytes = bytes_on_disk(path / "vol");
+  std::vector<std::vector<uint8_t>> files;
+  f.page_cache = page_cache_read(chunk_files(path / "vol"), files);
+  f.swap = swap_time(vol);
+  codec_limits(c, chunks, files, f);
+  fs::remove_all(path);
+  return f;
+}
+
+std::map<std::string, json> run_peer(const fs::path& dir, const std::vector<CodecCase>& codecs) {
+  std::map<std::string, json> out;
+  const char* src = std::getenv("STOWAGE_SOURCE_ROOT");
+  fs::path script = fs::path(src ? src : ".") / "bench" / "n5" / "peer_zarr_n5.py";
+  const char* py = std::getenv("STOWAGE_PYTHON");
+  std::string cmd = std::string(py ? py : "/usr/bin/python3") + " " + script.string() + " " + dir.string();
+  for (const auto& c : codecs)
+    if (c.name != "lz4") cmd += " " + c.name;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.contains("codec")) out[j["codec"].get<std::string>()] = j;
+  }
+  if (::pclose(p) != 0) std::cerr << "peer_zarr_n5.py failed (" << cmd << ")\n";
+  return out;
+}
+
+double mbs(double secs) { return secs > 0 ? kVolumeBytes / kMB / secs : 0; }
+
+void print_table(const std::vector<CodecCase>& codecs, const std::map<std::string, Figures>& ours,
+                 const std::map<std::string, json>& peer) {
+  std::printf("\nN5 workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks; MB/s of uncompressed data\n",
+              kVolumeBytes / kMB);
+  std::printf("%-6s %6s | %7s %7s %7s | %7s %7s | %9s | %7s %7s %7s | %7s %7s | %6s %6s %6s\n", "codec",
+              "ratio", "write1", "write2", "rewrt1", "read1", "read2", "chunk_us", "enc", "dec", "limit",
+              "zarrW", "zarrR", "R/lim", "R/zarr", "2t/1t");
+  for (const auto& c : codecs) {
+    const Figures& f = ours.at(c.name);
+    // The read limit: page-cache read plus the byte swap (raw) or the decode.
+    double limit_s = f.page_cache + (c.name == "raw" ? f.swap : f.decode);
+    double zw = 0, zr = 0;
+    if (peer.count(c.name)) {
+      zw = mbs(peer.at(c.name)["write_s"].get<double>());
+      zr = mbs(peer.at(c.name)["read_s"].get<double>());
+    }
+    std::printf("%-6s %6.2f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %6.2f %6.1f %6.2f\n",
+                c.name.c_str(), kVolumeBytes / double(f.bytes), mbs(f.write1), mbs(f.write2),
+                mbs(f.rewrite1), mbs(f.read1), mbs(f.read2), f.random_us, mbs(f.encode), mbs(f.decode),
+                mbs(limit_s), zw, zr, limit_s / f.read1, zr > 0 ? mbs(f.read1) / zr : 0.0,
+                f.read2 > 0 ? f.read1 / f.read2 : 0.0);
+  }
+  std::printf("\nratio: uncompressed/stored; write1/write2: fresh dataset on 1/2 threads; rewrt1: overwriting\n"
+              "every chunk of the existing dataset (rename over an existing file) on 1 thread; chunk_us: mean\n"
+              "of 1000 random 64^3 chunk reads through Array::read, 1 thread; enc/dec: the codec alone on the\n"
+              "same chunks in memory, 1 thread; limit: page-cache read of the chunk files plus byte swap (raw)\n"
+              "or decode; R/lim: read1 / limit; R/zarr: read1 / zarr-python read; 2t/1t: read speed-up.\n");
+  for (const auto& c : codecs) {
+    if (!peer.count(c.name)) continue;
+    std::printf("zarr %-6s random chunk %.0f us\n", c.name.c_str(), peer.at(c.name)["random_chunk_us"].get<double>());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fs::path dir = fs::temp_directory_path() / "stowage-n5-bench";
+  std::string only;
+  bool peer = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--dir" && i + 1 < argc) dir = argv[++i];
+    else if (a == "--codecs" && i + 1 < argc) only = argv[++i];
+    else if (a == "--no-peer") peer = false;
+    else {
+      std::cerr << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4] [--no-peer]\n";
+      return 2;
+    }
+  }
+  std::vector<CodecCase> codecs;
+  for (const auto& c : all_codecs())
+    if (only.empty() || ("," + only + ",").find("," + c.name + ",") != std::string::npos) codecs.push_back(c);
+  fs::create_directories(dir);
+  try {
+    std::vector<uint16_t> vol = make_volume();
+    std::vector<std::vector<uint8_t>> chunks = big_endian_chunks(vol);
+    std::map<std::string, Figures> ours;
+    for (const auto& c : codecs) {
+      std::cerr << "stowage " << c.name << "...\n";
+      ours[c.name] = run_codec(c, dir, vol, chunks);
+    }
+    std::map<std::string, json> zarr;
+    if (peer) {
+      std::cerr << "zarr-python peer...\n";
+      zarr = run_peer(dir, codecs);
+    }
+    print_table(codecs, ours, zarr);
+  } catch (const std::exception& e) {
+    std::cerr << "n5_bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""The N5 benchmark workload through Debian's zarr-python N5FSStore.
+
+Writes and reads a 256x512x512 uint16 volume in 64^3 chunks for each codec,
+plus 1000 random single-chunk reads, on one thread (zarr-python 2 does not
+parallelise chunk I/O). Prints one JSON object per codec on stdout:
+  {"codec": ..., "write_s": ..., "read_s": ..., "random_chunk_us": ..., "bytes": ...}
+Usage: peer_zarr_n5.py WORK_DIR [codec ...]   (codecs: raw gzip zstd blosc)
+zarr's N5 lz4 uses numcodecs framing, which N5 readers cannot read, so lz4
+is not part of the peer run.
+"""
+import json
+import os
+import shutil
+import sys
+import time
+
+import numcodecs
+import numpy as np
+import zarr
+from zarr.n5 import N5FSStore
+
+SHAPE = (256, 512, 512)
+CHUNKS = (64, 64, 64)
+COMPRESSORS = {
+    "raw": None,
+    "gzip": numcodecs.GZip(6),
+    "zstd": numcodecs.Zstd(3),
+    "blosc": numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE),
+}
+
+
+def volume():
+    """The same values as bench/n5/n5_bench.cpp: a smooth field plus noise."""
+    z, y, x = np.indices(SHAPE, dtype=np.uint32)
+    noise = ((z * 73856093) ^ (y * 19349663) ^ (x * 83492791)) & 0x3F
+    return ((z * 3 + y * 2 + x + noise) & 0xFFFF).astype(np.uint16)
+
+
+def run(work, name, data):
+    path = os.path.join(work, "zarr-" + name + ".n5")
+    shutil.rmtree(path, ignore_errors=True)
+    store = N5FSStore(path)
+    a = zarr.create(shape=SHAPE, chunks=CHUNKS, dtype="u2", compressor=COMPRESSORS[name],
+                    store=store, path="vol", overwrite=True)
+    t = time.perf_counter()
+    a[...] = data
+    write_s = time.perf_counter() - t
+    t = time.perf_counter()
+    back = a[...]
+    read_s = time.perf_counter() - t
+    assert np.array_equal(back, data)
+    rng = np.random.default_rng(1)
+    grid = [s // c for s, c in zip(SHAPE, CHUNKS)]
+    picks = [[rng.integers(0, g) for g in grid] for _ in range(1000)]
+    t = time.perf_counter()
+    for p in picks:
+        a[tuple(slice(i * c, (i + 1) * c) for i, c in zip(p, CHUNKS))]
+    random_us = (time.perf_counter() - t) / len(picks) * 1e6
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+    shutil.rmtree(path, ignore_errors=True)
+    return {"codec": name, "write_s": write_s, "read_s": read_s, "random_chunk_us": random_us,
+            "bytes": size}
+
+
+def main():
+    work = sys.argv[1]
+    names = sys.argv[2:] or list(COMPRESSORS)
+    data = volume()
+    for name in names:
+        print(json.dumps(run(work, name, data)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
