@@ -2,6 +2,7 @@
 #include "datg_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 
@@ -90,6 +91,20 @@ void BlockCache::put(uint64_t block, const void* data, size_t size) {
   slot->last_use = ++clock_;
 }
 
+// ---- memory map -------------------------------------------------------------------
+
+MappedFile::MappedFile(int fd, uint64_t size) {
+  if (size == 0 || size > SIZE_MAX) return;
+  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return;  // the reader falls back to pread
+  data_ = static_cast<const uint8_t*>(p);
+  size_ = static_cast<size_t>(size);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
 // ---- reader -----------------------------------------------------------------------
 
 Reader::Reader(const DatasetPaths& paths) : paths_(paths), file_(paths.matrix, O_RDONLY) {
@@ -97,6 +112,7 @@ Reader::Reader(const DatasetPaths& paths) : paths_(paths), file_(paths.matrix, O
   uint8_t footer[kFooterSize] = {};
   if (size >= kFooterSize) file_.read_at(footer, kFooterSize, size - kFooterSize);
   footer_ = parse_footer(footer, size, paths_.matrix);
+  map_ = std::make_unique<MappedFile>(file_.fd(), size);
 
   std::string strings(size - kFooterSize - footer_.metadata_offset, '\0');
   file_.read_at(strings.data(), strings.size(), footer_.metadata_offset);
@@ -157,8 +173,12 @@ void Reader::read_block(uint64_t block, void* out, size_t capacity) {
   if (size > compressed * kMaxLz4Ratio + 4096)
     sdk::corrupt(what() + ": " + std::to_string(compressed) + " bytes cannot hold " +
                  std::to_string(size) + " bytes of values");
-  decode_container(file_, *codecs_, footer_.flag, offsets_[block], offsets_[block + 1], out, size,
-                   what);
+  if (map_->data())
+    decode_container(map_->data() + offsets_[block], offsets_[block + 1] - offsets_[block], *codecs_,
+                     footer_.flag, out, size, what);
+  else
+    decode_container(file_, *codecs_, footer_.flag, offsets_[block], offsets_[block + 1], out, size,
+                     what);
   if (use_cache_) cache_.put(block, out, size);
 }
 

@@ -52,6 +52,21 @@ class BlockCache {
   size_t capacity_;
 };
 
+// A read-only memory map of a whole file (blocks decode straight from it,
+// without a system call and copy per block). Empty if mapping failed.
+class MappedFile {
+ public:
+  MappedFile(int fd, uint64_t size);
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+  const uint8_t* data() const { return data_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 class Reader {
  public:
   explicit Reader(const DatasetPaths& paths);
@@ -71,6 +86,7 @@ class Reader {
 
   DatasetPaths paths_;
   stowage::sdk::File file_;
+  std::unique_ptr<MappedFile> map_;
   Footer footer_;
   Metadata metadata_;
   NameList row_names_, col_names_;
