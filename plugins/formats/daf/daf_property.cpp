@@ -12,8 +12,6 @@ using sdk::invalid;
 
 namespace {
 
-constexpr uint64_t kVectorChunk = uint64_t(1) << 20;
-constexpr uint64_t kMatrixChunkBytes = uint64_t(8) << 20;
 constexpr uint64_t kMaxJsonBytes = 1 << 20;
 
 // Calls f(T{}) with the C++ type of an integer index type.
@@ -177,12 +175,6 @@ void load_strings(Property& p) {
 
 }  // namespace
 
-uint64_t chunk_extent(bool matrix, uint64_t rows, uint64_t cols, size_t element_size) {
-  if (!matrix) return std::max<uint64_t>(1, std::min(rows, kVectorChunk));
-  uint64_t column_bytes = std::max<uint64_t>(1, rows * element_size);
-  return std::clamp<uint64_t>(kMatrixChunkBytes / column_bytes, 1, std::max<uint64_t>(cols, 1));
-}
-
 const std::vector<std::string>& property_suffixes() {
   static const std::vector<std::string> s = {".json", ".data", ".txt", ".nzind", ".nzval", ".nztxt",
                                              ".colptr", ".rowval", ".zip", ".nzind.zip", ".nzval.zip",
@@ -201,7 +193,7 @@ std::shared_ptr<const Property> load_property(const std::string& root, const Nod
   std::string json_path = p->base + ".json";
   if (!sdk::is_regular_file(json_path)) sdk::fail(STOWAGE_NOT_FOUND, json_path + ": no such property");
   p->desc = parse_descriptor(sdk::read_file(json_path, kMaxJsonBytes), json_path, p->matrix);
-  p->chunk = chunk_extent(p->matrix, p->rows, p->cols, std::max<size_t>(1, element_size(p->desc.eltype)));
+  p->tiling = Tiling::for_array(p->matrix, p->rows, p->cols, element_size(p->desc.eltype));
   if (!p->desc.packed.empty()) return p;  // described, but reads refuse it
   if (p->is_string()) {
     load_strings(*p);
@@ -219,25 +211,20 @@ std::shared_ptr<const Property> load_property(const std::string& root, const Nod
 void Property::read_chunk(const uint64_t* chunk_index, void* out, size_t capacity, uint64_t* chunk_shape) const {
   if (!desc.packed.empty()) refuse_packed(*this);
   if (is_string() || is_sparse_matrix()) invalid(node + ": not a dense array (read it as strings or sparse)");
-  size_t es = element_size(desc.eltype);
-  uint64_t begin, count;  // in elements of the column-major data
-  if (matrix) {
-    if (chunk_index[0] != 0) invalid(node + ": chunk row index must be 0");
-    uint64_t c0 = chunk_index[1] * chunk;
-    if (c0 >= cols) invalid(node + ": chunk column index " + std::to_string(chunk_index[1]) + " out of range");
-    uint64_t nc = std::min(chunk, cols - c0);
-    chunk_shape[0] = rows, chunk_shape[1] = nc;
-    begin = c0 * rows, count = nc * rows;
-  } else {
-    begin = chunk_index[0] * chunk;
-    if (begin >= rows && rows > 0) invalid(node + ": chunk index " + std::to_string(chunk_index[0]) + " out of range");
-    count = std::min(chunk, rows - std::min(rows, begin));
-    chunk_shape[0] = count;
-  }
-  if (count * es > capacity) invalid(node + ": output buffer too small for a chunk");
+  Tiling::Tile t = tiling.tile(chunk_index, node);
+  if (t.elements() * element_size(desc.eltype) > capacity) invalid(node + ": output buffer too small for a chunk");
+  tiling.shape_of(t, chunk_shape);
   auto* dst = static_cast<unsigned char*>(out);
-  if (desc.sparse) return densify_sparse_vector(begin, count, dst);
-  data->read_at(dst, count * es, begin * es);
+  if (desc.sparse) return densify_sparse_vector(t.row0, t.nrows, dst);
+  read_runs(t, dst);
+}
+
+// pread of each contiguous run of the tile, straight into the caller's buffer.
+void Property::read_runs(const Tiling::Tile& t, unsigned char* out) const {
+  size_t es = element_size(desc.eltype);
+  tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
+    data->read_at(out + tile_element * es, n * es, file_element * es);
+  });
 }
 
 void Property::densify_sparse_vector(uint64_t begin, uint64_t count, unsigned char* out) const {

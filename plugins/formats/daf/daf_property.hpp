@@ -9,6 +9,7 @@
 #include "daf_files.hpp"
 #include "daf_json.hpp"
 #include "daf_node.hpp"
+#include "daf_tiling.hpp"
 
 #include <stowage/plugin.hpp>
 
@@ -19,18 +20,13 @@
 
 namespace daf {
 
-// How a property is cut into chunks for the host: vectors in runs of up to
-// 2^20 elements, dense matrices in strips of whole columns of about 8 MiB
-// (column-major, so a strip is one contiguous byte range of the .data file).
-uint64_t chunk_extent(bool matrix, uint64_t rows, uint64_t cols, size_t element_size);
-
 struct Property {
   std::string node;  // "vectors/cell/x"
   std::string base;  // file path without suffix: <root>/vectors/cell/x
   bool matrix = false;
   uint64_t rows = 0, cols = 1;  // vectors: cols == 1
   Descriptor desc;
-  uint64_t chunk = 1;  // chunk_extent()
+  Tiling tiling;  // the chunk grid of numeric arrays
   // Numeric dense.
   std::optional<sdk::File> data;
   // Numeric sparse.
@@ -57,6 +53,7 @@ struct Property {
  private:
   uint64_t colptr_at(uint64_t column) const;  // 1-based Julia value
   void densify_sparse_vector(uint64_t begin, uint64_t count, unsigned char* out) const;
+  void read_runs(const Tiling::Tile& t, unsigned char* out) const;
 };
 
 // Opens and validates the property `ref` stored under `root`, whose axes have

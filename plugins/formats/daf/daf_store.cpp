@@ -50,14 +50,14 @@ OJson shape_json(bool matrix, uint64_t rows, uint64_t cols) {
 }
 
 // The description of a dense (or densified) numeric array.
-OJson array_json(const NodeRef& ref, ElType t, uint64_t rows, uint64_t cols, uint64_t chunk) {
+OJson array_json(const NodeRef& ref, ElType t, const Tiling& tiling) {
   bool matrix = ref.kind == NodeRef::Matrix;
   OJson j;
   j["kind"] = "array";
   j["dtype"] = info(t).dtype;
-  j["shape"] = shape_json(matrix, rows, cols);
-  // Matrices: strips of whole columns, column-major inside (order F).
-  j["chunks"] = matrix ? OJson::array({std::max<uint64_t>(rows, 1), chunk}) : OJson::array({chunk});
+  j["shape"] = shape_json(matrix, tiling.rows, tiling.cols);
+  // Matrices: tiles stored column-major like the .data file (order F).
+  j["chunks"] = matrix ? OJson::array({tiling.tile_rows, tiling.tile_cols}) : OJson::array({tiling.tile_rows});
   j["byte_order"] = "little";
   j["order"] = matrix ? "F" : "C";
   j["codec"] = nullptr;
@@ -249,7 +249,7 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
   bool matrix = ref.kind == NodeRef::Matrix;
   if (auto it = pending_arrays_.find(key); it != pending_arrays_.end()) {
     const PendingArray& p = it->second;
-    OJson j = array_json(ref, p.eltype, p.rows, p.cols, p.chunk);
+    OJson j = array_json(ref, p.eltype, p.tiling);
     j["dims"] = dims_json(ref);
     j["attributes"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", p.store_sparse ? "sparse" : "dense"}};
     return j.dump();
@@ -271,7 +271,7 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
     j = {{"kind", "sparse"}, {"dtype", info(p->desc.eltype).dtype}, {"shape", {p->rows, p->cols}},
          {"layout", "csc"}, {"nnz", p->nnz}};
   } else {
-    j = array_json(ref, p->desc.eltype, p->rows, p->cols, p->chunk);
+    j = array_json(ref, p->desc.eltype, p->tiling);
   }
   j["dims"] = dims_json(ref);
   j["attributes"] = property_attributes(p->desc, p->nnz);

@@ -33,11 +33,10 @@ struct PendingArray {
   NodeRef ref;
   std::string base;
   ElType eltype = ElType::Float64;
-  uint64_t rows = 0, cols = 1, chunk = 1;
+  Tiling tiling;                 // the chunk grid (rows, cols, tile sizes)
   bool store_sparse = false;     // asked for sparse storage (daf_storage: sparse)
   std::unique_ptr<TempFile> data;
   std::unique_ptr<std::atomic<bool>[]> written;  // per chunk
-  uint64_t n_chunks = 0;
 };
 
 // A CSC matrix being appended column by column.
@@ -102,6 +101,8 @@ class DafStore : public sdk::Store {
   void create_array(const NodeRef& ref, std::string_view node, const Json& description);
   void create_sparse(const NodeRef& ref, std::string_view node, const Json& description);
   PendingArray& pending_array_for_write(const NodeRef& ref, std::string_view node);
+  PendingArray start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows, uint64_t cols);
+  void write_tile(PendingArray& p, const Tiling::Tile& t, const void* in);
   bool read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out, size_t capacity,
                           uint64_t* chunk_shape) const;
   uint64_t declared_axis_length(const std::string& axis, uint64_t length, const std::string& node);

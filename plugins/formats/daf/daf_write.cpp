@@ -69,27 +69,6 @@ void check_vector_name(const NodeRef& ref) {
     invalid("vectors/" + ref.rows + "/" + ref.name + ": '" + ref.name + "' is a reserved Daf vector name");
 }
 
-// The geometry of chunk `idx` of a column-major rows x cols array cut in
-// chunks of `chunk` columns (matrices) or elements (vectors).
-struct Span {
-  uint64_t begin = 0, count = 0;  // elements of the column-major data
-  uint64_t shape[2] = {0, 0};
-};
-Span chunk_span(const PendingArray& p, const uint64_t* idx, std::string_view node) {
-  Span s;
-  bool matrix = p.ref.kind == NodeRef::Matrix;
-  uint64_t n = matrix ? p.cols : p.rows;
-  uint64_t first = idx[matrix ? 1 : 0] * p.chunk;
-  if ((matrix && idx[0] != 0) || first >= std::max<uint64_t>(n, 1))
-    invalid(std::string(node) + ": chunk index out of range");
-  uint64_t len = std::min(p.chunk, n - std::min(n, first));
-  s.begin = first * (matrix ? p.rows : 1);
-  s.count = len * (matrix ? p.rows : 1);
-  if (matrix) s.shape[0] = p.rows, s.shape[1] = len;
-  else s.shape[0] = len;
-  return s;
-}
-
 // Positions (column-major) and values of the non-zero elements of dense data.
 void gather_nonzeros(const unsigned char* data, uint64_t n, size_t es, std::vector<uint64_t>& positions) {
   static const unsigned char zero[8] = {0};
@@ -242,22 +221,28 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
   if (shape.size() != (matrix ? 2u : 1u))
     invalid(std::string(node) + ": a Daf " + (matrix ? "matrix has 2" : "vector has 1") + " dimension(s), got " +
             std::to_string(shape.size()));
-  PendingArray p;
-  p.ref = ref;
-  p.base = property_base(ref);
-  p.eltype = numeric_dtype(d, node);
-  p.rows = declared_axis_length(ref.rows, shape[0], std::string(node));
-  p.cols = matrix ? declared_axis_length(ref.cols, shape[1], std::string(node)) : 1;
-  p.chunk = chunk_extent(matrix, p.rows, p.cols, element_size(p.eltype));
-  p.store_sparse = asks_sparse(d);
+  ElType eltype = numeric_dtype(d, node);
+  uint64_t rows = declared_axis_length(ref.rows, shape[0], std::string(node));
+  uint64_t cols = matrix ? declared_axis_length(ref.cols, shape[1], std::string(node)) : 1;
   sdk::make_directories(property_dir(ref));
-  p.data = std::make_unique<TempFile>(p.base + ".data");
-  p.data->resize(p.rows * p.cols * element_size(p.eltype));
-  p.n_chunks = matrix ? (p.cols + p.chunk - 1) / p.chunk : (p.rows + p.chunk - 1) / p.chunk;
-  p.written.reset(new std::atomic<bool>[std::max<uint64_t>(p.n_chunks, 1)]());
+  PendingArray p = start_pending_array(ref, eltype, rows, cols);
+  p.store_sparse = asks_sparse(d);
   pending_sparse_.erase(std::string(node));
   pending_arrays_.insert_or_assign(std::string(node), std::move(p));
   forget_cached();
+}
+
+// A zero-filled temp file for the whole column-major data, and no chunk written yet.
+PendingArray DafStore::start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows, uint64_t cols) {
+  PendingArray p;
+  p.ref = ref;
+  p.base = property_base(ref);
+  p.eltype = eltype;
+  p.tiling = Tiling::for_array(ref.kind == NodeRef::Matrix, rows, cols, element_size(eltype));
+  p.data = std::make_unique<TempFile>(p.base + ".data");
+  p.data->resize(rows * cols * element_size(eltype));
+  p.written.reset(new std::atomic<bool>[std::max<uint64_t>(p.tiling.count(), 1)]());
+  return p;
 }
 
 void DafStore::create_sparse(const NodeRef& ref, std::string_view node, const Json& d) {
@@ -352,39 +337,41 @@ PendingArray& DafStore::pending_array_for_write(const NodeRef& ref, std::string_
   auto stored = property(ref, node);
   if (stored->is_string() || stored->is_sparse_matrix() || !stored->desc.packed.empty())
     invalid(std::string(node) + ": not a writable dense array");
-  PendingArray p;
-  p.ref = ref;
-  p.base = property_base(ref);
-  p.eltype = stored->desc.eltype;
-  p.rows = stored->rows, p.cols = stored->cols, p.chunk = stored->chunk;
+  PendingArray p = start_pending_array(ref, stored->desc.eltype, stored->rows, stored->cols);
   p.store_sparse = stored->desc.sparse;
-  p.data = std::make_unique<TempFile>(p.base + ".data");
-  p.data->resize(p.rows * p.cols * element_size(p.eltype));
-  bool matrix = ref.kind == NodeRef::Matrix;
-  p.n_chunks = matrix ? (p.cols + p.chunk - 1) / p.chunk : (p.rows + p.chunk - 1) / p.chunk;
-  p.written.reset(new std::atomic<bool>[std::max<uint64_t>(p.n_chunks, 1)]());
-  std::vector<unsigned char> buf(p.rows * std::min(p.chunk, p.cols) * element_size(p.eltype) + 8);
-  for (uint64_t c = 0; c < p.n_chunks; ++c) {
-    uint64_t idx[2] = {matrix ? 0 : c, c}, shape[2];
-    stored->read_chunk(idx, buf.data(), buf.size(), shape);
-    Span s = chunk_span(p, idx, node);
-    p.data->write_at(buf.data(), s.count * element_size(p.eltype), s.begin * element_size(p.eltype));
-    p.written[c] = true;
-  }
+  size_t es = element_size(p.eltype);
+  std::vector<unsigned char> buf(p.tiling.tile_rows * p.tiling.tile_cols * es);
+  for (uint64_t i = 0; i < p.tiling.grid_rows(); ++i)
+    for (uint64_t j = 0; j < p.tiling.grid_cols(); ++j) {
+      uint64_t idx[2] = {i, j}, shape[2];
+      stored->read_chunk(idx, buf.data(), buf.size(), shape);
+      write_tile(p, p.tiling.tile(idx, p.base), buf.data());
+    }
   return pending_arrays_.emplace(std::string(node), std::move(p)).first->second;
 }
 
 bool DafStore::read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out, size_t capacity,
                                   uint64_t* chunk_shape) const {
-  Span s = chunk_span(p, chunk_index, p.base);
-  uint64_t flat = chunk_index[p.ref.kind == NodeRef::Matrix ? 1 : 0];
-  if (!p.written[flat]) return false;
+  Tiling::Tile t = p.tiling.tile(chunk_index, p.base);
+  if (!p.written[t.flat]) return false;
   size_t es = element_size(p.eltype);
-  if (s.count * es > capacity) invalid(p.base + ": output buffer too small for a chunk");
-  p.data->read_at(out, s.count * es, s.begin * es);
-  chunk_shape[0] = s.shape[0];
-  if (p.ref.kind == NodeRef::Matrix) chunk_shape[1] = s.shape[1];
+  if (t.elements() * es > capacity) invalid(p.base + ": output buffer too small for a chunk");
+  auto* dst = static_cast<unsigned char*>(out);
+  p.tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
+    p.data->read_at(dst + tile_element * es, n * es, file_element * es);
+  });
+  p.tiling.shape_of(t, chunk_shape);
   return true;
+}
+
+// pwrite of each run of a column-major tile into the pending data file.
+void DafStore::write_tile(PendingArray& p, const Tiling::Tile& t, const void* in) {
+  size_t es = element_size(p.eltype);
+  const auto* src = static_cast<const unsigned char*>(in);
+  p.tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
+    p.data->write_at(src + tile_element * es, n * es, file_element * es);
+  });
+  p.written[t.flat] = true;
 }
 
 void DafStore::write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in, size_t size,
@@ -393,16 +380,13 @@ void DafStore::write_chunk(std::string_view node, const uint64_t* chunk_index, c
   NodeRef ref = parse_node(node);
   if (!ref.is_property()) invalid(std::string(node) + ": not an array");
   PendingArray& p = pending_array_for_write(ref, node);
-  Span s = chunk_span(p, chunk_index, node);
-  bool matrix = ref.kind == NodeRef::Matrix;
-  if (chunk_shape[0] != s.shape[0] || (matrix && chunk_shape[1] != s.shape[1]))
+  Tiling::Tile t = p.tiling.tile(chunk_index, std::string(node));
+  if (chunk_shape[0] != t.nrows || (p.tiling.matrix && chunk_shape[1] != t.ncols))
     invalid(std::string(node) + ": chunk shape does not match the chunk grid");
-  size_t es = element_size(p.eltype);
-  if (size != s.count * es)
+  if (size != t.elements() * element_size(p.eltype))
     invalid(std::string(node) + ": chunk has " + std::to_string(size) + " bytes, expected " +
-            std::to_string(s.count * es));
-  p.data->write_at(in, size, s.begin * es);
-  p.written[chunk_index[matrix ? 1 : 0]] = true;
+            std::to_string(t.elements() * element_size(p.eltype)));
+  write_tile(p, t, in);
 }
 
 // ---- sparse matrices ----------------------------------------------------------------------------
@@ -502,20 +486,20 @@ void DafStore::commit_array(PendingArray& p) {
   // Sparse storage asked for: keep only the non-zero elements.
   Mapped dense(p.data->temp_path());
   size_t es = element_size(p.eltype);
-  uint64_t n = p.rows * p.cols;
+  uint64_t rows = p.tiling.rows, cols = p.tiling.cols, n = rows * cols;
   std::vector<uint64_t> positions;
   if (is_float(p.eltype)) gather_nonzeros_float(dense.data(), n, p.eltype, positions);
   else gather_nonzeros(dense.data(), n, es, positions);
   d.sparse = true;
-  d.indtype = indtype_for_size(std::max(p.rows, static_cast<uint64_t>(positions.size()) + 1));
+  d.indtype = indtype_for_size(std::max(rows, static_cast<uint64_t>(positions.size()) + 1));
   std::vector<unsigned char> nzval(positions.size() * es);
   for (size_t k = 0; k < positions.size(); ++k) std::memcpy(&nzval[k * es], dense.data() + positions[k] * es, es);
-  std::vector<uint64_t> rowval1(positions.size()), colptr1(p.cols + 1, 1);
+  std::vector<uint64_t> rowval1(positions.size()), colptr1(cols + 1, 1);
   for (size_t k = 0; k < positions.size(); ++k) {
-    rowval1[k] = positions[k] % p.rows + 1;
-    colptr1[positions[k] / p.rows + 1] += 1;
+    rowval1[k] = positions[k] % rows + 1;
+    colptr1[positions[k] / rows + 1] += 1;
   }
-  for (uint64_t c = 0; c < p.cols; ++c) colptr1[c + 1] += colptr1[c] - 1;
+  for (uint64_t c = 0; c < cols; ++c) colptr1[c + 1] += colptr1[c] - 1;
   if (matrix) {
     write_index_file(p.base + ".colptr", d.indtype, colptr1);
     write_index_file(p.base + ".rowval", d.indtype, rowval1);
@@ -523,7 +507,7 @@ void DafStore::commit_array(PendingArray& p) {
     write_index_file(p.base + ".nzind", d.indtype, rowval1);
   }
   sdk::write_file_atomic(p.base + ".nzval", nzval.data(), nzval.size());
-  write_descriptor(p.base, d, matrix, positions.size(), p.cols + 1);
+  write_descriptor(p.base, d, matrix, positions.size(), cols + 1);
 }
 
 void DafStore::commit_sparse(PendingSparse& p) {
