@@ -36,6 +36,8 @@ class HashIndex {
   // compare the key itself: a 64-bit collision with an absent key is an
   // accepted risk).
   std::optional<uint64_t> find(std::string_view key) const;
+  // find(key).has_value(), touching only the slot hashes.
+  bool contains(std::string_view key) const { return slot_of(hasher_(key)) != no_slot; }
   uint64_t hash(std::string_view key) const { return hasher_(key); }
   const uint8_t* salt() const { return hasher_.salt(); }
   const std::vector<uint64_t>& hashes() const { return hashes_; }
@@ -46,10 +48,16 @@ class HashIndex {
   static HashIndex for_keys(const KeyList& keys);
 
  private:
-  std::optional<uint64_t> lookup(uint64_t h) const;
+  static constexpr uint64_t no_slot = UINT64_MAX;
+  static constexpr uint64_t zero_slot = UINT64_MAX - 1;  // the key whose hash is 0
+  // The slot holding hash h, no_slot if absent.
+  uint64_t slot_of(uint64_t h) const;
   KeyHasher hasher_;
-  std::vector<uint64_t> hashes_;
-  std::vector<uint32_t> slots_;  // sample index + 1; 0 = empty
+  std::vector<uint64_t> hashes_;      // in sample order
+  // Linear probing; a slot's hash 0 means empty (a real hash 0 is kept aside).
+  std::vector<uint64_t> slot_hash_;
+  std::vector<uint32_t> slot_index_;
+  std::optional<uint32_t> zero_hash_index_;
   uint64_t mask_ = 0;
   std::optional<uint64_t> duplicate_;
 };

@@ -65,12 +65,15 @@ class BloomFilter {
 
  private:
   BloomFilter() = default;
-  // (h1, h2) of the double-hashing scheme.
-  void key_hashes(std::string_view key, uint64_t& h1, uint64_t& h2) const;
+  void set_wrap() { wrap_ = (UINT64_MAX % num_bits_ + 1) % num_bits_; }
+  // The key's bit positions, in order (see hashes.cpp).
+  class Bits;
+  Bits bits_of(std::string_view key) const;
 
   uint64_t n_ = 0;
   double p_ = 0;
   uint64_t num_bits_ = 0, num_hashes_ = 0;
+  uint64_t wrap_ = 0;  // 2^64 mod num_bits
   std::string bits_;
   Blake2s blake_;
 };

@@ -43,31 +43,38 @@ HashIndex::HashIndex(const uint8_t salt[8], std::vector<uint64_t> hashes)
   if (hashes_.size() >= UINT32_MAX) fail(STOWAGE_UNSUPPORTED, "more than 2^32-2 keys");
   uint64_t capacity = 16;
   while (capacity < 2 * hashes_.size()) capacity *= 2;
-  slots_.assign(capacity, 0);
+  slot_hash_.assign(capacity, 0);
+  slot_index_.assign(capacity, 0);
   mask_ = capacity - 1;
   for (uint64_t i = 0; i < hashes_.size(); ++i) {
-    uint64_t slot = hashes_[i] & mask_;
-    while (slots_[slot] != 0) {
-      if (hashes_[slots_[slot] - 1] == hashes_[i]) {
-        if (!duplicate_) duplicate_ = i;
-        break;
-      }
-      slot = (slot + 1) & mask_;
+    uint64_t h = hashes_[i];
+    if (slot_of(h) != no_slot) {
+      if (!duplicate_) duplicate_ = i;
+      continue;
     }
-    if (slots_[slot] == 0) slots_[slot] = static_cast<uint32_t>(i + 1);
+    if (h == 0) {
+      zero_hash_index_ = static_cast<uint32_t>(i);
+      continue;
+    }
+    uint64_t slot = h & mask_;
+    while (slot_hash_[slot] != 0) slot = (slot + 1) & mask_;
+    slot_hash_[slot] = h;
+    slot_index_[slot] = static_cast<uint32_t>(i);
   }
 }
 
-std::optional<uint64_t> HashIndex::lookup(uint64_t h) const {
-  for (uint64_t slot = h & mask_; slots_[slot] != 0; slot = (slot + 1) & mask_) {
-    uint64_t index = slots_[slot] - 1;
-    if (hashes_[index] == h) return index;
-  }
-  return std::nullopt;
+uint64_t HashIndex::slot_of(uint64_t h) const {
+  if (h == 0) return zero_hash_index_ ? zero_slot : no_slot;
+  for (uint64_t slot = h & mask_; slot_hash_[slot] != 0; slot = (slot + 1) & mask_)
+    if (slot_hash_[slot] == h) return slot;
+  return no_slot;
 }
 
 std::optional<uint64_t> HashIndex::find(std::string_view key) const {
-  return lookup(hasher_(key));
+  uint64_t slot = slot_of(hasher_(key));
+  if (slot == no_slot) return std::nullopt;
+  if (slot == zero_slot) return *zero_hash_index_;
+  return slot_index_[slot];
 }
 
 HashIndex HashIndex::for_keys(const KeyList& keys) {
@@ -306,7 +313,7 @@ std::optional<bool> Reader::filter_maybe(std::string_view key) {
 bool Reader::contains(std::string_view key) {
   const BloomFilter* f = filter();
   if (f && !f->maybe_contains(key)) return false;
-  return find(key).has_value();
+  return hash_index().contains(key);
 }
 
 // ---- verify ------------------------------------------------------------------------------

@@ -1,0 +1,170 @@
+// datadings benchmark: 100,000 samples of {"key": str, "image": 32x32x3
+// uint8 msgpack-numpy array, "label": int}, through the stowage C++ API:
+// write, sequential read (raw bytes, and decoded with msgpack_sample.hpp),
+// 10,000 random reads by index and by key, 100,000 contains checks.
+//
+//   datadings_bench [samples] [directory]
+// Run through `ninja -C <build> bench-datadings` (uses this tree's plugins).
+#include <stowage/msgpack_sample.hpp>
+#include <stowage/stowage.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+// Wall time and this process's CPU time: on a shared machine the CPU time
+// shows what one core does, the wall time what this run got.
+struct Timer {
+  std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+  double cpu = cpu_seconds();
+  static double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+  }
+  double wall_seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+  }
+  double cpu_seconds_since() const { return cpu_seconds() - cpu; }
+};
+
+void report(const char* what, uint64_t n, const Timer& t) {
+  double wall = t.wall_seconds(), cpu = t.cpu_seconds_since();
+  std::printf("%-34s %7llu  wall %7.3f s %10.0f/s   cpu %7.3f s %10.0f/s\n", what,
+              static_cast<unsigned long long>(n), wall, n / wall, cpu, n / cpu);
+}
+
+std::string key_of(uint64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "train/%07llu", static_cast<unsigned long long>(i));
+  return buf;
+}
+
+// What msgpack.packb({"key": k, "image": img, "label": l}, default=msgpack_numpy.encode) gives.
+std::string make_sample(uint64_t i, std::mt19937_64& rng) {
+  std::string image(32 * 32 * 3, '\0');
+  for (size_t at = 0; at < image.size(); at += 8) {
+    uint64_t r = rng();
+    std::memcpy(&image[at], &r, 8);
+  }
+  msgpack::sbuffer b;
+  msgpack::packer<msgpack::sbuffer> p(b);
+  auto bin = [&](const std::string& s) {
+    p.pack_bin(static_cast<uint32_t>(s.size()));
+    p.pack_bin_body(s.data(), static_cast<uint32_t>(s.size()));
+  };
+  p.pack_map(3);
+  p.pack(std::string("key"));
+  p.pack(key_of(i));
+  p.pack(std::string("image"));
+  p.pack_map(5);
+  bin("nd");
+  p.pack_true();
+  bin("type");
+  p.pack(std::string("|u1"));
+  bin("kind");
+  bin("");
+  bin("shape");
+  p.pack(std::vector<int>{32, 32, 3});
+  bin("data");
+  bin(image);
+  p.pack(std::string("label"));
+  p.pack(static_cast<int>(i % 1000));
+  return std::string(b.data(), b.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t n = argc > 1 ? std::stoull(argv[1]) : 100000;
+  std::filesystem::path dir = argc > 2 ? std::filesystem::path(argv[2])
+                                       : std::filesystem::temp_directory_path() /
+                                             ("stowage-datadings-bench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "bench.msgpack").string();
+  std::printf("datadings bench: %llu samples, 32x32x3 uint8 + label + key, in %s\n",
+              static_cast<unsigned long long>(n), path.c_str());
+  std::printf("(shared machine: figures are noisy; files are in the page cache)\n");
+
+  std::mt19937_64 rng(42);
+  std::vector<std::string> samples;
+  samples.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) samples.push_back(make_sample(i, rng));
+
+  Timer t0;
+  {
+    stowage::Store out = stowage::Store::open(path, stowage::Mode::truncate, "datadings");
+    out.create("", {{"kind", "records"}});
+    stowage::Records r = out.records();
+    const uint64_t batch = 1000;
+    for (uint64_t i = 0; i < n; i += batch) {
+      std::vector<std::string> part(samples.begin() + i, samples.begin() + std::min(n, i + batch));
+      r.append(part);
+    }
+    out.close();
+  }
+  report("write (append + close)", n, t0);
+  std::printf("  data file: %.1f MB\n", std::filesystem::file_size(path) / 1e6);
+  samples.clear();
+  samples.shrink_to_fit();
+
+  stowage::Store store = stowage::Store::open(path);
+  stowage::Records r = store.records();
+
+  t0 = Timer();
+  uint64_t bytes = 0, count = 0;
+  r.read_range(0, r.size(), [&](std::string_view s) {
+    bytes += s.size();
+    ++count;
+  });
+  std::printf("  %.0f MB/s\n", bytes / t0.wall_seconds() / 1e6);
+  report("sequential read (raw bytes)", count, t0);
+
+  t0 = Timer();
+  uint64_t label_sum = 0;
+  r.read_range(0, r.size(), [&](std::string_view s) {
+    stowage::sample::Value v = stowage::sample::decode(s);
+    label_sum += v["label"].as_uint() + v["image"].as_ndarray().data.size();
+  });
+  report("sequential read + decode", r.size(), t0);
+
+  std::mt19937_64 pick(7);
+  std::vector<uint64_t> indices(10000);
+  for (uint64_t& i : indices) i = pick() % n;
+
+  t0 = Timer();
+  for (uint64_t i : indices) bytes += r.read(i).size();
+  report("random read by index", indices.size(), t0);
+
+  std::vector<std::string> keys;
+  for (uint64_t i : indices) keys.push_back(key_of(i));
+  t0 = Timer();
+  for (const std::string& k : keys) bytes += r.read(*r.find(k)).size();
+  report("random read by key (find + read)", keys.size(), t0);
+
+  std::vector<std::string> probes;
+  for (uint64_t i = 0; i < 100000; ++i)
+    probes.push_back(i % 2 ? key_of(pick() % n) : "absent/" + std::to_string(i));
+  r.contains(probes[0]);  // loads the filter and hashes once, outside the timing
+  t0 = Timer();
+  uint64_t present = 0;
+  for (const std::string& k : probes) present += r.contains(k);
+  report("contains (half present)", probes.size(), t0);
+
+  t0 = Timer();
+  auto v = store.command("", "verify");
+  report("verify (md5 of all files)", 1, t0);
+
+  std::printf("checksum %llu %llu %s\n", static_cast<unsigned long long>(label_sum + bytes),
+              static_cast<unsigned long long>(present), v["ok"].get<bool>() ? "verified" : "VERIFY FAILED");
+  if (argc <= 2) std::filesystem::remove_all(dir);
+  return 0;
+}
