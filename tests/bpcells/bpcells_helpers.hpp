@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,91 @@ inline void copy_matrix(const std::string& from, const std::string& to, bool pac
   stowage::Sparse in = src.sparse(""), out = dst.sparse("");
   for (uint64_t major = 0; major < in.majors(); ++major) out.append(in.read(major, major + 1), 1);
   dst.close();
+}
+
+// A sparse matrix held in memory, majors in order.
+struct Matrix {
+  std::string dtype;
+  uint64_t rows, cols;
+  bool csr;
+  std::vector<uint64_t> indptr{0};
+  std::vector<uint32_t> indices;
+  std::vector<uint8_t> values;  // raw bytes of dtype
+};
+
+inline size_t esize(const std::string& dtype) { return dtype == "float64" || dtype == "uint64" ? 8 : 4; }
+
+// A random sparse matrix: uint32 values are small counts with explicit zeros
+// and 2^32-1 mixed in; float values are exact; uint64 values are random bits.
+inline Matrix random_matrix(const std::string& dtype, uint64_t rows, uint64_t cols, bool csr, double density,
+                     uint32_t seed) {
+  Matrix m{dtype, rows, cols, csr};
+  std::mt19937_64 rng(seed);
+  uint64_t majors = csr ? rows : cols, minors = csr ? cols : rows;
+  size_t es = esize(dtype);
+  for (uint64_t j = 0; j < majors; ++j) {
+    for (uint64_t i = 0; i < minors; ++i) {
+      if (std::uniform_real_distribution<double>(0, 1)(rng) >= density) continue;
+      m.indices.push_back(uint32_t(i));
+      uint64_t r = rng();
+      uint8_t bytes[8];
+      if (dtype == "uint32") {
+        // Mostly small counts, with explicit zeros and the extremes BPCells must keep.
+        uint32_t v = r % 50 == 0 ? 0 : r % 53 == 0 ? 0xFFFFFFFFu : uint32_t(1 + r % 20);
+        std::memcpy(bytes, &v, 4);
+      } else if (dtype == "float32") {
+        float v = float(int64_t(r % 2001) - 1000) / 8.0f;
+        std::memcpy(bytes, &v, 4);
+      } else if (dtype == "float64") {
+        double v = double(int64_t(r % 2000001) - 1000000) / 3.0;
+        std::memcpy(bytes, &v, 8);
+      } else {
+        uint64_t v = r;
+        std::memcpy(bytes, &v, 8);
+      }
+      m.values.insert(m.values.end(), bytes, bytes + es);
+    }
+    m.indptr.push_back(m.indices.size());
+  }
+  return m;
+}
+
+// Writes m appending majors in batches of varying size.
+inline void write_matrix(const Matrix& m, const std::string& path, bool packed, uint32_t seed) {
+  stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
+  store.create("", {{"kind", "sparse"},
+                    {"dtype", m.dtype},
+                    {"shape", {m.rows, m.cols}},
+                    {"layout", m.csr ? "csr" : "csc"},
+                    {"packed", packed}});
+  stowage::Sparse out = store.sparse("");
+  std::mt19937 rng(seed);
+  uint64_t majors = m.indptr.size() - 1, done = 0;
+  size_t es = esize(m.dtype);
+  while (done < majors) {
+    uint64_t n = std::min<uint64_t>(majors - done, 1 + rng() % 7);
+    stowage::SparseSlice s;
+    uint64_t first = m.indptr[done];
+    for (uint64_t j = done; j <= done + n; ++j) s.indptr.push_back(m.indptr[j] - first);
+    s.indices.assign(m.indices.begin() + first, m.indices.begin() + m.indptr[done + n]);
+    s.values.assign(m.values.begin() + first * es, m.values.begin() + m.indptr[done + n] * es);
+    out.append(s, n);
+    done += n;
+  }
+  store.close();
+}
+
+
+// The dense C-order bytes of m.
+inline std::string dense_of(const Matrix& m) {
+  size_t es = esize(m.dtype);
+  std::string dense(m.rows * m.cols * es, '\0');
+  for (uint64_t j = 0; j + 1 < m.indptr.size(); ++j)
+    for (uint64_t k = m.indptr[j]; k < m.indptr[j + 1]; ++k) {
+      uint64_t r = m.csr ? j : m.indices[k], c = m.csr ? m.indices[k] : j;
+      std::memcpy(&dense[(r * m.cols + c) * es], &m.values[k * es], es);
+    }
+  return dense;
 }
 
 }  // namespace bpcells_test
