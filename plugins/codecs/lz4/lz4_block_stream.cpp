@@ -85,6 +85,53 @@ std::string hex_byte(uint8_t b) {
 
 std::string at_offset(size_t offset) { return " at byte " + std::to_string(offset); }
 
+struct BlockHeader {
+  uint8_t method, level;
+  int32_t compressed, original;
+  uint32_t check;
+};
+
+// Reads and checks the header at `pos` as lz4-java's LZ4BlockInputStream does.
+BlockHeader read_header(const uint8_t* in, size_t n, size_t pos) {
+  if (n - pos < kBlockHeaderSize)
+    corrupt("lz4: LZ4Block stream truncated: " + std::to_string(n - pos) +
+            " bytes left for a 21-byte block header" + at_offset(pos));
+  const uint8_t* p = in + pos;
+  if (std::memcmp(p, kMagic, sizeof kMagic) != 0)
+    corrupt("lz4: LZ4Block stream: no \"LZ4Block\" magic" + at_offset(pos));
+  BlockHeader h{static_cast<uint8_t>(p[8] & 0xF0), static_cast<uint8_t>(p[8] & 0x0F),
+                static_cast<int32_t>(load_le<uint32_t>(p + 9)),
+                static_cast<int32_t>(load_le<uint32_t>(p + 13)), load_le<uint32_t>(p + 17)};
+  if (h.method != kMethodRaw && h.method != kMethodLz4)
+    corrupt("lz4: LZ4Block stream: unknown compression method in token " + hex_byte(p[8]) +
+            at_offset(pos));
+  if (h.compressed < 0 || h.original < 0 || h.original > (int64_t(1) << (10 + h.level)) ||
+      (h.original == 0) != (h.compressed == 0) ||
+      (h.method == kMethodRaw && h.original != h.compressed))
+    corrupt("lz4: LZ4Block stream: impossible block lengths (compressed " +
+            std::to_string(h.compressed) + ", decompressed " + std::to_string(h.original) +
+            ", level " + std::to_string(h.level) + ")" + at_offset(pos));
+  if (h.original == 0 && h.check != 0)
+    corrupt("lz4: LZ4Block stream: end mark with a nonzero checksum" + at_offset(pos));
+  return h;
+}
+
+// Decodes one block's payload (bounds already checked) and verifies its checksum.
+void decode_payload(const BlockHeader& h, const uint8_t* payload, uint8_t* dst, size_t pos) {
+  if (h.method == kMethodRaw) {
+    std::memcpy(dst, payload, static_cast<size_t>(h.original));
+  } else {
+    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(payload),
+                                  reinterpret_cast<char*>(dst), h.compressed, h.original);
+    if (got != h.original)
+      corrupt("lz4: LZ4Block stream: corrupt LZ4 block (" + std::to_string(h.compressed) +
+              " bytes should decode to exactly " + std::to_string(h.original) + ")" +
+              at_offset(pos));
+  }
+  if (checksum(dst, static_cast<size_t>(h.original)) != h.check)
+    corrupt("lz4: LZ4Block stream: checksum mismatch" + at_offset(pos));
+}
+
 }  // namespace
 
 uint64_t block_stream_bound(uint64_t n, uint32_t block_size) {
@@ -113,50 +160,18 @@ bool is_block_stream(const uint8_t* in, size_t n) {
 size_t block_stream_decode(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
   size_t pos = 0, written = 0;
   while (pos < n) {  // a stream may also simply end at a block boundary (N5 Java 3.x)
-    if (n - pos < kBlockHeaderSize)
-      corrupt("lz4: LZ4Block stream truncated: " + std::to_string(n - pos) +
-              " bytes left for a 21-byte block header" + at_offset(pos));
-    const uint8_t* h = in + pos;
-    if (std::memcmp(h, kMagic, sizeof kMagic) != 0)
-      corrupt("lz4: LZ4Block stream: no \"LZ4Block\" magic" + at_offset(pos));
-    const uint8_t method = h[8] & 0xF0, level = h[8] & 0x0F;
-    const int32_t compressed = static_cast<int32_t>(load_le<uint32_t>(h + 9));
-    const int32_t original = static_cast<int32_t>(load_le<uint32_t>(h + 13));
-    const uint32_t stored_check = load_le<uint32_t>(h + 17);
-    const std::string where = at_offset(pos);
-    if (method != kMethodRaw && method != kMethodLz4)
-      corrupt("lz4: LZ4Block stream: unknown compression method in token " + hex_byte(h[8]) +
-              where);
-    if (compressed < 0 || original < 0 || original > (int64_t(1) << (10 + level)) ||
-        (original == 0) != (compressed == 0) || (method == kMethodRaw && original != compressed))
-      corrupt("lz4: LZ4Block stream: impossible block lengths (compressed " +
-              std::to_string(compressed) + ", decompressed " + std::to_string(original) +
-              ", level " + std::to_string(level) + ")" + where);
-    pos += kBlockHeaderSize;
-    if (original == 0) {  // the end mark
-      if (stored_check != 0) corrupt("lz4: LZ4Block stream: end mark with a nonzero checksum" + where);
-      break;
-    }
-    if (n - pos < static_cast<size_t>(compressed))
-      corrupt("lz4: LZ4Block stream truncated: block needs " + std::to_string(compressed) +
-              " payload bytes, " + std::to_string(n - pos) + " left" + where);
-    if (capacity - written < static_cast<size_t>(original))
+    const BlockHeader h = read_header(in, n, pos);
+    const size_t payload = pos + kBlockHeaderSize;
+    if (h.original == 0) break;  // the end mark: lz4-java stops here
+    if (n - payload < static_cast<size_t>(h.compressed))
+      corrupt("lz4: LZ4Block stream truncated: block needs " + std::to_string(h.compressed) +
+              " payload bytes, " + std::to_string(n - payload) + " left" + at_offset(pos));
+    if (capacity - written < static_cast<size_t>(h.original))
       corrupt("lz4: LZ4Block stream decodes to more than the expected " +
-              std::to_string(capacity) + " bytes" + where);
-    uint8_t* dst = out + written;
-    if (method == kMethodRaw) {
-      std::memcpy(dst, in + pos, static_cast<size_t>(original));
-    } else {
-      int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in + pos),
-                                    reinterpret_cast<char*>(dst), compressed, original);
-      if (got != original)
-        corrupt("lz4: LZ4Block stream: corrupt LZ4 block (" + std::to_string(compressed) +
-                " bytes should decode to exactly " + std::to_string(original) + ")" + where);
-    }
-    if (checksum(dst, static_cast<size_t>(original)) != stored_check)
-      corrupt("lz4: LZ4Block stream: checksum mismatch" + where);
-    pos += static_cast<size_t>(compressed);
-    written += static_cast<size_t>(original);
+              std::to_string(capacity) + " bytes" + at_offset(pos));
+    decode_payload(h, in + payload, out + written, pos);
+    pos = payload + static_cast<size_t>(h.compressed);
+    written += static_cast<size_t>(h.original);
   }
   return written;
 }
