@@ -119,6 +119,8 @@ std::string encode_name_file(const std::vector<std::string>& names) {
     text += name;
     text += '\n';
   }
+  if (text.size() > UINT32_MAX)
+    sdk::invalid("datg: the names take more than 4 GiB, beyond what the name files hold here");
   z_stream z{};
   if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     sdk::fail(STOWAGE_INTERNAL, "datg: deflateInit2 failed");
@@ -130,8 +132,7 @@ std::string encode_name_file(const std::vector<std::string>& names) {
   const int rc = deflate(&z, Z_FINISH);
   out.resize(z.total_out);
   deflateEnd(&z);
-  if (rc != Z_STREAM_END || text.size() > UINT32_MAX)
-    sdk::fail(STOWAGE_INTERNAL, "datg: gzip of the name file failed");
+  if (rc != Z_STREAM_END) sdk::fail(STOWAGE_INTERNAL, "datg: gzip of the name file failed");
   return out;
 }
 
