@@ -390,13 +390,21 @@ Isa detected_isa() {
   return best;
 }
 
+namespace {
+// A caller asking for more than the CPU has gets the best it does have, so a
+// wrong request can never execute an illegal instruction.
+Isa usable(Isa isa) { return static_cast<int>(isa) > static_cast<int>(detected_isa()) ? detected_isa() : isa; }
+}  // namespace
+
 unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
+  isa = usable(isa);
   return isa == Isa::scalar ? encode_chunk_scalar(v, in, out) : encode_chunk_simd(v, in, out, isa);
 }
 
 void decode_chunk(Variant v, const uint32_t* in, unsigned bits, uint32_t start, uint32_t* out,
                   Isa isa) {
   if (bits > 32) sdk::fail(STOWAGE_INTERNAL, "bp128: bit width " + std::to_string(bits) + " > 32");
+  isa = usable(isa);
   if (isa == Isa::scalar) return decode_chunk_scalar(v, in, bits, start, out);
   if (bits == 32) {
     std::memcpy(out, in, kChunkValues * sizeof(uint32_t));  // stored untransformed

@@ -1,18 +1,35 @@
 #include "reader.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace stowage::bpcells {
 
 namespace {
 constexpr uint64_t kMaxTextFile = 4096;  // version and storage_order are one short line
 
-// Scratch space for packed words, reused by each reading thread.
-std::vector<uint32_t>& word_buffer(uint64_t words) {
-  thread_local std::vector<uint32_t> buffer;
-  if (buffer.size() < words) buffer.resize(words);
-  return buffer;
-}
+// Scratch space for packed words: each reading thread keeps up to 4 MiB for
+// reuse; larger reads get a buffer of their own, freed afterwards.
+constexpr uint64_t kKeptBufferWords = uint64_t(1) << 20;
+
+class WordBuffer {
+ public:
+  explicit WordBuffer(uint64_t words) {
+    thread_local std::vector<uint32_t> kept;
+    if (words <= kKeptBufferWords) {
+      if (kept.size() < words) kept.resize(kKeptBufferWords);
+      data_ = kept.data();
+    } else {
+      own_.reset(new uint32_t[words]);  // uninitialised: pread fills it
+      data_ = own_.get();
+    }
+  }
+  uint32_t* data() { return data_; }
+
+ private:
+  std::unique_ptr<uint32_t[]> own_;
+  uint32_t* data_;
+};
 }  // namespace
 
 // ---- PackedArray --------------------------------------------------------------
@@ -46,7 +63,7 @@ void PackedArray::read(uint64_t first, uint64_t n, uint32_t* out) const {
   uint64_t c0 = first / bp128::kChunkValues;
   uint64_t c1 = (first + n + bp128::kChunkValues - 1) / bp128::kChunkValues;
   uint64_t words = offsets_[c1] - offsets_[c0];
-  std::vector<uint32_t>& buffer = word_buffer(words);
+  WordBuffer buffer(words);
   data_.read(offsets_[c0], words, buffer.data());
   bp128::decode_range(variant_, offsets_.data(), starts_.empty() ? nullptr : starts_.data(),
                       buffer.data(), first, n, out);
