@@ -105,6 +105,7 @@ uint64_t bytes_on_disk(const fs::path& dataset) {
 
 struct Figures {
   double write1 = 0, write2 = 0, rewrite1 = 0, read1 = 0, read2 = 0, random_us = 0;
+  double plugin_read = 0;  // the plugin's read_chunk alone, no byte swap or scatter
   double encode = 0, decode = 0, page_cache = 0, swap = 0;
   uint64_t bytes = 0;
 };
@@ -151,6 +152,31 @@ void codec_limits(const CodecCase& c, const std::vector<std::vector<uint8_t>>& c
   });
 }
 
+// Every chunk through the plugin's read_chunk directly (C ABI), 1 thread:
+// what the format costs without the core's byte swap and scatter.
+double plugin_read_time(const fs::path& path) {
+  const stowage_plugin* plugin = stowage::Registry::global().load("format", "n5");
+  auto* vt = static_cast<const stowage_format_vtable*>(plugin->vtable);
+  stowage_store_handle store = nullptr;
+  stowage_error err{};
+  std::string p = path.string();
+  if (vt->open(p.data(), p.size(), STOWAGE_MODE_READ, "{}", 2, &store, &err) != STOWAGE_OK)
+    throw std::runtime_error(err.message);
+  std::vector<uint8_t> buf(64 * 64 * 64 * 2);
+  uint64_t shape[3];
+  double t = seconds([&] {
+    for (uint64_t z = 0; z < 4; ++z)
+      for (uint64_t y = 0; y < 8; ++y)
+        for (uint64_t x = 0; x < 8; ++x) {
+          uint64_t idx[3] = {z, y, x};
+          if (vt->read_chunk(store, "vol", 3, idx, buf.data(), buf.size(), shape, &err) != STOWAGE_OK)
+            throw std::runtime_error(err.message);
+        }
+  });
+  vt->close(store, &err);
+  return t;
+}
+
 Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uint16_t>& vol,
                   const std::vector<std::vector<uint8_t>>& chunks) {
   Figures f;
@@ -189,6 +215,7 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
     }) / 1000 * 1e6;
     s.close();
   }
+  f.plugin_read = plugin_read_time(path);
   f.bytes = bytes_on_disk(path / "vol");
   std::vector<std::vector<uint8_t>> files;
   f.page_cache = page_cache_read(chunk_files(path / "vol"), files);
@@ -223,9 +250,9 @@ void print_table(const std::vector<CodecCase>& codecs, const std::map<std::strin
                  const std::map<std::string, json>& peer) {
   std::printf("\nN5 workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks; MB/s of uncompressed data\n",
               kVolumeBytes / kMB);
-  std::printf("%-6s %6s | %7s %7s %7s | %7s %7s | %9s | %7s %7s %7s | %7s %7s | %6s %6s %6s\n", "codec",
-              "ratio", "write1", "write2", "rewrt1", "read1", "read2", "chunk_us", "enc", "dec", "limit",
-              "zarrW", "zarrR", "R/lim", "R/zarr", "2t/1t");
+  std::printf("%-6s %6s | %7s %7s %7s | %7s %7s %7s | %9s | %7s %7s %7s | %7s %7s | %6s %6s %6s %6s\n",
+              "codec", "ratio", "write1", "write2", "rewrt1", "read1", "read2", "plugin", "chunk_us", "enc",
+              "dec", "limit", "zarrW", "zarrR", "R/lim", "P/lim", "R/zarr", "2t/1t");
   for (const auto& c : codecs) {
     const Figures& f = ours.at(c.name);
     // The read limit: page-cache read plus the byte swap (raw) or the decode.
@@ -235,17 +262,19 @@ void print_table(const std::vector<CodecCase>& codecs, const std::map<std::strin
       zw = mbs(peer.at(c.name)["write_s"].get<double>());
       zr = mbs(peer.at(c.name)["read_s"].get<double>());
     }
-    std::printf("%-6s %6.2f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %6.2f %6.1f %6.2f\n",
+    std::printf("%-6s %6.2f | %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %6.2f %6.2f %6.1f %6.2f\n",
                 c.name.c_str(), kVolumeBytes / double(f.bytes), mbs(f.write1), mbs(f.write2),
-                mbs(f.rewrite1), mbs(f.read1), mbs(f.read2), f.random_us, mbs(f.encode), mbs(f.decode),
-                mbs(limit_s), zw, zr, limit_s / f.read1, zr > 0 ? mbs(f.read1) / zr : 0.0,
+                mbs(f.rewrite1), mbs(f.read1), mbs(f.read2), mbs(f.plugin_read), f.random_us,
+                mbs(f.encode), mbs(f.decode), mbs(limit_s), zw, zr, limit_s / f.read1,
+                limit_s / f.plugin_read, zr > 0 ? mbs(f.read1) / zr : 0.0,
                 f.read2 > 0 ? f.read1 / f.read2 : 0.0);
   }
   std::printf("\nratio: uncompressed/stored; write1/write2: fresh dataset on 1/2 threads; rewrt1: overwriting\n"
               "every chunk of the existing dataset (rename over an existing file) on 1 thread; chunk_us: mean\n"
               "of 1000 random 64^3 chunk reads through Array::read, 1 thread; enc/dec: the codec alone on the\n"
               "same chunks in memory, 1 thread; limit: page-cache read of the chunk files plus byte swap (raw)\n"
-              "or decode; R/lim: read1 / limit; R/zarr: read1 / zarr-python read; 2t/1t: read speed-up.\n");
+              "or decode; plugin: the plugin's read_chunk alone (C ABI, no swap/scatter), 1 thread;\n"
+              "R/lim, P/lim: read1 and plugin against the limit; R/zarr: read1 / zarr-python read; 2t/1t: read speed-up.\n");
   for (const auto& c : codecs) {
     if (!peer.count(c.name)) continue;
     std::printf("zarr %-6s random chunk %.0f us\n", c.name.c_str(), peer.at(c.name)["random_chunk_us"].get<double>());

@@ -557,9 +557,14 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
       corrupt(path + ": a string chunk must be varlength (mode 1), found mode " + std::to_string(h.mode));
     *count = h.dims_product;
   }
-  // numElements is the payload's decoded byte length for both types.
-  if (h.elements > kMaxChunkBytes)
-    corrupt(path + ": declares " + std::to_string(h.elements) + " payload bytes, over the 2 GiB limit");
+  // numElements is the payload's decoded byte length for both types. Unlike
+  // a numeric block it is not bounded by blockSize, so bound it by what the
+  // stored payload can plausibly expand to before allocating.
+  uint64_t stored = size - h.size;
+  uint64_t plausible = ds.raw ? stored : std::max<uint64_t>(stored * 65536, 1 << 20);
+  if (h.elements > kMaxChunkBytes || h.elements > plausible)
+    corrupt(path + ": declares " + std::to_string(h.elements) + " payload bytes for " +
+            std::to_string(stored) + " stored bytes");
   std::string out(h.elements, '\0');
   decode(ds, path, buf.data() + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()),
          out.size());
