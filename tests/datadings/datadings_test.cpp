@@ -170,6 +170,16 @@ TEST_CASE("sequential and random reads from many threads agree") {
   r.read_range(1234, 1240, [&](std::string_view s) { part.emplace_back(s); });
   REQUIRE(part.size() == 6);
   CHECK(part[5] == r.read(1239));
+  // A read from inside a read's callback sees its own data.
+  std::vector<std::string> outer, inner;
+  r.read_range(10, 20, [&](std::string_view s) {
+    inner.push_back(r.read(2999));
+    outer.emplace_back(s);
+  });
+  CHECK(outer.size() == 10);
+  CHECK(outer[0] == r.read(10));
+  CHECK(outer[9] == r.read(19));
+  CHECK(inner[9] == r.read(2999));
   CHECK(error_of([&] { r.read(3000); }).code() == ErrorCode::invalid_argument);
 }
 
@@ -469,6 +479,12 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
     keys[1] = '\x07';  // the first key becomes the integer 7
     test::write_file(p.string() + ".keys", keys);
     expect_corrupt(p, "basic.msgpack.keys", "non-string key", [](const Records& r) { r.key(0); });
+  }
+  SUBCASE("keys header declaring more keys than the file can hold") {
+    fs::path p = copy_fixture("basic", tmp.path());
+    std::string keys = test::read_file(p.string() + ".keys");
+    test::write_file(p.string() + ".keys", std::string("\xdd\x7f\xff\xff\xff", 5) + keys.substr(1));
+    expect_corrupt(p, "basic.msgpack.keys", "declares 2147483647 keys", [](const Records& r) { r.size(); });
   }
   SUBCASE("bad filter header") {
     fs::path p = copy_fixture("basic", tmp.path());

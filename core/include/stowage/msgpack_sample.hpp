@@ -410,7 +410,8 @@ inline Value decode_nd(Value map, const Value& nd) {
   if (data->as_bytes().size() != want)
     decode_error("an ndarray of dtype " + a.dtype + " needs " + std::to_string(want) + " data bytes, has " +
                  std::to_string(data->as_bytes().size()));
-  a.data = data->as_bytes();
+  // The map is ours (taken by value) and is dropped below: move its bytes.
+  a.data = std::move(const_cast<std::string&>(data->as_bytes()));
   return Value::ndarray(std::move(a), !is_array);
 }
 

@@ -130,6 +130,10 @@ void Reader::load_count() {
     if (!count)
       corrupt(source + ": does not start with a msgpack " + (legacy_ ? "map" : "array") +
               " header");
+    // Each key takes at least 1 byte (and each legacy entry 2).
+    if (*count > f.size() / (legacy_ ? 2 : 1))
+      corrupt(source + ": declares " + std::to_string(*count) + (legacy_ ? " entries" : " keys") +
+              " in " + std::to_string(f.size()) + " bytes");
     count_ = *count;
     return;
   }
@@ -275,7 +279,20 @@ void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item
     invalid(paths_.data + ": samples [" + std::to_string(begin) + ", " + std::to_string(end) +
             ") are out of range for " + std::to_string(n) + " samples");
   const std::vector<uint64_t>& off = offsets();
-  thread_local std::vector<char> buffer;
+  // One buffer per thread, reused across calls; a read from inside an item
+  // callback gets its own.
+  thread_local std::vector<char> shared_buffer;
+  thread_local bool shared_buffer_busy = false;
+  std::vector<char> own_buffer;
+  bool reentered = shared_buffer_busy;
+  std::vector<char>& buffer = reentered ? own_buffer : shared_buffer;
+  shared_buffer_busy = true;
+  struct Release {
+    bool reentered;
+    ~Release() {
+      if (!reentered) shared_buffer_busy = false;
+    }
+  } release{reentered};
   for (uint64_t first = begin; first < end;) {
     // As many whole samples as fit the batch, at least one.
     uint64_t last = first + 1;
