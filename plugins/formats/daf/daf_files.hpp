@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace daf {
 
@@ -28,10 +29,13 @@ class Mapped {
     if (p == MAP_FAILED) sdk::io_fail(path, "cannot map", errno);
     data_ = static_cast<const unsigned char*>(p);
   }
+  // Decoded bytes held in memory (a packed component), under its file's name.
+  Mapped(std::string path, std::vector<unsigned char> bytes)
+      : path_(std::move(path)), memory_(std::move(bytes)), data_(memory_.data()), size_(memory_.size()) {}
   Mapped(const Mapped&) = delete;
   Mapped& operator=(const Mapped&) = delete;
   ~Mapped() {
-    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+    if (data_ && memory_.empty()) ::munmap(const_cast<unsigned char*>(data_), size_);
   }
   const unsigned char* data() const { return data_; }
   uint64_t size() const { return size_; }
@@ -39,6 +43,7 @@ class Mapped {
 
  private:
   std::string path_;
+  std::vector<unsigned char> memory_;
   const unsigned char* data_ = nullptr;
   uint64_t size_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "daf_property.hpp"
 
+#include "daf_packed.hpp"
 #include "daf_text.hpp"
 
 #include <algorithm>
@@ -54,14 +55,24 @@ std::unique_ptr<Mapped> map_component(const std::string& path, size_t element_si
   return m;
 }
 
-// The packed-data message: we do not decode indexed+zipped shards.
-[[noreturn]] void refuse_packed(const Property& p) {
-  std::string which;
-  for (const auto& [component, packing] : p.desc.packed)
-    which += (which.empty() ? "" : ", ") + p.base + (component.empty() ? "" : "." + component) + ".zip (" +
-             packing.compression + ")";
-  sdk::unsupported(which + ": packed (indexed+zipped) Daf properties are not supported; "
-                           "re-save the repository with packed=false");
+[[noreturn]] void refuse(const Property& p) { sdk::unsupported(p.unreadable); }
+
+const Packing* packing_of(const Descriptor& d, const std::string& component) {
+  for (const auto& [name, packing] : d.packed)
+    if (name == component) return &packing;
+  return nullptr;
+}
+
+// A binary component of `expected` elements (if known): the flat file
+// <base>.<component>, or the decoded <base>.<component>.zip when packed.
+std::unique_ptr<Mapped> load_component(const Property& p, const std::string& component, size_t element_size,
+                                       std::optional<uint64_t> expected) {
+  std::string path = p.base + "." + component;
+  const Packing* packing = packing_of(p.desc, component);
+  if (!packing) return map_component(path, element_size, expected);
+  if (!expected) corrupt(p.base + ".json: packed component \"" + component + "\" without n_elements");
+  return std::make_unique<Mapped>(path + ".zip",
+                                  read_packed_numeric(path + ".zip", *packing, {*expected}, element_size));
 }
 
 // Checks strictly increasing 1-based positions in 1..n (vector .nzind).
@@ -107,12 +118,12 @@ void validate_colptr(Property& p) {
 void load_sparse_indices(Property& p) {
   size_t isize = element_size(p.desc.indtype);
   if (p.matrix) {
-    p.indices = map_component(component_file(p.base, ".rowval"), isize, p.desc.n_indices);
+    p.indices = load_component(p, "rowval", isize, p.desc.n_indices);
     p.nnz = p.indices->size() / isize;
-    p.colptr = map_component(component_file(p.base, ".colptr"), isize, p.desc.n_colptr);
+    p.colptr = load_component(p, "colptr", isize, p.desc.n_colptr);
     validate_colptr(p);
   } else {
-    p.indices = map_component(component_file(p.base, ".nzind"), isize, p.desc.n_indices);
+    p.indices = load_component(p, "nzind", isize, p.desc.n_indices);
     p.nnz = p.indices->size() / isize;
     validate_nzind(p);
   }
@@ -125,10 +136,16 @@ void load_sparse_values(Property& p) {
   std::string path = component_file(p.base, ".nzval");
   bool stored = p.desc.v11_schema ? p.desc.nzval_in_descriptor
                                   : (p.desc.eltype != ElType::Bool || sdk::is_regular_file(path));
-  if (stored) p.values = map_component(path, element_size(p.desc.eltype), p.nnz);
+  if (stored) p.values = load_component(p, "nzval", element_size(p.desc.eltype), p.nnz);
 }
 
 void load_dense_numeric(Property& p) {
+  if (const Packing* packing = packing_of(p.desc, "")) {
+    std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
+    std::string zip = p.base + ".zip";
+    p.decoded = std::make_unique<Mapped>(zip, read_packed_numeric(zip, *packing, shape, element_size(p.desc.eltype)));
+    return;
+  }
   std::string path = component_file(p.base, ".data");
   if (!sdk::is_regular_file(path)) corrupt(path + ": missing (required by the dense descriptor)");
   p.data.emplace(path, O_RDONLY);
@@ -151,6 +168,13 @@ std::vector<std::string> read_lines(const std::string& path, uint64_t expected, 
 
 // Dense .txt, or sparse .nztxt whose values go to the stored positions.
 void load_strings(Property& p) {
+  if (const Packing* packing = packing_of(p.desc, "")) {
+    std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
+    p.strings = read_packed_strings(p.base + ".zip", *packing, shape);
+    return;
+  }
+  if (p.desc.sparse && packing_of(p.desc, "nzval"))
+    sdk::unsupported(p.base + ".nzval.zip: packed sparse String values are not supported");
   if (!p.desc.sparse) {
     p.strings = read_lines(component_file(p.base, ".txt"), p.rows * p.cols, "one per element");
     return;
@@ -194,14 +218,18 @@ std::shared_ptr<const Property> load_property(const std::string& root, const Nod
   if (!sdk::is_regular_file(json_path)) sdk::fail(STOWAGE_NOT_FOUND, json_path + ": no such property");
   p->desc = parse_descriptor(sdk::read_file(json_path, kMaxJsonBytes), json_path, p->matrix);
   p->tiling = Tiling::for_array(p->matrix, p->rows, p->cols, element_size(p->desc.eltype));
-  if (!p->desc.packed.empty()) return p;  // described, but reads refuse it
-  if (p->is_string()) {
-    load_strings(*p);
-  } else if (p->desc.sparse) {
-    load_sparse_indices(*p);
-    load_sparse_values(*p);
-  } else {
-    load_dense_numeric(*p);
+  try {
+    if (p->is_string()) {
+      load_strings(*p);
+    } else if (p->desc.sparse) {
+      load_sparse_indices(*p);
+      load_sparse_values(*p);
+    } else {
+      load_dense_numeric(*p);
+    }
+  } catch (const sdk::Error& e) {
+    if (e.code() != STOWAGE_UNSUPPORTED) throw;
+    p->unreadable = e.what();  // still described; reads report it
   }
   return p;
 }
@@ -209,7 +237,7 @@ std::shared_ptr<const Property> load_property(const std::string& root, const Nod
 // ---- reading ----------------------------------------------------------------------
 
 void Property::read_chunk(const uint64_t* chunk_index, void* out, size_t capacity, uint64_t* chunk_shape) const {
-  if (!desc.packed.empty()) refuse_packed(*this);
+  if (!unreadable.empty()) refuse(*this);
   if (is_string() || is_sparse_matrix()) invalid(node + ": not a dense array (read it as strings or sparse)");
   Tiling::Tile t = tiling.tile(chunk_index, node);
   if (t.elements() * element_size(desc.eltype) > capacity) invalid(node + ": output buffer too small for a chunk");
@@ -223,7 +251,8 @@ void Property::read_chunk(const uint64_t* chunk_index, void* out, size_t capacit
 void Property::read_runs(const Tiling::Tile& t, unsigned char* out) const {
   size_t es = element_size(desc.eltype);
   tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
-    data->read_at(out + tile_element * es, n * es, file_element * es);
+    if (decoded) std::memcpy(out + tile_element * es, decoded->data() + file_element * es, n * es);
+    else data->read_at(out + tile_element * es, n * es, file_element * es);
   });
 }
 
@@ -255,7 +284,7 @@ uint64_t Property::colptr_at(uint64_t column) const {
 }
 
 uint64_t Property::sparse_count(uint64_t begin, uint64_t end) const {
-  if (!desc.packed.empty()) refuse_packed(*this);
+  if (!unreadable.empty()) refuse(*this);
   if (!is_sparse_matrix()) invalid(node + ": not a sparse matrix");
   if (begin > end || end > cols) invalid(node + ": column range out of bounds");
   return colptr_at(end) - colptr_at(begin);
@@ -263,7 +292,7 @@ uint64_t Property::sparse_count(uint64_t begin, uint64_t end) const {
 
 void Property::read_sparse(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* out_indices,
                            void* out_values, uint64_t capacity) const {
-  if (!desc.packed.empty()) refuse_packed(*this);
+  if (!unreadable.empty()) refuse(*this);
   if (begin > end || end > cols) invalid(node + ": column range out of bounds");
   if (rows > uint64_t(UINT32_MAX) + 1)
     sdk::unsupported(node + ": " + std::to_string(rows) + " rows do not fit 32-bit sparse indices");
@@ -301,7 +330,7 @@ void Property::read_sparse(uint64_t begin, uint64_t end, uint64_t* indptr, uint3
 }
 
 void Property::read_strings(uint64_t begin, uint64_t end, const sdk::ItemFn& item) const {
-  if (!desc.packed.empty()) refuse_packed(*this);
+  if (!unreadable.empty()) refuse(*this);
   if (!is_string()) invalid(node + ": not a string array");
   uint64_t n = rows * cols;
   end = std::min(end, n);

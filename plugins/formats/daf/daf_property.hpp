@@ -27,8 +27,9 @@ struct Property {
   uint64_t rows = 0, cols = 1;  // vectors: cols == 1
   Descriptor desc;
   Tiling tiling;  // the chunk grid of numeric arrays
-  // Numeric dense.
+  // Numeric dense: the .data file, or the decoded packed .zip.
   std::optional<sdk::File> data;
+  std::unique_ptr<Mapped> decoded;
   // Numeric sparse.
   uint64_t nnz = 0;
   std::unique_ptr<Mapped> indices;  // .nzind or .rowval
@@ -36,6 +37,9 @@ struct Property {
   std::unique_ptr<Mapped> values;   // .nzval, null when all values are true
   // String data, dense, column-major (rows * cols entries).
   std::vector<std::string> strings;
+  // Set when the data cannot be read (e.g. an unsupported packed codec);
+  // describe() still works, reads fail with this UNSUPPORTED message.
+  std::string unreadable;
 
   bool is_string() const { return desc.eltype == ElType::String; }
   bool is_sparse_matrix() const { return matrix && desc.sparse && !is_string(); }

@@ -335,7 +335,7 @@ PendingArray& DafStore::pending_array_for_write(const NodeRef& ref, std::string_
   if (it != pending_arrays_.end()) return it->second;
   // An existing property changed in place (r+): copy it to a temp file first.
   auto stored = property(ref, node);
-  if (stored->is_string() || stored->is_sparse_matrix() || !stored->desc.packed.empty())
+  if (stored->is_string() || stored->is_sparse_matrix() || !stored->unreadable.empty())
     invalid(std::string(node) + ": not a writable dense array");
   PendingArray p = start_pending_array(ref, stored->desc.eltype, stored->rows, stored->cols);
   p.store_sparse = stored->desc.sparse;
