@@ -14,7 +14,7 @@ using sdk::corrupt;
 namespace {
 
 constexpr uint64_t kEmptyChunk = UINT64_MAX;     // Zarr sharding: a chunk never written
-constexpr uint64_t kMaxGrowth = uint64_t(1) << 30;  // cap when guessing a decoded size
+constexpr uint64_t kDeflateMaxRatio = 1032;  // no codec here expands a payload more than deflate can
 
 // The codec chain of a DataAxesFormats compression name.
 struct Codec {
@@ -57,13 +57,15 @@ std::vector<unsigned char> decode(const Codec& c, const unsigned char* in, size_
       corrupt(file + ": a chunk decodes to " + std::to_string(got) + " bytes, expected " + std::to_string(exact));
     return out;
   }
-  for (size_t capacity = std::max<size_t>(64 << 10, 4 * n);; capacity *= 2) {
+  // The buffer grows, but never past what the payload can expand to.
+  size_t limit = kDeflateMaxRatio * n + (64 << 10);
+  for (size_t capacity = std::min(limit, std::max<size_t>(64 << 10, 4 * n));; capacity = std::min(limit, 2 * capacity)) {
     std::vector<unsigned char> out(capacity);
     try {
       out.resize(c.codec->decode(in, n, out.data(), out.size()));
       return out;
     } catch (const sdk::Error& e) {
-      if (e.code() != STOWAGE_CORRUPT || capacity >= kMaxGrowth) throw;
+      if (e.code() != STOWAGE_CORRUPT || capacity >= limit) throw;
     }
   }
 }
@@ -76,6 +78,16 @@ void for_each_chunk(const std::string& file, const std::string& shard, const Pac
   if (p.chunk_shape.size() != shape.size())
     corrupt(file + ": chunk_shape has " + std::to_string(p.chunk_shape.size()) + " dimensions, the data " +
             std::to_string(shape.size()));
+  // A chunk larger than the data (beyond Julia's 8 KiB target) is not
+  // something DataAxesFormats writes; refuse it before allocating for it.
+  uint64_t chunk_elements = 1, elements = 1;
+  bool oversized = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    oversized |= p.chunk_shape[d] > std::max<uint64_t>(shape[d], 1 << 20);
+    chunk_elements *= std::min<uint64_t>(p.chunk_shape[d], 1 << 20), elements *= shape[d];
+  }
+  if (oversized || chunk_elements > std::max<uint64_t>(elements, 1 << 20))
+    corrupt(file + ": chunk_shape is larger than the data it chunks");
   std::vector<uint64_t> grid(shape.size());
   uint64_t n_chunks = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
