@@ -85,7 +85,7 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
       CHECK_MESSAGE(decode(zstd(3), peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
   }
   // A frame without content size that holds more than the buffer is caught while decoding.
-  const Sample& big = samples()[3];
+  const Sample big = samples()[3];  // "microscopy"
   CHECK_CORRUPT(decode_failure(zstd(3), peer.get(big.name + ".python.unsized"), big.data.size() - 1),
                 "zstd", "more than the expected");
 }
