@@ -341,3 +341,84 @@ TEST_CASE("daf refuses names that are not file names, reserved names and bad ent
         }) == ErrorCode::unsupported);
   s.close();
 }
+
+TEST_CASE("daf large matrices: many tiles, region writes (read-modify-write), sparse storage, read back by Python") {
+  test::TempDir tmp;
+  fs::path repo = tmp / "big.daf";
+  const uint64_t rows = 2100, cols = 130;  // Float64: tiles of 1024 x 64 -> a 3 x 3 grid with cropped edges
+  std::vector<std::string> r_names(rows), c_names(cols);
+  for (uint64_t i = 0; i < rows; ++i) r_names[i] = "r" + std::to_string(i);
+  for (uint64_t j = 0; j < cols; ++j) c_names[j] = "c" + std::to_string(j);
+  auto value = [](uint64_t r, uint64_t c) { return (r % 7 == 0 || c % 5 == 0) ? double(r * 1000 + c) : 0.0; };
+  std::vector<double> m(rows * cols);
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) m[r * cols + c] = value(r, c);
+  {
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf");
+    s.write_strings("axes/row", r_names);
+    s.write_strings("axes/col", c_names);
+    for (const char* name : {"dense", "as_sparse"}) {
+      json attrs = std::string(name) == "as_sparse" ? json{{"daf_storage", "sparse"}} : json::object();
+      s.create(std::string("matrices/row/col/") + name,
+               {{"kind", "array"}, {"dtype", "float64"}, {"shape", {rows, cols}}, {"attributes", attrs}});
+      stowage::Array a = s.array(std::string("matrices/row/col/") + name);
+      CHECK(a.chunk_grid().size() == 2);
+      CHECK(a.chunk_grid()[0] * a.chunk_grid()[1] > 1);
+      // Two overlapping region writes that cut through tiles.
+      a.write({0, 0}, {1500, cols}, m.data());
+      a.write({1500, 0}, {rows - 1500, cols}, m.data() + 1500 * cols);
+    }
+    s.close();
+  }
+  {  // r+: a region in the middle, across tile borders
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::update, "daf");
+    std::vector<double> patch(200 * 10, -1.0);
+    s.array("matrices/row/col/dense").write({1000, 60}, {200, 10}, patch.data());
+    s.close();
+    for (uint64_t r = 1000; r < 1200; ++r)
+      for (uint64_t c = 60; c < 70; ++c) m[r * cols + c] = -1.0;
+  }
+  stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
+  CHECK(s.array("matrices/row/col/dense").read_all<double>() == m);
+  CHECK(s.describe_json("matrices/row/col/as_sparse")["attributes"]["daf_storage"] == "sparse");
+  CHECK(fs::exists(repo / "matrices/row/col/as_sparse.colptr"));
+  json got = peer_read(repo);
+  CHECK(got["problems"] == json::array());
+  const json& dense = got["matrices"]["row"]["col"]["dense"]["values_row_major"];
+  const json& sparse = got["matrices"]["row"]["col"]["as_sparse"]["values_row_major"];
+  REQUIRE(dense.size() == rows);
+  REQUIRE(sparse.size() == rows);
+  size_t mismatches = 0;
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) {
+      mismatches += dense[r][c].get<double>() != m[r * cols + c];
+      mismatches += sparse[r][c].get<double>() != value(r, c);
+    }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("daf w: a failing close() leaves the existing repository untouched") {
+  test::TempDir tmp;
+  fs::path repo = tmp / "keep.daf";
+  {
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf");
+    s.write_strings("axes/cell", {"a", "b"});
+    s.close();
+  }
+  {
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf");
+    // A vector on an axis whose entries are never written: close() must fail.
+    s.create("vectors/ghost/x", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {3}}});
+    try {
+      s.close();
+      FAIL("close() accepted a property on an axis that was never written");
+    } catch (const stowage::Error& e) {
+      CHECK(std::string(e.what()).find("ghost") != std::string::npos);
+    }
+  }
+  stowage::Store r = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
+  CHECK(r.read_strings("axes/cell") == std::vector<std::string>{"a", "b"});
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path().filename() != "keep.daf";
+  CHECK(entries == 0);  // no temporary directory left behind
+}
