@@ -185,3 +185,39 @@ TEST_CASE("daf fixtures: format detection") {
   fs::path dir = fixtures_dir();
   CHECK(stowage::Registry::global().detect_format((dir / "julia_v10_small").string()) == "daf");
 }
+
+TEST_CASE("daf: every integer index type and both descriptor schemas, written by a Python peer") {
+  test::TempDir tmp;
+  fs::path repo = tmp / "peer.daf";
+  fs::path script = test::source_root() / "tests" / "daf" / "daf_peer_writer.py";
+  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " + test::quote(repo.string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  json expected = json::parse(r.output);
+  stowage::Store store = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
+  for (const auto& [name, values] : expected["vectors"].items()) {
+    INFO("vector ", name);
+    CHECK(json(store.array("vectors/cell/" + name).read_all<double>()) == values);
+  }
+  for (const auto& [name, rows] : expected["matrices"].items()) {
+    INFO("matrix ", name);
+    std::string node = "matrices/cell/gene/" + name;
+    stowage::NodeInfo info = store.describe(node);
+    REQUIRE(info.kind == stowage::NodeKind::sparse);
+    json got = json::array();
+    if (info.dtype == stowage::DType::boolean) {
+      std::vector<uint8_t> dense(6 * 4);
+      store.sparse(node).read_dense(0, 0, 6, 4, dense.data());
+      for (int i = 0; i < 6; ++i) {
+        json row = json::array();
+        for (int j = 0; j < 4; ++j) row.push_back(dense[i * 4 + j] != 0);
+        got.push_back(row);
+      }
+    } else {
+      std::vector<double> dense(6 * 4);
+      store.sparse(node).read_dense(0, 0, 6, 4, dense.data());
+      for (int i = 0; i < 6; ++i) got.push_back(std::vector<double>(dense.begin() + i * 4, dense.begin() + i * 4 + 4));
+    }
+    CHECK(got == rows);
+  }
+  CHECK(store.list("matrices/cell/gene").size() == expected["matrices"].size());
+}
