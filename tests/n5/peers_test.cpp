@@ -32,7 +32,7 @@ for node in sys.argv[3:]:
     a = zarr.open_array(store=store, path=node, mode="r")
     data = np.ascontiguousarray(a[...])
     data = data.astype(data.dtype.newbyteorder("<"))
-    with open(os.path.join(out, node.replace("/", "__") + ".bin"), "wb") as f:
+    with open(os.path.join(out, (node.replace("/", "__") or "root") + ".bin"), "wb") as f:
         f.write(data.tobytes())
     print(node, a.shape, a.chunks, a.dtype, a.compressor)
 )PY";
@@ -75,6 +75,26 @@ TEST_CASE("zarr-python reads what stowage writes, for every codec zarr can read"
     std::string fname = node.substr(0, node.find('/')) + "__" + node.substr(node.find('/') + 1);
     CHECK(test::read_file(out / (fname + ".bin")) == data);
   }
+}
+
+TEST_CASE("zarr-python reads a dataset that is the container root") {
+  test::TempDir tmp;
+  fs::path path = tmp / "root.n5";
+  std::vector<int32_t> values(15);
+  for (int i = 0; i < 15; ++i) values[i] = i * i - 7;
+  {
+    stowage::Store store = open_n5(path, stowage::Mode::create);
+    store.create("", array_desc("int32", {5, 3}, {2, 2}, json{{"type", "zstd"}}));
+    store.array("").write({0, 0}, {5, 3}, values.data());
+    store.close();
+  }
+  fs::path out = tmp / "dump";
+  fs::create_directories(out);
+  test::RunResult r = test::run_python(kZarrDump, test::quote(path.string()) + " " + test::quote(out.string()) + " ''");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  std::string bytes = test::read_file(out / "root.bin");
+  REQUIRE(bytes.size() == values.size() * 4);
+  CHECK(std::memcmp(bytes.data(), values.data(), bytes.size()) == 0);
 }
 
 TEST_CASE("stowage reads what zarr-python writes (padded edges, sparse, unicode attributes)") {
@@ -200,4 +220,36 @@ TEST_CASE("several processes writing disjoint chunks of one dataset lose nothing
   for (const auto& e : fs::recursive_directory_iterator(path))
     temp_files += e.path().filename().string().find(".stowage-tmp") != std::string::npos;
   CHECK(temp_files == 0);
+}
+
+TEST_CASE("a writer killed mid-way leaves only whole chunks behind") {
+  test::TempDir tmp;
+  fs::path path = tmp / "killed.n5";
+  {
+    stowage::Store store = open_n5(path, stowage::Mode::create);
+    store.create("a", array_desc("uint16", {64, 512}, {4, 64}, json{{"type", "zstd"}, {"level", 1}}));
+    store.close();
+  }
+  fs::path writer = test::build_root() / "tests" / "n5" / "n5_test_writer";
+  // Two writers rewriting everything until killed with SIGKILL.
+  std::string start, pids;
+  for (int w = 0; w < 2; ++w) {
+    start += writer.string() + " " + test::quote(path.string()) + " a " + std::to_string(w) +
+             " 2 100000 & p" + std::to_string(w) + "=$!; ";
+    pids += " $p" + std::to_string(w);
+  }
+  test::RunResult r = test::run("( " + start + "sleep 1; kill -9" + pids + "; wait ) ; echo killed");
+  REQUIRE(r.output.find("killed") != std::string::npos);
+  stowage::Store store = open_n5(path);
+  stowage::Array a = store.array("a");
+  std::vector<uint16_t> all = a.read_all<uint16_t>();  // no chunk may be torn
+  size_t written = 0, wrong = 0;
+  for (uint64_t i = 0; i < all.size(); ++i) {
+    uint64_t row_chunk = i / 512 / 4, col_chunk = i % 512 / 64;
+    if (!a.chunk_exists({row_chunk, col_chunk})) continue;
+    ++written;
+    wrong += all[i] != uint16_t(i * 7 + 3);
+  }
+  CHECK(written > 0);
+  CHECK(wrong == 0);
 }
