@@ -65,30 +65,34 @@ void decode_container(const sdk::File& file, CodecPool& codecs, uint8_t flag, ui
 // ---- block cache ---------------------------------------------------------------
 
 bool BlockCache::get(uint64_t block, void* out, size_t size) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (Entry& e : entries_) {
-    if (e.block == block && e.bytes.size() == size) {
-      std::memcpy(out, e.bytes.data(), size);
-      e.last_use = ++clock_;
-      return true;
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Entry& e : entries_) {
+      if (e.block == block && e.bytes->size() == size) {
+        bytes = e.bytes;
+        e.last_use = ++clock_;
+        break;
+      }
     }
   }
-  return false;
+  if (!bytes) return false;
+  std::memcpy(out, bytes->data(), size);
+  return true;
 }
 
 void BlockCache::put(uint64_t block, const void* data, size_t size) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Entry* slot = nullptr;
-  if (entries_.size() < capacity_) {
-    slot = &entries_.emplace_back();
-  } else {
-    slot = &*std::min_element(entries_.begin(), entries_.end(),
-                              [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
-  }
-  slot->block = block;
   const auto* p = static_cast<const uint8_t*>(data);
-  slot->bytes.assign(p, p + size);
-  slot->last_use = ++clock_;
+  auto bytes = std::make_shared<const std::vector<uint8_t>>(p, p + size);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (entries_.size() < capacity_) {
+    entries_.push_back({block, std::move(bytes), ++clock_});
+    return;
+  }
+  Entry& oldest = *std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    return a.last_use < b.last_use;
+  });
+  oldest = {block, std::move(bytes), ++clock_};
 }
 
 // ---- memory map -------------------------------------------------------------------

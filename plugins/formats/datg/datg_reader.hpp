@@ -41,9 +41,10 @@ class BlockCache {
   void put(uint64_t block, const void* data, size_t size);
 
  private:
+  // Blocks are shared, so copies in and out happen outside the lock.
   struct Entry {
     uint64_t block;
-    std::vector<uint8_t> bytes;
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
     uint64_t last_use;
   };
   std::mutex mutex_;
