@@ -90,6 +90,14 @@ TEST_CASE("blosc: every blosc chunk of the N5 fixtures decodes to expected.bin a
   }
 }
 
+TEST_CASE("blosc: the plugin names its library and declares itself thread-safe") {
+  codec(R"({"type":"blosc"})");  // loads the plugin
+  std::optional<stowage::PluginInfo> info = stowage::Registry::global().find("codec", "blosc");
+  REQUIRE(info);
+  CHECK(info->build_info.find("c-blosc 1.") != std::string::npos);
+  CHECK(info->capabilities == (STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE));
+}
+
 TEST_CASE("blosc: config defaults are n5-blosc's, canonical, and ranges are checked") {
   CHECK(codec(R"({"type":"blosc"})").canonical_config() ==
         R"({"blocksize":0,"clevel":6,"cname":"blosclz","nthreads":1,"shuffle":0,"type":"blosc","typesize":1})");

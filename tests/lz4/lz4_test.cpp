@@ -75,6 +75,15 @@ TEST_CASE("lz4: every lz4 chunk of the N5 fixtures decodes to expected.bin and r
   CHECK(raw_blocks > 0);   // incompressible data: stored blocks
 }
 
+TEST_CASE("lz4: the plugin names its libraries and declares itself thread-safe") {
+  codec(R"({"type":"lz4"})");  // loads the plugin
+  std::optional<stowage::PluginInfo> info = stowage::Registry::global().find("codec", "lz4");
+  REQUIRE(info);
+  CHECK(info->build_info.find("liblz4 1.") != std::string::npos);
+  CHECK(info->build_info.find("libxxhash 0.") != std::string::npos);
+  CHECK(info->capabilities == (STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE));
+}
+
 TEST_CASE("lz4: config defaults, canonical form and range checks") {
   CHECK(codec(R"({"type":"lz4"})").canonical_config() == R"({"blockSize":65536,"type":"lz4"})");
   CHECK(codec(R"({"type":"lz4","framing":"lz4block","blockSize":64})").canonical_config() ==
