@@ -8,7 +8,6 @@
 
 #include <stowage/plugin_util.hpp>
 
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,7 +24,19 @@ struct DatasetPaths {
 // Reads the container in [begin, end) of `file` and decodes it into exactly
 // `size` bytes at out. `what` names the container in errors.
 // `what` is only called to word an error.
-using Describe = std::function<std::string()>;
+// A non-owning reference to a callable returning the container's name; unlike
+// std::function it never allocates, which matters once per block read.
+class Describe {
+ public:
+  template <class Fn>
+  Describe(const Fn& fn)  // NOLINT: implicit from any lambda
+      : fn_(&fn), call_([](const void* f) { return (*static_cast<const Fn*>(f))(); }) {}
+  std::string operator()() const { return call_(fn_); }
+
+ private:
+  const void* fn_;
+  std::string (*call_)(const void*);
+};
 void decode_container(const stowage::sdk::File& file, CodecPool& codecs, uint8_t flag,
                       uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what);
 // Decodes a container held in memory.
