@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <random>
+#include <thread>
 
 using namespace bpcells_test;
 namespace bp = stowage::bpcells::bp128;
@@ -198,4 +199,29 @@ TEST_CASE("unsupported requests say so") {
         stowage::ErrorCode::invalid_argument);
   stowage::Store fixture = stowage::Store::open((fixture_dir() / "uint_unpacked_col").string());
   CHECK_THROWS_AS(fixture.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {1, 1}}}), stowage::Error);
+}
+
+TEST_CASE("concurrent range reads of one store agree with the source") {
+  test::TempDir tmp;
+  std::string path = (tmp / "m").string();
+  Matrix m = random_matrix("uint32", 3000, 200, false, 0.05, 21);
+  write_matrix(m, path, true, 4);
+  stowage::Store store = stowage::Store::open(path);
+  stowage::Sparse mat = store.sparse("");
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < 200; ++i) {
+        uint64_t b = rng() % 200, e = b + rng() % (201 - b);
+        stowage::SparseSlice s = mat.read(b, e);
+        uint64_t first = m.indptr[b];
+        bool same = std::equal(s.indices.begin(), s.indices.end(), m.indices.begin() + first) &&
+                    std::equal(s.values.begin(), s.values.end(), m.values.begin() + first * 4);
+        mismatches[t] += same ? 0 : 1;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(mismatches == std::vector<int>(4, 0));
 }
