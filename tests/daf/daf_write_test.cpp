@@ -422,3 +422,32 @@ TEST_CASE("daf w: a failing close() leaves the existing repository untouched") {
   for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path().filename() != "keep.daf";
   CHECK(entries == 0);  // no temporary directory left behind
 }
+
+TEST_CASE("daf option relayout: each matrix is also stored transposed, like Julia's set_matrix!") {
+  test::TempDir tmp;
+  fs::path repo = tmp / "relayout.daf";
+  json want;
+  {
+    stowage::Store store = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", {{"relayout", true}});
+    want = write_everything(store);
+    store.close();
+  }
+  json got = peer_read(repo);
+  CHECK(got["problems"] == json::array());
+  int transposed = 0;
+  for (const auto& [rows, by_cols] : want["matrices"].items())
+    for (const auto& [cols, props] : by_cols.items())
+      for (const auto& [name, m] : props.items()) {
+        INFO("relayout of matrices/", rows, "/", cols, "/", name);
+        if (rows == cols) continue;  // a square matrix on one axis is stored once
+        const json& t = got["matrices"][cols][rows][name];
+        REQUIRE(t.is_object());
+        CHECK(t["eltype"] == m["eltype"]);
+        const json& a = m["values_row_major"];
+        for (size_t i = 0; i < a.size(); ++i)
+          for (size_t j = 0; j < a[i].size(); ++j) check_same(t["values_row_major"][j][i], a[i][j], name);
+        ++transposed;
+      }
+  CHECK(transposed == 4);  // dense, csc, mask, labels (square is not relayouted)
+  CHECK(fs::exists(repo / "matrices/gene/cell/csc.nzval"));
+}

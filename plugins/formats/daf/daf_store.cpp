@@ -25,17 +25,28 @@ bool directory_is_empty(const std::string& path) {
   return std::filesystem::is_empty(path, ec) && !ec;
 }
 
-// {"version":[1,1]} selects the format written to a new repository.
-Version parse_options(std::string_view options) {
-  Version v{1, 0};
-  if (options.empty()) return v;
-  Json j = Json::parse(options.begin(), options.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) invalid("daf: options must be a JSON object, got " + std::string(options));
-  auto it = j.find("version");
-  if (it == j.end()) return v;
-  if (*it == Json::array({1, 0})) return {1, 0};
-  if (*it == Json::array({1, 1})) return {1, 1};
-  invalid("daf: option \"version\" must be [1,0] or [1,1], got " + it->dump());
+struct Options {
+  Version version{1, 0};  // "version": format of a new repository
+  bool version_given = false;
+  bool relayout = false;  // "relayout": also write the transpose of each matrix written
+};
+
+Options parse_options(std::string_view text) {
+  Options o;
+  if (text.empty()) return o;
+  Json j = Json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) invalid("daf: options must be a JSON object, got " + std::string(text));
+  if (auto it = j.find("version"); it != j.end()) {
+    o.version_given = true;
+    if (*it == Json::array({1, 0})) o.version = {1, 0};
+    else if (*it == Json::array({1, 1})) o.version = {1, 1};
+    else invalid("daf: option \"version\" must be [1,0] or [1,1], got " + it->dump());
+  }
+  if (auto it = j.find("relayout"); it != j.end()) {
+    if (!it->is_boolean()) invalid("daf: option \"relayout\" must be true or false, got " + it->dump());
+    o.relayout = it->get<bool>();
+  }
+  return o;
 }
 
 OJson dims_json(const NodeRef& ref) {
@@ -94,7 +105,8 @@ std::unique_ptr<sdk::Store> DafStore::open(std::string_view path, uint32_t mode,
 DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
     : final_path_(strip_trailing_slashes(std::move(path))), mode_(mode) {
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("daf: unknown open mode " + std::to_string(mode));
-  Version wanted = parse_options(options);
+  Options opts = parse_options(options);
+  relayout_ = opts.relayout;
   bool exists = sdk::path_exists(final_path_);
   if (exists && !sdk::is_directory(final_path_)) invalid(final_path_ + ": not a directory (a Daf repository is one)");
   bool is_daf = exists && sdk::is_regular_file(final_path_ + "/daf.json");
@@ -102,7 +114,7 @@ DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
     invalid(final_path_ + ": refusing to replace a non-empty directory that is not a Daf repository (no daf.json)");
   if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists)) {
     building_ = true;
-    version_ = wanted;
+    version_ = opts.version;
     root_ = sdk::temp_path_for(final_path_);
     create_repository();
     return;
@@ -112,7 +124,9 @@ DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
   root_ = final_path_;
   std::string daf_json = root_ + "/daf.json";
   version_ = parse_daf_json(sdk::read_file(daf_json, kMaxJsonBytes), daf_json);
-  if (!options.empty() && wanted != version_ && Json::parse(options, nullptr, false).contains("version"))
+  if (sdk::is_directory(root_ + "/.reorder.backup"))
+    sdk::log(STOWAGE_LOG_WARNING, root_ + ": has .reorder.backup/, an interrupted reorder_axes!; data may be inconsistent");
+  if (opts.version_given && opts.version != version_)
     sdk::log(STOWAGE_LOG_WARNING, final_path_ + ": keeping the repository's own format version " +
                                       std::to_string(version_[0]) + "." + std::to_string(version_[1]));
 }

@@ -112,6 +112,7 @@ class DafStore : public sdk::Store {
                         uint64_t n_colptr);
   void commit_array(PendingArray& p);
   void commit_sparse(PendingSparse& p);
+  void write_relayout(const NodeRef& ref);
   void rebuild_metadata();
   void publish_built_repository();
   void set_scalars(const Json& attributes);
@@ -122,6 +123,7 @@ class DafStore : public sdk::Store {
   bool closed_ = false;
   uint32_t mode_;
   Version version_{1, 0};
+  bool relayout_ = false;   // option "relayout": write transposed copies too
   bool dirty_ = false;      // something was written (metadata.json needs a rebuild)
 
   std::mutex cache_mutex_;

@@ -469,6 +469,7 @@ void DafStore::write_string_property(const NodeRef& ref, std::string_view node,
   write_descriptor(base, d, matrix, 0, 0);
   forget_cached();
   dirty_ = true;
+  if (relayout_ && matrix && ref.rows != ref.cols) write_relayout(ref);
 }
 
 // ---- commit at close ------------------------------------------------------------------------------
@@ -529,6 +530,74 @@ void DafStore::commit_sparse(PendingSparse& p) {
   write_descriptor(p.base, d, true, p.colptr.back(), p.colptr.size());
 }
 
+// ---- relayout: the transposed copy Julia's set_matrix!(relayout=true) writes ----------------
+
+namespace {
+
+// out (cols x rows, column-major) = transpose of in (rows x cols, column-major),
+// in 64 x 64 blocks so both sides stay in cache.
+void transpose(const unsigned char* in, unsigned char* out, uint64_t rows, uint64_t cols, size_t es) {
+  constexpr uint64_t B = 64;
+  for (uint64_t c0 = 0; c0 < cols; c0 += B)
+    for (uint64_t r0 = 0; r0 < rows; r0 += B)
+      for (uint64_t c = c0; c < std::min(cols, c0 + B); ++c)
+        for (uint64_t r = r0; r < std::min(rows, r0 + B); ++r)
+          std::memcpy(out + (c + r * cols) * es, in + (r + c * rows) * es, es);
+}
+
+}  // namespace
+
+void DafStore::write_relayout(const NodeRef& ref) {
+  std::string node = "matrices/" + ref.rows + "/" + ref.cols + "/" + ref.name;
+  auto p = load_property(root_, ref, node, required_axis_length(ref.rows, node), required_axis_length(ref.cols, node));
+  NodeRef t = ref;
+  std::swap(t.rows, t.cols);
+  std::string base = property_base(t);
+  sdk::make_directories(property_dir(t));
+  delete_property_files(base);
+  uint64_t rows = p->rows, cols = p->cols;
+  Descriptor d = p->desc;
+  d.v11_schema = v11(), d.packed.clear();
+  if (p->is_string()) {
+    std::vector<std::string_view> values(rows * cols);
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c) values[c + r * cols] = p->strings[r + c * rows];
+    sdk::write_file_atomic(base + ".txt", join_lines(values, node));
+    d.sparse = false;
+    return write_descriptor(base, d, true, 0, 0);
+  }
+  size_t es = element_size(d.eltype);
+  if (!d.sparse) {
+    Mapped in(p->base + ".data");
+    std::vector<unsigned char> out(in.size());
+    if (in.size()) transpose(in.data(), out.data(), rows, cols, es);
+    sdk::write_file_atomic(base + ".data", out.data(), out.size());
+    return write_descriptor(base, d, true, 0, 0);
+  }
+  // CSC of the transpose: count values per row, then place them column by column.
+  std::vector<uint64_t> indptr(cols + 1);
+  std::vector<uint32_t> row_of(p->nnz);
+  std::vector<unsigned char> values(p->nnz * es);
+  p->read_sparse(0, cols, indptr.data(), row_of.data(), values.data(), p->nnz);
+  std::vector<uint64_t> colptr1(rows + 1, 0);
+  for (uint32_t r : row_of) ++colptr1[r + 1];
+  for (uint64_t r = 0; r < rows; ++r) colptr1[r + 1] += colptr1[r];
+  std::vector<uint64_t> next(colptr1.begin(), colptr1.end() - 1), rowval1(p->nnz);
+  std::vector<unsigned char> nzval(p->nnz * es);
+  for (uint64_t c = 0; c < cols; ++c)
+    for (uint64_t k = indptr[c]; k < indptr[c + 1]; ++k) {
+      uint64_t at = next[row_of[k]]++;
+      rowval1[at] = c + 1;
+      std::memcpy(&nzval[at * es], &values[k * es], es);
+    }
+  for (uint64_t& v : colptr1) v += 1;
+  if (max_index(d.indtype) < std::max(cols, p->nnz + 1)) d.indtype = indtype_for_size(std::max(cols, p->nnz + 1));
+  write_index_file(base + ".colptr", d.indtype, colptr1);
+  write_index_file(base + ".rowval", d.indtype, rowval1);
+  sdk::write_file_atomic(base + ".nzval", nzval.data(), nzval.size());
+  write_descriptor(base, d, true, p->nnz, rows + 1);
+}
+
 // metadata.json (0.3.0): one line mapping every axis and property to its
 // descriptor, rebuilt from a sorted walk like Julia does after a delete.
 void DafStore::rebuild_metadata() {
@@ -580,8 +649,17 @@ void DafStore::close() {
   for (const auto& [axis, length] : declared_axes_)
     invalid(final_path_ + ": axis '" + axis + "' (" + std::to_string(length) +
             " entries) was used by a property but its entries were never written (write_strings axes/" + axis + ")");
-  for (auto& [node, p] : pending_arrays_) commit_array(p), dirty_ = true;
-  for (auto& [node, p] : pending_sparse_) commit_sparse(p), dirty_ = true;
+  std::vector<NodeRef> written;
+  for (auto& [node, p] : pending_arrays_) commit_array(p), written.push_back(p.ref), dirty_ = true;
+  for (auto& [node, p] : pending_sparse_) commit_sparse(p), written.push_back(p.ref), dirty_ = true;
+  forget_cached();
+  // Transposed copies, unless the other orientation was itself written now.
+  std::set<std::string> explicit_nodes;
+  for (const NodeRef& ref : written) explicit_nodes.insert(ref.rows + "/" + ref.cols + "/" + ref.name);
+  for (const NodeRef& ref : written)
+    if (relayout_ && ref.kind == NodeRef::Matrix && ref.rows != ref.cols &&
+        !explicit_nodes.count(ref.cols + "/" + ref.rows + "/" + ref.name))
+      write_relayout(ref);
   pending_arrays_.clear();
   pending_sparse_.clear();
   if (dirty_) rebuild_metadata();
