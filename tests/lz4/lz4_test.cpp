@@ -100,14 +100,26 @@ TEST_CASE("lz4: config defaults, canonical form and range checks") {
     CAPTURE(cfg);
     check_error([&] { codec(cfg); }, ErrorCode::invalid_argument, words);
   };
-  rejects(R"({"type":"lz4","blockSize":63})", R"("blockSize" is 63, allowed range 64..33554432)");
-  rejects(R"({"type":"lz4","blockSize":33554433})", "allowed range 64..33554432");
+  rejects(R"({"type":"lz4","blockSize":33554433})", R"("blockSize" is 33554433, allowed range 0..33554432)");
+  rejects(R"({"type":"lz4","blockSize":-1})", "allowed range 0..33554432");
   rejects(R"({"type":"lz4","blockSize":"big"})", R"("blockSize" must be an integer)");
   rejects(R"({"type":"lz4","framing":"block"})", R"("framing" is "block", allowed: lz4block, frame)");
   rejects(R"({"type":"lz4","framing":"frame","level":13})", R"("level" is 13, allowed range 0..12)");
   rejects(R"({"type":"lz4","framing":"frame","blockSizeId":3})", "allowed range 4..7");
   rejects(R"({"type":"lz4","framing":"frame","blockSize":65536})", "blockSizeId");
   rejects(R"({"type":"lz4","framing":"frame","contentChecksum":1})", "must be true or false");
+}
+
+TEST_CASE("lz4: a blockSize below 64 (z5's lz4 level) reads but does not write") {
+  stowage::Codec z5 = codec(R"({"type":"lz4","blockSize":9})");
+  CHECK(z5.canonical_config() == R"({"blockSize":9,"type":"lz4"})");
+  Bytes data = ramp_bytes(1000, 9);
+  Bytes java_style = codec(R"({"type":"lz4"})").encode(data.data(), data.size());
+  CHECK(z5.decode(java_style.data(), java_style.size(), data.size()) == data);
+  check_error([&] { z5.encode(data.data(), data.size()); }, ErrorCode::invalid_argument,
+              R"("blockSize" is 9, allowed range 64..33554432 for writing)");
+  check_error([&] { codec(R"({"type":"lz4","blockSize":63})").encode(data.data(), data.size()); },
+              ErrorCode::invalid_argument, "allowed range 64..33554432");
 }
 
 TEST_CASE("lz4: LZ4Block layout: token level, block split, RAW fallback, end mark") {

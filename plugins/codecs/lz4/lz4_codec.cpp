@@ -91,7 +91,8 @@ class Lz4Codec {
   std::string canonical_config() const { return canonical_; }
 
   uint64_t bound(uint64_t n) const {
-    return frame_ ? frame_bound(n, frame_options_) : block_stream_bound(n, block_size_);
+    return frame_ ? frame_bound(n, frame_options_)
+                  : block_stream_bound(n, std::max<uint32_t>(block_size_, kMinBlockSize));
   }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
@@ -101,6 +102,10 @@ class Lz4Codec {
     if (n > static_cast<size_t>(INT32_MAX))
       stowage::sdk::invalid("lz4: LZ4Block streams hold at most 2 GiB per chunk, got " +
                             std::to_string(n) + " bytes");
+    if (block_size_ < kMinBlockSize)
+      stowage::sdk::invalid("lz4: \"blockSize\" is " + std::to_string(block_size_) +
+                            ", allowed range 64..33554432 for writing (a blockSize below 64 is "
+                            "z5's lz4 level: such datasets are read, not written)");
     return block_stream_encode(src, n, dst, capacity, block_size_);
   }
 
@@ -111,8 +116,11 @@ class Lz4Codec {
   }
 
  private:
+  // lz4-java checks blockSize (64..2^25) only when writing, and N5 Java reads
+  // any value. z5 stores its lz4 *level* under "blockSize"; accepting 0..63
+  // here is what lets its containers be read. encode() refuses them.
   void read_block_options(stowage::sdk::CodecConfig& cfg) {
-    block_size_ = static_cast<uint32_t>(cfg.integer("blockSize", 65536, kMinBlockSize, kMaxBlockSize));
+    block_size_ = static_cast<uint32_t>(cfg.integer("blockSize", 65536, 0, kMaxBlockSize));
     cfg.drop("framing");  // the N5 default: keep attributes.json as N5 Java writes it
   }
 
@@ -139,7 +147,7 @@ class Lz4Codec {
 STOWAGE_DEFINE_CODEC_PLUGIN(
     Lz4Codec, "lz4", "1.0.0",
     "N5 lz4 (lz4-java LZ4Block stream) and the LZ4 frame format; reads numcodecs, z5 and rust-n5 lz4",
-    R"({"blockSize": {"type": "integer", "default": 65536, "min": 64, "max": 33554432},)"
+    R"({"blockSize": {"type": "integer", "default": 65536, "min": 0, "max": 33554432},)"
     R"( "framing": {"type": "string", "default": "lz4block", "enum": ["lz4block", "frame"]},)"
     R"( "level": {"type": "integer", "default": 0, "min": 0, "max": 12},)"
     R"( "blockSizeId": {"type": "integer", "default": 7, "min": 4, "max": 7},)"
