@@ -23,6 +23,9 @@
 #ifdef HAVE_BLOSC
 #include <blosc.h>
 #endif
+#ifdef HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include <algorithm>
 #include <ctime>
@@ -98,6 +101,17 @@ DirectCodec direct_zlib(int level, bool zlib, size_t n) {
             deflate(d.get(), Z_FINISH);
             return static_cast<size_t>(d->total_out);
           },
+#ifdef HAVE_LIBDEFLATE
+          // The gzip plugin decodes with libdeflate when it is built with it.
+          [zlib, ld = std::shared_ptr<libdeflate_decompressor>(libdeflate_alloc_decompressor(),
+                                                              libdeflate_free_decompressor)](
+              const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
+            size_t used = 0, produced = 0;
+            if (zlib) libdeflate_zlib_decompress_ex(ld.get(), in, n, out, cap, &used, &produced);
+            else libdeflate_gzip_decompress_ex(ld.get(), in, n, out, cap, &used, &produced);
+            return produced;
+          },
+#else
           [i](const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
             inflateReset(i.get());
             i->next_in = const_cast<Bytef*>(in);
@@ -107,6 +121,7 @@ DirectCodec direct_zlib(int level, bool zlib, size_t n) {
             inflate(i.get(), Z_FINISH);
             return static_cast<size_t>(i->total_out);
           },
+#endif
           compressBound(static_cast<uLong>(n)) + 12};
 }
 
