@@ -75,6 +75,13 @@ void check_round_trip(const Written& w) {
   CHECK(peer.info["column_entity"] == "samples");
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
   CHECK(std::abs(peer.info["created"].get<int64_t>() - now) < 600);
+  // The checksum file, as the reference writer makes it, verified by coreutils.
+  const fs::path sums = w.path.parent_path() / (w.path.stem().string() + ".sha256");
+  test::RunResult check = test::run("cd " + test::quote(w.path.parent_path().string()) +
+                                    " && sha256sum --check --strict " + test::quote(sums.filename().string()));
+  INFO(check.output);
+  CHECK(check.status == 0);
+  CHECK(test::read_file(sums).find("  " + w.path.filename().string() + "\n") != std::string::npos);
   // Blocks are in block order, the first at offset 0.
   const std::vector<int64_t> offsets = peer.info["block_offsets"];
   for (size_t b = 1; b < offsets.size(); ++b) CHECK(offsets[b] > offsets[b - 1]);

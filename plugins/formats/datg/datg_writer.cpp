@@ -29,6 +29,7 @@ ScratchFile::~ScratchFile() {
 uint64_t ScratchFile::append(const void* data, size_t size) {
   const uint64_t offset = size_;
   file_.write_all(data, size);
+  sha256_.update(data, size);
   size_ += size;
   return offset;
 }
@@ -199,11 +200,22 @@ void Writer::commit() {
 
   if (!row_names_) row_names_ = default_names("row", footer_.rows);
   if (!col_names_) col_names_ = default_names("col", footer_.cols);
-  sdk::AtomicFile rows(paths_.rows), cols(paths_.cols);
-  rows.write(encode_name_file(*row_names_));
-  cols.write(encode_name_file(*col_names_));
+  const std::string rows_gz = encode_name_file(*row_names_);
+  const std::string cols_gz = encode_name_file(*col_names_);
+  // sha256sum's format, as the reference writer has done since 2025-08.
+  const auto line = [](const std::string& hex, const std::string& path) {
+    return hex + "  " + path.substr(path.find_last_of('/') + 1) + "\n";
+  };
+  const std::string checksums = line(file_->sha256_hex(), paths_.matrix) +
+                                line(sha256_hex(rows_gz), paths_.rows) +
+                                line(sha256_hex(cols_gz), paths_.cols);
+  sdk::AtomicFile rows(paths_.rows), cols(paths_.cols), sums(paths_.base + ".sha256");
+  rows.write(rows_gz);
+  cols.write(cols_gz);
+  sums.write(checksums);
   rows.commit();
   cols.commit();
+  sums.commit();
   file_->commit();
 }
 

@@ -12,6 +12,7 @@
 #include "codec_pool.hpp"
 #include "datg_layout.hpp"
 #include "datg_reader.hpp"
+#include "sha256.hpp"
 
 #include <stowage/plugin_util.hpp>
 
@@ -37,11 +38,14 @@ class ScratchFile {
   void read_at(void* out, size_t size, uint64_t offset) const { file_.read_at(out, size, offset); }
   uint64_t size() const { return size_; }
   const stowage::sdk::File& file() const { return file_; }
+  // SHA-256 of everything appended (valid while appends are the only writes).
+  std::string sha256_hex() { return sha256_.hex(); }
   void commit();
 
  private:
   std::string path_, temp_;
   stowage::sdk::File file_;
+  Sha256 sha256_;
   uint64_t size_ = 0;
   bool committed_ = false;
 };
@@ -67,8 +71,8 @@ class Writer {
   // The current content of block b, or false if it was never written.
   bool read_block(uint64_t block, void* out, size_t size);
 
-  // Writes the index, metadata, footer and name files and renames all three
-  // files into place. Blocks never written hold the fill value.
+  // Writes the index, metadata, footer, name files and <base>.sha256 and
+  // renames all four files into place. Blocks never written hold the fill value.
   void commit();
 
  private:
