@@ -105,8 +105,10 @@ uint64_t bytes_on_disk(const fs::path& dataset) {
 
 struct Figures {
   double write1 = 0, write2 = 0, rewrite1 = 0, read1 = 0, read2 = 0, random_us = 0;
-  double plugin_read = 0;  // the plugin's read_chunk alone, no byte swap or scatter
+  double plugin_read = 0;   // the plugin's read_chunk alone, no byte swap or scatter
+  double plugin_write = 0;  // the plugin's write_chunk alone, fresh dataset
   double encode = 0, decode = 0, page_cache = 0, swap = 0;
+  double file_create = 0;  // writing the same chunk files new, in place, no rename
   uint64_t bytes = 0;
 };
 
@@ -129,6 +131,23 @@ double page_cache_read(const std::vector<fs::path>& files, std::vector<std::vect
   contents.assign(files.size(), {});
   read_all(true);
   return seconds([&] { read_all(false); });
+}
+
+// Writes the chunk files' bytes as new files (open, write, close; no temp
+// file, no rename, no encoding): the file-system limit of a fresh write.
+double file_create_time(const fs::path& dir, const std::vector<std::vector<uint8_t>>& files) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  double t = seconds([&] {
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::string p = (dir / std::to_string(i)).string();
+      int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (::write(fd, files[i].data(), files[i].size()) != ssize_t(files[i].size())) std::perror("write");
+      ::close(fd);
+    }
+  });
+  fs::remove_all(dir);
+  return t;
 }
 
 double swap_time(std::vector<uint16_t> data) {
@@ -177,6 +196,37 @@ double plugin_read_time(const fs::path& path) {
   return t;
 }
 
+// Every chunk through the plugin's write_chunk directly into a fresh
+// dataset, 1 thread: the format's write cost without the core's gather.
+double plugin_write_time(const fs::path& path, const json& desc,
+                         const std::vector<std::vector<uint8_t>>& chunks) {
+  {
+    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::truncate, "n5");
+    s.create("vol", desc);
+    s.close();
+  }
+  const stowage_plugin* plugin = stowage::Registry::global().load("format", "n5");
+  auto* vt = static_cast<const stowage_format_vtable*>(plugin->vtable);
+  stowage_store_handle store = nullptr;
+  stowage_error err{};
+  std::string p = path.string();
+  if (vt->open(p.data(), p.size(), STOWAGE_MODE_UPDATE, "{}", 2, &store, &err) != STOWAGE_OK)
+    throw std::runtime_error(err.message);
+  uint64_t shape[3] = {64, 64, 64};
+  double t = seconds([&] {
+    size_t k = 0;
+    for (uint64_t z = 0; z < 4; ++z)
+      for (uint64_t y = 0; y < 8; ++y)
+        for (uint64_t x = 0; x < 8; ++x, ++k) {
+          uint64_t idx[3] = {z, y, x};
+          if (vt->write_chunk(store, "vol", 3, idx, chunks[k].data(), chunks[k].size(), shape, &err) != STOWAGE_OK)
+            throw std::runtime_error(err.message);
+        }
+  });
+  vt->close(store, &err);
+  return t;
+}
+
 Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uint16_t>& vol,
                   const std::vector<std::vector<uint8_t>>& chunks) {
   Figures f;
@@ -192,6 +242,7 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
     s.close();
     return t;
   };
+  f.plugin_write = plugin_write_time(path, desc, chunks);
   f.write2 = fresh_write(2);
   f.write1 = fresh_write(1);
   {
@@ -220,6 +271,7 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
   std::vector<std::vector<uint8_t>> files;
   f.page_cache = page_cache_read(chunk_files(path / "vol"), files);
   f.swap = swap_time(vol);
+  f.file_create = file_create_time(dir / "file-create-limit", files);
   codec_limits(c, chunks, files, f);
   fs::remove_all(path);
   return f;
@@ -250,31 +302,38 @@ void print_table(const std::vector<CodecCase>& codecs, const std::map<std::strin
                  const std::map<std::string, json>& peer) {
   std::printf("\nN5 workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks; MB/s of uncompressed data\n",
               kVolumeBytes / kMB);
-  std::printf("%-6s %6s | %7s %7s %7s | %7s %7s %7s | %9s | %7s %7s %7s | %7s %7s | %6s %6s %6s %6s\n",
-              "codec", "ratio", "write1", "write2", "rewrt1", "read1", "read2", "plugin", "chunk_us", "enc",
-              "dec", "limit", "zarrW", "zarrR", "R/lim", "P/lim", "R/zarr", "2t/1t");
+  std::printf("%-6s %6s | %7s %7s %7s %7s %7s | %7s %7s %7s | %9s | %7s %7s %7s | %7s %7s | %6s %6s %6s %6s %6s %6s\n",
+              "codec", "ratio", "write1", "write2", "rewrt1", "plugin", "wlimit", "read1", "read2", "plugin",
+              "chunk_us", "enc", "dec", "rlimit", "zarrW", "zarrR", "W/lim", "R/lim", "P/lim", "W/zarr",
+              "R/zarr", "2t/1t");
   for (const auto& c : codecs) {
     const Figures& f = ours.at(c.name);
     // The read limit: page-cache read plus the byte swap (raw) or the decode.
     double limit_s = f.page_cache + (c.name == "raw" ? f.swap : f.decode);
+    // The write limit: byte swap (raw) or encode, plus creating the files.
+    double wlimit_s = f.file_create + (c.name == "raw" ? f.swap : f.encode);
     double zw = 0, zr = 0;
     if (peer.count(c.name)) {
       zw = mbs(peer.at(c.name)["write_s"].get<double>());
       zr = mbs(peer.at(c.name)["read_s"].get<double>());
     }
-    std::printf("%-6s %6.2f | %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %6.2f %6.2f %6.1f %6.2f\n",
+    std::printf("%-6s %6.2f | %7.0f %7.0f %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f | %6.2f %6.2f %6.2f %6.1f %6.1f %6.2f\n",
                 c.name.c_str(), kVolumeBytes / double(f.bytes), mbs(f.write1), mbs(f.write2),
-                mbs(f.rewrite1), mbs(f.read1), mbs(f.read2), mbs(f.plugin_read), f.random_us,
-                mbs(f.encode), mbs(f.decode), mbs(limit_s), zw, zr, limit_s / f.read1,
-                limit_s / f.plugin_read, zr > 0 ? mbs(f.read1) / zr : 0.0,
+                mbs(f.rewrite1), mbs(f.plugin_write), mbs(wlimit_s), mbs(f.read1), mbs(f.read2),
+                mbs(f.plugin_read), f.random_us, mbs(f.encode), mbs(f.decode), mbs(limit_s), zw, zr,
+                wlimit_s / f.write1, limit_s / f.read1, limit_s / f.plugin_read,
+                zw > 0 ? mbs(f.write1) / zw : 0.0, zr > 0 ? mbs(f.read1) / zr : 0.0,
                 f.read2 > 0 ? f.read1 / f.read2 : 0.0);
   }
   std::printf("\nratio: uncompressed/stored; write1/write2: fresh dataset on 1/2 threads; rewrt1: overwriting\n"
               "every chunk of the existing dataset (rename over an existing file) on 1 thread; chunk_us: mean\n"
               "of 1000 random 64^3 chunk reads through Array::read, 1 thread; enc/dec: the codec alone on the\n"
-              "same chunks in memory, 1 thread; limit: page-cache read of the chunk files plus byte swap (raw)\n"
-              "or decode; plugin: the plugin's read_chunk alone (C ABI, no swap/scatter), 1 thread;\n"
-              "R/lim, P/lim: read1 and plugin against the limit; R/zarr: read1 / zarr-python read; 2t/1t: read speed-up.\n");
+              "same chunks in memory, 1 thread; wlimit: swap (raw) or encode plus creating the same files\n"
+              "(open/write/close, no rename); rlimit: page-cache read of the chunk files plus byte swap (raw)\n"
+              "or decode; plugin: the plugin's write_chunk / read_chunk alone (C ABI, no swap, gather or\n"
+              "scatter), 1 thread;\n"
+              "W/lim, R/lim, P/lim: write1, read1 and the plugin's read against the limits; W/zarr, R/zarr:\n"
+              "write1, read1 over zarr-python's; 2t/1t: read speed-up with 2 threads.\n");
   for (const auto& c : codecs) {
     if (!peer.count(c.name)) continue;
     std::printf("zarr %-6s random chunk %.0f us\n", c.name.c_str(), peer.at(c.name)["random_chunk_us"].get<double>());
