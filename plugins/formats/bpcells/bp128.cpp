@@ -8,8 +8,11 @@
 
 #include <stowage/plugin.hpp>
 
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(BP128_SCALAR_ONLY)
+#define BP128_X86 1  // SSE2/AVX2 kernels; other CPUs use the scalar path
 #include <emmintrin.h>
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -100,6 +103,8 @@ void decode_chunk_scalar(Variant v, const uint32_t* in, unsigned bits, uint32_t 
   unpack_scalar(in, bits, out);
   untransform_scalar(v, start, out);
 }
+
+#ifdef BP128_X86
 
 // ============================================================================
 // SSE2 (baseline on x86-64). Kernels are templates on the bit width so every
@@ -349,6 +354,8 @@ unsigned encode_chunk_simd(Variant v, const uint32_t* in, uint32_t* out, Isa isa
   return bits;
 }
 
+#endif  // BP128_X86
+
 }  // namespace
 
 // ============================================================================
@@ -377,8 +384,13 @@ const char* isa_name(Isa isa) {
 bool isa_available(Isa isa) {
   switch (isa) {
     case Isa::scalar: return true;
+#ifdef BP128_X86
     case Isa::sse2: return __builtin_cpu_supports("sse2");
     case Isa::avx2: return __builtin_cpu_supports("avx2");
+#else
+    case Isa::sse2:
+    case Isa::avx2: return false;
+#endif
   }
   return false;
 }
@@ -398,7 +410,10 @@ Isa usable(Isa isa) { return static_cast<int>(isa) > static_cast<int>(detected_i
 
 unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
   isa = usable(isa);
-  return isa == Isa::scalar ? encode_chunk_scalar(v, in, out) : encode_chunk_simd(v, in, out, isa);
+#ifdef BP128_X86
+  if (isa != Isa::scalar) return encode_chunk_simd(v, in, out, isa);
+#endif
+  return encode_chunk_scalar(v, in, out);
 }
 
 void decode_chunk(Variant v, const uint32_t* in, unsigned bits, uint32_t start, uint32_t* out,
@@ -406,12 +421,14 @@ void decode_chunk(Variant v, const uint32_t* in, unsigned bits, uint32_t start, 
   if (bits > 32) sdk::fail(STOWAGE_INTERNAL, "bp128: bit width " + std::to_string(bits) + " > 32");
   isa = usable(isa);
   if (isa == Isa::scalar) return decode_chunk_scalar(v, in, bits, start, out);
+#ifdef BP128_X86
   if (bits == 32) {
     std::memcpy(out, in, kChunkValues * sizeof(uint32_t));  // stored untransformed
     return;
   }
   const auto& table = isa == Isa::avx2 ? avx2::kDecode : sse2::kDecode;
   table[static_cast<int>(v)][bits](in, start, out);
+#endif
 }
 
 // ---- Encoder ------------------------------------------------------------------
