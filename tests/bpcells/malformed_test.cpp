@@ -71,6 +71,8 @@ const Defect kDefects[] = {
      [](const fs::path& d) { test::write_file(d / "version", "unpacked-uint-matrix-v2\nx\n"); }},
     {"experimental v9999", "uint_packed_col_names", "version", ErrorCode::unsupported,
      [](const fs::path& d) { test::write_file(d / "version", "packed-uint-matrix-v9999\n"); }},
+    {"fragment directory", "uint_unpacked_col", "version", ErrorCode::unsupported,
+     [](const fs::path& d) { test::write_file(d / "version", "unpacked-fragments-v2\n"); }},
     {"bad storage order", "uint_unpacked_col", "storage_order", ErrorCode::corrupt,
      [](const fs::path& d) { test::write_file(d / "storage_order", "diag\n"); }},
     {"shape with 3 values", "uint_unpacked_col", "shape", ErrorCode::corrupt,

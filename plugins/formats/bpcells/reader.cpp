@@ -105,6 +105,9 @@ void MatrixReader::read_version() {
   version_text_ = lines[0];
   auto v = parse_version(version_text_);
   if (!v) {
+    if (version_text_.find("-fragments-v") != std::string::npos)
+      sdk::unsupported(file("version") + ": '" + version_text_ +
+                       "' is a BPCells fragment directory; only matrix directories are supported");
     if (version_text_.find("-matrix-v") != std::string::npos)
       sdk::unsupported(file("version") + ": BPCells matrix version '" + version_text_ +
                        "' is not supported (supported: <packed|unpacked>-<uint|float|double>-matrix-v<1|2>, "
@@ -226,7 +229,9 @@ bool looks_like_matrix_dir(const std::string& path) {
   if (!sdk::is_regular_file(version)) return false;
   try {
     std::vector<std::string> lines = read_lines(version, kMaxTextFile);
-    return !lines.empty() && lines[0].find("-matrix-v") != std::string::npos &&
+    // Fragment directories are claimed too, so that opening one says why it fails.
+    return !lines.empty() &&
+           (lines[0].find("-matrix-v") != std::string::npos || lines[0].find("-fragments-v") != std::string::npos) &&
            (lines[0].rfind("packed-", 0) == 0 || lines[0].rfind("unpacked-", 0) == 0);
   } catch (const sdk::Error&) {
     return false;
