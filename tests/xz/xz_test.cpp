@@ -115,6 +115,31 @@ TEST_CASE("xz: truncated, corrupt, oversized and trailing data are CORRUPT") {
   CHECK_CORRUPT(decode_failure(c, bytes("\x1f\x8b not xz"), 10), "xz", "magic");
 }
 
+namespace {
+uint32_t crc32(const uint8_t* p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+}  // namespace
+
+TEST_CASE("xz: a header asking for a 4 GiB dictionary is refused, not allocated") {
+  // Our stream's first block header: size, flags, LZMA2 filter id 0x21, one
+  // property byte (the dictionary size code), padding, CRC32 of those 8 bytes.
+  Bytes packed = encode(xz(6), spec_example_values());
+  const size_t header = 12;
+  REQUIRE(packed[header + 2] == 0x21);
+  packed[header + 4] = 40;  // the largest code: 4 GiB - 1
+  uint32_t crc = crc32(&packed[header], 8);
+  for (int i = 0; i < 4; ++i) packed[header + 8 + i] = static_cast<uint8_t>(crc >> (8 * i));
+  Failure f = decode_failure(xz(6), packed, 12);
+  CHECK(f.code == stowage::ErrorCode::unsupported);
+  CHECK_MESSAGE(f.message.find("dictionary") != std::string::npos, f.message);
+}
+
 TEST_CASE("xz: one instance is safe from many threads") {
   check_thread_safe(xz(1), microscopy_u16(64 * 64 * 4));
 }
