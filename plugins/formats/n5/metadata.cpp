@@ -42,6 +42,15 @@ uint64_t Dataset::chunk_elements() const {
 
 uint64_t Dataset::grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chunks[d]; }
 
+uint64_t Dataset::block_count() const {
+  uint64_t n = 1;
+  for (size_t d = 0; d < ndim(); ++d) {
+    if (grid(d) != 0 && n > UINT64_MAX / grid(d)) corrupt("n5: the block grid has over 2^64 blocks");
+    n *= grid(d);
+  }
+  return n;
+}
+
 namespace {
 
 // An array of integers in [min, max], reversed into C order.

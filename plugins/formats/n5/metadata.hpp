@@ -52,6 +52,7 @@ struct Dataset {
   size_t ndim() const { return shape.size(); }
   uint64_t chunk_elements() const;       // product of `chunks`
   uint64_t grid(size_t d) const;         // number of chunks along C dimension d
+  uint64_t block_count() const;          // number of chunks in the grid
 };
 
 // Parses a dataset's attributes; `file` names attributes.json in errors.

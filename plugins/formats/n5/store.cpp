@@ -1,6 +1,6 @@
 #include "store.hpp"
 
-#include "chunk.hpp"
+#include "file_io.hpp"
 
 #include <stowage/plugin_util.hpp>
 
@@ -21,71 +21,13 @@ using sdk::corrupt;
 using sdk::fail;
 using sdk::invalid;
 using sdk::unsupported;
+using namespace io;
 
 namespace {
 
 constexpr const char* kAttributesFile = "/attributes.json";
 // attributes.json is metadata: refuse to slurp anything absurdly large.
 constexpr uint64_t kMaxAttributesBytes = uint64_t(1) << 28;
-
-// A descriptor that closes itself; fd < 0 means "no such file".
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-int open_if_exists(const std::string& path) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0 && errno != ENOENT && errno != ENOTDIR) sdk::io_fail(path, "cannot open", errno);
-  return fd;
-}
-
-uint64_t file_size(int fd, const std::string& path) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) sdk::io_fail(path, "cannot stat", errno);
-  return static_cast<uint64_t>(st.st_size);
-}
-
-void read_exact(int fd, void* buf, size_t n, uint64_t offset, const std::string& path) {
-  auto* p = static_cast<char*>(buf);
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(offset));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      sdk::io_fail(path, "read failed", errno);
-    }
-    if (r == 0) corrupt(path + ": file shrank while being read");
-    p += r;
-    n -= static_cast<size_t>(r);
-    offset += static_cast<uint64_t>(r);
-  }
-}
-
-// Per-thread byte buffers: the host calls read_chunk/write_chunk from its
-// pool, and reusing a buffer per thread avoids an allocation per chunk.
-std::vector<uint8_t>& scratch(size_t n) {
-  thread_local std::vector<uint8_t> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer;
-}
-
-bool all_zero(const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    if (w) return false;
-  }
-  for (; i < n; ++i)
-    if (p[i]) return false;
-  return true;
-}
 
 json parse_json_argument(std::string_view text, const char* what) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
@@ -169,15 +111,6 @@ json with_version_first(const json& version, const json& attrs) {
   json out = json{{"n5", version}};
   for (auto it = attrs.begin(); it != attrs.end(); ++it) out[it.key()] = it.value();
   return out;
-}
-
-uint64_t block_count(const Dataset& ds) {
-  uint64_t n = 1;
-  for (size_t d = 0; d < ds.ndim(); ++d) {
-    if (ds.grid(d) != 0 && n > UINT64_MAX / ds.grid(d)) corrupt("n5: too many blocks");
-    n *= ds.grid(d);
-  }
-  return n;
 }
 
 json array_description(const Dataset& ds, const json& attributes) {
@@ -390,7 +323,7 @@ std::string N5Store::describe(std::string_view node) {
     case ElementKind::object:
       break;
   }
-  return json{{"kind", "records"}, {"count", block_count(ds)}, {"codec", ds.compression},
+  return json{{"kind", "records"}, {"count", ds.block_count()}, {"codec", ds.compression},
               {"attributes", user}}
       .dump();
 }
@@ -462,298 +395,6 @@ void N5Store::remove(std::string_view node) {
   std::filesystem::remove_all(dir, ec);
   if (ec) sdk::io_fail(dir, "cannot remove", ec.value());
   forget(node);
-}
-
-// ---- chunks --------------------------------------------------------------------
-
-namespace {
-
-void check_chunk_index(const Dataset& ds, const uint64_t* index, const std::string& dir) {
-  for (size_t d = 0; d < ds.ndim(); ++d)
-    if (index[d] >= ds.grid(d))
-      invalid(dir + ": chunk index " + std::to_string(index[d]) + " along dimension " +
-              std::to_string(d) + " is outside the grid of " + std::to_string(ds.grid(d)));
-}
-
-}  // namespace
-
-bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out,
-                         size_t capacity, uint64_t* chunk_shape) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (ds->meta.type.kind != ElementKind::numeric)
-    invalid(ds->dir + ": read_chunk on a " + ds->meta.type.name + " dataset");
-  check_chunk_index(ds->meta, index, ds->dir);
-  return read_numeric(*ds, chunk_path(ds->dir, index, ds->meta.ndim()),
-                      static_cast<uint8_t*>(out), capacity, chunk_shape);
-}
-
-// Reads one numeric chunk file, decoding straight into `out`. False if missing.
-bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
-                           size_t capacity, uint64_t* chunk_shape) {
-  Fd f{open_if_exists(path)};
-  if (f.fd < 0) return false;
-  const size_t ndim = ds.meta.ndim();
-  uint64_t size = file_size(f.fd, path);
-  if (size > kMaxChunkBytes + max_header_size(ndim))
-    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
-
-  // Raw payloads go straight from the file to `out`; others are decoded from scratch.
-  size_t head_bytes = ds.raw ? std::min<uint64_t>(size, max_header_size(ndim)) : size;
-  std::vector<uint8_t>& buf = scratch(head_bytes);
-  read_exact(f.fd, buf.data(), head_bytes, 0, path);
-  ChunkHeader h = parse_chunk_header(buf.data(), head_bytes, ndim, ds.meta.chunks.data(),
-                                     chunk_shape, path);
-  if (h.elements != h.dims_product)
-    unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) +
-                " elements for a block of " + std::to_string(h.dims_product) +
-                "; it cannot be read as a dense array");
-  uint64_t bytes = h.elements * ds.meta.type.size;
-  if (bytes > capacity)
-    invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " +
-            std::to_string(capacity) + "-byte buffer");
-  uint64_t payload = size - h.size;
-  if (ds.raw) {
-    if (payload < bytes)
-      corrupt(path + ": truncated payload: " + std::to_string(payload) +
-              " bytes, the header needs " + std::to_string(bytes));
-    read_exact(f.fd, out, bytes, h.size, path);
-    return true;
-  }
-  decode(ds, path, buf.data() + h.size, payload, out, bytes);
-  return true;
-}
-
-void N5Store::decode(const OpenDataset& ds, const std::string& path, const uint8_t* payload,
-                     size_t payload_size, uint8_t* out, size_t bytes) {
-  size_t written = 0;
-  try {
-    written = ds.codec.acquire()->decode(payload, payload_size, out, bytes);
-  } catch (const sdk::Error& e) {
-    fail(e.code(), path + ": " + e.what());
-  }
-  if (written != bytes)
-    corrupt(path + ": payload decodes to " + std::to_string(written) +
-            " bytes, the header needs " + std::to_string(bytes));
-}
-
-// Reads a string (mode 1) or object (mode 2) chunk: its decoded payload, of
-// numElements bytes, and for strings the number of strings in *count.
-std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const std::string& path,
-                                                  uint64_t* count) {
-  Fd f{open_if_exists(path)};
-  if (f.fd < 0) return std::nullopt;
-  uint64_t size = file_size(f.fd, path);
-  if (size > kMaxChunkBytes + max_header_size(ds.meta.ndim()))
-    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
-  std::vector<uint8_t>& buf = scratch(size);
-  read_exact(f.fd, buf.data(), size, 0, path);
-  ChunkHeader h;
-  std::vector<uint64_t> dims(ds.meta.ndim());
-  if (ds.meta.type.kind == ElementKind::object) {
-    h = parse_object_header(buf.data(), size, path);
-  } else {
-    h = parse_chunk_header(buf.data(), size, ds.meta.ndim(), ds.meta.chunks.data(), dims.data(), path);
-    if (h.mode != kModeVarlength)
-      corrupt(path + ": a string chunk must be varlength (mode 1), found mode " + std::to_string(h.mode));
-    *count = h.dims_product;
-  }
-  // numElements is the payload's decoded byte length for both types. Unlike
-  // a numeric block it is not bounded by blockSize, so bound it by what the
-  // stored payload can plausibly expand to before allocating.
-  uint64_t stored = size - h.size;
-  uint64_t plausible = ds.raw ? stored : std::max<uint64_t>(stored * 65536, 1 << 20);
-  if (h.elements > kMaxChunkBytes || h.elements > plausible)
-    corrupt(path + ": declares " + std::to_string(h.elements) + " payload bytes for " +
-            std::to_string(stored) + " stored bytes");
-  std::string out(h.elements, '\0');
-  decode(ds, path, buf.data() + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()),
-         out.size());
-  return out;
-}
-
-void N5Store::write_chunk(std::string_view node, const uint64_t* index, const void* in,
-                          size_t size, const uint64_t* chunk_shape) {
-  require_writable("write_chunk");
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  const Dataset& meta = ds->meta;
-  if (meta.type.kind != ElementKind::numeric)
-    invalid(ds->dir + ": write_chunk on a " + meta.type.name + " dataset");
-  check_chunk_index(meta, index, ds->dir);
-  uint64_t elements = 1;
-  for (size_t d = 0; d < meta.ndim(); ++d) {
-    if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
-      invalid(ds->dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " +
-              std::to_string(d) + " is not in 1.." + std::to_string(meta.chunks[d]));
-    elements *= chunk_shape[d];
-  }
-  if (size != elements * meta.type.size)
-    invalid(ds->dir + ": write_chunk got " + std::to_string(size) + " bytes for " +
-            std::to_string(elements) + " elements of " + meta.type.name);
-
-  std::string path = chunk_path(ds->dir, index, meta.ndim());
-  if (!options_.write_empty_chunks && all_zero(in, size)) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) sdk::io_fail(path, "cannot delete", errno);
-    return;
-  }
-  size_t header = default_header_size(meta.ndim());
-  if (header + size > kMaxChunkBytes && ds->raw)
-    invalid(path + ": the chunk is " + std::to_string(header + size) + " bytes, over N5's 2 GiB limit");
-  if (ds->raw) {  // the payload is the input: no copy
-    std::vector<uint8_t>& head = scratch(header);
-    write_default_header(head.data(), chunk_shape, meta.ndim());
-    write_file(path, {{head.data(), header}, {in, size}});
-    return;
-  }
-  CodecPool::Lease codec = ds->codec.acquire();
-  std::vector<uint8_t>& buf = scratch(header + codec->bound(size));
-  write_default_header(buf.data(), chunk_shape, meta.ndim());
-  size_t encoded;
-  try {
-    encoded = codec->encode(in, size, buf.data() + header, buf.size() - header);
-  } catch (const sdk::Error& e) {
-    fail(e.code(), path + ": " + e.what());
-  }
-  if (header + encoded > kMaxChunkBytes)
-    invalid(path + ": the encoded chunk is " + std::to_string(header + encoded) +
-            " bytes, over N5's 2 GiB limit");
-  write_file(path, {{buf.data(), header + encoded}});
-}
-
-// Temp file + rename, so a reader never sees half a chunk and a killed
-// writer leaves the old chunk; parent directories are made on first use.
-void N5Store::write_file(const std::string& path, std::initializer_list<Piece> pieces) const {
-  for (int attempt = 0;; ++attempt) {
-    try {
-      sdk::AtomicFile file(path, options_.durable);
-      for (const Piece& p : pieces) file.write(p.first, p.second);
-      file.commit();
-      return;
-    } catch (const sdk::Error& e) {
-      if (e.code() != STOWAGE_NOT_FOUND || attempt > 0) throw;
-    }
-    sdk::make_directories(path.substr(0, path.rfind('/')));
-  }
-}
-
-// ---- string datasets (N5 Java's "string" dataType, 1-D) -------------------------
-
-namespace {
-// Strings per block of a string dataset we write.
-constexpr uint64_t kStringBlock = 4096;
-}  // namespace
-
-// Writes a whole 1-D string dataset the way N5 Java does: varlength (mode 1)
-// blocks whose numElements is the payload's byte length, each string
-// followed by a NUL. An existing string dataset at `node` is replaced.
-void N5Store::write_strings(std::string_view node, const std::vector<std::string_view>& values) {
-  require_writable("write_strings");
-  std::vector<std::string> parts = sdk::split_node_path(node);
-  std::string dir = node_dir(parts);
-  require_outside_datasets(parts);
-  if (std::optional<json> old = sdk::is_directory(dir) ? read_attributes(dir) : std::nullopt;
-      old && is_dataset(*old)) {
-    if ((*old)["dataType"] != "string") invalid(dir + ": is a numeric dataset, not a string dataset");
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    if (ec) sdk::io_fail(dir, "cannot replace", ec.value());
-  }
-  for (std::string_view v : values)
-    if (v.find('\0') != std::string_view::npos) invalid(dir + ": N5 strings cannot contain NUL");
-  Dataset meta;
-  meta.type = *find_data_type("string");
-  meta.shape = {values.size()};
-  meta.chunks = {std::max<uint64_t>(1, std::min<uint64_t>(values.size(), kStringBlock))};
-  meta.compression = json{{"type", "raw"}};
-  sdk::make_directories(dir);
-  write_attributes(dir, dataset_attributes(meta, json::object()));
-  forget(node);
-  if (!parts.empty()) ensure_root_version();
-
-  std::string payload;
-  for (uint64_t first = 0; first < values.size(); first += meta.chunks[0]) {
-    uint64_t count = std::min<uint64_t>(meta.chunks[0], values.size() - first);
-    payload.clear();
-    for (uint64_t i = first; i < first + count; ++i) (payload += values[i]) += '\0';
-    if (payload.size() > kMaxChunkBytes) invalid(dir + ": a block of strings exceeds N5's 2 GiB limit");
-    uint8_t header[max_header_size(1)];
-    size_t header_size = write_varlength_header(header, &count, 1, static_cast<uint32_t>(payload.size()));
-    uint64_t chunk = first / meta.chunks[0];
-    write_file(chunk_path(dir, &chunk, 1), {{header, header_size}, {payload.data(), payload.size()}});
-  }
-}
-
-void N5Store::read_strings(std::string_view node, uint64_t begin, uint64_t end,
-                           const sdk::ItemFn& item) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  const Dataset& meta = ds->meta;
-  if (meta.type.kind != ElementKind::string || meta.ndim() != 1)
-    invalid(ds->dir + ": read_strings needs a 1-D string dataset");
-  end = std::min(end, meta.shape[0]);
-  for (uint64_t chunk = begin / meta.chunks[0]; begin < end; ++chunk) {
-    uint64_t first = chunk * meta.chunks[0];
-    uint64_t count = 0;
-    std::vector<std::string_view> values;
-    std::string path = chunk_path(ds->dir, &chunk, 1);
-    std::optional<std::string> payload = read_variable(*ds, path, &count);
-    if (payload) {
-      // Each string is followed by a NUL; unlike Java's String.split we keep
-      // trailing empty strings, which are part of what was written.
-      size_t pos = 0;
-      while (pos < payload->size()) {
-        size_t nul = payload->find('\0', pos);
-        if (nul == std::string::npos) corrupt(path + ": string payload does not end with NUL");
-        values.emplace_back(payload->data() + pos, nul - pos);
-        pos = nul + 1;
-      }
-      if (values.size() != count)
-        corrupt(path + ": header says " + std::to_string(count) + " strings, payload holds " +
-                std::to_string(values.size()));
-    }
-    for (; begin < end && begin < first + meta.chunks[0]; ++begin) {
-      uint64_t k = begin - first;
-      std::string_view v = k < values.size() ? values[k] : std::string_view();
-      item(v.data(), v.size());
-    }
-  }
-}
-
-}  // namespace n5
-
-namespace n5 {
-
-// ---- object datasets (N5's "object" dataType): one record per block -------------
-
-std::string N5Store::object_path(const OpenDataset& ds, uint64_t index) const {
-  std::vector<uint64_t> grid_index(ds.meta.ndim());
-  for (size_t d = ds.meta.ndim(); d-- > 0;) {
-    grid_index[d] = index % ds.meta.grid(d);
-    index /= ds.meta.grid(d);
-  }
-  return chunk_path(ds.dir, grid_index.data(), grid_index.size());
-}
-
-uint64_t N5Store::record_count(std::string_view node) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (ds->meta.type.kind != ElementKind::object)
-    invalid(ds->dir + ": records are the blocks of an \"object\" dataset");
-  return block_count(ds->meta);
-}
-
-void N5Store::read_records(std::string_view node, uint64_t begin, uint64_t end,
-                           const sdk::ItemFn& item) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  end = std::min(end, record_count(node));
-  for (uint64_t i = begin; i < end; ++i) {
-    std::optional<std::string> bytes = read_variable(*ds, object_path(*ds, i), nullptr);
-    item(bytes ? bytes->data() : "", bytes ? bytes->size() : 0);  // a missing block is empty
-  }
-}
-
-// The key of a record is its block's path inside the dataset ("0/1", N5 order).
-std::string N5Store::record_key(std::string_view node, uint64_t index) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (index >= record_count(node)) invalid(ds->dir + ": record " + std::to_string(index) + " is out of range");
-  return object_path(*ds, index).substr(ds->dir.size() + 1);
 }
 
 }  // namespace n5
