@@ -529,6 +529,27 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
   }
 }
 
+TEST_CASE("opening is lazy: each index file is read when first needed") {
+  // Broken offsets and filter do not stop what does not need them.
+  test::TempDir tmp;
+  fs::path p = copy_fixture("basic", tmp.path());
+  test::write_file(p.string() + ".offsets", "broken");
+  test::write_file(p.string() + ".filter", "broken");
+  Store store = Store::open(p.string());
+  Records r = store.records();
+  CHECK(r.size() == 6);
+  CHECK(r.key(4) == "misc");
+  CHECK(r.find("nested") == std::optional<uint64_t>(5));
+  CHECK(error_of([&] { r.contains("misc"); }).code() == ErrorCode::corrupt);
+  stowage::Error e = error_of([&] { r.read(0); });
+  CHECK(e.code() == ErrorCode::corrupt);
+  CHECK(std::string(e.what()).find("basic.msgpack.offsets") != std::string::npos);
+  // A failed load is not remembered as done: fixing the file fixes the store.
+  fs::copy_file(fixture("basic").string() + ".offsets", p.string() + ".offsets",
+                fs::copy_options::overwrite_existing);
+  CHECK(r.read(5) == read_all(Store::open(fixture("basic").string()).records())[5]);
+}
+
 TEST_CASE("verify names the file whose md5 differs") {
   test::TempDir tmp;
   fs::path p = copy_fixture("basic", tmp.path());
