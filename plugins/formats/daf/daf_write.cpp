@@ -258,7 +258,11 @@ void DafStore::create_sparse(const NodeRef& ref, std::string_view node, const Js
   p.eltype = numeric_dtype(d, node);
   p.rows = declared_axis_length(ref.rows, shape[0], std::string(node));
   p.cols = declared_axis_length(ref.cols, shape[1], std::string(node));
-  uint64_t nnz = d.value("nnz", uint64_t(0));
+  uint64_t nnz = 0;  // optional: sizes the index type
+  if (auto it = d.find("nnz"); it != d.end()) {
+    if (!it->is_number_unsigned()) invalid(std::string(node) + ": \"nnz\" must be a count, got " + it->dump());
+    nnz = it->get<uint64_t>();
+  }
   p.indtype = choose_indtype(d, std::max(p.rows, nnz + 1));
   sdk::make_directories(property_dir(ref));
   p.rowval = std::make_unique<TempFile>(p.base + ".rowval");
