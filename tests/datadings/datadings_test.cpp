@@ -215,6 +215,30 @@ TEST_CASE("a legacy dataset rewritten gets the new index with the same offsets")
   CHECK(back.records().find("legacy-c") == std::optional<uint64_t>(2));
 }
 
+TEST_CASE("large samples cross the write and read batch boundaries intact") {
+  test::TempDir tmp;
+  std::vector<std::string> samples;
+  for (int i = 0; i < 40; ++i) {
+    // {"key": "big/i", "blob": <bin of 300 KB, or 5 MB for sample 7>}
+    std::string blob(i == 7 ? (5u << 20) : 300000u, static_cast<char>(i));
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> p(b);
+    p.pack_map(2);
+    p.pack(std::string("key"));
+    p.pack("big/" + std::to_string(i));
+    p.pack(std::string("blob"));
+    p.pack_bin(static_cast<uint32_t>(blob.size()));
+    p.pack_bin_body(blob.data(), static_cast<uint32_t>(blob.size()));
+    samples.emplace_back(b.data(), b.size());
+  }
+  fs::path path = tmp / "big.msgpack";
+  write_dataset(path, samples);
+  Store store = Store::open(path.string());
+  CHECK(read_all(store.records()) == samples);
+  CHECK(store.records().read(7) == samples[7]);
+  CHECK(store.command("", "verify")["ok"] == true);
+}
+
 TEST_CASE("empty and one-sample datasets are written like datadings (filter for n=2)") {
   test::TempDir tmp;
   write_dataset(tmp / "empty.msgpack", {});

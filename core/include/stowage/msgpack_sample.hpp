@@ -509,11 +509,12 @@ class Decoder : public msgpack::null_visitor {
   void parse_error(size_t, size_t at) { error_ = "not valid msgpack (bad byte at offset " + std::to_string(at) + ")"; }
   void insufficient_bytes(size_t, size_t) { error_ = "truncated: the msgpack object is incomplete"; }
 
+  // Why parsing stopped, or empty.
+  const std::string& error() const { return error_; }
   Value result() {
     if (!error_.empty()) decode_error(error_);
     return std::move(result_);
   }
-  std::string error_;
 
  private:
   struct Open {
@@ -560,6 +561,7 @@ class Decoder : public msgpack::null_visitor {
   size_t input_size_;
   std::vector<Open> open_;
   Value result_;
+  std::string error_;
 };
 
 // Decodes one sample: exactly one msgpack object spanning all the bytes.
@@ -567,7 +569,7 @@ inline Value decode(std::string_view bytes) {
   Decoder decoder(bytes.size());
   size_t off = 0;
   bool ok = msgpack::parse(bytes.data(), bytes.size(), off, decoder);
-  if (!decoder.error_.empty()) decode_error(decoder.error_);
+  if (!decoder.error().empty()) decode_error(decoder.error());
   if (!ok) decode_error("not valid msgpack");
   if (off != bytes.size())
     decode_error(std::to_string(bytes.size() - off) + " bytes follow the msgpack object");
