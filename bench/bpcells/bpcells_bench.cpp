@@ -56,13 +56,15 @@ double median_seconds(int rounds, const std::function<void()>& fn) {
 // Column-major count matrix: row indices of each column sorted, values small
 // counts (geometric, mean 2), like single-cell RNA counts.
 struct CountMatrix {
-  uint64_t rows, cols;
+  uint64_t rows = 0, cols = 0;
   std::vector<uint64_t> indptr{0};
   std::vector<uint32_t> indices, values;
 };
 
 CountMatrix make_counts(uint64_t rows, uint64_t cols, double density, uint32_t seed) {
-  CountMatrix m{rows, cols};
+  CountMatrix m;
+  m.rows = rows;
+  m.cols = cols;
   std::mt19937_64 rng(seed);
   std::geometric_distribution<uint32_t> gap(density), count(0.5);
   for (uint64_t c = 0; c < cols; ++c) {

@@ -69,8 +69,8 @@ inline void copy_matrix(const std::string& from, const std::string& to, bool pac
 // A sparse matrix held in memory, majors in order.
 struct Matrix {
   std::string dtype;
-  uint64_t rows, cols;
-  bool csr;
+  uint64_t rows = 0, cols = 0;
+  bool csr = false;
   std::vector<uint64_t> indptr{0};
   std::vector<uint32_t> indices;
   std::vector<uint8_t> values;  // raw bytes of dtype
@@ -82,7 +82,11 @@ inline size_t esize(const std::string& dtype) { return dtype == "float64" || dty
 // and 2^32-1 mixed in; float values are exact; uint64 values are random bits.
 inline Matrix random_matrix(const std::string& dtype, uint64_t rows, uint64_t cols, bool csr, double density,
                      uint32_t seed) {
-  Matrix m{dtype, rows, cols, csr};
+  Matrix m;
+  m.dtype = dtype;
+  m.rows = rows;
+  m.cols = cols;
+  m.csr = csr;
   std::mt19937_64 rng(seed);
   uint64_t majors = csr ? rows : cols, minors = csr ? cols : rows;
   size_t es = esize(dtype);
