@@ -445,6 +445,7 @@ Encoder::Encoder(Variant v, WordSink sink, Isa isa, uint64_t offset_increment)
 
 void Encoder::push(const uint32_t* values, size_t count) {
   if (finished_) sdk::fail(STOWAGE_INTERNAL, "bp128: push after finish");
+  if (count == 0) return;  // values may then be null
   values_ += count;
   if (pending_count_ > 0) {  // complete the chunk started by an earlier push
     size_t take = std::min(count, kChunkValues - pending_count_);

@@ -248,6 +248,7 @@ class BPCellsFormat {
   }
   static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode, std::string_view options) {
     if (path.empty()) sdk::invalid("bpcells: empty path");
+    if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(std::string(path) + ": unknown open mode " + std::to_string(mode));
     json opts = options.empty() ? json::object() : parse_json(options, std::string(path) + ": open options");
     return std::make_unique<BPCellsStore>(std::string(path), mode, std::move(opts));
   }

@@ -97,6 +97,7 @@ OutputFile::OutputFile(const std::string& path) : file_(path, O_WRONLY | O_CREAT
 }
 
 void OutputFile::write(const void* data, size_t n) {
+  if (n == 0) return;  // data may then be null
   if (buffer_.size() + n > kOutputBuffer) flush();
   if (n >= kOutputBuffer) {
     file_.write_all(data, n);
