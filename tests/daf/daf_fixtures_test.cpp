@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <set>
+#include <thread>
 
 namespace {
 
@@ -46,7 +48,7 @@ std::string dense_bytes(const stowage::Store& store, const std::string& node) {
   if (info.kind == stowage::NodeKind::sparse) {
     store.sparse(node).read_dense(0, 0, info.shape[0], info.shape[1], out.data());
   } else {
-    REQUIRE(info.kind == stowage::NodeKind::array);
+    if (info.kind != stowage::NodeKind::array) throw std::runtime_error(node + " is neither array nor sparse");
     store.array(node).read(std::vector<uint64_t>(info.shape.size(), 0), info.shape, out.data());
   }
   return out;
@@ -220,4 +222,36 @@ TEST_CASE("daf: every integer index type and both descriptor schemas, written by
     CHECK(got == rows);
   }
   CHECK(store.list("matrices/cell/gene").size() == expected["matrices"].size());
+}
+
+TEST_CASE("daf: concurrent readers of a cold store see the expected values") {
+  fs::path dir = fixtures_dir();
+  json expected = test::read_json(dir / "gen_v11_types.expected.json");
+  stowage::Store store = stowage::Store::open((dir / "gen_v11_types").string(), stowage::Mode::read, "daf");
+  std::vector<std::pair<std::string, std::string>> numeric;  // node, expected bytes
+  for (const auto& [axis, props] : expected["vectors"].items())
+    for (const auto& [prop, e] : props.items())
+      if (e.contains("bin")) numeric.emplace_back("vectors/" + axis + "/" + prop, test::read_file(dir / e["bin"].get<std::string>()));
+  for (const auto& [rows, by_cols] : expected["matrices"].items())
+    for (const auto& [cols, props] : by_cols.items())
+      for (const auto& [prop, e] : props.items())
+        if (e.contains("bin"))
+          numeric.emplace_back("matrices/" + rows + "/" + cols + "/" + prop, test::read_file(dir / e["bin"].get<std::string>()));
+  std::atomic<int> mismatches{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < numeric.size(); ++i) {
+        const auto& [node, want] = numeric[(i + t * 5) % numeric.size()];
+        try {
+          mismatches += dense_bytes(store, node) != want;
+        } catch (const std::exception&) {
+          ++errors;
+        }
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  CHECK(numeric.size() > 20);
+  CHECK(mismatches == 0);
+  CHECK(errors == 0);
 }
