@@ -252,6 +252,17 @@ TEST_CASE("empty and one-sample datasets are written like datadings (filter for 
   CHECK(read_all(empty.records()).empty());
   CHECK_FALSE(empty.records().contains("x"));
   CHECK(empty.command("", "verify")["ok"] == true);
+
+  write_dataset(tmp / "one.msgpack", {std::string("\x81\xa3key\xa3one", 9)});
+  CHECK(test::read_file(tmp / "one.msgpack.filter").size() == 33);  // sized for n = 2
+  Records one = Store::open((tmp / "one.msgpack").string()).records();
+  CHECK(one.size() == 1);
+  CHECK(one.contains("one"));
+  CHECK(one.key(0) == "one");
+
+  stowage::Error e = error_of([&] { write_dataset(tmp / "no" / "such" / "dir.msgpack", {}); });
+  CHECK(e.code() == ErrorCode::io);
+  CHECK(std::string(e.what()).find("dir.msgpack: cannot create the dataset") != std::string::npos);
 }
 
 TEST_CASE("python msgpack + msgpack_numpy decode every sample we write to the same values") {

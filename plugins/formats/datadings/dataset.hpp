@@ -133,7 +133,7 @@ class Writer {
   void flush();
 
   DatasetPaths paths_;
-  stowage::sdk::AtomicFile data_;
+  std::unique_ptr<stowage::sdk::AtomicFile> data_;  // the data file, under a temporary name
   std::string buffer_;
   Md5 data_md5_;
   uint64_t data_size_ = 0;

@@ -60,7 +60,16 @@ std::string md5_of(const std::string& bytes) {
 
 }  // namespace
 
-Writer::Writer(const std::string& data_path) : paths_(data_path), data_(paths_.data) {
+Writer::Writer(const std::string& data_path) : paths_(data_path) {
+  if (stowage::sdk::is_directory(paths_.data))
+    invalid(paths_.data + ": is a directory; a datadings dataset is named by its data file");
+  try {
+    data_ = std::make_unique<AtomicFile>(paths_.data);
+  } catch (const stowage::sdk::Error& e) {
+    // The error names the temporary file; say which dataset it was for.
+    fail(e.code() == STOWAGE_NOT_FOUND ? STOWAGE_IO : e.code(),
+         paths_.data + ": cannot create the dataset (" + e.what() + ")");
+  }
   buffer_.reserve(write_block);
 }
 
@@ -112,14 +121,14 @@ void Writer::write_data(const void* data, size_t size) {
   data_size_ += size;
   if (buffer_.size() + size > write_block) flush();
   if (size >= write_block) {
-    data_.write(data, size);
+    data_->write(data, size);
   } else {
     buffer_.append(static_cast<const char*>(data), size);
   }
 }
 
 void Writer::flush() {
-  data_.write(buffer_.data(), buffer_.size());
+  data_->write(buffer_.data(), buffer_.size());
   buffer_.clear();
 }
 
@@ -163,7 +172,7 @@ void Writer::commit() {
   // mix of two.
   std::vector<std::string> published;
   try {
-    data_.commit();
+    data_->commit();
     published.push_back(paths_.data);
     for (auto& f : files) {
       f->commit();
