@@ -88,7 +88,10 @@ class Bzip2 {
   std::string canonical_config() const { return canonical_; }
 
   // libbz2's documented worst case: 1% larger plus 600 bytes.
-  uint64_t bound(uint64_t n) const { return n + n / 100 + 600; }
+  uint64_t bound(uint64_t n) const {
+    if (n > (UINT64_MAX >> 1)) return UINT64_MAX;  // no buffer is that large
+    return n + n / 100 + 600;
+  }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
     Stream s = Stream::compressor(block_size_);

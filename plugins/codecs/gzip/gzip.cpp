@@ -27,7 +27,7 @@
 #include <stowage/plugin.hpp>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -225,7 +225,10 @@ class Gzip {
   std::string canonical_config() const { return canonical_; }
 
   // compressBound covers the zlib wrapper (6 bytes); gzip's is 18.
-  uint64_t bound(uint64_t n) const { return compressBound(static_cast<uLong>(n)) + 12; }
+  uint64_t bound(uint64_t n) const {
+    if (n > (UINT64_MAX >> 1)) return UINT64_MAX;  // no buffer is that large
+    return compressBound(static_cast<uLong>(n)) + 12;
+  }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
     thread_local Deflater deflater;
