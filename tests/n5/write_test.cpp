@@ -317,6 +317,7 @@ TEST_CASE("string datasets are written as N5 Java writes them and read back") {
   for (int i = 0; i < 5000; ++i) names.push_back(i % 11 == 0 ? "" : "gene-" + std::to_string(i) + "-β");
   {
     stowage::Store store = open_n5(path, stowage::Mode::create);
+    store.create("labels/genes", json{{"kind", "strings"}, {"shape", {5000}}, {"attributes", {{"axis", "gene"}}}});
     store.write_strings("labels/genes", names);
     store.write_strings("labels/genes", names);  // replacing is fine
     store.close();
@@ -328,6 +329,7 @@ TEST_CASE("string datasets are written as N5 Java writes them and read back") {
   CHECK(chunk0.substr(0, 4) == std::string("\0\1\0\1", 4));  // mode 1, one dimension
   stowage::Store store = open_n5(path);
   CHECK(store.describe("labels/genes").kind == stowage::NodeKind::strings);
+  CHECK(store.describe("labels/genes").attributes == json{{"axis", "gene"}});
   CHECK(store.read_strings("labels/genes") == names);
   CHECK(store.read_strings("labels/genes", 4090, 4100) ==
         std::vector<std::string>(names.begin() + 4090, names.begin() + 4100));

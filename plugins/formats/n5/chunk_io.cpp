@@ -196,15 +196,18 @@ constexpr uint64_t kStringBlock = 4096;
 
 // Writes a whole 1-D string dataset the way N5 Java does: varlength (mode 1)
 // blocks whose numElements is the payload's byte length, each string
-// followed by a NUL. An existing string dataset at `node` is replaced.
+// followed by a NUL. An existing string dataset at `node` is replaced (its
+// user attributes are kept).
 void N5Store::write_strings(std::string_view node, const std::vector<std::string_view>& values) {
   require_writable("write_strings");
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_outside_datasets(parts);
+  json user = json::object();  // a replaced string dataset keeps its user attributes
   if (std::optional<json> old = sdk::is_directory(dir) ? read_attributes(dir) : std::nullopt;
       old && is_dataset(*old)) {
     if ((*old)["dataType"] != "string") invalid(dir + ": is a numeric dataset, not a string dataset");
+    user = user_attributes(*old, parts.empty());
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (ec) sdk::io_fail(dir, "cannot replace", ec.value());
@@ -217,7 +220,7 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
   meta.chunks = {std::max<uint64_t>(1, std::min<uint64_t>(values.size(), kStringBlock))};
   meta.compression = json{{"type", "raw"}};
   sdk::make_directories(dir);
-  write_attributes(dir, dataset_attributes(meta, json::object()));
+  write_attributes(dir, dataset_attributes(meta, user));
   forget(node);
   if (!parts.empty()) ensure_root_version();
 

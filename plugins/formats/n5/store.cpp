@@ -320,12 +320,12 @@ std::string N5Store::describe(std::string_view node) {
       return json{{"kind", "strings"}, {"shape", ds.shape}, {"codec", ds.compression},
                   {"attributes", user}}
           .dump();
-    case ElementKind::object:
-      break;
+    case ElementKind::object:  // one record per block
+      return json{{"kind", "records"}, {"count", ds.block_count()}, {"codec", ds.compression},
+                  {"attributes", user}}
+          .dump();
   }
-  return json{{"kind", "records"}, {"count", ds.block_count()}, {"codec", ds.compression},
-              {"attributes", user}}
-      .dump();
+  fail(STOWAGE_INTERNAL, dir + ": unhandled element kind");
 }
 
 void N5Store::create(std::string_view node, std::string_view text) {
@@ -349,8 +349,13 @@ void N5Store::create(std::string_view node, std::string_view text) {
     json version = attrs.contains("n5") ? attrs["n5"] : json();
     attrs = dataset_attributes(dataset_from_description(d), user);
     if (!version.is_null()) attrs = with_version_first(version, attrs);
+  } else if (kind == "strings") {  // an empty string dataset; write_strings fills it
+    write_strings(node, {});
+    if (!user.empty()) set_attributes(node, user.dump());
+    return;
   } else {
-    unsupported("n5 create: cannot create a node of kind \"" + kind + "\" (groups and arrays only)");
+    unsupported("n5 create: cannot create a node of kind \"" + kind +
+                "\" (groups, arrays and strings only)");
   }
   if (parts.empty() && !attrs.contains("n5")) attrs = with_version_first(kWrittenVersion, attrs);
 
