@@ -555,6 +555,16 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
     test::write_file(p.string() + ".index", index);
     expect_corrupt(p, "legacy.msgpack.index", "not increasing", read_everything);
   }
+  SUBCASE("legacy index with a duplicate key") {
+    fs::path p = copy_fixture("legacy", tmp.path());
+    std::string index = test::read_file(p.string() + ".index");
+    size_t at = index.find("legacy-e");
+    REQUIRE(at != std::string::npos);
+    index[at + 7] = 'd';  // the last key becomes "legacy-d" again
+    test::write_file(p.string() + ".index", index);
+    expect_corrupt(p, "legacy.msgpack.index", "have the same key 'legacy-d'",
+                   [](const Records& r) { r.find("legacy-a"); });
+  }
   SUBCASE("no index at all") {
     fs::path p = copy_fixture("basic", tmp.path());
     fs::remove(p.string() + ".offsets");

@@ -36,6 +36,7 @@ class HashIndex {
   // compare the key itself: a 64-bit collision with an absent key is an
   // accepted risk).
   std::optional<uint64_t> find(std::string_view key) const;
+  std::optional<uint64_t> find_hash(uint64_t hash) const;
   // find(key).has_value(), touching only the slot hashes.
   bool contains(std::string_view key) const { return slot_of(hasher_(key)) != no_slot; }
   uint64_t hash(std::string_view key) const { return hasher_(key); }

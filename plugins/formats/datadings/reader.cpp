@@ -73,7 +73,11 @@ uint64_t HashIndex::slot_of(uint64_t h) const {
 }
 
 std::optional<uint64_t> HashIndex::find(std::string_view key) const {
-  uint64_t slot = slot_of(hasher_(key));
+  return find_hash(hasher_(key));
+}
+
+std::optional<uint64_t> HashIndex::find_hash(uint64_t h) const {
+  uint64_t slot = slot_of(h);
   if (slot == no_slot) return std::nullopt;
   if (slot == zero_slot) return *zero_hash_index_;
   return slot_index_[slot];
@@ -88,9 +92,16 @@ HashIndex HashIndex::for_keys(const KeyList& keys) {
     std::vector<uint64_t> hashes(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) hashes[i] = hasher(keys[i]);
     HashIndex index(salt, std::move(hashes));
-    if (!index.first_duplicate()) return index;
+    std::optional<uint64_t> later = index.first_duplicate();
+    if (!later) return index;
+    // Equal keys collide under every salt: say so at once rather than
+    // hashing everything a thousand times.
+    uint64_t earlier = *index.find_hash(index.hashes()[*later]);
+    if (keys[earlier] == keys[*later])
+      corrupt("samples " + std::to_string(earlier) + " and " + std::to_string(*later) +
+              " have the same key '" + std::string(keys[*later]) + "'");
   }
-  corrupt("no salt in 1000 tries gives distinct key hashes (are there duplicate keys?)");
+  corrupt("no salt in 1000 tries gives distinct key hashes");
 }
 
 // ---- Reader: opening and lazy loading ---------------------------------------------
