@@ -93,6 +93,23 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
   }
 }
 
+TEST_CASE("bzip2: N5 Java's own streams (commons-compress) read ours, and we read theirs") {
+  PeerExchange peer;
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours.bzip2", encode(bzip2(9), s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run_n5_java();
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK(peer.get(s.name + ".bzip2.by_java") == s.data);
+    CHECK(decode(bzip2(9), peer.get(s.name + ".java.bzip2"), s.data.size()) == s.data);
+  }
+}
+
 TEST_CASE("bzip2: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   stowage::Codec c = bzip2(9);

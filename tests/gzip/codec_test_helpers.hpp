@@ -256,6 +256,14 @@ class PeerExchange {
     test::RunResult r = test::run_python(script, test::quote(dir_.path().string()));
     REQUIRE_MESSAGE(r.status == 0, ("python peer failed:\n" + r.output));
   }
+  // N5 Java's gzip and bzip2 streams (commons-compress, java.util.zip): see
+  // N5JavaCodecsPeer.java for the files it reads and writes.
+  void run_n5_java() {
+    std::string source = (test::source_root() / "tests" / "gzip" / "N5JavaCodecsPeer.java").string();
+    test::RunResult r = test::run("java -cp /usr/share/java/commons-compress.jar " + test::quote(source) +
+                                  " " + test::quote(dir_.path().string()));
+    REQUIRE_MESSAGE(r.status == 0, ("java peer failed:\n" + r.output));
+  }
 
  private:
   test::TempDir dir_;

@@ -139,6 +139,31 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
   }
 }
 
+TEST_CASE("gzip: N5 Java's own streams (commons-compress, java.util.zip) read ours and write ours") {
+  PeerExchange peer;
+  stowage::Codec gz = codec(R"({"type":"gzip"})");
+  stowage::Codec zl = codec(R"({"type":"zlib"})");
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours.gzip", encode(gz, s.data));
+    peer.put(s.name + ".ours.zlib", encode(zl, s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run_n5_java();
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK(peer.get(s.name + ".gzip.by_java") == s.data);
+    CHECK(peer.get(s.name + ".zlib.by_java") == s.data);
+    // Same deflate (zlib inside the JDK), same header: the same bytes.
+    CHECK(peer.get(s.name + ".java.gzip") == encode(gz, s.data));
+    CHECK(peer.get(s.name + ".java.zlib") == encode(zl, s.data));
+    CHECK(decode(gz, peer.get(s.name + ".java.gzip"), s.data.size()) == s.data);
+    CHECK(decode(gz, peer.get(s.name + ".java.zlib"), s.data.size()) == s.data);
+  }
+}
+
 TEST_CASE("gzip: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   for (bool zlib : {false, true}) {
