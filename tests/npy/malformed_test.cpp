@@ -3,6 +3,7 @@
 #include "npy_helpers.hpp"
 
 #include <cstring>
+#include <random>
 
 using npytest::open_error;
 
@@ -143,4 +144,30 @@ TEST_CASE("every truncation of a numpy file is an error naming the file, never a
     CHECK(e.code() == stowage::ErrorCode::corrupt);
     CHECK(std::string(e.what()).find(p.string()) != std::string::npos);
   }
+}
+
+TEST_CASE("random damage to a header gives a value or an error naming the file, never a crash") {
+  test::TempDir dir;
+  test::RunResult r = test::run_python(
+      "import numpy as np, sys\nnp.save(sys.argv[1], np.asfortranarray(np.arange(60, dtype='<i8').reshape(3, 4, 5)))\n",
+      test::quote((dir / "whole.npy").string()));
+  REQUIRE(r.status == 0);
+  const std::string whole = test::read_file(dir / "whole.npy");
+  std::mt19937 rng(5);
+  int errors = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::string damaged = whole;
+    for (int k = 0; k < 1 + round % 3; ++k)
+      damaged[rng() % 128] = static_cast<char>(rng() & 0xff);  // the header is the first 128 bytes
+    test::fs::path p = dir / "damaged.npy";
+    test::write_file(p, damaged);
+    try {
+      stowage::Store s = stowage::Store::open(p.string(), stowage::Mode::read, "npy");
+      npytest::read_bytes(s.array(""));
+    } catch (const stowage::Error& e) {
+      ++errors;
+      CHECK(std::string(e.what()).find(p.string()) != std::string::npos);
+    }
+  }
+  CHECK(errors > 100);
 }
