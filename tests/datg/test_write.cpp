@@ -185,6 +185,24 @@ TEST_CASE("a whole-matrix write (parallel blocks) and unwritten blocks holding t
     CHECK(bits[i] == bits_of({i / 3 == 4 ? 1.0 + static_cast<double>(i % 3) : 2.5})[0]);
 }
 
+TEST_CASE("chunks of another format (not whole rows) give the default rows per block") {
+  test::TempDir dir;
+  const fs::path p = dir / "tiles.datg";
+  std::vector<double> m(130 * 7);
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<double>(i);
+  {
+    stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
+    store.create("", {{"dtype", "float64"}, {"shape", {130, 7}}, {"chunks", {64, 4}},
+                      {"codec", {{"type", "gzip"}}}});
+    CHECK(store.describe("").chunks == std::vector<uint64_t>{15, 7});
+    store.array("").write({0, 0}, {130, 7}, m.data());
+    store.close();
+  }
+  PeerRead peer = peer_read(p);
+  CHECK(peer.info["rows_per_block"] == 15);
+  CHECK(peer.bits == bits_of(m));
+}
+
 TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file after a failure") {
   test::TempDir dir;
   const fs::path p = dir / "bad.datg";
@@ -214,12 +232,12 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
     no_files();
   }
   {
-    INFO("names with TAB, wrong count; other dtypes; chunks that are not whole rows");
+    INFO("names with TAB, wrong count; other dtypes; malformed chunks");
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
     expect_error([&] { store.create("", {{"dtype", "int32"}, {"shape", {2, 2}}}); }, ErrorCode::unsupported, "");
     expect_error([&] { store.create("", {{"dtype", "float64"}, {"shape", {2, 2, 2}}}); },
                  ErrorCode::invalid_argument, "");
-    expect_error([&] { store.create("", {{"shape", {4, 4}}, {"chunks", {2, 2}}}); },
+    expect_error([&] { store.create("", {{"shape", {4, 4}}, {"chunks", {2}}}); },
                  ErrorCode::invalid_argument, "");
     store.create("", {{"dtype", "float64"}, {"shape", {2, 2}}});
     expect_error([&] { store.write_strings("cols", {"x\ty", "z"}); }, ErrorCode::invalid_argument, "");

@@ -104,13 +104,22 @@ datg::Footer layout_from(const json& d) {
   f.rows_per_block = datg::default_rows_per_block(f.cols);
   if (d.contains("chunks") && !d["chunks"].is_null()) {
     const json& c = d["chunks"];
-    if (!c.is_array() || c.size() != 2 || json_count(c[1], "the chunk width") != std::max<int64_t>(f.cols, 1))
-      sdk::invalid("datg blocks are whole rows: \"chunks\" must be [rows_per_block, " +
-                   std::to_string(f.cols) + "], got " + c.dump());
-    f.rows_per_block = json_count(c[0], "rows per block");
-    if (f.rows_per_block < 1 || f.rows_per_block > INT32_MAX)
-      sdk::invalid("datg: rows per block must be 1.." + std::to_string(INT32_MAX));
+    if (!c.is_array() || c.size() != 2)
+      sdk::invalid("datg: \"chunks\" must be [rows_per_block, cols], got " + c.dump());
+    if (json_count(c[1], "the chunk width") == std::max<int64_t>(f.cols, 1)) {
+      f.rows_per_block = json_count(c[0], "rows per block");
+      if (f.rows_per_block < 1 || f.rows_per_block > INT32_MAX)
+        sdk::invalid("datg: rows per block must be 1.." + std::to_string(INT32_MAX));
+    } else {
+      // Another format's tiles (e.g. from a conversion): datg blocks are whole rows.
+      sdk::log(STOWAGE_LOG_INFO, "datg blocks are whole rows: chunks " + c.dump() + " become [" +
+                                     std::to_string(f.rows_per_block) + ", " + std::to_string(f.cols) + "]");
+    }
   }
+  if (d.contains("codec") && !d["codec"].is_null() &&
+      !(d["codec"].is_object() && d["codec"].value("type", "") == "lz4"))
+    sdk::log(STOWAGE_LOG_WARNING, "datg always compresses with LZ4 frames; codec " + d["codec"].dump() +
+                                      " is not used");
   if (f.rows_per_block * std::max<int64_t>(f.cols, 1) * 8 > datg::kMaxBlockBytes)
     sdk::invalid("datg: a block of " + std::to_string(f.rows_per_block) + " rows of " +
                  std::to_string(f.cols) + " doubles exceeds the writer's 2,000,000,000 bytes");
