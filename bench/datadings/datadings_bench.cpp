@@ -4,12 +4,14 @@
 // 10,000 random reads by index and by key, 100,000 contains checks.
 //
 //   datadings_bench [samples] [directory]
-// Run through `ninja -C <build> bench-datadings` (uses this tree's plugins).
+// Run through `ninja -C <build> bench-datadings` (uses this tree's plugins,
+// and prints a Python baseline from peer_python_reader.py).
 #include <stowage/msgpack_sample.hpp>
 #include <stowage/stowage.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -94,27 +96,27 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(n), path.c_str());
   std::printf("(shared machine: figures are noisy; files are in the page cache)\n");
 
+  // Samples are made in batches of 1000 before the clock starts.
   std::mt19937_64 rng(42);
-  std::vector<std::string> samples;
-  samples.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) samples.push_back(make_sample(i, rng));
+  const uint64_t batch = 1000;
+  std::vector<std::vector<std::string>> batches;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (i % batch == 0) batches.emplace_back();
+    batches.back().push_back(make_sample(i, rng));
+  }
 
   Timer t0;
   {
     stowage::Store out = stowage::Store::open(path, stowage::Mode::truncate, "datadings");
     out.create("", {{"kind", "records"}});
     stowage::Records r = out.records();
-    const uint64_t batch = 1000;
-    for (uint64_t i = 0; i < n; i += batch) {
-      std::vector<std::string> part(samples.begin() + i, samples.begin() + std::min(n, i + batch));
-      r.append(part);
-    }
+    for (const auto& part : batches) r.append(part);
     out.close();
   }
   report("write (append + close)", n, t0);
   std::printf("  data file: %.1f MB\n", std::filesystem::file_size(path) / 1e6);
-  samples.clear();
-  samples.shrink_to_fit();
+  batches.clear();
+  batches.shrink_to_fit();
 
   stowage::Store store = stowage::Store::open(path);
   stowage::Records r = store.records();
@@ -169,6 +171,13 @@ int main(int argc, char** argv) {
   t0 = Timer();
   auto v = store.command("", "verify");
   report("verify (md5 of all files)", 1, t0);
+
+  // The Python baseline (datadings' way of reading), when asked for.
+  if (const char* script = std::getenv("DATADINGS_BENCH_PYTHON_PEER")) {
+    std::fflush(stdout);
+    std::string command = "/usr/bin/python3 '" + std::string(script) + "' '" + path + "'";
+    if (std::system(command.c_str()) != 0) std::printf("python baseline failed\n");
+  }
 
   std::printf("checksum %llu %llu %s\n", static_cast<unsigned long long>(label_sum + bytes),
               static_cast<unsigned long long>(present), v["ok"].get<bool>() ? "verified" : "VERIFY FAILED");
