@@ -72,7 +72,8 @@ json canonical_compression(json codec, size_t element_size) {
   sdk::HostCodec instance(codec.dump());
   json canonical = json::parse(instance.canonical_config(), nullptr, false);
   if (canonical.is_discarded() || !canonical.is_object()) canonical = codec;
-  json out = json{{"type", codec["type"]}};
+  // The canonical type, not the alias given ("zlib" is N5's gzip with useZlib).
+  json out = json{{"type", canonical.value("type", codec["type"])}};
   for (auto it = canonical.begin(); it != canonical.end(); ++it)
     if (it.key() != "type") out[it.key()] = it.value();
   return out;
