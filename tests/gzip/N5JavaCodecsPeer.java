@@ -1,14 +1,17 @@
-// The streams N5 Java 4.x wraps its gzip and bzip2 chunks in, as a peer for
-// the gzip and bzip2 suites: commons-compress 1.22 (Debian's
-// libcommons-compress-java) and java.util.zip.
+// The streams N5 Java 4.x and n5-zstandard wrap their chunks in, as a peer
+// for the gzip, bzip2, xz and zstd suites: commons-compress 1.22, xz-java 1.9,
+// zstd-jni 1.5.2 and java.util.zip (Debian: libcommons-compress-java,
+// libxz-java, libzstd-jni-java).
 //
-//   java -cp /usr/share/java/commons-compress.jar N5JavaCodecsPeer.java DIR
+//   java -cp commons-compress.jar:xz.jar:zstd-jni.jar N5JavaCodecsPeer.java DIR
 //
 // DIR holds names.txt (one sample name a line), <name>.data and our encodings
-// <name>.ours.{gzip,zlib,bzip2}. For each sample present it writes
-//   <name>.{gzip,zlib,bzip2}.by_java   our encodings decoded by Java
-//   <name>.java.{gzip,zlib,bzip2}      the data encoded by Java (level 6, blockSize 9)
-// using the classes N5 Java's GzipCompression and Bzip2Compression use.
+// <name>.ours.<codec> for some codecs of gzip, zlib, bzip2, xz, zstd. For each
+// one present it writes
+//   <name>.<codec>.by_java   our encoding decoded by Java
+//   <name>.java.<codec>      the data encoded by Java (gzip/zlib level 6,
+//                            bzip2 blockSize 9, xz preset 6, zstd level 3)
+// using the classes N5 Java's compressions use.
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -24,6 +27,10 @@ import org.apache.commons.compress.compressors.bzip2.BZip2CompressorOutputStream
 import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 import org.apache.commons.compress.compressors.gzip.GzipParameters;
+import org.apache.commons.compress.compressors.xz.XZCompressorInputStream;
+import org.apache.commons.compress.compressors.xz.XZCompressorOutputStream;
+import com.github.luben.zstd.ZstdCompressCtx;
+import com.github.luben.zstd.ZstdInputStream;
 
 public class N5JavaCodecsPeer {
   interface Wrap<T> {
@@ -68,6 +75,21 @@ public class N5JavaCodecsPeer {
         byte[] ours = Files.readAllBytes(dir.resolve(name + ".ours.bzip2"));
         Files.write(dir.resolve(name + ".bzip2.by_java"), decode(ours, BZip2CompressorInputStream::new));
         Files.write(dir.resolve(name + ".java.bzip2"), encode(data, s -> new BZip2CompressorOutputStream(s, 9)));
+      }
+      if (Files.exists(dir.resolve(name + ".ours.xz"))) {
+        // XzCompression: XZCompressorInputStream(in) / XZCompressorOutputStream(out, preset)
+        byte[] ours = Files.readAllBytes(dir.resolve(name + ".ours.xz"));
+        Files.write(dir.resolve(name + ".xz.by_java"), decode(ours, XZCompressorInputStream::new));
+        Files.write(dir.resolve(name + ".java.xz"), encode(data, s -> new XZCompressorOutputStream(s, 6)));
+      }
+      if (Files.exists(dir.resolve(name + ".ours.zstd"))) {
+        // n5-zstandard: ZstdInputStream(in) to read, ZstdCompressCtx.compress to write
+        byte[] ours = Files.readAllBytes(dir.resolve(name + ".ours.zstd"));
+        Files.write(dir.resolve(name + ".zstd.by_java"), decode(ours, ZstdInputStream::new));
+        try (ZstdCompressCtx ctx = new ZstdCompressCtx()) {
+          ctx.setLevel(3);
+          Files.write(dir.resolve(name + ".java.zstd"), ctx.compress(data));
+        }
       }
     }
   }

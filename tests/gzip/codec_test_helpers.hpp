@@ -256,12 +256,15 @@ class PeerExchange {
     test::RunResult r = test::run_python(script, test::quote(dir_.path().string()));
     REQUIRE_MESSAGE(r.status == 0, ("python peer failed:\n" + r.output));
   }
-  // N5 Java's gzip and bzip2 streams (commons-compress, java.util.zip): see
-  // N5JavaCodecsPeer.java for the files it reads and writes.
+  // N5 Java's and n5-zstandard's streams (commons-compress, xz-java,
+  // zstd-jni, java.util.zip): see N5JavaCodecsPeer.java for the files it
+  // reads and writes.
   void run_n5_java() {
     std::string source = (test::source_root() / "tests" / "gzip" / "N5JavaCodecsPeer.java").string();
-    test::RunResult r = test::run("java -cp /usr/share/java/commons-compress.jar " + test::quote(source) +
-                                  " " + test::quote(dir_.path().string()));
+    const char* classpath =
+        "/usr/share/java/commons-compress.jar:/usr/share/java/xz.jar:/usr/share/java/zstd-jni.jar";
+    test::RunResult r = test::run(std::string("java -cp ") + classpath + " " + test::quote(source) + " " +
+                                  test::quote(dir_.path().string()));
     REQUIRE_MESSAGE(r.status == 0, ("java peer failed:\n" + r.output));
   }
 

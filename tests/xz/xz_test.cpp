@@ -92,6 +92,23 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
   }
 }
 
+TEST_CASE("xz: N5 Java's own streams (commons-compress, xz-java) read ours, and we read theirs") {
+  PeerExchange peer;
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours.xz", encode(xz(6), s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run_n5_java();
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK(peer.get(s.name + ".xz.by_java") == s.data);
+    CHECK(decode(xz(6), peer.get(s.name + ".java.xz"), s.data.size()) == s.data);
+  }
+}
+
 TEST_CASE("xz: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   stowage::Codec c = xz(6);

@@ -90,6 +90,23 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
                 "zstd", "more than the expected");
 }
 
+TEST_CASE("zstd: n5-zstandard's own calls (zstd-jni) read ours, and we read theirs") {
+  PeerExchange peer;
+  std::string names;
+  for (const Sample& s : samples()) {
+    names += s.name + "\n";
+    peer.put(s.name + ".data", s.data);
+    peer.put(s.name + ".ours.zstd", encode(zstd(3), s.data));
+  }
+  peer.put("names.txt", bytes(names));
+  peer.run_n5_java();
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK(peer.get(s.name + ".zstd.by_java") == s.data);
+    CHECK(decode(zstd(3), peer.get(s.name + ".java.zstd"), s.data.size()) == s.data);
+  }
+}
+
 TEST_CASE("zstd: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   stowage::Codec c = zstd(3);
