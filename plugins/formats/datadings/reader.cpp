@@ -17,6 +17,38 @@ namespace {
 // Samples read per system call in sequential reads (at least one sample).
 constexpr uint64_t batch_bytes = 4u << 20;
 
+// A read buffer per thread, reused across reads; a read made from inside
+// an item callback (the same thread, the outer buffer still in use) gets a
+// fresh one.
+class ReadBuffer {
+ public:
+  ReadBuffer() : reentered_(busy()) { busy() = true; }
+  ~ReadBuffer() {
+    if (reentered_) return;
+    busy() = false;
+    if (shared().size() > 4 * batch_bytes) std::vector<char>().swap(shared());  // after a huge sample
+  }
+  ReadBuffer(const ReadBuffer&) = delete;
+  ReadBuffer& operator=(const ReadBuffer&) = delete;
+  char* get(size_t size) {
+    std::vector<char>& b = reentered_ ? own_ : shared();
+    if (b.size() < size) b.resize(size);
+    return b.data();
+  }
+
+ private:
+  static std::vector<char>& shared() {
+    thread_local std::vector<char> buffer;
+    return buffer;
+  }
+  static bool& busy() {
+    thread_local bool in_use = false;
+    return in_use;
+  }
+  bool reentered_;
+  std::vector<char> own_;
+};
+
 }  // namespace
 
 std::string base_name(const std::string& path) {
@@ -292,36 +324,21 @@ void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item
     invalid(paths_.data + ": samples [" + std::to_string(begin) + ", " + std::to_string(end) +
             ") are out of range for " + std::to_string(n) + " samples");
   const std::vector<uint64_t>& off = offsets();
-  // One buffer per thread, reused across calls; a read from inside an item
-  // callback gets its own.
-  thread_local std::vector<char> shared_buffer;
-  thread_local bool shared_buffer_busy = false;
-  std::vector<char> own_buffer;
-  bool reentered = shared_buffer_busy;
-  std::vector<char>& buffer = reentered ? own_buffer : shared_buffer;
-  shared_buffer_busy = true;
-  struct Release {
-    bool reentered;
-    ~Release() {
-      if (!reentered) shared_buffer_busy = false;
-    }
-  } release{reentered};
+  ReadBuffer buffer;
   for (uint64_t first = begin; first < end;) {
-    // As many whole samples as fit the batch, at least one.
+    // As many whole samples as fit the batch, at least one, in one pread.
     uint64_t last = first + 1;
     while (last < end && off[last + 1] - off[first] <= batch_bytes) ++last;
-    uint64_t bytes = off[last] - off[first];
-    if (buffer.size() < bytes) buffer.resize(bytes);
-    data_.read_at(buffer.data(), bytes, off[first]);
+    char* bytes = buffer.get(off[last] - off[first]);
+    data_.read_at(bytes, off[last] - off[first], off[first]);
     for (uint64_t i = first; i < last; ++i) {
-      std::string_view sample(buffer.data() + (off[i] - off[first]), off[i + 1] - off[i]);
+      std::string_view sample(bytes + (off[i] - off[first]), off[i + 1] - off[i]);
       ScanError error = check_one_object(sample);
       if (!error.empty()) bad_sample(i, error);
       item(sample.data(), sample.size());
     }
     first = last;
   }
-  if (buffer.size() > 4 * batch_bytes) std::vector<char>().swap(buffer);  // one huge sample
 }
 
 std::string_view Reader::key(uint64_t index) {
