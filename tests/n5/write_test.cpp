@@ -310,7 +310,9 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
   N5_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
   test::write_file(path / "gz" / "attributes.json",
                    R"({"dataType": "uint16", "dimensions": [6, 6], "blockSize": [3, 3], "compression": {"type": "nosuchcodec"}})");
-  N5_REQUIRE_ERROR(read_bytes(open_n5(path).array("gz")), stowage::ErrorCode::not_found);
+  msg = N5_REQUIRE_ERROR(read_bytes(open_n5(path).array("gz")), stowage::ErrorCode::not_found);
+  CHECK(msg.find("nosuchcodec") != std::string::npos);  // names the codec
+  CHECK(msg.find((path / "gz").string()) != std::string::npos);  // and the dataset
 }
 
 TEST_CASE("string datasets are written as N5 Java writes them and read back") {
@@ -336,4 +338,24 @@ TEST_CASE("string datasets are written as N5 Java writes them and read back") {
   CHECK(store.read_strings("labels/genes") == names);
   CHECK(store.read_strings("labels/genes", 4090, 4100) ==
         std::vector<std::string>(names.begin() + 4090, names.begin() + 4100));
+}
+
+TEST_CASE("a third party's codec that is not thread-safe gets one instance per thread") {
+  stowage::Registry::Options options;
+  options.paths = {(test::build_root() / "tests" / "n5").string()};
+  stowage::Registry registry(options);
+  registry.set_threads(8);
+  test::TempDir tmp;
+  fs::path path = tmp / "xor.n5";
+  std::vector<uint64_t> shape = {64, 96}, chunks = {8, 8};
+  std::string data = sample_bytes(64 * 96 * 4, 99);
+  {
+    stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::create, "n5", json::object(), registry);
+    store.create("x", array_desc("float32", shape, chunks, json{{"type", "n5testxor"}, {"key", 77}}));
+    store.array("x").write({0, 0}, shape, data.data());
+    store.close();
+  }
+  CHECK(test::read_json(path / "x" / "attributes.json")["compression"] == json{{"type", "n5testxor"}, {"key", 77}});
+  stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::read, "n5", json::object(), registry);
+  for (int round = 0; round < 3; ++round) CHECK(read_bytes(store.array("x")) == data);
 }
