@@ -1,7 +1,7 @@
 // Helpers shared by the gzip, bzip2, xz and zstd codec suites (the other
 // three add tests/gzip to their include path): codecs from the registry,
 // sample data, error checks, real N5 chunks from the fixtures, and the
-// file exchange with Python peers.
+// file exchange with Python and Java peers (N5JavaCodecsPeer.java).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -241,10 +241,11 @@ inline const Bytes& spec_example_values() {
   return v;
 }
 
-// ---- Python peers ---------------------------------------------------------------
+// ---- peers (Python, Java) -----------------------------------------------------------
 
-// Writes `files` into a fresh directory, runs the Python peer script with that
-// directory as argv[1], and returns the directory's files afterwards.
+// A fresh directory shared with a peer program: the test puts its inputs and
+// our encodings there, runs the peer on the directory, and gets what the peer
+// wrote back.
 class PeerExchange {
  public:
   void put(const std::string& name, const Bytes& data) { test::write_file(dir_ / name, text(data)); }
