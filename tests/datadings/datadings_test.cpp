@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <set>
 #include <thread>
 
@@ -593,6 +594,41 @@ TEST_CASE("opening is lazy: each index file is read when first needed") {
   fs::copy_file(fixture("basic").string() + ".offsets", p.string() + ".offsets",
                 fs::copy_options::overwrite_existing);
   CHECK(r.read(5) == read_all(Store::open(fixture("basic").string()).records())[5]);
+}
+
+TEST_CASE("randomly damaged datasets give errors, never crashes") {
+  // Flips bytes in one file of a copy of `basic`, then uses every operation;
+  // anything but a stowage::Error (or a normal answer) fails the process.
+  std::mt19937 rng(2024);
+  int errors = 0;
+  for (int round = 0; round < 300; ++round) {
+    test::TempDir tmp;
+    fs::path p = copy_fixture("basic", tmp.path());
+    std::string victim = p.string() + suffixes[rng() % 5];
+    std::string bytes = test::read_file(victim);
+    for (int flips = 1 + rng() % 3; flips > 0 && !bytes.empty(); --flips)
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    if (rng() % 4 == 0) bytes.resize(rng() % (bytes.size() + 1));
+    test::write_file(victim, bytes);
+    try {
+      Store store = Store::open(p.string());
+      Records r = store.records();
+      for (const std::string& s : read_all(r)) {
+        try {
+          stowage::sample::decode(s);
+        } catch (const stowage::Error&) {
+          ++errors;
+        }
+      }
+      for (uint64_t i = 0; i < r.size(); ++i) r.contains(r.key(i));
+      r.find("absent");
+      store.command("", "verify");
+    } catch (const stowage::Error& e) {
+      ++errors;
+      CHECK(std::string(e.what()).find("basic.msgpack") != std::string::npos);
+    }
+  }
+  CHECK(errors > 100);
 }
 
 TEST_CASE("verify names the file whose md5 differs") {
