@@ -31,11 +31,11 @@ void check_chunk_index(const Dataset& ds, const uint64_t* index, const std::stri
 
 bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out,
                          size_t capacity, uint64_t* chunk_shape) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (ds->meta.type.kind != ElementKind::numeric)
-    invalid(ds->dir + ": read_chunk on a " + ds->meta.type.name + " dataset");
-  check_chunk_index(ds->meta, index, ds->dir);
-  return read_numeric(*ds, chunk_path(ds->dir, index, ds->meta.ndim()),
+  const OpenDataset& ds = hot_dataset(node);
+  if (ds.meta.type.kind != ElementKind::numeric)
+    invalid(ds.dir + ": read_chunk on a " + ds.meta.type.name + " dataset");
+  check_chunk_index(ds.meta, index, ds.dir);
+  return read_numeric(ds, chunk_path(ds.dir, index, ds.meta.ndim()),
                       static_cast<uint8_t*>(out), capacity, chunk_shape);
 }
 
@@ -126,37 +126,37 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
 void N5Store::write_chunk(std::string_view node, const uint64_t* index, const void* in,
                           size_t size, const uint64_t* chunk_shape) {
   require_writable("write_chunk");
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  const Dataset& meta = ds->meta;
+  const OpenDataset& ds = hot_dataset(node);
+  const Dataset& meta = ds.meta;
   if (meta.type.kind != ElementKind::numeric)
-    invalid(ds->dir + ": write_chunk on a " + meta.type.name + " dataset");
-  check_chunk_index(meta, index, ds->dir);
+    invalid(ds.dir + ": write_chunk on a " + meta.type.name + " dataset");
+  check_chunk_index(meta, index, ds.dir);
   uint64_t elements = 1;
   for (size_t d = 0; d < meta.ndim(); ++d) {
     if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
-      invalid(ds->dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " +
+      invalid(ds.dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " +
               std::to_string(d) + " is not in 1.." + std::to_string(meta.chunks[d]));
     elements *= chunk_shape[d];
   }
   if (size != elements * meta.type.size)
-    invalid(ds->dir + ": write_chunk got " + std::to_string(size) + " bytes for " +
+    invalid(ds.dir + ": write_chunk got " + std::to_string(size) + " bytes for " +
             std::to_string(elements) + " elements of " + meta.type.name);
 
-  std::string path = chunk_path(ds->dir, index, meta.ndim());
+  std::string path = chunk_path(ds.dir, index, meta.ndim());
   if (!options_.write_empty_chunks && all_zero(in, size)) {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) sdk::io_fail(path, "cannot delete", errno);
     return;
   }
   size_t header = default_header_size(meta.ndim());
-  if (header + size > kMaxChunkBytes && ds->raw)
+  if (header + size > kMaxChunkBytes && ds.raw)
     invalid(path + ": the chunk is " + std::to_string(header + size) + " bytes, over N5's 2 GiB limit");
-  if (ds->raw) {  // the payload is the input: no copy
+  if (ds.raw) {  // the payload is the input: no copy
     std::vector<uint8_t>& head = scratch(header);
     write_default_header(head.data(), chunk_shape, meta.ndim());
     write_file(path, {{head.data(), header}, {in, size}});
     return;
   }
-  CodecPool::Lease codec = ds->codec.acquire();
+  CodecPool::Lease codec = ds.codec.acquire();
   std::vector<uint8_t>& buf = scratch(header + codec->bound(size));
   write_default_header(buf.data(), chunk_shape, meta.ndim());
   size_t encoded;

@@ -194,8 +194,13 @@ std::unique_ptr<sdk::Store> N5Store::open(std::string_view path_view, uint32_t m
   return store;
 }
 
+namespace {
+std::atomic<uint64_t> next_store_id{1};
+}  // namespace
+
 N5Store::N5Store(std::string root, bool writable, Options options)
-    : root_(std::move(root)), writable_(writable), options_(options) {}
+    : root_(std::move(root)), writable_(writable), options_(options),
+      id_(next_store_id.fetch_add(1)) {}
 
 // ---- paths and attributes ------------------------------------------------------
 
@@ -267,6 +272,26 @@ std::shared_ptr<N5Store::OpenDataset> N5Store::dataset(std::string_view node) {
   return cache_.emplace(std::string(node), ds).first->second;
 }
 
+// The dataset of a node on the chunk hot path. A per-thread memo of the last
+// lookup keeps threads off the shared cache and its lock for every chunk; the
+// memo's reference stays valid until this thread's next lookup.
+const N5Store::OpenDataset& N5Store::hot_dataset(std::string_view node) {
+  struct Memo {
+    uint64_t store_id = 0, generation = 0;
+    std::string node;
+    std::shared_ptr<OpenDataset> ds;
+  };
+  thread_local Memo memo;
+  uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (memo.ds && memo.store_id == id_ && memo.generation == generation && memo.node == node)
+    return *memo.ds;
+  memo.ds = dataset(node);
+  memo.store_id = id_;
+  memo.generation = generation;
+  memo.node = node;
+  return *memo.ds;
+}
+
 void N5Store::forget(std::string_view node) {
   std::unique_lock<std::shared_mutex> lock(cache_mutex_);
   std::string prefix = std::string(node) + "/";
@@ -274,6 +299,7 @@ void N5Store::forget(std::string_view node) {
     bool below = node.empty() || it->first == node || it->first.compare(0, prefix.size(), prefix) == 0;
     it = below ? cache_.erase(it) : std::next(it);
   }
+  generation_.fetch_add(1, std::memory_order_acq_rel);  // after the erase: memos revalidate
 }
 
 // ---- the tree ------------------------------------------------------------------

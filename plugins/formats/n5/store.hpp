@@ -9,6 +9,7 @@
 #include <stowage/plugin.hpp>
 
 #include <initializer_list>
+#include <atomic>
 #include <memory>
 #include <utility>
 #include <optional>
@@ -75,6 +76,7 @@ class N5Store final : public stowage::sdk::Store {
   void require_writable(const char* operation) const;
   void ensure_root_version();
   std::shared_ptr<OpenDataset> dataset(std::string_view node);
+  const OpenDataset& hot_dataset(std::string_view node);
   void forget(std::string_view node);
 
   bool read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
@@ -92,6 +94,10 @@ class N5Store final : public stowage::sdk::Store {
   Options options_;
   std::shared_mutex cache_mutex_;
   std::unordered_map<std::string, std::shared_ptr<OpenDataset>> cache_;
+  // hot_dataset's per-thread memo is valid for this store (id_) while the
+  // cache is unchanged (generation_, bumped by forget()).
+  const uint64_t id_;
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace n5
