@@ -125,6 +125,20 @@ inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payl
   }
 }
 
+// Encoding into a buffer too small for the result is INVALID_ARGUMENT, and
+// leaves nothing behind that changes the next encoding.
+inline void check_small_output_buffer(const stowage::Codec& c, const Bytes& data) {
+  const Bytes expected = encode(c, data);
+  for (size_t capacity : {size_t{0}, size_t{8}, expected.size() / 2, expected.size() - 1}) {
+    CAPTURE(capacity);
+    Bytes out(capacity);
+    Failure f = failure_of([&] { c.encode(data.data(), data.size(), out.data(), out.size()); });
+    CHECK(f.code == stowage::ErrorCode::invalid_argument);
+    CHECK_MESSAGE(f.message.find("too small") != std::string::npos, f.message);
+    CHECK(encode(c, data) == expected);
+  }
+}
+
 // One instance used from several threads gives what one thread gives.
 inline void check_thread_safe(const stowage::Codec& c, const Bytes& data) {
   REQUIRE(c.thread_safe());
