@@ -30,6 +30,16 @@ TEST_CASE("gzip: config defaults, canonical form, alias and ranges") {
         stowage::ErrorCode::invalid_argument);
 }
 
+TEST_CASE("gzip: build_info names zlib and the decoder in use") {
+  codec(R"({"type":"gzip"})");  // loads the plugin
+  std::optional<stowage::PluginInfo> info = stowage::Registry::global().find("codec", "gzip");
+  REQUIRE(info.has_value());
+  CHECK_MESSAGE(info->build_info.find("zlib 1.") != std::string::npos, info->build_info);
+  // Set by tests/gzip/meson.build for the run against the copy without libdeflate.
+  if (test::env_or("STOWAGE_EXPECT_GZIP_DECODER", "") == std::string("zlib"))
+    CHECK_MESSAGE(info->build_info.find("libdeflate") == std::string::npos, info->build_info);
+}
+
 TEST_CASE("gzip: the N5 README example decodes, and our encoding is N5 Java's") {
   const Bytes readme = spec_example_payload("gzip");
   CHECK(decode(codec(R"({"type":"gzip"})"), readme, 12) == spec_example_values());
