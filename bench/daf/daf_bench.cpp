@@ -4,8 +4,9 @@
 //
 // Prints, for each matrix, in MB/s of on-disk bytes:
 //   page cache    pread of the property's files into one buffer (the ceiling)
-//   plugin        the plugin's own read primitive through the C ABI
-//                 (dense: read_chunk, column-major; sparse: read_sparse, all columns)
+//   plugin        the plugin's own read primitive through the C ABI, best of 3 on
+//                 one open store (so its memory maps are warm): dense read_chunk of every
+//                 column-major tile; sparse read_sparse of all columns
 //   api           the host API (dense: Array::read into C order, i.e. with the
 //                 F -> C transpose the core does; sparse: Sparse::read)
 // Usage: daf_bench [dir]   (the repository is written to <dir>/daf_bench.daf; default /tmp)

@@ -143,14 +143,14 @@ void load_dense_numeric(Property& p) {
   if (const Packing* packing = packing_of(p.desc, "")) {
     std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
     std::string zip = p.base + ".zip";
-    p.decoded = std::make_unique<Mapped>(zip, read_packed_numeric(zip, *packing, shape, element_size(p.desc.eltype)));
+    p.dense = std::make_unique<Mapped>(zip, read_packed_numeric(zip, *packing, shape, element_size(p.desc.eltype)));
     return;
   }
   std::string path = component_file(p.base, ".data");
   if (!sdk::is_regular_file(path)) corrupt(path + ": missing (required by the dense descriptor)");
-  p.data.emplace(path, O_RDONLY);
+  p.dense = std::make_unique<Mapped>(path);
   uint64_t expected = p.rows * p.cols * element_size(p.desc.eltype);
-  uint64_t size = p.data->size();
+  uint64_t size = p.dense->size();
   if (size != expected)
     corrupt(path + ": is " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " (" +
             std::to_string(p.rows) + " x " + std::to_string(p.cols) + " elements of " +
@@ -247,12 +247,11 @@ void Property::read_chunk(const uint64_t* chunk_index, void* out, size_t capacit
   read_runs(t, dst);
 }
 
-// pread of each contiguous run of the tile, straight into the caller's buffer.
+// Copies each contiguous run of the tile into the caller's buffer.
 void Property::read_runs(const Tiling::Tile& t, unsigned char* out) const {
   size_t es = element_size(desc.eltype);
   tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
-    if (decoded) std::memcpy(out + tile_element * es, decoded->data() + file_element * es, n * es);
-    else data->read_at(out + tile_element * es, n * es, file_element * es);
+    std::memcpy(out + tile_element * es, dense->data() + file_element * es, n * es);
   });
 }
 

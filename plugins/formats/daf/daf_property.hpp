@@ -1,7 +1,8 @@
 // A stored vector or matrix property, validated and opened for reading.
 //
-// Numeric dense data is read with pread straight into the caller's buffer;
-// sparse components are memory-mapped and converted (1-based Julia indices of
+// Numeric dense data is memory-mapped and copied into the caller's buffer
+// (files are replaced by rename, never rewritten in place, so a map stays
+// valid); sparse components are memory-mapped too and converted (1-based Julia indices of
 // any integer type to 0-based uint64 indptr / uint32 indices); String data is
 // loaded once, densified, and kept column-major.
 #pragma once
@@ -27,9 +28,8 @@ struct Property {
   uint64_t rows = 0, cols = 1;  // vectors: cols == 1
   Descriptor desc;
   Tiling tiling;  // the chunk grid of numeric arrays
-  // Numeric dense: the .data file, or the decoded packed .zip.
-  std::optional<sdk::File> data;
-  std::unique_ptr<Mapped> decoded;
+  // Numeric dense: the .data file mapped, or the decoded packed .zip.
+  std::unique_ptr<Mapped> dense;
   // Numeric sparse.
   uint64_t nnz = 0;
   std::unique_ptr<Mapped> indices;  // .nzind or .rowval
