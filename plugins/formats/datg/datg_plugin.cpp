@@ -159,10 +159,11 @@ class DatgStore : public sdk::Store {
   }
 
   static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode,
-                                          std::string_view /*options: none*/) {
+                                          std::string_view options) {
     datg::DatasetPaths paths(path);
     const bool exists = sdk::path_exists(paths.matrix);
     auto store = std::make_unique<DatgStore>(paths);
+    store->max_pending_bytes_ = max_pending_bytes(options, paths.matrix);
     if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists))
       store->writable_ = true;
     else
@@ -216,7 +217,7 @@ class DatgStore : public sdk::Store {
     metadata = entities_from_dims(d, metadata);
     double fill = 0;
     if (d.contains("fill_value") && d["fill_value"].is_number()) fill = d["fill_value"].get<double>();
-    writer_ = std::make_unique<datg::Writer>(paths_, layout_from(d), metadata, fill);
+    writer_ = std::make_unique<datg::Writer>(paths_, layout_from(d), metadata, fill, max_pending_bytes_);
   }
 
   void set_attributes(std::string_view node, std::string_view text) override {
@@ -348,7 +349,16 @@ class DatgStore : public sdk::Store {
     }
   }
 
+  // The "max_pending_bytes" open option (see Writer).
+  static uint64_t max_pending_bytes(std::string_view options, const std::string& file) {
+    if (options.empty()) return datg::Writer::kDefaultMaxPendingBytes;
+    const json o = parse_json(options, file + ": open options");
+    if (!o.is_object() || !o.contains("max_pending_bytes")) return datg::Writer::kDefaultMaxPendingBytes;
+    return static_cast<uint64_t>(json_count(o["max_pending_bytes"], "max_pending_bytes"));
+  }
+
   datg::DatasetPaths paths_;
+  uint64_t max_pending_bytes_ = datg::Writer::kDefaultMaxPendingBytes;
   bool writable_ = false;
   std::unique_ptr<datg::Reader> reader_;
   std::unique_ptr<datg::Writer> writer_;
@@ -362,7 +372,8 @@ const char* const kExtensions[] = {".datg", nullptr};
 
 STOWAGE_DEFINE_FORMAT_PLUGIN(
     DatgStore, "datg", "1.0.0",
-    "systemsgenetics row-compressed double matrix (.datg + .rows.txt.gz + .cols.txt.gz)", "{}",
+    "systemsgenetics row-compressed double matrix (.datg + .rows.txt.gz + .cols.txt.gz)",
+    R"({"max_pending_bytes": {"type": "integer", "default": 268435456, "min": 0}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL |
         STOWAGE_CAP_DENSE | STOWAGE_CAP_STRINGS,
     kExtensions)

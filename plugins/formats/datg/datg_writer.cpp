@@ -47,17 +47,19 @@ void ScratchFile::commit() {
 // ---- writer ---------------------------------------------------------------------------
 
 Writer::Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata,
-               double fill_value)
+               double fill_value, uint64_t max_pending_bytes)
     : paths_(paths),
       footer_(footer),
       metadata_(std::move(metadata)),
       fill_value_(fill_value),
+      max_pending_bytes_(max_pending_bytes),
       codecs_(codec_config_for_flag(kFlagLz4Frame)),
       file_(std::make_unique<ScratchFile>(paths.matrix)) {
   footer_.flag = kFlagLz4Frame;
   const uint64_t n = block_count(footer_.rows, footer_.rows_per_block);
   offset_.assign(n, 0);
   size_.assign(n, 0);
+  in_file_.assign(n, false);
 }
 
 std::string Writer::block_name(uint64_t block) const {
@@ -96,13 +98,16 @@ void Writer::write_block(uint64_t block, const void* data, size_t size) {
   written_above_ = std::max(written_above_, block + 1);
   if (block < next_) {
     // Already in the file: append the new version; commit() compacts.
-    size_[block] = encoded.size();
-    offset_[block] = file_->append(encoded.data(), encoded.size());
+    append_locked(block, encoded);
     relocated_ = true;
     return;
   }
-  pending_[block] = std::move(encoded);
+  auto [it, inserted] = pending_.try_emplace(block);
+  if (!inserted) pending_bytes_ -= it->second.size();
+  pending_bytes_ += encoded.size();
+  it->second = std::move(encoded);
   flush_ready_locked();
+  if (pending_bytes_ > max_pending_bytes_) spill_pending_locked();
 }
 
 // Appends the blocks that are next in order, as long as a later block has
@@ -110,16 +115,29 @@ void Writer::write_block(uint64_t block, const void* data, size_t size) {
 void Writer::flush_ready_locked() {
   while (next_ + 1 < written_above_) {
     auto it = pending_.find(next_);
-    if (it == pending_.end()) return;
-    append_in_order_locked(next_, it->second);
-    pending_.erase(it);
+    if (it != pending_.end()) {
+      append_locked(next_, it->second);
+      pending_bytes_ -= it->second.size();
+      pending_.erase(it);
+    } else if (!in_file_[next_]) {
+      return;  // still waiting for it
+    }
+    ++next_;
   }
 }
 
-void Writer::append_in_order_locked(uint64_t block, const std::vector<uint8_t>& encoded) {
+// Too much is waiting for an earlier block: write it all out of order now.
+void Writer::spill_pending_locked() {
+  for (const auto& [block, encoded] : pending_) append_locked(block, encoded);
+  pending_.clear();
+  pending_bytes_ = 0;
+  relocated_ = true;
+}
+
+void Writer::append_locked(uint64_t block, const std::vector<uint8_t>& encoded) {
   size_[block] = encoded.size();
   offset_[block] = file_->append(encoded.data(), encoded.size());
-  next_ = block + 1;
+  in_file_[block] = true;
 }
 
 bool Writer::read_block(uint64_t block, void* out, size_t size) {
@@ -132,7 +150,7 @@ bool Writer::read_block(uint64_t block, void* out, size_t size) {
     auto it = pending_.find(block);
     if (it != pending_.end()) {
       encoded = it->second;
-    } else if (block < next_) {
+    } else if (in_file_[block]) {
       encoded.resize(size_[block]);
       file_->read_at(encoded.data(), encoded.size(), offset_[block]);
     } else {
@@ -182,7 +200,10 @@ void Writer::commit() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (uint64_t b = next_; b < offset_.size(); ++b) {
     auto it = pending_.find(b);
-    append_in_order_locked(b, it != pending_.end() ? it->second : fill_block(b));
+    if (it != pending_.end())
+      append_locked(b, it->second);
+    else if (!in_file_[b])
+      append_locked(b, fill_block(b));
   }
   pending_.clear();
   if (relocated_) compact();

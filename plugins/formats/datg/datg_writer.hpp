@@ -52,8 +52,12 @@ class ScratchFile {
 
 class Writer {
  public:
-  // `footer` gives rows, cols and rows_per_block (already validated).
-  Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata, double fill_value);
+  // `footer` gives rows, cols and rows_per_block (already validated). Encoded
+  // blocks waiting for an earlier one are kept up to `max_pending_bytes`;
+  // beyond that they go to the file out of order and commit() compacts.
+  Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata, double fill_value,
+         uint64_t max_pending_bytes = kDefaultMaxPendingBytes);
+  static constexpr uint64_t kDefaultMaxPendingBytes = 256u << 20;
 
   const Footer& footer() const { return footer_; }
   const Metadata& metadata() const { return metadata_; }
@@ -77,8 +81,9 @@ class Writer {
 
  private:
   std::vector<uint8_t> encode(const void* data, size_t size);
-  void append_in_order_locked(uint64_t block, const std::vector<uint8_t>& encoded);
+  void append_locked(uint64_t block, const std::vector<uint8_t>& encoded);
   void flush_ready_locked();
+  void spill_pending_locked();
   std::vector<uint8_t> fill_block(uint64_t block);
   void compact();
   std::string block_name(uint64_t block) const;
@@ -87,16 +92,19 @@ class Writer {
   Footer footer_;
   Metadata metadata_;
   double fill_value_;
+  uint64_t max_pending_bytes_;
   std::optional<std::vector<std::string>> row_names_, col_names_;
   CodecPool codecs_;
   std::unique_ptr<ScratchFile> file_;
 
   std::mutex mutex_;  // guards everything below
   std::map<uint64_t, std::vector<uint8_t>> pending_;  // encoded, not yet in the file
-  std::vector<uint64_t> offset_, size_;               // per block, once in the file
-  uint64_t next_ = 0;             // blocks [0, next_) are in the file
-  uint64_t written_above_ = 0;    // 1 + the highest block written so far
-  bool relocated_ = false;        // some block was appended out of order
+  uint64_t pending_bytes_ = 0;
+  std::vector<uint64_t> offset_, size_;  // per block, once in the file
+  std::vector<bool> in_file_;            // per block: offset_/size_ are valid
+  uint64_t next_ = 0;           // blocks [0, next_) are in the file
+  uint64_t written_above_ = 0;  // 1 + the highest block written so far
+  bool relocated_ = false;      // some block was appended out of order
 };
 
 }  // namespace datg
