@@ -20,7 +20,7 @@ std::string Codec::canonical_config() const {
   require(state_.get());
   std::string out;
   stowage_sink sink = detail::string_sink(&out);
-  stowage_error err{};
+  detail::CallError err;
   state_->check(state_->vt->canonical_config(state_->handle, &sink, &err), err);
   return out;
 }
@@ -35,7 +35,7 @@ uint64_t Codec::bound(uint64_t n) const {
 size_t Codec::encode(const void* in, size_t n, void* out, size_t capacity) const {
   require(state_.get());
   size_t written = 0;
-  stowage_error err{};
+  detail::CallError err;
   state_->check(state_->vt->encode(state_->handle, in, n, out, capacity, &written, &err), err);
   return written;
 }
@@ -43,7 +43,7 @@ size_t Codec::encode(const void* in, size_t n, void* out, size_t capacity) const
 size_t Codec::decode(const void* in, size_t n, void* out, size_t capacity) const {
   require(state_.get());
   size_t written = 0;
-  stowage_error err{};
+  detail::CallError err;
   state_->check(state_->vt->decode(state_->handle, in, n, out, capacity, &written, &err), err);
   return written;
 }

@@ -10,6 +10,15 @@
 
 namespace stowage::detail {
 
+// A stowage_error ready for a call: only the code and the first byte are set,
+// since zeroing all 1 KiB on every codec call measurably costs (~14 ns).
+struct CallError : stowage_error {
+  CallError() {
+    code = STOWAGE_OK;
+    message[0] = '\0';
+  }
+};
+
 // Collects sink output into a std::string (one byte stream).
 inline stowage_sink string_sink(std::string* out) {
   return stowage_sink{out, [](void* ctx, const void* d, size_t n) {

@@ -271,7 +271,7 @@ static bool read_one_chunk(const Store::State& st, const std::string& node, cons
                            const std::vector<uint64_t>& idx, char* buf, size_t cap,
                            std::vector<uint64_t>& stored_shape) {
   stored_shape.assign(idx.size(), 0);
-  stowage_error err{};
+  detail::CallError err;
   int rc = st.vt->read_chunk(st.handle, node.data(), node.size(), idx.data(), buf, cap,
                              stored_shape.data(), &err);
   if (rc == STOWAGE_MISSING) return false;
@@ -361,7 +361,7 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
     char* dst = buf.data() + element_offset(part.lo, origin, chunk_strides) * esize;
     copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
                  swap);
-    stowage_error err{};
+    detail::CallError err;
     store_->check(store_->vt->write_chunk(store_->handle, node_.data(), node_.size(), idx.data(), buf.data(),
                                           elements * esize, extent.data(), &err),
                   err);

@@ -406,7 +406,7 @@ Codec Registry::codec(std::string_view config_json, std::string_view context) {
   state->vt = static_cast<const stowage_codec_vtable*>(d->vtable);
   state->id = d->id;
   state->capabilities = d->capabilities;
-  stowage_error err{};
+  detail::CallError err;
   int rc = state->vt->create(config_json.data(), config_json.size(), &state->handle, &err);
   if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(context), "codec " + id);
   Codec codec;

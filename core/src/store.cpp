@@ -10,7 +10,7 @@ using detail::string_sink;
 
 Store::State::~State() {
   if (handle && !closed) {
-    stowage_error err{};
+    detail::CallError err;
     if (vt->close(handle, &err) != STOWAGE_OK)
       std::cerr << "stowage: closing " << path << " failed: " << err.message << "\n";
   }
@@ -36,7 +36,7 @@ Store Store::open(const std::string& path, Mode mode, std::string format, const 
   state->path = path;
   state->format = format;
   std::string opts = options.is_null() ? "{}" : options.dump();
-  stowage_error err{};
+  detail::CallError err;
   int rc = state->vt->open(path.data(), path.size(), static_cast<uint32_t>(mode), opts.data(), opts.size(),
                            &state->handle, &err);
   if (rc != STOWAGE_OK) {
@@ -65,7 +65,7 @@ std::vector<std::string> Store::list(std::string_view node) const {
   std::vector<std::string> names;
   detail::ItemSink items{[&](std::string_view s) { names.emplace_back(s); }, {}};
   stowage_sink sink = items.sink();
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->list(st.handle, node.data(), node.size(), &sink, &err), err);
   return names;
@@ -75,7 +75,7 @@ json Store::describe_json(std::string_view node) const {
   State& st = live(state_);
   std::string text;
   stowage_sink sink = string_sink(&text);
-  stowage_error err{};
+  detail::CallError err;
   {
     std::shared_lock<std::shared_mutex> lock(st.mutex);
     st.check(st.vt->describe(st.handle, node.data(), node.size(), &sink, &err), err);
@@ -101,7 +101,7 @@ NodeInfo Store::describe(std::string_view node) const {
 void Store::create(std::string_view node, const json& description) {
   State& st = live(state_);
   std::string text = description.dump();
-  stowage_error err{};
+  detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->create(st.handle, node.data(), node.size(), text.data(), text.size(), &err), err);
 }
@@ -109,14 +109,14 @@ void Store::create(std::string_view node, const json& description) {
 void Store::set_attributes(std::string_view node, const json& attributes) {
   State& st = live(state_);
   std::string text = attributes.dump();
-  stowage_error err{};
+  detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->set_attributes(st.handle, node.data(), node.size(), text.data(), text.size(), &err), err);
 }
 
 void Store::remove(std::string_view node) {
   State& st = live(state_);
-  stowage_error err{};
+  detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->remove(st.handle, node.data(), node.size(), &err), err);
 }
@@ -164,7 +164,7 @@ std::vector<std::string> Store::read_strings(std::string_view node, uint64_t beg
   std::vector<std::string> out;
   detail::ItemSink items{[&](std::string_view s) { out.emplace_back(s); }, {}};
   stowage_sink sink = items.sink();
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->read_strings(st.handle, node.data(), node.size(), begin, end, &sink, &err), err);
   return out;
@@ -178,7 +178,7 @@ void Store::write_strings(std::string_view node, const std::vector<std::string>&
     data.push_back(v.data());
     sizes.push_back(v.size());
   }
-  stowage_error err{};
+  detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->write_strings(st.handle, node.data(), node.size(), values.size(), data.data(), sizes.data(),
                                 &err),
@@ -189,7 +189,7 @@ json Store::command(std::string_view node, std::string_view name, const json& ar
   State& st = live(state_);
   std::string a = args.dump(), out;
   stowage_sink sink = string_sink(&out);
-  stowage_error err{};
+  detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->command(st.handle, node.data(), node.size(), name.data(), name.size(), a.data(), a.size(),
                           &sink, &err),
@@ -205,7 +205,7 @@ void Store::close() {
   State& st = *state_;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.closed = true;  // the plugin frees the store even when close fails
-  stowage_error err{};
+  detail::CallError err;
   int rc = st.vt->close(st.handle, &err);
   st.handle = nullptr;
   st.check(rc, err);
@@ -222,7 +222,7 @@ SparseSlice Sparse::read(uint64_t begin, uint64_t end) const {
                 st.path);
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   uint64_t nnz = 0;
-  stowage_error err{};
+  detail::CallError err;
   st.check(st.vt->sparse_count(st.handle, node_.data(), node_.size(), begin, end, &nnz, &err), err);
   SparseSlice s;
   s.indptr.resize(end - begin + 1);
@@ -269,7 +269,7 @@ void Sparse::append(const SparseSlice& slice, uint64_t n_major) const {
   if (slice.indptr.size() != n_major + 1)
     throw Error(ErrorCode::invalid_argument, "Sparse::append: indptr must have n_major+1 entries");
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  stowage_error err{};
+  detail::CallError err;
   st.check(st.vt->append_sparse(st.handle, node_.data(), node_.size(), n_major, slice.indptr.data(),
                                 slice.indices.data(), slice.values.data(), &err),
            err);
@@ -280,7 +280,7 @@ void Sparse::append(const SparseSlice& slice, uint64_t n_major) const {
 uint64_t Records::size() const {
   Store::State& st = live(store_);
   uint64_t n = 0;
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->record_count(st.handle, node_.data(), node_.size(), &n, &err), err);
   return n;
@@ -291,7 +291,7 @@ void Records::read_range(uint64_t begin, uint64_t end,
   Store::State& st = live(store_);
   detail::ItemSink items{fn, {}};
   stowage_sink sink = items.sink();
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   int rc = st.vt->read_records(st.handle, node_.data(), node_.size(), begin, end, &sink, &err);
   if (!items.error.empty()) throw Error(ErrorCode::internal, items.error, st.path);
@@ -308,7 +308,7 @@ std::string Records::key(uint64_t index) const {
   Store::State& st = live(store_);
   std::string out;
   stowage_sink sink = string_sink(&out);
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->record_key(st.handle, node_.data(), node_.size(), index, &sink, &err), err);
   return out;
@@ -317,7 +317,7 @@ std::string Records::key(uint64_t index) const {
 std::optional<uint64_t> Records::find(std::string_view key) const {
   Store::State& st = live(store_);
   uint64_t index = 0;
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   int rc = st.vt->find_key(st.handle, node_.data(), node_.size(), key.data(), key.size(), &index, &err);
   if (rc == STOWAGE_NOT_FOUND) return std::nullopt;
@@ -328,7 +328,7 @@ std::optional<uint64_t> Records::find(std::string_view key) const {
 bool Records::contains(std::string_view key) const {
   Store::State& st = live(store_);
   int32_t present = 0;
-  stowage_error err{};
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->contains_key(st.handle, node_.data(), node_.size(), key.data(), key.size(), &present, &err),
            err);
@@ -343,7 +343,7 @@ void Records::append(const std::vector<std::string>& records) const {
     data.push_back(r.data());
     sizes.push_back(r.size());
   }
-  stowage_error err{};
+  detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->append_records(st.handle, node_.data(), node_.size(), records.size(), data.data(),
                                  sizes.data(), &err),
