@@ -1,5 +1,5 @@
-// DafStore: creating repositories and properties, writing, deleting, and
-// committing at close().
+// DafStore: creating repositories and properties, writing and deleting.
+// What close() commits is in daf_commit.cpp.
 #include "daf_store.hpp"
 
 #include "daf_text.hpp"
@@ -10,7 +10,6 @@
 
 namespace daf {
 
-using sdk::corrupt;
 using sdk::invalid;
 
 namespace {
@@ -67,34 +66,6 @@ void check_vector_name(const NodeRef& ref) {
   check_name(ref.name, "property");
   if (ref.kind == NodeRef::Vector && (ref.name == "name" || ref.name == "index"))
     invalid("vectors/" + ref.rows + "/" + ref.name + ": '" + ref.name + "' is a reserved Daf vector name");
-}
-
-// Positions (column-major) and values of the non-zero elements of dense data.
-void gather_nonzeros(const unsigned char* data, uint64_t n, size_t es, std::vector<uint64_t>& positions) {
-  static const unsigned char zero[8] = {0};
-  for (uint64_t i = 0; i < n; ++i)
-    if (std::memcmp(data + i * es, zero, es) != 0) positions.push_back(i);
-}
-
-// Floating-point -0.0 is a zero too (Julia's iszero).
-void gather_nonzeros_float(const unsigned char* data, uint64_t n, ElType t, std::vector<uint64_t>& positions) {
-  for (uint64_t i = 0; i < n; ++i) {
-    double v;
-    if (t == ElType::Float32) {
-      float f;
-      std::memcpy(&f, data + 4 * i, 4);
-      v = f;
-    } else {
-      std::memcpy(&v, data + 8 * i, 8);
-    }
-    if (v != 0.0) positions.push_back(i);
-  }
-}
-
-void write_index_file(const std::string& path, ElType indtype, const std::vector<uint64_t>& values1) {
-  std::vector<unsigned char> bytes(values1.size() * element_size(indtype));
-  for (size_t i = 0; i < values1.size(); ++i) store_index(bytes.data(), indtype, i, values1[i]);
-  sdk::write_file_atomic(path, bytes.data(), bytes.size());
 }
 
 }  // namespace
@@ -474,201 +445,6 @@ void DafStore::write_string_property(const NodeRef& ref, std::string_view node,
   forget_cached();
   dirty_ = true;
   if (relayout_ && matrix && ref.rows != ref.cols) write_relayout(ref);
-}
-
-// ---- commit at close ------------------------------------------------------------------------------
-
-void DafStore::commit_array(PendingArray& p) {
-  bool matrix = p.ref.kind == NodeRef::Matrix;
-  Descriptor d;
-  d.eltype = p.eltype;
-  for (const std::string& suffix : property_suffixes())
-    if (suffix != ".json") remove_file(p.base + suffix);
-  if (!p.store_sparse) {
-    p.data->commit();
-    return write_descriptor(p.base, d, matrix, 0, 0);
-  }
-  // Sparse storage asked for: keep only the non-zero elements.
-  Mapped dense(p.data->temp_path());
-  size_t es = element_size(p.eltype);
-  uint64_t rows = p.tiling.rows, cols = p.tiling.cols, n = rows * cols;
-  std::vector<uint64_t> positions;
-  if (is_float(p.eltype)) gather_nonzeros_float(dense.data(), n, p.eltype, positions);
-  else gather_nonzeros(dense.data(), n, es, positions);
-  d.sparse = true;
-  d.indtype = indtype_for_size(std::max(rows, static_cast<uint64_t>(positions.size()) + 1));
-  std::vector<unsigned char> nzval(positions.size() * es);
-  for (size_t k = 0; k < positions.size(); ++k) std::memcpy(&nzval[k * es], dense.data() + positions[k] * es, es);
-  std::vector<uint64_t> rowval1(positions.size()), colptr1(cols + 1, 1);
-  for (size_t k = 0; k < positions.size(); ++k) {
-    rowval1[k] = positions[k] % rows + 1;
-    colptr1[positions[k] / rows + 1] += 1;
-  }
-  for (uint64_t c = 0; c < cols; ++c) colptr1[c + 1] += colptr1[c] - 1;
-  if (matrix) {
-    write_index_file(p.base + ".colptr", d.indtype, colptr1);
-    write_index_file(p.base + ".rowval", d.indtype, rowval1);
-  } else {
-    write_index_file(p.base + ".nzind", d.indtype, rowval1);
-  }
-  sdk::write_file_atomic(p.base + ".nzval", nzval.data(), nzval.size());
-  write_descriptor(p.base, d, matrix, positions.size(), cols + 1);
-}
-
-void DafStore::commit_sparse(PendingSparse& p) {
-  uint64_t done = p.colptr.size() - 1;
-  if (done != p.cols)
-    invalid(p.base + ": only " + std::to_string(done) + " of " + std::to_string(p.cols) +
-            " columns were appended before close");
-  for (const std::string& suffix : property_suffixes())
-    if (suffix != ".json") remove_file(p.base + suffix);
-  std::vector<uint64_t> colptr1(p.colptr.size());
-  for (size_t c = 0; c < p.colptr.size(); ++c) colptr1[c] = p.colptr[c] + 1;
-  write_index_file(p.base + ".colptr", p.indtype, colptr1);
-  p.rowval->commit();
-  p.nzval->commit();
-  Descriptor d;
-  d.sparse = true;
-  d.eltype = p.eltype;
-  d.indtype = p.indtype;
-  write_descriptor(p.base, d, true, p.colptr.back(), p.colptr.size());
-}
-
-// ---- relayout: the transposed copy Julia's set_matrix!(relayout=true) writes ----------------
-
-namespace {
-
-// out (cols x rows, column-major) = transpose of in (rows x cols, column-major),
-// in 64 x 64 blocks so both sides stay in cache.
-void transpose(const unsigned char* in, unsigned char* out, uint64_t rows, uint64_t cols, size_t es) {
-  constexpr uint64_t B = 64;
-  for (uint64_t c0 = 0; c0 < cols; c0 += B)
-    for (uint64_t r0 = 0; r0 < rows; r0 += B)
-      for (uint64_t c = c0; c < std::min(cols, c0 + B); ++c)
-        for (uint64_t r = r0; r < std::min(rows, r0 + B); ++r)
-          std::memcpy(out + (c + r * cols) * es, in + (r + c * rows) * es, es);
-}
-
-}  // namespace
-
-void DafStore::write_relayout(const NodeRef& ref) {
-  std::string node = "matrices/" + ref.rows + "/" + ref.cols + "/" + ref.name;
-  auto p = load_property(root_, ref, node, required_axis_length(ref.rows, node), required_axis_length(ref.cols, node));
-  NodeRef t = ref;
-  std::swap(t.rows, t.cols);
-  std::string base = property_base(t);
-  sdk::make_directories(property_dir(t));
-  delete_property_files(base);
-  uint64_t rows = p->rows, cols = p->cols;
-  Descriptor d = p->desc;
-  d.v11_schema = v11(), d.packed.clear();
-  if (p->is_string()) {
-    std::vector<std::string_view> values(rows * cols);
-    for (uint64_t r = 0; r < rows; ++r)
-      for (uint64_t c = 0; c < cols; ++c) values[c + r * cols] = p->strings[r + c * rows];
-    sdk::write_file_atomic(base + ".txt", join_lines(values, node));
-    d.sparse = false;
-    return write_descriptor(base, d, true, 0, 0);
-  }
-  size_t es = element_size(d.eltype);
-  if (!d.sparse) {
-    Mapped in(p->base + ".data");
-    std::vector<unsigned char> out(in.size());
-    if (in.size()) transpose(in.data(), out.data(), rows, cols, es);
-    sdk::write_file_atomic(base + ".data", out.data(), out.size());
-    return write_descriptor(base, d, true, 0, 0);
-  }
-  // CSC of the transpose: count values per row, then place them column by column.
-  std::vector<uint64_t> indptr(cols + 1);
-  std::vector<uint32_t> row_of(p->nnz);
-  std::vector<unsigned char> values(p->nnz * es);
-  p->read_sparse(0, cols, indptr.data(), row_of.data(), values.data(), p->nnz);
-  std::vector<uint64_t> colptr1(rows + 1, 0);
-  for (uint32_t r : row_of) ++colptr1[r + 1];
-  for (uint64_t r = 0; r < rows; ++r) colptr1[r + 1] += colptr1[r];
-  std::vector<uint64_t> next(colptr1.begin(), colptr1.end() - 1), rowval1(p->nnz);
-  std::vector<unsigned char> nzval(p->nnz * es);
-  for (uint64_t c = 0; c < cols; ++c)
-    for (uint64_t k = indptr[c]; k < indptr[c + 1]; ++k) {
-      uint64_t at = next[row_of[k]]++;
-      rowval1[at] = c + 1;
-      std::memcpy(&nzval[at * es], &values[k * es], es);
-    }
-  for (uint64_t& v : colptr1) v += 1;
-  if (max_index(d.indtype) < std::max(cols, p->nnz + 1)) d.indtype = indtype_for_size(std::max(cols, p->nnz + 1));
-  write_index_file(base + ".colptr", d.indtype, colptr1);
-  write_index_file(base + ".rowval", d.indtype, rowval1);
-  sdk::write_file_atomic(base + ".nzval", nzval.data(), nzval.size());
-  write_descriptor(base, d, true, p->nnz, rows + 1);
-}
-
-// metadata.json (0.3.0): one line mapping every axis and property to its
-// descriptor, rebuilt from a sorted walk like Julia does after a delete.
-void DafStore::rebuild_metadata() {
-  std::string file = root_ + "/metadata.json";
-  if (!v11() && !sdk::is_regular_file(file)) return;
-  std::string out = "{";
-  auto add = [&](const std::string& key, const std::string& value) {
-    out += (out.size() > 1 ? "," : "") + Json(key).dump() + ":" + value;
-  };
-  auto add_file = [&](const std::string& key, const std::string& path) {
-    std::string text = sdk::read_file(path, kMaxJsonBytes);
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    add(key, text);
-  };
-  std::vector<std::string> axes = axis_names();
-  for (const std::string& a : axes)
-    add("axes/" + a, "{\"format\":\"axis\",\"n_entries\":" + std::to_string(*axis_length(a)) + "}");
-  for (const std::string& s : names_with_suffix(root_ + "/scalars", ".json"))
-    add_file("scalars/" + s, root_ + "/scalars/" + s + ".json");
-  for (const std::string& a : axes)
-    for (const std::string& v : names_with_suffix(root_ + "/vectors/" + a, ".json"))
-      add_file("vectors/" + a + "/" + v, root_ + "/vectors/" + a + "/" + v + ".json");
-  for (const std::string& r : axes)
-    for (const std::string& c : axes)
-      for (const std::string& m : names_with_suffix(root_ + "/matrices/" + r + "/" + c, ".json"))
-        add_file("matrices/" + r + "/" + c + "/" + m, root_ + "/matrices/" + r + "/" + c + "/" + m + ".json");
-  sdk::write_file_atomic(file, out + "}");
-}
-
-// Swaps the repository built in a temp directory into place.
-void DafStore::publish_built_repository() {
-  std::string old;
-  if (sdk::path_exists(final_path_)) {
-    old = sdk::temp_path_for(final_path_) + ".old";
-    if (::rename(final_path_.c_str(), old.c_str()) != 0) sdk::io_fail(final_path_, "cannot move the old repository aside", errno);
-  }
-  if (::rename(root_.c_str(), final_path_.c_str()) != 0) {
-    int e = errno;
-    if (!old.empty()) (void)::rename(old.c_str(), final_path_.c_str());
-    sdk::io_fail(final_path_, "cannot move the new repository into place", e);
-  }
-  building_ = false;
-  root_ = final_path_;
-  if (!old.empty()) remove_tree(old);
-}
-
-void DafStore::close() {
-  if (closed_ || mode_ == STOWAGE_MODE_READ) return void(closed_ = true);
-  for (const auto& [axis, length] : declared_axes_)
-    invalid(final_path_ + ": axis '" + axis + "' (" + std::to_string(length) +
-            " entries) was used by a property but its entries were never written (write_strings axes/" + axis + ")");
-  std::vector<NodeRef> written;
-  for (auto& [node, p] : pending_arrays_) commit_array(p), written.push_back(p.ref), dirty_ = true;
-  for (auto& [node, p] : pending_sparse_) commit_sparse(p), written.push_back(p.ref), dirty_ = true;
-  forget_cached();
-  // Transposed copies, unless the other orientation was itself written now.
-  std::set<std::string> explicit_nodes;
-  for (const NodeRef& ref : written) explicit_nodes.insert(ref.rows + "/" + ref.cols + "/" + ref.name);
-  for (const NodeRef& ref : written)
-    if (relayout_ && ref.kind == NodeRef::Matrix && ref.rows != ref.cols &&
-        !explicit_nodes.count(ref.cols + "/" + ref.rows + "/" + ref.name))
-      write_relayout(ref);
-  pending_arrays_.clear();
-  pending_sparse_.clear();
-  if (dirty_) rebuild_metadata();
-  if (building_) publish_built_repository();
-  closed_ = true;
 }
 
 }  // namespace daf
