@@ -45,7 +45,7 @@ void check_interrupt() {
 
 struct Options {
   std::string src, dst, from, to, compression, chunks, cast, axes, part;
-  bool overwrite = false, quiet = false, as_json = false, create_only = false;
+  bool overwrite = false, quiet = false, as_json = false, create_only = false, drop_metadata = false;
   uint64_t part_index = 0, part_count = 1;
 };
 
@@ -294,11 +294,28 @@ class Converter {
     return j;
   }
 
-  json attributes_for(const Store& dst, const NodeInfo& info) const {
+  json attributes_for(const NodeInfo& info) const {
+    if (opts_.drop_metadata) return json::object();
     json attrs = info.attributes;
     attrs.erase(kLabelsAttribute);
-    (void)dst;
     return attrs;
+  }
+
+  // Creates a node; when the destination cannot hold the attributes, says
+  // exactly what would be lost and how to allow it.
+  void create_node(Store& dst, const std::string& node, const json& desc, const std::string& what) {
+    try {
+      dst.create(node, desc);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::unsupported && desc.contains("attributes") && !desc["attributes"].empty()) {
+        throw Error(ErrorCode::unsupported,
+                    dst.path() + ": format " + dst.format() + " cannot keep the attributes " +
+                        desc["attributes"].dump() + " of " + (node.empty() ? "the array" : node) +
+                        " (nor its labels); pass --drop-metadata to convert the values only",
+                    dst.path());
+      }
+      cannot_create(e, dst, what);
+    }
   }
 
   // After create: write labels where the destination keeps them; elsewhere
@@ -330,7 +347,7 @@ class Converter {
         in_attributes.push_back(entry);
       }
     }
-    if (any_in_attributes) {
+    if (any_in_attributes && !opts_.drop_metadata) {
       json attrs = attributes;
       attrs[kLabelsAttribute] = in_attributes;
       dst.set_attributes(dst_node, attrs);
@@ -356,7 +373,7 @@ class Converter {
     stowage::Array in = src.array(src_node);
     DType to = target_dtype(info.dtype);
     std::vector<DimLabels> dims = source_dims(src, info);
-    json attrs = attributes_for(dst, info);
+    json attrs = attributes_for(info);
     json desc = {{"kind", "array"}, {"dtype", stowage::dtype_name(to)}, {"shape", info.shape},
                  {"chunks", chunks_.empty() ? info.chunks : chunks_}, {"attributes", attrs},
                  {"dims", dims_json(dims)}};
@@ -368,12 +385,8 @@ class Converter {
     if (!codec.is_null()) desc["codec"] = codec;
     if (info.fill_value != 0) desc["fill_value"] = info.fill_value;
     if (!filling_part()) {
-      try {
-        dst.create(dst_node, desc);
-      } catch (const Error& e) {
-        cannot_create(e, dst, std::string(stowage::dtype_name(to)) + " array of rank " +
-                                  std::to_string(info.shape.size()));
-      }
+      create_node(dst, dst_node, desc,
+                  std::string(stowage::dtype_name(to)) + " array of rank " + std::to_string(info.shape.size()));
       write_labels(dst, dst_node, dims, info.shape, attrs);
     }
     if (opts_.create_only) return;
@@ -438,7 +451,7 @@ class Converter {
     ++nodes_;
     stowage::Sparse in = src.sparse(src_node);
     std::vector<DimLabels> dims = source_dims(src, info);
-    json attrs = attributes_for(dst, info);
+    json attrs = attributes_for(info);
     if (!dst_has(dst, STOWAGE_CAP_SPARSE)) {
       notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() + " has no sparse storage; wrote it dense");
       return densify(in, info, dims, attrs, dst, dst_node, progress);
@@ -447,11 +460,7 @@ class Converter {
       throw Error(ErrorCode::unsupported, "--cast is not supported for sparse matrices");
     json desc = {{"kind", "sparse"}, {"dtype", stowage::dtype_name(info.dtype)}, {"shape", info.shape},
                  {"layout", info.csr ? "csr" : "csc"}, {"attributes", attrs}, {"dims", dims_json(dims)}};
-    try {
-      dst.create(dst_node, desc);
-    } catch (const Error& e) {
-      cannot_create(e, dst, std::string("a ") + stowage::dtype_name(info.dtype) + " sparse matrix");
-    }
+    create_node(dst, dst_node, desc, std::string("a ") + stowage::dtype_name(info.dtype) + " sparse matrix");
     write_labels(dst, dst_node, dims, info.shape, attrs);
     stowage::Sparse out = dst.sparse(dst_node);
     const uint64_t majors = in.majors();
@@ -477,11 +486,7 @@ class Converter {
     json desc = {{"kind", "array"}, {"dtype", stowage::dtype_name(to)}, {"shape", info.shape},
                  {"chunks", chunks}, {"attributes", attrs}, {"dims", dims_json(dims)}};
     if (!compression_.is_null()) desc["codec"] = compression_;
-    try {
-      dst.create(dst_node, desc);
-    } catch (const Error& e) {
-      cannot_create(e, dst, std::string("a dense ") + stowage::dtype_name(to) + " matrix");
-    }
+    create_node(dst, dst_node, desc, std::string("a dense ") + stowage::dtype_name(to) + " matrix");
     write_labels(dst, dst_node, dims, info.shape, attrs);
     stowage::Array out = dst.array(dst_node);
     size_t in_size = stowage::dtype_size(info.dtype), out_size = stowage::dtype_size(to);
@@ -718,6 +723,8 @@ int main(int argc, char** argv) {
   app.add_flag("--overwrite", opts.overwrite, "Replace an existing destination or node");
   app.add_flag("--quiet", opts.quiet, "No progress bar, notes or summary");
   app.add_flag("--json", opts.as_json, "Print a machine-readable summary (schema in README.md)");
+  app.add_flag("--drop-metadata", opts.drop_metadata,
+               "Convert values only, dropping attributes and labels the destination cannot keep (e.g. into .npy)");
   app.add_flag("--create-only", opts.create_only,
                "Create the destination's structure without data, for later --part runs");
   app.add_option("--part", opts.part, "Write only part I of N (I/N, 0-based) of the chunks into an existing destination");
