@@ -47,10 +47,36 @@ void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, bo
   }
 }
 
+// A 2-D block whose fastest source and destination dimensions differ (a
+// Fortran-order chunk into a C-order buffer): copied in square tiles so both
+// sides stay in cache, instead of striding through one of them.
+template <class T>
+void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
+                     bool swap) {
+  constexpr uint64_t kTile = 32;
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (uint64_t i0 = 0; i0 < shape[0]; i0 += kTile) {
+    uint64_t i1 = std::min(shape[0], i0 + kTile);
+    for (uint64_t j0 = 0; j0 < shape[1]; j0 += kTile) {
+      uint64_t j1 = std::min(shape[1], j0 + kTile);
+      for (uint64_t i = i0; i < i1; ++i)
+        for (uint64_t j = j0; j < j1; ++j) {
+          T v;
+          std::memcpy(&v, s + static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1], sizeof v);
+          if (swap) v = byteswap(v);
+          std::memcpy(d + static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1], &v, sizeof v);
+        }
+    }
+  }
+}
+
 template <class T>
 void copy_nd(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
              size_t ndim, bool swap) {
   if (ndim == 1) return copy_row<T>(src, ss[0], dst, ds[0], shape[0], swap);
+  if (ndim == 2 && ds[1] == 1 && ss[1] != 1 && ss[0] == 1 && shape[0] > 1 && shape[1] > 1)
+    return copy_transposed<T>(src, ss, dst, ds, shape, swap);
   for (uint64_t i = 0; i < shape[0]; ++i)
     copy_nd<T>(src + static_cast<int64_t>(i) * ss[0] * static_cast<int64_t>(sizeof(T)), ss + 1,
                dst + static_cast<int64_t>(i) * ds[0] * static_cast<int64_t>(sizeof(T)), ds + 1,

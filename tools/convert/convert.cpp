@@ -307,15 +307,32 @@ class Converter {
     try {
       dst.create(node, desc);
     } catch (const Error& e) {
-      if (e.code() == ErrorCode::unsupported && desc.contains("attributes") && !desc["attributes"].empty()) {
+      if (e.code() == ErrorCode::unsupported && attributes_are_the_problem(dst, node, desc))
         throw Error(ErrorCode::unsupported,
                     dst.path() + ": format " + dst.format() + " cannot keep the attributes " +
                         desc["attributes"].dump() + " of " + (node.empty() ? "the array" : node) +
                         " (nor its labels); pass --drop-metadata to convert the values only",
                     dst.path());
-      }
       cannot_create(e, dst, what);
     }
+  }
+
+  // Whether the same node without attributes would have been accepted.
+  static bool attributes_are_the_problem(Store& dst, const std::string& node, const json& desc) {
+    if (!desc.contains("attributes") || desc["attributes"].empty()) return false;
+    json bare = desc;
+    bare["attributes"] = json::object();
+    try {
+      dst.create(node, bare);
+    } catch (const Error&) {
+      return false;
+    }
+    try {
+      dst.remove(node);
+    } catch (const Error&) {
+      // Staged output is discarded on error anyway.
+    }
+    return true;
   }
 
   // After create: write labels where the destination keeps them; elsewhere
@@ -467,10 +484,11 @@ class Converter {
     const uint64_t per_major = majors ? std::max<uint64_t>(1, info.nnz / majors) : 1;
     const uint64_t batch = std::max<uint64_t>(1, (8ull << 20) / per_major);
     const size_t esize = stowage::dtype_size(info.dtype);
+    stowage::SparseSlice s;
     for (uint64_t m = 0; m < majors; m += batch) {
       check_interrupt();
       uint64_t end = std::min(majors, m + batch);
-      stowage::SparseSlice s = in.read(m, end);
+      in.read_into(m, end, s);
       out.append(s, end - m);
       progress.add(s.indices.size() * (esize + 4), end - m);
     }

@@ -303,6 +303,9 @@ class Sparse {
   const std::string& node() const { return node_; }
   uint64_t majors() const { return info_.csr ? info_.shape[0] : info_.shape[1]; }
   SparseSlice read(uint64_t major_begin, uint64_t major_end) const;
+  // The same into a slice whose buffers are reused (no allocation or zero
+  // fill once they are large enough): for streaming through a matrix.
+  void read_into(uint64_t major_begin, uint64_t major_end, SparseSlice& slice) const;
   // Reads a dense C-order region [row0,row0+rows) x [col0,col0+cols).
   void read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const;
   void append(const SparseSlice& slice, uint64_t n_major) const;
