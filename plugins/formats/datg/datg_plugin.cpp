@@ -56,10 +56,18 @@ datg::Metadata metadata_from(const json& attributes, datg::Metadata metadata) {
     if (key == kDatasetName) metadata.dataset_name = string_attribute(attributes, kDatasetName);
     else if (key == kRowEntity) metadata.row_entity = string_attribute(attributes, kRowEntity);
     else if (key == kColumnEntity) metadata.column_entity = string_attribute(attributes, kColumnEntity);
-    else if (key != kCreated)  // the writer stamps its own creation time
+    else if (key != kCreated)  // kept by keep_created()
       sdk::log(STOWAGE_LOG_WARNING, "datg cannot store attribute \"" + key + "\"; it is dropped");
   }
   return metadata;
+}
+
+// A given creation time is kept (so conversions round-trip); else the writer stamps now.
+void keep_created(const json& attributes, datg::Writer& writer) {
+  if (!attributes.is_object() || !attributes.contains(kCreated)) return;
+  const json& v = attributes[kCreated];
+  if (!v.is_number_integer()) sdk::invalid(std::string("datg attribute \"") + kCreated + "\" must be an integer");
+  writer.set_created_seconds(v.get<int64_t>());
 }
 
 // Entity names may also come as dimension names (e.g. from another format).
@@ -218,14 +226,16 @@ class DatgStore : public sdk::Store {
     double fill = 0;
     if (d.contains("fill_value") && d["fill_value"].is_number()) fill = d["fill_value"].get<double>();
     writer_ = std::make_unique<datg::Writer>(paths_, layout_from(d), metadata, fill, max_pending_bytes_);
+    if (d.contains("attributes")) keep_created(d["attributes"], *writer_);
   }
 
   void set_attributes(std::string_view node, std::string_view text) override {
     check_root(node);
     recording_failure([&] {
       const datg::Writer& w = writer("set_attributes");
-      writer_->set_metadata(metadata_from(parse_json(text, paths_.matrix + ": set_attributes"),
-                                          w.metadata()));
+      const json attributes = parse_json(text, paths_.matrix + ": set_attributes");
+      writer_->set_metadata(metadata_from(attributes, w.metadata()));
+      keep_created(attributes, *writer_);
     });
   }
 

@@ -215,7 +215,7 @@ void Writer::commit() {
   footer_.index_offset = file_->append(encoded_index.data(), encoded_index.size());
   const std::string strings = encode_metadata(metadata_);
   footer_.metadata_offset = file_->append(strings.data(), strings.size());
-  footer_.created_seconds = static_cast<int64_t>(std::time(nullptr));
+  footer_.created_seconds = created_seconds_ ? *created_seconds_ : static_cast<int64_t>(std::time(nullptr));
   const auto footer = encode_footer(footer_);
   file_->append(footer.data(), footer.size());
 

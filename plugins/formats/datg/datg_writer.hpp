@@ -63,6 +63,8 @@ class Writer {
   const Metadata& metadata() const { return metadata_; }
   double fill_value() const { return fill_value_; }
   void set_metadata(Metadata metadata) { metadata_ = std::move(metadata); }
+  // Keeps a creation time (a conversion preserving the source's) instead of now.
+  void set_created_seconds(int64_t seconds) { created_seconds_ = seconds; }
   // Row names (rows = true) or column names; checked, replaces earlier ones.
   void set_names(bool rows, std::vector<std::string> names);
   const std::optional<std::vector<std::string>>& names(bool rows) const {
@@ -90,6 +92,7 @@ class Writer {
 
   DatasetPaths paths_;
   Footer footer_;
+  std::optional<int64_t> created_seconds_;
   Metadata metadata_;
   double fill_value_;
   uint64_t max_pending_bytes_;
