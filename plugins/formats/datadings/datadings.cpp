@@ -7,7 +7,7 @@
 // replacing what was there at close(); create writes a new one unless the
 // dataset exists, which it then opens for reading.
 // Before plugin.hpp, which defaults it to "".
-#define STOWAGE_PLUGIN_BUILD_EXTRA ", msgpack-cxx " MSGPACK_VERSION ", libb2, OpenSSL MD5"
+#define STOWAGE_PLUGIN_BUILD_EXTRA ", msgpack-cxx " MSGPACK_VERSION ", libb2, libmd"
 
 #include "dataset.hpp"
 

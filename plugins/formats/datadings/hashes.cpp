@@ -167,21 +167,17 @@ std::string BloomFilter::serialize() const {
 
 // ---- MD5 ----------------------------------------------------------------------------
 
-Md5::Md5() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(ctx_, EVP_md5(), nullptr) != 1)
-    fail(STOWAGE_INTERNAL, "OpenSSL cannot set up MD5");
-}
-Md5::~Md5() { EVP_MD_CTX_free(ctx_); }
+Md5::Md5() { MD5Init(&ctx_); }
+Md5::~Md5() = default;
 
 void Md5::update(const void* data, size_t size) {
-  if (size && EVP_DigestUpdate(ctx_, data, size) != 1) fail(STOWAGE_INTERNAL, "MD5 update failed");
+  if (size) MD5Update(&ctx_, static_cast<const uint8_t*>(data), size);
 }
 
 std::string Md5::hex() {
-  unsigned char d[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (EVP_DigestFinal_ex(ctx_, d, &n) != 1) fail(STOWAGE_INTERNAL, "MD5 final failed");
-  return to_hex(d, n);
+  uint8_t d[MD5_DIGEST_LENGTH];
+  MD5Final(d, &ctx_);
+  return to_hex(d, sizeof d);
 }
 
 std::string to_hex(const uint8_t* p, size_t n) {

@@ -3,11 +3,11 @@
 //               the default 32-byte digest, read big-endian;
 //   BloomFilter simplebloom's filter (.filter), double hashing over the
 //               first 16 bytes of the unsalted BLAKE2s digest;
-//   Md5         OpenSSL's MD5 for the .md5 lines.
+//   Md5         MD5 (libmd: small, unlike libcrypto's ~6 ms load) for the .md5 lines.
 #pragma once
 
 #include <blake2.h>
-#include <openssl/evp.h>
+#include <md5.h>
 
 #include <cstdint>
 #include <string>
@@ -82,7 +82,7 @@ class BloomFilter {
 uint64_t bloom_num_bits(uint64_t n, double p);
 uint64_t bloom_num_hashes(uint64_t num_bits, uint64_t n);
 
-// Incremental MD5 through OpenSSL's EVP interface.
+// Incremental MD5 (libmd).
 class Md5 {
  public:
   Md5();
@@ -94,7 +94,7 @@ class Md5 {
   std::string hex();
 
  private:
-  EVP_MD_CTX* ctx_;
+  MD5_CTX ctx_;
 };
 
 // Lowercase hex of n bytes.
