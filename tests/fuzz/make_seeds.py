@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""Seed corpus for one fuzz target, made from ../shared/fixtures.
+
+usage: make_seeds.py TARGET FIXTURES_DIR OUT_DIR
+
+Codec seeds are `u32le decoded size + payload` (see fuzz_codec.cpp): the
+payloads of the N5 fixtures' chunks for that codec, plus a few made here with
+Debian's Python codec modules. Single-file formats get the fixture files;
+directory formats get each fixture dataset packed as a bundle
+(fuzz_support.hpp). Seeds are small: big fixtures are skipped.
+"""
+import bz2, gzip, hashlib, lzma, os, struct, sys, zlib
+
+MAX_SEED = 256 * 1024
+
+
+def save(out, data):
+    if len(data) <= MAX_SEED:
+        name = hashlib.sha1(data).hexdigest()
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+def n5_chunks(fixtures, codec_dir_names):
+    """(decoded size, payload) of N5 chunk files under datasets named like the codec."""
+    import json
+    for top, dirs, files in os.walk(os.path.join(fixtures, "n5")):
+        if "attributes.json" not in files:
+            continue
+        try:
+            attrs = json.load(open(os.path.join(top, "attributes.json")))
+        except ValueError:
+            continue
+        comp = attrs.get("compression") or {}
+        ctype = comp.get("type") if isinstance(comp, dict) else attrs.get("compressionType")
+        if ctype not in codec_dir_names or "dataType" not in attrs:
+            continue
+        width = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
+                 "int64": 8, "uint64": 8, "float32": 4, "float64": 8}.get(attrs["dataType"], 1)
+        for sub, _, chunk_files in os.walk(top):
+            for name in chunk_files:
+                if name.endswith(".json"):
+                    continue
+                raw = open(os.path.join(sub, name), "rb").read()
+                if len(raw) < 4:
+                    continue
+                mode, ndim = struct.unpack(">HH", raw[:4])
+                header = 4 + 4 * ndim + (4 if mode == 1 else 0)
+                if len(raw) < header:
+                    continue
+                dims = struct.unpack(">%dI" % ndim, raw[4:4 + 4 * ndim])
+                n = 1
+                for d in dims:
+                    n *= d
+                if mode == 1:
+                    n = struct.unpack(">I", raw[4 + 4 * ndim:header])[0]
+                yield n * width, raw[header:]
+
+
+def codec_seeds(target, fixtures, out):
+    sample = bytes(range(256)) * 16 + b"stowage " * 512
+    made = {
+        "gzip": [gzip.compress(sample), zlib.compress(sample)],
+        "bzip2": [bz2.compress(sample)],
+        "xz": [lzma.compress(sample)],
+        "zstd": [],
+        "lz4": [],
+        "lz4frame": [],
+        "blosc": [],
+    }[target]
+    try:
+        if target == "zstd":
+            import zstandard
+            made.append(zstandard.ZstdCompressor().compress(sample))
+        if target == "lz4frame":
+            import lz4.frame
+            made.append(lz4.frame.compress(sample))
+        if target == "blosc":
+            import blosc
+            made.append(blosc.compress(sample, typesize=4))
+    except ImportError:
+        pass
+    for payload in made:
+        save(out, struct.pack("<I", len(sample)) + payload)
+    n5_types = {"gzip": {"gzip"}, "bzip2": {"bzip2"}, "xz": {"xz"}, "zstd": {"zstd"},
+                "lz4": {"lz4"}, "blosc": {"blosc"}, "lz4frame": set()}[target]
+    for size, payload in n5_chunks(fixtures, n5_types):
+        save(out, struct.pack("<I", size) + payload)
+
+
+def bundle(root, prefix):
+    parts = []
+    for top, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            rel = os.path.join(prefix, os.path.relpath(path, root)).encode()
+            data = open(path, "rb").read()
+            parts.append(struct.pack("<H", len(rel)) + rel + struct.pack("<I", len(data)) + data)
+    return b"".join(parts)
+
+
+def format_seeds(target, fixtures, out):
+    base = os.path.join(fixtures, target if target != "npy" else "npy")
+    if target == "datg":
+        for name in sorted(os.listdir(base)):
+            if name.endswith(".datg"):
+                save(out, open(os.path.join(base, name), "rb").read())
+    elif target == "npy":
+        try:
+            import io, numpy as np
+            for arr in (np.arange(12, dtype="<i4").reshape(3, 4), np.zeros((2, 3), dtype=">f8"),
+                        np.asfortranarray(np.arange(6, dtype="u2").reshape(2, 3)), np.array(True)):
+                buf = io.BytesIO()
+                np.save(buf, arr)
+                save(out, buf.getvalue())
+        except ImportError:
+            pass
+    elif target == "n5":
+        # Every dataset (a folder with attributes.json and chunks) on its own,
+        # under a root with the fixture's root attributes.
+        for fixture in sorted(os.listdir(base)):
+            root = os.path.join(base, fixture)
+            if not fixture.endswith(".n5") or not os.path.isdir(root):
+                continue
+            top_attrs = os.path.join(root, "attributes.json")
+            head = bundle_file(top_attrs, "d.n5/attributes.json") if os.path.exists(top_attrs) else b""
+            for top, _, files in os.walk(root):
+                if top != root and "attributes.json" in files:
+                    rel = os.path.relpath(top, root)
+                    save(out, head + bundle(top, os.path.join("d.n5", rel)))
+    elif target == "datadings":
+        for name in sorted(os.listdir(base)):
+            if name.endswith(".msgpack"):
+                seed = b""
+                for extra in sorted(os.listdir(base)):
+                    if extra == name or (extra.startswith(name + ".") and not extra.endswith((".json", ".bin"))):
+                        seed += bundle_file(os.path.join(base, extra), "d.msgpack" + extra[len(name):])
+                save(out, seed)
+    else:  # bpcells, daf: fixture directories
+        prefix = "m" if target == "bpcells" else "d"
+        for name in sorted(os.listdir(base)):
+            path = os.path.join(base, name)
+            if os.path.isdir(path) and not name.endswith(".expected"):
+                save(out, bundle(path, prefix))
+
+
+def bundle_file(path, name):
+    data = open(path, "rb").read()
+    name = name.encode()
+    return struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
+
+
+def main():
+    target, fixtures, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    if target in ("gzip", "bzip2", "xz", "zstd", "lz4", "lz4frame", "blosc"):
+        codec_seeds(target, fixtures, out)
+    else:
+        format_seeds(target, fixtures, out)
+    print("%s: %d seeds in %s" % (target, len(os.listdir(out)), out))
+
+
+if __name__ == "__main__":
+    main()
