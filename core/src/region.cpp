@@ -311,13 +311,30 @@ static bool read_one_chunk(const Store::State& st, const std::string& node, cons
   return true;
 }
 
+namespace {
+// What a region read or write works out once, before touching chunks.
+struct RegionPlan {
+  size_t esize;                       // bytes per element
+  bool swap;                          // stored byte order differs from the host's
+  std::vector<int64_t> user_strides;  // of the caller's C-order buffer
+  size_t cap;                         // bytes of one nominal chunk
+  ChunkRange range;                   // the chunks the region touches
+};
+RegionPlan plan_region(const NodeInfo& info, const std::string& where, const std::vector<uint64_t>& offset,
+                       const std::vector<uint64_t>& shape) {
+  check_region(info, where, offset, shape);
+  return {dtype_size(info.dtype), info.big_endian != kHostBigEndian, strides_of(shape, false),
+          static_cast<size_t>(nominal_chunk_bytes(info)), chunks_touched(info, offset, shape)};
+}
+}  // namespace
+
 void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape, void* out) const {
-  check_region(info_, store_->path + "::" + node_, offset, shape);
-  const size_t esize = dtype_size(info_.dtype);
-  const bool swap = info_.big_endian != kHostBigEndian;
-  const std::vector<int64_t> out_strides = strides_of(shape, false);
-  const size_t cap = nominal_chunk_bytes(info_);
-  ChunkRange range = chunks_touched(info_, offset, shape);
+  // (Named copies, not a structured binding: lambdas cannot capture those in C++17.)
+  const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
+  const size_t esize = plan.esize, cap = plan.cap;
+  const bool swap = plan.swap;
+  const std::vector<int64_t>& out_strides = plan.user_strides;
+  const ChunkRange& range = plan.range;
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
   detail::parallel_for(store_->registry->threads(), range.size(), [&](size_t flat) {
     std::vector<uint64_t> idx = range.at(flat);
@@ -351,12 +368,11 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
 
 void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
                   const void* in) const {
-  check_region(info_, store_->path + "::" + node_, offset, shape);
-  const size_t esize = dtype_size(info_.dtype);
-  const bool swap = info_.big_endian != kHostBigEndian;
-  const std::vector<int64_t> in_strides = strides_of(shape, false);
-  const size_t cap = nominal_chunk_bytes(info_);
-  ChunkRange range = chunks_touched(info_, offset, shape);
+  const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
+  const size_t esize = plan.esize, cap = plan.cap;
+  const bool swap = plan.swap;
+  const std::vector<int64_t>& in_strides = plan.user_strides;
+  const ChunkRange& range = plan.range;
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
   detail::parallel_for(store_->registry->threads(), range.size(), [&](size_t flat) {
     std::vector<uint64_t> idx = range.at(flat);
