@@ -135,7 +135,7 @@ TEST_CASE("datg: truncations and flipped bytes of every fixture kind") {
 
 // Finding of this suite, as for datadings below: datg answers another status
 // than INVALID_ARGUMENT for "..", "/etc/passwd" and the like.
-TEST_CASE("datg: node paths leaving the dataset are INVALID_ARGUMENT" * doctest::should_fail()) {
+TEST_CASE("datg: node paths leaving the dataset are INVALID_ARGUMENT") {
   test::TempDir tmp;
   fs::path file = malformed::copy_fixture(fixture("datg/basic_4x5.datg"), tmp.path());
   for (const char* labels : {"basic_4x5.rows.txt.gz", "basic_4x5.cols.txt.gz"})
@@ -188,8 +188,7 @@ TEST_CASE("datadings: truncated data, offsets, keys and filter files") {
 
 // Finding of this suite: the datadings plugin answers NOT_FOUND, not the
 // INVALID_ARGUMENT plugin.h requires, for "..", "/etc/passwd" and the like.
-// should_fail: when the plugin is fixed this case fails; drop the decorator.
-TEST_CASE("datadings: node paths leaving the dataset are INVALID_ARGUMENT" * doctest::should_fail()) {
+TEST_CASE("datadings: node paths leaving the dataset are INVALID_ARGUMENT") {
   test::TempDir tmp;
   for (const auto& e : fs::directory_iterator(fixture("datadings")))
     if (e.path().filename().string().rfind("basic.msgpack", 0) == 0) malformed::copy_fixture(e.path(), tmp.path());

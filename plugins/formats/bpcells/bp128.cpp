@@ -231,8 +231,12 @@ const DecodeFn kDecode[4][32] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABL
 // function shared with the rest of the program can pick up AVX2 instructions.
 // ============================================================================
 
+#if defined(__clang__)  // clang ignores GCC's target pragma; this is its spelling
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2")
+#endif
 
 namespace avx2 {
 
@@ -339,7 +343,11 @@ const DecodeFn kDecode[4][32] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABL
 
 }  // namespace avx2
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 // ---- dispatch ----------------------------------------------------------------
 

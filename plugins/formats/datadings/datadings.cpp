@@ -12,6 +12,7 @@
 #include "dataset.hpp"
 
 #include <stowage/plugin.hpp>
+#include <stowage/plugin_util.hpp>
 
 namespace {
 
@@ -134,6 +135,7 @@ class DatadingsStore : public sdk::Store {
 
  private:
   void root(std::string_view node) const {
+    sdk::split_node_path(node);  // "..", absolute or empty components: INVALID_ARGUMENT
     if (!node.empty())
       sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no node '" + std::string(node) +
                                        "'; a datadings dataset is one record set at the root \"\"");

@@ -308,6 +308,7 @@ class DatgStore : public sdk::Store {
   }
 
   void check_root(std::string_view node) const {
+    sdk::split_node_path(node);  // "..", absolute or empty components: INVALID_ARGUMENT
     if (!node.empty())
       sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": no node '" + std::string(node) +
                                        "' (a datg store holds one array, at the root \"\")");
