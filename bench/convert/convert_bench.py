@@ -6,9 +6,7 @@ Workload (issue 9): the 256x512x512 uint16 volume of the N5 benchmark in
 Prints MB/s (uncompressed) for stowage-convert with 1 and 2 threads,
 zarr-python copying the same array (N5FSStore), and the limit: the two
 codecs alone on the same chunks in memory (numcodecs, which calls the same C
-libraries). Run under `meson devenv -C build` so stowage-convert is on PATH:
-
-    meson devenv -C build python3 ../bench/convert/convert_bench.py [workdir]
+libraries). Run it with `ninja -C build bench-convert`.
 """
 import os, shutil, subprocess, sys, tempfile, time
 
@@ -17,6 +15,7 @@ import numpy as np
 import zarr
 
 SHAPE, CHUNK = (256, 512, 512), 64
+CONVERT = os.environ.get('STOWAGE_CONVERT', 'stowage-convert')
 MB = np.prod(SHAPE) * 2 / 1e6
 
 
@@ -35,7 +34,7 @@ def timed(fn):
 
 def convert(src, dst, *args):
     shutil.rmtree(dst, ignore_errors=True)
-    subprocess.run(['stowage-convert', '--quiet', src, dst, '--overwrite', *args], check=True)
+    subprocess.run([CONVERT, '--quiet', src, dst, '--overwrite', *args], check=True)
 
 
 def zarr_copy(src, dst, compressor):
