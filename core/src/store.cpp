@@ -122,39 +122,23 @@ void Store::remove(std::string_view node) {
   st.check(st.vt->remove(st.handle, node.data(), node.size(), &err), err);
 }
 
-namespace {
-void expect_kind(const NodeInfo& info, NodeKind kind, const std::string& where) {
-  if (info.kind != kind)
+template <class View>
+View Store::bind(std::string_view node, NodeKind kind) const {
+  View v;
+  v.store_ = state_;
+  v.node_ = node;
+  v.info_ = describe(node);
+  if (v.info_.kind != kind) {
+    std::string where = path() + "::" + std::string(node);
     throw Error(ErrorCode::invalid_argument,
-                where + " is a " + node_kind_name(info.kind) + ", not a " + node_kind_name(kind), where);
-}
-}  // namespace
-
-Array Store::array(std::string_view node) const {
-  Array a;
-  a.store_ = state_;
-  a.node_ = node;
-  a.info_ = describe(node);
-  expect_kind(a.info_, NodeKind::array, path() + "::" + std::string(node));
-  return a;
+                where + " is a " + node_kind_name(v.info_.kind) + ", not a " + node_kind_name(kind), where);
+  }
+  return v;
 }
 
-Sparse Store::sparse(std::string_view node) const {
-  Sparse s;
-  s.store_ = state_;
-  s.node_ = node;
-  s.info_ = describe(node);
-  expect_kind(s.info_, NodeKind::sparse, path() + "::" + std::string(node));
-  return s;
-}
-
-Records Store::records(std::string_view node) const {
-  Records r;
-  r.store_ = state_;
-  r.node_ = node;
-  expect_kind(describe(node), NodeKind::records, path() + "::" + std::string(node));
-  return r;
-}
+Array Store::array(std::string_view node) const { return bind<Array>(node, NodeKind::array); }
+Sparse Store::sparse(std::string_view node) const { return bind<Sparse>(node, NodeKind::sparse); }
+Records Store::records(std::string_view node) const { return bind<Records>(node, NodeKind::records); }
 
 std::vector<std::string> Store::read_strings(std::string_view node, uint64_t begin, uint64_t end) const {
   State& st = live(state_);

@@ -250,6 +250,9 @@ class Store {
 
  private:
   std::shared_ptr<State> state_;
+  // An Array, Sparse or Records view of a node, checked to be of that kind.
+  template <class View>
+  View bind(std::string_view node, NodeKind kind) const;
   friend class Array;
   friend class Sparse;
   friend class Records;
@@ -332,6 +335,7 @@ class Records {
   friend class Store;
   std::shared_ptr<Store::State> store_;
   std::string node_;
+  NodeInfo info_;
 };
 
 // Splits "PATH::inner/node" into (PATH, inner/node).
