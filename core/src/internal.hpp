@@ -53,10 +53,35 @@ struct ItemSink {
 // first exception after all workers stopped.
 void parallel_for(unsigned threads, size_t n, const std::function<void(size_t)>& fn);
 
-// Copies an n-d block of elements between two strided layouts, reversing
-// each element's bytes when `swap` is set. Strides are in elements.
+// How copy_strided writes: `swap` reverses each element's bytes; `stream`
+// writes whole destination cache lines with non-temporal stores (for large
+// destinations that will not stay in cache anyway).
+struct CopyMode {
+  bool swap = false;
+  bool stream = false;
+};
+
+// Copies an n-d block of elements between two strided layouts. Strides are
+// in elements.
 void copy_strided(const void* src, const int64_t* src_strides, void* dst, const int64_t* dst_strides,
-                  const uint64_t* shape, size_t ndim, size_t element_size, bool swap);
+                  const uint64_t* shape, size_t ndim, size_t element_size, CopyMode mode);
+
+// One chunk's share of a run of chunks that sit side by side along the
+// fastest dimension of a C-order destination.
+struct RowPart {
+  const void* src;             // the part's first element inside the chunk
+  const int64_t* src_strides;  // the chunk's element strides (the last is 1)
+  void* dst;                   // where that element goes in the destination
+  uint64_t width;              // elements along the fastest dimension
+};
+
+// Copies the parts of side-by-side chunks destination row by destination
+// row (every part of row 0, then of row 1, ...), so the destination is
+// written in order instead of in one short run per chunk row: several times
+// faster for large destinations. `lead_shape` is the parts' common extent in
+// the ndim-1 leading dimensions; `dst_strides` the destination's strides.
+void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t ndim,
+                       const int64_t* dst_strides, size_t element_size, CopyMode mode);
 
 // Fills `count` elements with `value` converted to dtype, in the given byte order.
 void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian);

@@ -5,151 +5,6 @@
 #include "internal.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
-
-namespace stowage::detail {
-
-namespace {
-
-template <class T>
-T byteswap(T v) {
-  if constexpr (sizeof(T) == 2) return static_cast<T>(__builtin_bswap16(v));
-  if constexpr (sizeof(T) == 4) return static_cast<T>(__builtin_bswap32(v));
-  if constexpr (sizeof(T) == 8) return static_cast<T>(__builtin_bswap64(v));
-  return v;
-}
-
-// The innermost loop: `n` elements with the given strides. Contiguous
-// copies are memcpy; swapped ones are a loop the compiler vectorizes.
-template <class T>
-void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, bool swap) {
-  const T* s = reinterpret_cast<const T*>(src);
-  T* d = reinterpret_cast<T*>(dst);
-  if (ss == 1 && ds == 1) {
-    if (!swap) {
-      std::memcpy(d, s, n * sizeof(T));
-    } else {
-      for (uint64_t i = 0; i < n; ++i) {
-        T v;
-        std::memcpy(&v, s + i, sizeof v);
-        v = byteswap(v);
-        std::memcpy(d + i, &v, sizeof v);
-      }
-    }
-    return;
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, s + static_cast<int64_t>(i) * ss, sizeof v);
-    if (swap) v = byteswap(v);
-    std::memcpy(d + static_cast<int64_t>(i) * ds, &v, sizeof v);
-  }
-}
-
-// A 2-D block whose fastest source and destination dimensions differ (a
-// Fortran-order chunk into a C-order buffer): copied in square tiles so both
-// sides stay in cache, instead of striding through one of them.
-template <class T>
-void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
-                     bool swap) {
-  constexpr uint64_t kTile = 32;
-  const T* s = reinterpret_cast<const T*>(src);
-  T* d = reinterpret_cast<T*>(dst);
-  for (uint64_t i0 = 0; i0 < shape[0]; i0 += kTile) {
-    uint64_t i1 = std::min(shape[0], i0 + kTile);
-    for (uint64_t j0 = 0; j0 < shape[1]; j0 += kTile) {
-      uint64_t j1 = std::min(shape[1], j0 + kTile);
-      for (uint64_t i = i0; i < i1; ++i)
-        for (uint64_t j = j0; j < j1; ++j) {
-          T v;
-          std::memcpy(&v, s + static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1], sizeof v);
-          if (swap) v = byteswap(v);
-          std::memcpy(d + static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1], &v, sizeof v);
-        }
-    }
-  }
-}
-
-template <class T>
-void copy_nd(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
-             size_t ndim, bool swap) {
-  if (ndim == 1) return copy_row<T>(src, ss[0], dst, ds[0], shape[0], swap);
-  if (ndim == 2 && ds[1] == 1 && ss[1] != 1 && ss[0] == 1 && shape[0] > 1 && shape[1] > 1)
-    return copy_transposed<T>(src, ss, dst, ds, shape, swap);
-  for (uint64_t i = 0; i < shape[0]; ++i)
-    copy_nd<T>(src + static_cast<int64_t>(i) * ss[0] * static_cast<int64_t>(sizeof(T)), ss + 1,
-               dst + static_cast<int64_t>(i) * ds[0] * static_cast<int64_t>(sizeof(T)), ds + 1,
-               shape + 1, ndim - 1, swap);
-}
-
-}  // namespace
-
-void copy_strided(const void* src, const int64_t* src_strides, void* dst, const int64_t* dst_strides,
-                  const uint64_t* shape, size_t ndim, size_t element_size, bool swap) {
-  for (size_t i = 0; i < ndim; ++i)
-    if (shape[i] == 0) return;
-  auto* s = static_cast<const char*>(src);
-  auto* d = static_cast<char*>(dst);
-  if (ndim == 0) {
-    uint64_t one = 1;
-    int64_t unit = 1;
-    return copy_strided(src, &unit, dst, &unit, &one, 1, element_size, swap);
-  }
-  switch (element_size) {
-    case 1: return copy_nd<uint8_t>(s, src_strides, d, dst_strides, shape, ndim, false);
-    case 2: return copy_nd<uint16_t>(s, src_strides, d, dst_strides, shape, ndim, swap);
-    case 4: return copy_nd<uint32_t>(s, src_strides, d, dst_strides, shape, ndim, swap);
-    case 8: return copy_nd<uint64_t>(s, src_strides, d, dst_strides, shape, ndim, swap);
-    default:
-      throw Error(ErrorCode::internal, "copy_strided: element size " + std::to_string(element_size));
-  }
-}
-
-namespace {
-template <class T>
-void fill_typed(void* dst, size_t count, double value, bool swap) {
-  T v;
-  if constexpr (std::is_integral_v<T>) {
-    // Saturate: a fill value outside the type's range is a caller error we
-    // do not turn into undefined behaviour.
-    double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-    double hi = static_cast<double>(std::numeric_limits<T>::max());
-    v = std::isnan(value) ? T(0) : static_cast<T>(std::clamp(value, lo, hi));
-  } else {
-    v = static_cast<T>(value);
-  }
-  unsigned char bytes[sizeof(T)];
-  std::memcpy(bytes, &v, sizeof v);
-  if (swap) std::reverse(bytes, bytes + sizeof(T));
-  auto* d = static_cast<unsigned char*>(dst);
-  bool zero = std::all_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b == 0; });
-  if (zero) {
-    std::memset(d, 0, count * sizeof(T));
-    return;
-  }
-  for (size_t i = 0; i < count; ++i) std::memcpy(d + i * sizeof(T), bytes, sizeof(T));
-}
-}  // namespace
-
-void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian) {
-  bool swap = big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
-  switch (dtype) {
-    case DType::boolean: return fill_typed<uint8_t>(dst, count, value != 0, false);
-    case DType::int8: return fill_typed<int8_t>(dst, count, value, false);
-    case DType::uint8: return fill_typed<uint8_t>(dst, count, value, false);
-    case DType::int16: return fill_typed<int16_t>(dst, count, value, swap);
-    case DType::uint16: return fill_typed<uint16_t>(dst, count, value, swap);
-    case DType::int32: return fill_typed<int32_t>(dst, count, value, swap);
-    case DType::uint32: return fill_typed<uint32_t>(dst, count, value, swap);
-    case DType::int64: return fill_typed<int64_t>(dst, count, value, swap);
-    case DType::uint64: return fill_typed<uint64_t>(dst, count, value, swap);
-    case DType::float32: return fill_typed<float>(dst, count, value, swap);
-    case DType::float64: return fill_typed<double>(dst, count, value, swap);
-  }
-}
-
-}  // namespace stowage::detail
 
 namespace stowage {
 
@@ -158,6 +13,12 @@ namespace {
 using detail::copy_strided;
 
 constexpr bool kHostBigEndian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+
+// Region reads of at least this many bytes write the caller's buffer with
+// streaming stores: it would not stay in the caches anyway, and skipping
+// the read-for-ownership of every line doubled raw N5 read speed. Smaller
+// reads keep ordinary stores so the data is hot when the caller uses it.
+constexpr uint64_t kStreamingReadBytes = 8u << 20;
 
 // Element strides of a dense block of `shape` in C or Fortran order.
 std::vector<int64_t> strides_of(const std::vector<uint64_t>& shape, bool fortran) {
@@ -328,41 +189,90 @@ RegionPlan plan_region(const NodeInfo& info, const std::string& where, const std
 }
 }  // namespace
 
+namespace {
+// Bytes of decoded chunks a read task holds at once: a run of neighbouring
+// chunks along the fastest dimension, whose rows sit side by side in the
+// caller's buffer (see copy_side_by_side).
+constexpr uint64_t kRunBytes = 8u << 20;
+
+// The chunks of a region, cut into tasks: runs of up to `length` chunks
+// along the fastest dimension, so one task writes whole stretches of the
+// caller's rows. Runs are shortened when that keeps both threads busy.
+struct ChunkRuns {
+  const ChunkRange* range;
+  uint64_t row = 1;     // chunks along the fastest dimension
+  uint64_t length = 1;  // chunks per run
+  uint64_t per_row = 1; // runs per row of chunks
+
+  ChunkRuns(const ChunkRange& r, size_t chunk_bytes, unsigned threads) : range(&r) {
+    if (r.count.empty()) return;  // a 0-d array: one chunk
+    row = r.count.back();
+    uint64_t fit = std::max<uint64_t>(1, kRunBytes / std::max<size_t>(chunk_bytes, 1));
+    uint64_t balanced = std::max<uint64_t>(1, r.size() / (2 * std::max(1u, threads)));
+    length = std::max<uint64_t>(1, std::min({row, fit, balanced}));
+    per_row = (row + length - 1) / length;
+  }
+  size_t size() const { return row == 0 ? 0 : range->size() / row * per_row; }
+  // The first chunk of task `t` (as a flat index into the range) and its length.
+  std::pair<size_t, uint64_t> task(size_t t) const {
+    uint64_t start = t % per_row * length;
+    return {t / per_row * row + start, std::min(length, row - start)};
+  }
+};
+}  // namespace
+
 void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape, void* out) const {
   // (Named copies, not a structured binding: lambdas cannot capture those in C++17.)
   const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
   const size_t esize = plan.esize, cap = plan.cap;
   const bool swap = plan.swap;
+  // A destination beyond the caches is written with streaming stores.
+  const detail::CopyMode mode{swap, product(shape) * esize >= kStreamingReadBytes};
   const std::vector<int64_t>& out_strides = plan.user_strides;
-  const ChunkRange& range = plan.range;
+  const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
-  detail::parallel_for(store_->registry->threads(), range.size(), [&](size_t flat) {
-    std::vector<uint64_t> idx = range.at(flat);
-    std::vector<uint64_t> origin = chunk_origin(info_, idx);
-    std::vector<char>& buf = scratch(cap);
-    std::vector<uint64_t> stored;
-    bool present = read_one_chunk(*store_, node_, info_, idx, buf.data(), cap, stored);
-    // First the fill value over the chunk's nominal part of the region, where
-    // the stored chunk is absent or smaller (a cropped chunk that should not
-    // have been, or a missing one).
-    Overlap nominal = overlap(info_, idx, info_.chunks, offset, shape);
-    if (nominal.empty) return;
-    Overlap have = present ? overlap(info_, idx, stored, offset, shape) : Overlap{{}, {}, true};
-    if (!present || have.empty || have.size != nominal.size) {
-      uint64_t n = product(nominal.size);
-      std::vector<char> fill(n * esize);
-      detail::fill_elements(fill.data(), n, info_.dtype, info_.fill_value, kHostBigEndian);
-      std::vector<int64_t> fs = strides_of(nominal.size, false);
-      char* dst = static_cast<char*>(out) + element_offset(nominal.lo, offset, out_strides) * esize;
-      copy_strided(fill.data(), fs.data(), dst, out_strides.data(), nominal.size.data(), nominal.size.size(),
-                   esize, false);
+  detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
+    auto [first, length] = runs.task(task);
+    std::vector<char>& buf = scratch(length * cap);
+    std::vector<detail::RowPart> parts;  // chunks whose rows are copied side by side
+    std::vector<std::vector<int64_t>> part_strides(length);
+    std::vector<uint64_t> lead_shape;
+    for (uint64_t k = 0; k < length; ++k) {
+      std::vector<uint64_t> idx = plan.range.at(first + k);
+      std::vector<uint64_t> origin = chunk_origin(info_, idx);
+      char* chunk = buf.data() + k * cap;
+      std::vector<uint64_t> stored;
+      bool present = read_one_chunk(*store_, node_, info_, idx, chunk, cap, stored);
+      Overlap nominal = overlap(info_, idx, info_.chunks, offset, shape);
+      if (nominal.empty) continue;
+      Overlap have = present ? overlap(info_, idx, stored, offset, shape) : Overlap{{}, {}, true};
+      // First the fill value over the chunk's nominal part of the region,
+      // where the stored chunk is absent or smaller (a missing chunk, or a
+      // cropped one that should not have been).
+      if (!present || have.empty || have.size != nominal.size) {
+        uint64_t n = product(nominal.size);
+        std::vector<char> fill(n * esize);
+        detail::fill_elements(fill.data(), n, info_.dtype, info_.fill_value, kHostBigEndian);
+        std::vector<int64_t> fs = strides_of(nominal.size, false);
+        char* dst = static_cast<char*>(out) + element_offset(nominal.lo, offset, out_strides) * esize;
+        copy_strided(fill.data(), fs.data(), dst, out_strides.data(), nominal.size.data(), nominal.size.size(),
+                     esize, {false, mode.stream});
+      }
+      if (!present || have.empty) continue;
+      std::vector<int64_t>& chunk_strides = part_strides[k] = strides_of(stored, info_.fortran_order);
+      const char* src = chunk + element_offset(have.lo, origin, chunk_strides) * esize;
+      char* dst = static_cast<char*>(out) + element_offset(have.lo, offset, out_strides) * esize;
+      bool side_by_side = !info_.fortran_order && !idx.empty() && have.size == nominal.size;
+      if (!side_by_side) {
+        copy_strided(src, chunk_strides.data(), dst, out_strides.data(), have.size.data(), have.size.size(),
+                     esize, mode);
+        continue;
+      }
+      // Every chunk of a run shares its extent in the leading dimensions.
+      lead_shape.assign(have.size.begin(), have.size.end() - 1);
+      parts.push_back({src, chunk_strides.data(), dst, have.size.back()});
     }
-    if (!present || have.empty) return;
-    std::vector<int64_t> chunk_strides = strides_of(stored, info_.fortran_order);
-    const char* src = buf.data() + element_offset(have.lo, origin, chunk_strides) * esize;
-    char* dst = static_cast<char*>(out) + element_offset(have.lo, offset, out_strides) * esize;
-    copy_strided(src, chunk_strides.data(), dst, out_strides.data(), have.size.data(), have.size.size(),
-                 esize, swap);
+    detail::copy_side_by_side(parts, lead_shape.data(), info_.shape.size(), out_strides.data(), esize, mode);
   });
 }
 
@@ -395,14 +305,14 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
           std::vector<int64_t> old_strides = strides_of(stored, info_.fortran_order);
           copy_strided(old.data() + element_offset(keep.lo, origin, old_strides) * esize, old_strides.data(),
                        buf.data() + element_offset(keep.lo, origin, chunk_strides) * esize,
-                       chunk_strides.data(), keep.size.data(), keep.size.size(), esize, false);
+                       chunk_strides.data(), keep.size.data(), keep.size.size(), esize, {});
         }
       }
     }
     const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
     char* dst = buf.data() + element_offset(part.lo, origin, chunk_strides) * esize;
     copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
-                 swap);
+                 {swap, false});
     detail::CallError err;
     store_->check(store_->vt->write_chunk(store_->handle, node_.data(), node_.size(), idx.data(), buf.data(),
                                           elements * esize, extent.data(), &err),

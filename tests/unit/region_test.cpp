@@ -33,12 +33,13 @@ uint64_t formula(const std::vector<uint64_t>& coord) {
   return v * 7 + 3;
 }
 
-// What the element at `coord` must read as, given the grid's options.
-uint64_t expected_value(const json& o, const std::vector<uint64_t>& coord, size_t esize) {
-  auto chunks = o["chunks"].get<std::vector<uint64_t>>();
+// What the element at `coord` must read as, given the grid's chunks and
+// how often a chunk is missing.
+uint64_t expected_value(const std::vector<uint64_t>& chunks, int missing_every,
+                        const std::vector<uint64_t>& coord, size_t esize) {
   uint64_t sum = 0;
   for (size_t d = 0; d < coord.size(); ++d) sum += coord[d] / chunks[d];
-  if (sum % o.value("missing_every", 5) == 0) return 9;  // fill value
+  if (sum % missing_every == 0) return 9;  // fill value
   uint64_t v = formula(coord);
   return esize == 8 ? v : v & ((uint64_t{1} << (8 * esize)) - 1);
 }
@@ -47,12 +48,14 @@ template <class T>
 void check_region(const json& o, const std::vector<uint64_t>& off, const std::vector<uint64_t>& shape,
                   const std::vector<T>& got) {
   size_t nd = shape.size();
+  const auto chunks = o["chunks"].get<std::vector<uint64_t>>();
+  const int missing_every = o.value("missing_every", 5);
   std::vector<uint64_t> coord(nd);
   uint64_t count = got.size();
   for (uint64_t flat = 0; flat < count; ++flat) {
     uint64_t rest = flat;
     for (size_t d = nd; d-- > 0;) coord[d] = off[d] + rest % shape[d], rest /= shape[d];
-    uint64_t want = expected_value(o, coord, sizeof(T));
+    uint64_t want = expected_value(chunks, missing_every, coord, sizeof(T));
     if (static_cast<uint64_t>(got[flat]) != want) {
       FAIL("element " << flat << " got " << uint64_t(got[flat]) << " want " << want);
       return;
@@ -152,4 +155,38 @@ TEST_CASE("region bounds are checked") {
   std::vector<uint8_t> buf(100);
   CHECK_THROWS_AS(a.read({5, 5}, {6, 1}, buf.data()), stowage::Error);
   CHECK_THROWS_AS(a.read({0}, {1}, buf.data()), stowage::Error);
+}
+
+// Reads of 8 MiB and more write the destination with streaming stores and
+// copy runs of neighbouring chunks row by row (core/src/copy.cpp): check
+// that path on every layout, odd region offsets (rows that start and end
+// off a 16-byte boundary), and a destination whose elements are not aligned
+// to their size.
+TEST_CASE("large region reads: streaming, side-by-side chunk runs, odd alignment") {
+  for (const char* order : {"C", "F"})
+    for (const char* edge : {"cropped", "padded"}) {
+      CAPTURE(order);
+      CAPTURE(edge);
+      json o = {{"dtype", "uint64"}, {"shape", {24, 140, 430}}, {"chunks", {7, 32, 50}},
+                {"order", order}, {"byte_order", "big"}, {"edge", edge}, {"missing_every", 7}};
+      stowage::Array a = open_grid(o).array();
+      for (unsigned threads : {1u, 2u}) {
+        grid_registry().set_threads(threads);
+        std::vector<uint64_t> off = {3, 5, 13}, shape = {21, 130, 410};  // 8.7 MB
+        std::vector<uint64_t> part(21 * 130 * 410);
+        a.read(off, shape, part.data());
+        check_region<uint64_t>(o, off, shape, part);
+        // The same region into a buffer one byte off alignment.
+        std::vector<char> raw(part.size() * 8 + 1);
+        a.read(off, shape, raw.data() + 1);
+        std::vector<uint64_t> shifted(part.size());
+        std::memcpy(shifted.data(), raw.data() + 1, shifted.size() * 8);
+        CHECK(shifted == part);
+      }
+      o["dtype"] = "uint16";
+      o["shape"] = {20, 300, 700};  // 8.4 MB
+      stowage::Array b = open_grid(o).array();
+      check_region<uint16_t>(o, {0, 0, 0}, {20, 300, 700}, b.read_all<uint16_t>());
+    }
+  grid_registry().set_threads(1);
 }

@@ -1,0 +1,247 @@
+// The element copy kernels of region I/O: strided n-d copies with byte
+// swap, tiled Fortran-to-C transposition, streaming stores for large
+// destinations, and the fill of absent chunks. region.cpp decides what to
+// copy where; this file only moves bytes.
+#include "internal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+namespace stowage::detail {
+
+namespace {
+
+template <class T>
+T byteswap(T v) {
+  if constexpr (sizeof(T) == 2) return static_cast<T>(__builtin_bswap16(v));
+  if constexpr (sizeof(T) == 4) return static_cast<T>(__builtin_bswap32(v));
+  if constexpr (sizeof(T) == 8) return static_cast<T>(__builtin_bswap64(v));
+  return v;
+}
+
+template <class T>
+void copy_swapped(const T* s, T* d, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, s + i, sizeof v);
+    v = byteswap(v);
+    std::memcpy(d + i, &v, sizeof v);
+  }
+}
+
+template <class T>
+void copy_contiguous(const T* s, T* d, uint64_t n, bool swap) {
+  if (swap)
+    copy_swapped(s, d, n);
+  else
+    std::memcpy(d, s, n * sizeof(T));
+}
+
+#ifdef __SSE2__
+// A contiguous row written with non-temporal stores. A large region read
+// scatters short rows (a 64-wide chunk row is 128 bytes) over a destination
+// far bigger than the caches; ordinary stores first read every destination
+// line from memory (read-for-ownership). Streaming stores skip that read
+// once the write-combining buffers see whole lines, which they do when
+// neighbouring rows are streamed in order too (copy_side_by_side).
+template <class T>
+void stream_contiguous(const T* s, T* d, uint64_t n, bool swap) {
+  constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T), kPerBlock = 4 * kPerVector;
+  auto address = reinterpret_cast<uintptr_t>(d);
+  if (address % sizeof(T) != 0) return copy_contiguous(s, d, n, swap);  // misaligned elements: plain
+  uint64_t head = std::min<uint64_t>(n, ((kVector - address % kVector) % kVector) / sizeof(T));
+  copy_contiguous(s, d, head, swap);
+  s += head, d += head, n -= head;
+  alignas(16) T block[kPerBlock];  // swapped in L1, then streamed out
+  while (n >= kPerVector) {
+    uint64_t take = std::min(kPerBlock, n / kPerVector * kPerVector);
+    copy_contiguous(s, block, take, swap);
+    auto* out = reinterpret_cast<__m128i*>(d);
+    auto* in = reinterpret_cast<const __m128i*>(block);
+    for (uint64_t k = 0; k < take / kPerVector; ++k) _mm_stream_si128(out + k, _mm_load_si128(in + k));
+    s += take, d += take, n -= take;
+  }
+  copy_contiguous(s, d, n, swap);
+}
+#endif
+
+// The innermost loop: `n` elements with the given strides. Contiguous
+// copies are memcpy; swapped ones are a loop the compiler vectorizes.
+template <class T>
+void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, CopyMode mode) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  if (ss == 1 && ds == 1) {
+#ifdef __SSE2__
+    if (mode.stream) return stream_contiguous(s, d, n, mode.swap);
+#endif
+    return copy_contiguous(s, d, n, mode.swap);
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, s + static_cast<int64_t>(i) * ss, sizeof v);
+    if (mode.swap) v = byteswap(v);
+    std::memcpy(d + static_cast<int64_t>(i) * ds, &v, sizeof v);
+  }
+}
+
+// A 2-D block whose fastest source and destination dimensions differ (a
+// Fortran-order chunk into a C-order buffer): copied in square tiles so both
+// sides stay in cache, instead of striding through one of them.
+template <class T>
+void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
+                     bool swap) {
+  constexpr uint64_t kTile = 32;
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (uint64_t i0 = 0; i0 < shape[0]; i0 += kTile) {
+    uint64_t i1 = std::min(shape[0], i0 + kTile);
+    for (uint64_t j0 = 0; j0 < shape[1]; j0 += kTile) {
+      uint64_t j1 = std::min(shape[1], j0 + kTile);
+      for (uint64_t i = i0; i < i1; ++i)
+        for (uint64_t j = j0; j < j1; ++j) {
+          T v;
+          std::memcpy(&v, s + static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1], sizeof v);
+          if (swap) v = byteswap(v);
+          std::memcpy(d + static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1], &v, sizeof v);
+        }
+    }
+  }
+}
+
+template <class T>
+void copy_nd(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
+             size_t ndim, CopyMode mode) {
+  if (ndim == 1) return copy_row<T>(src, ss[0], dst, ds[0], shape[0], mode);
+  if (ndim == 2 && ds[1] == 1 && ss[1] != 1 && ss[0] == 1 && shape[0] > 1 && shape[1] > 1)
+    return copy_transposed<T>(src, ss, dst, ds, shape, mode.swap);
+  for (uint64_t i = 0; i < shape[0]; ++i)
+    copy_nd<T>(src + static_cast<int64_t>(i) * ss[0] * static_cast<int64_t>(sizeof(T)), ss + 1,
+               dst + static_cast<int64_t>(i) * ds[0] * static_cast<int64_t>(sizeof(T)), ds + 1,
+               shape + 1, ndim - 1, mode);
+}
+
+}  // namespace
+
+void copy_strided(const void* src, const int64_t* src_strides, void* dst, const int64_t* dst_strides,
+                  const uint64_t* shape, size_t ndim, size_t element_size, CopyMode mode) {
+  for (size_t i = 0; i < ndim; ++i)
+    if (shape[i] == 0) return;
+  auto* s = static_cast<const char*>(src);
+  auto* d = static_cast<char*>(dst);
+  if (ndim == 0) {
+    uint64_t one = 1;
+    int64_t unit = 1;
+    return copy_strided(src, &unit, dst, &unit, &one, 1, element_size, mode);
+  }
+  switch (element_size) {
+    case 1: copy_nd<uint8_t>(s, src_strides, d, dst_strides, shape, ndim, {false, mode.stream}); break;
+    case 2: copy_nd<uint16_t>(s, src_strides, d, dst_strides, shape, ndim, mode); break;
+    case 4: copy_nd<uint32_t>(s, src_strides, d, dst_strides, shape, ndim, mode); break;
+    case 8: copy_nd<uint64_t>(s, src_strides, d, dst_strides, shape, ndim, mode); break;
+    default:
+      throw Error(ErrorCode::internal, "copy_strided: element size " + std::to_string(element_size));
+  }
+#ifdef __SSE2__
+  // Streaming stores are weakly ordered: make them visible before the
+  // caller hands the buffer to another thread.
+  if (mode.stream) _mm_sfence();
+#endif
+}
+
+namespace {
+template <class T>
+void fill_typed(void* dst, size_t count, double value, bool swap) {
+  T v;
+  if constexpr (std::is_integral_v<T>) {
+    // Saturate: a fill value outside the type's range is a caller error we
+    // do not turn into undefined behaviour.
+    double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    double hi = static_cast<double>(std::numeric_limits<T>::max());
+    v = std::isnan(value) ? T(0) : static_cast<T>(std::clamp(value, lo, hi));
+  } else {
+    v = static_cast<T>(value);
+  }
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &v, sizeof v);
+  if (swap) std::reverse(bytes, bytes + sizeof(T));
+  auto* d = static_cast<unsigned char*>(dst);
+  bool zero = std::all_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b == 0; });
+  if (zero) {
+    std::memset(d, 0, count * sizeof(T));
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) std::memcpy(d + i * sizeof(T), bytes, sizeof(T));
+}
+}  // namespace
+
+void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian) {
+  bool swap = big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+  switch (dtype) {
+    case DType::boolean: return fill_typed<uint8_t>(dst, count, value != 0, false);
+    case DType::int8: return fill_typed<int8_t>(dst, count, value, false);
+    case DType::uint8: return fill_typed<uint8_t>(dst, count, value, false);
+    case DType::int16: return fill_typed<int16_t>(dst, count, value, swap);
+    case DType::uint16: return fill_typed<uint16_t>(dst, count, value, swap);
+    case DType::int32: return fill_typed<int32_t>(dst, count, value, swap);
+    case DType::uint32: return fill_typed<uint32_t>(dst, count, value, swap);
+    case DType::int64: return fill_typed<int64_t>(dst, count, value, swap);
+    case DType::uint64: return fill_typed<uint64_t>(dst, count, value, swap);
+    case DType::float32: return fill_typed<float>(dst, count, value, swap);
+    case DType::float64: return fill_typed<double>(dst, count, value, swap);
+  }
+}
+
+}  // namespace stowage::detail
+
+namespace stowage::detail {
+
+namespace {
+template <class T>
+void copy_side_by_side_typed(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t lead,
+                             const int64_t* dst_strides, CopyMode mode) {
+  uint64_t rows = 1;
+  for (size_t i = 0; i < lead; ++i) rows *= lead_shape[i];
+  std::vector<uint64_t> at(lead, 0);  // the current row's index in the leading dimensions
+  for (uint64_t r = 0; r < rows; ++r) {
+    int64_t dst_offset = 0;
+    for (size_t i = 0; i < lead; ++i) dst_offset += static_cast<int64_t>(at[i]) * dst_strides[i];
+    for (const RowPart& part : parts) {
+      int64_t src_offset = 0;
+      for (size_t i = 0; i < lead; ++i) src_offset += static_cast<int64_t>(at[i]) * part.src_strides[i];
+      copy_row<T>(static_cast<const char*>(part.src) + src_offset * static_cast<int64_t>(sizeof(T)), 1,
+                  static_cast<char*>(part.dst) + dst_offset * static_cast<int64_t>(sizeof(T)), 1, part.width,
+                  mode);
+    }
+    for (size_t i = lead; i-- > 0;) {
+      if (++at[i] < lead_shape[i]) break;
+      at[i] = 0;
+    }
+  }
+}
+}  // namespace
+
+void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t ndim,
+                       const int64_t* dst_strides, size_t element_size, CopyMode mode) {
+  if (parts.empty() || ndim == 0) return;
+  for (size_t i = 0; i + 1 < ndim; ++i)
+    if (lead_shape[i] == 0) return;
+  switch (element_size) {
+    case 1: copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, dst_strides, {false, mode.stream}); break;
+    case 2: copy_side_by_side_typed<uint16_t>(parts, lead_shape, ndim - 1, dst_strides, mode); break;
+    case 4: copy_side_by_side_typed<uint32_t>(parts, lead_shape, ndim - 1, dst_strides, mode); break;
+    case 8: copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, dst_strides, mode); break;
+    default:
+      throw Error(ErrorCode::internal, "copy_side_by_side: element size " + std::to_string(element_size));
+  }
+#ifdef __SSE2__
+  if (mode.stream) _mm_sfence();
+#endif
+}
+
+}  // namespace stowage::detail
