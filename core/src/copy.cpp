@@ -204,16 +204,17 @@ namespace stowage::detail {
 namespace {
 template <class T>
 void copy_side_by_side_typed(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t lead,
-                             const int64_t* dst_strides, CopyMode mode) {
+                             CopyMode mode) {
   uint64_t rows = 1;
   for (size_t i = 0; i < lead; ++i) rows *= lead_shape[i];
   std::vector<uint64_t> at(lead, 0);  // the current row's index in the leading dimensions
   for (uint64_t r = 0; r < rows; ++r) {
-    int64_t dst_offset = 0;
-    for (size_t i = 0; i < lead; ++i) dst_offset += static_cast<int64_t>(at[i]) * dst_strides[i];
     for (const RowPart& part : parts) {
-      int64_t src_offset = 0;
-      for (size_t i = 0; i < lead; ++i) src_offset += static_cast<int64_t>(at[i]) * part.src_strides[i];
+      int64_t src_offset = 0, dst_offset = 0;
+      for (size_t i = 0; i < lead; ++i) {
+        src_offset += static_cast<int64_t>(at[i]) * part.src_strides[i];
+        dst_offset += static_cast<int64_t>(at[i]) * part.dst_strides[i];
+      }
       copy_row<T>(static_cast<const char*>(part.src) + src_offset * static_cast<int64_t>(sizeof(T)), 1,
                   static_cast<char*>(part.dst) + dst_offset * static_cast<int64_t>(sizeof(T)), 1, part.width,
                   mode);
@@ -227,15 +228,15 @@ void copy_side_by_side_typed(const std::vector<RowPart>& parts, const uint64_t* 
 }  // namespace
 
 void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t ndim,
-                       const int64_t* dst_strides, size_t element_size, CopyMode mode) {
+                       size_t element_size, CopyMode mode) {
   if (parts.empty() || ndim == 0) return;
   for (size_t i = 0; i + 1 < ndim; ++i)
     if (lead_shape[i] == 0) return;
   switch (element_size) {
-    case 1: copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, dst_strides, {false, mode.stream}); break;
-    case 2: copy_side_by_side_typed<uint16_t>(parts, lead_shape, ndim - 1, dst_strides, mode); break;
-    case 4: copy_side_by_side_typed<uint32_t>(parts, lead_shape, ndim - 1, dst_strides, mode); break;
-    case 8: copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, dst_strides, mode); break;
+    case 1: copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, {false, mode.stream}); break;
+    case 2: copy_side_by_side_typed<uint16_t>(parts, lead_shape, ndim - 1, mode); break;
+    case 4: copy_side_by_side_typed<uint32_t>(parts, lead_shape, ndim - 1, mode); break;
+    case 8: copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, mode); break;
     default:
       throw Error(ErrorCode::internal, "copy_side_by_side: element size " + std::to_string(element_size));
   }

@@ -270,10 +270,39 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
       }
       // Every chunk of a run shares its extent in the leading dimensions.
       lead_shape.assign(have.size.begin(), have.size.end() - 1);
-      parts.push_back({src, chunk_strides.data(), dst, have.size.back()});
+      parts.push_back({src, chunk_strides.data(), dst, out_strides.data(), have.size.back()});
     }
-    detail::copy_side_by_side(parts, lead_shape.data(), info_.shape.size(), out_strides.data(), esize, mode);
+    detail::copy_side_by_side(parts, lead_shape.data(), info_.shape.size(), esize, mode);
   });
+}
+
+// Fills `chunk` (its clipped extent, storage order) with what is stored
+// there, or the fill value where nothing is: the base a partial write merges into.
+static void merge_stored_chunk(const Store::State& st, const std::string& node, const NodeInfo& info,
+                               const std::vector<uint64_t>& idx, char* chunk) {
+  const size_t esize = dtype_size(info.dtype), cap = static_cast<size_t>(nominal_chunk_bytes(info));
+  std::vector<uint64_t> origin = chunk_origin(info, idx), extent = clipped_extent(info, idx), stored;
+  std::vector<char> old(cap);
+  bool present = read_one_chunk(st, node, info, idx, old.data(), cap, stored);
+  detail::fill_elements(chunk, product(extent), info.dtype, info.fill_value, info.big_endian);
+  if (!present) return;
+  Overlap keep = overlap(info, idx, stored, origin, extent);
+  if (keep.empty) return;
+  std::vector<int64_t> old_strides = strides_of(stored, info.fortran_order);
+  std::vector<int64_t> chunk_strides = strides_of(extent, info.fortran_order);
+  copy_strided(old.data() + element_offset(keep.lo, origin, old_strides) * esize, old_strides.data(),
+               chunk + element_offset(keep.lo, origin, chunk_strides) * esize, chunk_strides.data(),
+               keep.size.data(), keep.size.size(), esize, {});
+}
+
+// Hands one chunk (its clipped extent, storage order) to the plugin.
+static void write_one_chunk(const Store::State& st, const std::string& node, const NodeInfo& info,
+                            const std::vector<uint64_t>& idx, const char* chunk) {
+  std::vector<uint64_t> extent = clipped_extent(info, idx);
+  detail::CallError err;
+  st.check(st.vt->write_chunk(st.handle, node.data(), node.size(), idx.data(), chunk,
+                              product(extent) * dtype_size(info.dtype), extent.data(), &err),
+           err);
 }
 
 void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
@@ -282,41 +311,40 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
   const size_t esize = plan.esize, cap = plan.cap;
   const bool swap = plan.swap;
   const std::vector<int64_t>& in_strides = plan.user_strides;
-  const ChunkRange& range = plan.range;
+  const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
-  detail::parallel_for(store_->registry->threads(), range.size(), [&](size_t flat) {
-    std::vector<uint64_t> idx = range.at(flat);
-    std::vector<uint64_t> origin = chunk_origin(info_, idx);
-    std::vector<uint64_t> extent = clipped_extent(info_, idx);
-    std::vector<int64_t> chunk_strides = strides_of(extent, info_.fortran_order);
-    std::vector<char>& buf = scratch(cap);
-    Overlap part = overlap(info_, idx, extent, offset, shape);
-    if (part.empty) return;
-    uint64_t elements = product(extent);
-    if (part.size != extent) {
-      // Partly covered: merge with what is stored (read-modify-write).
-      std::vector<uint64_t> stored;
-      std::vector<char> old(cap);
-      bool present = read_one_chunk(*store_, node_, info_, idx, old.data(), cap, stored);
-      detail::fill_elements(buf.data(), elements, info_.dtype, info_.fill_value, info_.big_endian);
-      if (present) {
-        Overlap keep = overlap(info_, idx, stored, origin, extent);
-        if (!keep.empty) {
-          std::vector<int64_t> old_strides = strides_of(stored, info_.fortran_order);
-          copy_strided(old.data() + element_offset(keep.lo, origin, old_strides) * esize, old_strides.data(),
-                       buf.data() + element_offset(keep.lo, origin, chunk_strides) * esize,
-                       chunk_strides.data(), keep.size.data(), keep.size.size(), esize, {});
-        }
+  detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
+    auto [first, length] = runs.task(task);
+    std::vector<char>& buf = scratch(length * cap);
+    // Chunks the region covers whole are gathered side by side (reading the
+    // caller's rows in order), then encoded and written one by one.
+    std::vector<detail::RowPart> parts;
+    std::vector<std::vector<int64_t>> part_strides(length);
+    std::vector<std::pair<std::vector<uint64_t>, char*>> gathered;
+    for (uint64_t k = 0; k < length; ++k) {
+      std::vector<uint64_t> idx = plan.range.at(first + k);
+      std::vector<uint64_t> origin = chunk_origin(info_, idx);
+      std::vector<uint64_t> extent = clipped_extent(info_, idx);
+      std::vector<int64_t>& chunk_strides = part_strides[k] = strides_of(extent, info_.fortran_order);
+      char* chunk = buf.data() + k * cap;
+      Overlap part = overlap(info_, idx, extent, offset, shape);
+      if (part.empty) continue;
+      const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
+      char* dst = chunk + element_offset(part.lo, origin, chunk_strides) * esize;
+      if (part.size == extent && !info_.fortran_order && !idx.empty()) {
+        parts.push_back({src, in_strides.data(), dst, chunk_strides.data(), extent.back()});
+        gathered.emplace_back(std::move(idx), chunk);
+        continue;
       }
+      if (part.size != extent) merge_stored_chunk(*store_, node_, info_, idx, chunk);  // partly covered: read-modify-write
+      copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
+                   {swap, false});
+      write_one_chunk(*store_, node_, info_, idx, chunk);
     }
-    const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
-    char* dst = buf.data() + element_offset(part.lo, origin, chunk_strides) * esize;
-    copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
-                 {swap, false});
-    detail::CallError err;
-    store_->check(store_->vt->write_chunk(store_->handle, node_.data(), node_.size(), idx.data(), buf.data(),
-                                          elements * esize, extent.data(), &err),
-                  err);
+    if (parts.empty()) return;
+    std::vector<uint64_t> lead_shape = clipped_extent(info_, gathered[0].first);
+    detail::copy_side_by_side(parts, lead_shape.data(), lead_shape.size(), esize, {swap, false});
+    for (const auto& [idx, chunk] : gathered) write_one_chunk(*store_, node_, info_, idx, chunk);
   });
 }
 

@@ -190,3 +190,39 @@ TEST_CASE("large region reads: streaming, side-by-side chunk runs, odd alignment
     }
   grid_registry().set_threads(1);
 }
+
+// Writes gather the chunks a region covers whole side by side (reading the
+// caller's rows in order) and merge the others: random 3-D patches, 1 and 2
+// threads, against a model of the array.
+TEST_CASE("region writes: 3-D patches, whole and partial chunks, several threads") {
+  for (const char* order : {"C", "F"})
+    for (unsigned threads : {1u, 2u}) {
+      CAPTURE(order);
+      CAPTURE(threads);
+      const std::vector<uint64_t> dims = {9, 13, 21};
+      json o = {{"dtype", "uint32"}, {"shape", dims}, {"chunks", {4, 5, 6}}, {"order", order},
+                {"byte_order", "big"}, {"missing_every", 4}};
+      grid_registry().set_threads(threads);
+      stowage::Store store = open_grid(o);
+      stowage::Array a = store.array();
+      std::vector<uint32_t> model = a.read_all<uint32_t>();
+      std::mt19937 rng(11);
+      for (int t = 0; t < 30; ++t) {
+        std::vector<uint64_t> off(3), shape(3);
+        for (size_t d = 0; d < 3; ++d) {
+          off[d] = rng() % dims[d];
+          shape[d] = 1 + rng() % (dims[d] - off[d]);
+        }
+        std::vector<uint32_t> patch(shape[0] * shape[1] * shape[2]);
+        for (auto& v : patch) v = static_cast<uint32_t>(rng());
+        a.write(off, shape, patch.data());
+        for (uint64_t i = 0; i < shape[0]; ++i)
+          for (uint64_t j = 0; j < shape[1]; ++j)
+            for (uint64_t k = 0; k < shape[2]; ++k)
+              model[((off[0] + i) * dims[1] + off[1] + j) * dims[2] + off[2] + k] =
+                  patch[(i * shape[1] + j) * shape[2] + k];
+        REQUIRE(a.read_all<uint32_t>() == model);
+      }
+    }
+  grid_registry().set_threads(1);
+}
