@@ -2,7 +2,11 @@
 
 #include "reader.hpp"  // looks_like_matrix_dir
 
+#include <fcntl.h>  // AT_FDCWD
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -201,9 +205,22 @@ void MatrixWriter::commit() {
   publish();
 }
 
-// Renames the finished directory over the destination; an older matrix there
-// is moved aside first and removed only once the new one is in place.
+// Renames the finished directory over the destination. An older matrix there
+// is swapped with the new one in one step (RENAME_EXCHANGE), so a crash
+// leaves one of the two under the destination name, never none; the old one,
+// now under the temporary name, is removed after. Filesystems without the
+// exchange get the old way: move the old matrix aside, then rename.
 void MatrixWriter::publish() {
+  if (sdk::path_exists(dest_)) {
+    if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, dest_.c_str(), RENAME_EXCHANGE) == 0) {
+      committed_ = true;
+      std::error_code ec;
+      fs::remove_all(temp_, ec);
+      return;
+    }
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+      sdk::io_fail(dest_, "cannot swap the finished matrix into place", errno);
+  }
   std::string old;
   if (sdk::path_exists(dest_)) {
     old = sdk::temp_path_for(dest_) + ".old";
