@@ -5,7 +5,11 @@
 
 #include "daf_text.hpp"
 
+#include <fcntl.h>  // AT_FDCWD
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <set>
 
@@ -64,8 +68,10 @@ void DafStore::commit_array(PendingArray& p) {
   bool matrix = p.ref.kind == NodeRef::Matrix;
   Descriptor d;
   d.eltype = p.eltype;
+  // Files of another storage form go; a dense .data is replaced by the rename
+  // below, not deleted first (a crash in between would leave no data).
   for (const std::string& suffix : property_suffixes())
-    if (suffix != ".json") remove_file(p.base + suffix);
+    if (suffix != ".json" && (p.store_sparse || suffix != ".data")) remove_file(p.base + suffix);
   if (!p.store_sparse) {
     p.data->commit();
     return write_descriptor(p.base, d, matrix, 0, 0);
@@ -198,8 +204,21 @@ void DafStore::rebuild_metadata() {
   sdk::write_file_atomic(file, out + "}");
 }
 
-// Swaps the repository built in a temp directory into place.
+// Swaps the repository built in a temp directory into place. An existing one
+// is exchanged with it in one step (RENAME_EXCHANGE), so a crash leaves the
+// old or the new repository under the final name, never none; filesystems
+// without the exchange get the old way (move aside, rename, remove).
 void DafStore::publish_built_repository() {
+  if (sdk::path_exists(final_path_)) {
+    if (::renameat2(AT_FDCWD, root_.c_str(), AT_FDCWD, final_path_.c_str(), RENAME_EXCHANGE) == 0) {
+      const std::string old = root_;  // now holds the previous repository
+      building_ = false;
+      root_ = final_path_;
+      return remove_tree(old);
+    }
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+      sdk::io_fail(final_path_, "cannot swap the new repository into place", errno);
+  }
   std::string old;
   if (sdk::path_exists(final_path_)) {
     old = sdk::temp_path_for(final_path_) + ".old";
