@@ -1,0 +1,733 @@
+// Crash safety with real processes (issue #10): each writer -- N5 chunks,
+// datg, BPCells, a Daf node, datadings, stowage-convert -- is started as a
+// child process and killed with SIGKILL
+//   * at 50 random moments spread uniformly over one uninterrupted run
+//     (fixed seed, printed; STOWAGE_CRASH_SEED and STOWAGE_CRASH_TRIALS
+//     override), half of them over old content, half into a new destination;
+//   * just before each of its commit renames (strace's syscall fault
+//     injection delivers the SIGKILL on entry to rename()).
+// After each kill a fresh Registry reopens what is left, which must be the
+// old content or the new one as a whole (N5: per chunk), or nothing when
+// there was nothing before; anything else on disk must be a documented
+// temporary (".<name>.stowage-tmp.<pid>.<n>", ".stowage-convert.<pid>.<name>")
+// of the killed process. Temporaries are left in place, so every later trial
+// also shows that a writer does not trip over those of earlier ones.
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <thread>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using stowage::json;
+using Clock = std::chrono::steady_clock;
+using Args = std::vector<std::string>;
+
+// ---- knobs -----------------------------------------------------------------------------------
+
+uint64_t seed() { return std::stoull(test::env_or("STOWAGE_CRASH_SEED", "20250611")); }
+int trial_count() { return std::stoi(test::env_or("STOWAGE_CRASH_TRIALS", "50")); }
+std::string writer_exe() { return test::env_or("STOWAGE_CRASH_WRITER", "crash_writer"); }
+std::string convert_exe() { return test::env_or("STOWAGE_CONVERT", "stowage-convert"); }
+std::string strace_exe() { return test::env_or("STOWAGE_STRACE", "/usr/bin/strace"); }
+constexpr size_t kMaxInjections = 12;  // rename kill points per writer
+
+// ---- child processes -------------------------------------------------------------------------
+
+// Starts argv with its output appended to `log` (outside the directories checked).
+pid_t spawn(const Args& argv, const fs::path& log) {
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+struct Exit {
+  pid_t pid = -1;
+  bool killed = false;  // by our SIGKILL (false: it finished first)
+  int status = 0;       // exit status when not killed
+};
+
+Exit wait_for(pid_t pid) {
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  Exit e;
+  e.pid = pid;
+  e.killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+  e.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  return e;
+}
+
+std::string log_tail(const fs::path& log) {
+  std::string s = fs::exists(log) ? test::read_file(log) : "";
+  return s.size() > 2000 ? s.substr(s.size() - 2000) : s;
+}
+
+// Runs to the end; returns the wall time in seconds.
+double run_complete(const Args& argv, const fs::path& log) {
+  auto t0 = Clock::now();
+  Exit e = wait_for(spawn(argv, log));
+  if (e.killed || e.status != 0)
+    throw std::runtime_error(argv[0] + " " + argv[1] + " failed (status " + std::to_string(e.status) + "): " +
+                             log_tail(log));
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+Exit run_killed_after(const Args& argv, double delay_s, const fs::path& log) {
+  auto t0 = Clock::now();
+  pid_t pid = spawn(argv, log);
+  std::this_thread::sleep_until(t0 + std::chrono::duration<double>(delay_s));
+  ::kill(pid, SIGKILL);
+  return wait_for(pid);
+}
+
+// The strace command that kills argv on entry to its k-th rename. strace
+// counts per thread, so the writer is asked for one worker thread.
+Args killed_at_rename(const Args& argv, size_t k) {
+  Args a = {strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
+            "-e", "inject=rename,renameat,renameat2:signal=KILL:when=" + std::to_string(k), "--"};
+  a.insert(a.end(), argv.begin(), argv.end());
+  return a;
+}
+
+// How many renames an uninterrupted run makes (the run also writes the new content).
+size_t count_renames(const Args& argv, const fs::path& scratch, const fs::path& log) {
+  fs::path trace = scratch / "renames.trace";
+  Args a = {strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-o", trace.string(), "-e",
+            "trace=rename,renameat,renameat2", "--"};
+  a.insert(a.end(), argv.begin(), argv.end());
+  run_complete(a, log);
+  std::istringstream in(test::read_file(trace));
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find("rename") != std::string::npos;
+  fs::remove(trace);
+  return n;
+}
+
+// Up to kMaxInjections of 1..n: the last ones (the commit) all, the rest spread.
+std::vector<size_t> injection_points(size_t n) {
+  std::set<size_t> pts;
+  for (size_t k = n; k >= 1 && k + kMaxInjections / 2 > n; --k) pts.insert(k);
+  for (size_t i = 0; i < kMaxInjections / 2 && n > 0; ++i) pts.insert(1 + i * n / (kMaxInjections / 2));
+  return {pts.begin(), pts.end()};
+}
+
+// ---- what is on disk -------------------------------------------------------------------------
+
+// Every path under root, relative, not descending into temporaries.
+bool is_temporary(const std::string& name) {
+  static const std::regex plugin_tmp(R"(^\..+\.stowage-tmp\.[0-9]+\.[0-9]+(\.old)?$)");
+  static const std::regex convert_tmp(R"(^\.stowage-convert\.[0-9]+\..+$)");
+  return std::regex_match(name, plugin_tmp) || std::regex_match(name, convert_tmp);
+}
+
+// The pid a temporary's name carries.
+long temporary_pid(const std::string& name) {
+  static const std::regex plugin_tmp(R"(^\..+\.stowage-tmp\.([0-9]+)\.[0-9]+(\.old)?$)");
+  static const std::regex convert_tmp(R"(^\.stowage-convert\.([0-9]+)\..+$)");
+  std::smatch m;
+  if (std::regex_match(name, m, plugin_tmp) || std::regex_match(name, m, convert_tmp)) return std::stol(m[1]);
+  return -1;
+}
+
+struct Listing {
+  std::set<std::string> finals;                  // relative paths of ordinary entries
+  std::vector<std::pair<std::string, long>> temps;  // relative path, pid in the name
+};
+
+Listing list_tree(const fs::path& root) {
+  Listing out;
+  if (!fs::exists(root)) return out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    const std::string rel = fs::relative(it->path(), root).string();
+    if (is_temporary(name)) {
+      out.temps.emplace_back(rel, temporary_pid(name));
+      if (it->is_directory()) it.disable_recursion_pending();
+    } else {
+      out.finals.insert(rel);
+    }
+  }
+  return out;
+}
+
+void copy_tree(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& e : fs::directory_iterator(from))
+    fs::copy(e.path(), to / e.path().filename(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+// Removes everything but temporaries (so later trials run next to them).
+void remove_finals(const fs::path& dir) {
+  if (!fs::exists(dir)) return;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (!is_temporary(e.path().filename().string())) fs::remove_all(e.path());
+}
+
+// ---- reading back ------------------------------------------------------------------------------
+
+// Appends a length-prefixed section, so snapshots compare unambiguously.
+void put(std::string& out, const void* data, size_t n) {
+  uint64_t len = n;
+  out.append(reinterpret_cast<const char*>(&len), 8);
+  out.append(static_cast<const char*>(data), n);
+}
+void put(std::string& out, const std::string& s) { put(out, s.data(), s.size()); }
+void put(std::string& out, const std::vector<std::string>& v) {
+  put(out, std::to_string(v.size()));
+  for (const auto& s : v) put(out, s);
+}
+
+// Everything a reader sees of one node, as bytes: shape, values, labels.
+std::string node_snapshot(const stowage::Store& s, const std::string& node) {
+  std::string out;
+  stowage::NodeInfo info = s.describe(node);
+  put(out, stowage::dtype_name(info.dtype));
+  put(out, info.shape.data(), info.shape.size() * 8);
+  const size_t es = stowage::dtype_size(info.dtype);
+  if (info.kind == stowage::NodeKind::strings) {
+    put(out, s.read_strings(node));
+    return out;
+  }
+  if (info.kind == stowage::NodeKind::records) {
+    stowage::Records r = s.records(node);
+    r.read_range(0, r.size(), [&](std::string_view rec) { put(out, rec.data(), rec.size()); });
+    for (uint64_t i = 0; i < r.size(); ++i) put(out, r.key(i));
+    return out;
+  }
+  if (info.kind == stowage::NodeKind::sparse) {
+    stowage::Sparse m = s.sparse(node);
+    stowage::SparseSlice sl = m.read(0, m.majors());
+    put(out, sl.indptr.data(), sl.indptr.size() * 8);
+    put(out, sl.indices.data(), sl.indices.size() * 4);
+    put(out, sl.values.data(), sl.values.size());
+  } else {
+    std::vector<uint8_t> bytes(info.element_count() * es);
+    s.array(node).read(std::vector<uint64_t>(info.shape.size(), 0), info.shape, bytes.data());
+    put(out, bytes.data(), bytes.size());
+  }
+  for (const stowage::Dim& d : info.dims)
+    if (!d.labels.empty()) put(out, s.read_strings(d.labels));
+  for (const char* key : {"dataset_name", "version"})
+    if (info.attributes.contains(key)) put(out, info.attributes[key].dump());
+  return out;
+}
+
+// A dataset as a fresh Registry sees it; nullopt when it is not there.
+std::optional<std::string> snapshot(const std::string& path, const std::string& format, const std::string& node) {
+  stowage::Registry registry;
+  try {
+    stowage::Store s = stowage::Store::open(path, stowage::Mode::read, format, json::object(), registry);
+    return node_snapshot(s, node);
+  } catch (const stowage::Error& e) {
+    if (e.code() == stowage::ErrorCode::not_found) return std::nullopt;
+    throw;
+  }
+}
+
+// ---- one writer, many kills ---------------------------------------------------------------------
+
+// What a writer needs from the harness: how to run it, how to set up the
+// state before it, and how to judge what is left after a kill.
+struct Subject {
+  std::string name;
+  fs::path work;                 // the directory the writer writes into (kept across trials)
+  std::function<Args(bool over_old, bool traced)> command;  // traced: under strace
+  std::function<void(bool over_old)> prepare;  // the starting state in `work`
+  // Asserts old-or-new; `over_old` tells whether there was old content.
+  std::function<void(bool over_old, const std::string& where)> check;
+  std::set<std::string> allowed_finals;  // every ordinary path in the old or new state
+  bool alternate_new_destination = true;  // odd trials start from nothing
+};
+
+// The entries left in `work` are finals of the old or new state, or
+// temporaries; with `pid` >= 0, temporaries of that process or of earlier
+// killed trials.
+void check_leftovers(const Subject& s, const std::string& where, const std::set<long>& dead_pids) {
+  Listing l = list_tree(s.work);
+  for (const std::string& f : l.finals) {
+    CAPTURE(where);
+    CHECK_MESSAGE(s.allowed_finals.count(f), s.name << ": unexpected entry " << f << " (neither old, new nor a temporary)");
+  }
+  for (const auto& [rel, pid] : l.temps) {
+    CAPTURE(where);
+    CHECK_MESSAGE(dead_pids.count(pid), s.name << ": temporary " << rel << " of process " << pid
+                                               << ", which is no killed writer");
+  }
+}
+
+struct Tally {
+  int killed = 0, finished = 0, old_state = 0, new_state = 0, absent = 0, other = 0;
+};
+
+void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
+  const fs::path log = logs / (s.name + ".log");
+  // One uninterrupted run over old content (the longer case) sets the window.
+  s.prepare(true);
+  const double duration = run_complete(s.command(true, false), log);
+  std::mt19937_64 rng(seed() ^ salt);
+  std::uniform_real_distribution<double> uniform(0.0, duration);
+  std::set<long> dead;
+  Tally t;
+  for (int trial = 0; trial < trial_count(); ++trial) {
+    const bool over_old = !s.alternate_new_destination || trial % 2 == 0;
+    const double delay = uniform(rng);
+    s.prepare(over_old);
+    Exit e = run_killed_after(s.command(over_old, false), delay, log);
+    e.killed ? ++t.killed : ++t.finished;
+    const std::string where = s.name + " trial " + std::to_string(trial) + " (seed " + std::to_string(seed()) +
+                              ", delay " + std::to_string(int(delay * 1e6)) + " us of " +
+                              std::to_string(int(duration * 1e6)) + ", " + (over_old ? "over old" : "new destination") +
+                              ", pid " + std::to_string(e.pid) + (e.killed ? ", killed" : ", finished") + ")";
+    if (!e.killed) REQUIRE_MESSAGE(e.status == 0, where << ": " << log_tail(log));
+    dead.insert(e.pid);
+    s.check(over_old, where);
+    check_leftovers(s, where, dead);
+  }
+  std::cout << s.name << ": seed " << seed() << ", " << trial_count() << " trials, uninterrupted run "
+            << int(duration * 1000) << " ms, " << t.killed << " killed mid-way, " << t.finished
+            << " finished before the kill" << std::endl;
+}
+
+void rename_kills(Subject& s, const fs::path& logs, const fs::path& scratch) {
+  const fs::path log = logs / (s.name + ".strace.log");
+  for (bool over_old : {true, false}) {
+    if (!over_old && !s.alternate_new_destination) continue;
+    s.prepare(over_old);
+    const size_t n = count_renames(s.command(over_old, true), scratch, log);
+    std::set<long> any_pid;
+    for (size_t k : injection_points(n)) {
+      s.prepare(over_old);
+      Exit e = wait_for(spawn(killed_at_rename(s.command(over_old, true), k), log));
+      const std::string where = s.name + ": killed on entry to rename " + std::to_string(k) + " of " +
+                                std::to_string(n) + (over_old ? " (over old)" : " (new destination)");
+      CAPTURE(where);
+      CHECK_MESSAGE(e.status != 0, where << ": the writer was not killed");
+      s.check(over_old, where);
+      // The traced writer's pid is strace's child: accept any temporary's pid
+      // that is no longer running.
+      for (const auto& [rel, pid] : list_tree(s.work).temps)
+        if (::kill(static_cast<pid_t>(pid), 0) != 0) any_pid.insert(pid);
+      check_leftovers(s, where, any_pid);
+    }
+    std::cout << s.name << (over_old ? " over old" : " new destination") << ": " << n << " renames, killed at "
+              << injection_points(n).size() << " of them" << std::endl;
+  }
+}
+
+// The state `work` starts from: the old reference, or nothing (temporaries
+// of earlier trials stay).
+void restore(const fs::path& work, const fs::path& old_ref, bool over_old) {
+  remove_finals(work);
+  fs::create_directories(work);
+  if (over_old) copy_tree(old_ref, work);
+}
+
+std::set<std::string> finals_of(std::initializer_list<fs::path> dirs) {
+  std::set<std::string> all;
+  for (const fs::path& d : dirs)
+    for (const std::string& f : list_tree(d).finals) all.insert(f);
+  return all;
+}
+
+// Old-or-new for a dataset read whole.
+void check_whole(const std::string& name, const std::optional<std::string>& got, const std::string& old_snap,
+                 const std::string& new_snap, bool over_old, const std::string& where) {
+  CAPTURE(where);
+  if (!got) {
+    CHECK_MESSAGE(!over_old, name << ": the old dataset is gone and no new one is there");
+    return;
+  }
+  const bool is_old = *got == old_snap, is_new = *got == new_snap;
+  const std::string what = is_old ? "the old one, but there was none" : "a mix of old and new";
+  CHECK_MESSAGE((is_new || (over_old && is_old)), name << ": the dataset is " << what);
+}
+
+// Reads `path` and judges it, turning an error on reopen into a failed check.
+void judge(const std::string& name, const std::function<std::optional<std::string>()>& read, const std::string& old_snap,
+           const std::string& new_snap, bool over_old, const std::string& where) {
+  try {
+    check_whole(name, read(), old_snap, new_snap, over_old, where);
+  } catch (const std::exception& e) {
+    FAIL_CHECK(where << ": reopening failed: " << std::string(e.what()));
+  }
+}
+
+// A whole-dataset writer (datg, BPCells, datadings): references in
+// refs/old and refs/new, made by complete runs of `command`.
+struct WholeDataset {
+  fs::path root;  // <tmp>/<name>
+  std::string name, format, file;  // file: the dataset's path inside each directory
+  std::string old_snap, new_snap;
+
+  bool files_deterministic = false;  // every file's bytes are the same on each run
+  std::map<std::string, std::string> old_files, new_files;
+
+  fs::path dir(const std::string& which) const { return root / which; }
+
+  // The dataset's files (not temporaries) under a directory, with their bytes.
+  static std::map<std::string, std::string> files_in(const fs::path& d) {
+    std::map<std::string, std::string> out;
+    for (const std::string& rel : list_tree(d).finals)
+      if (fs::is_regular_file(d / rel)) out[rel] = test::read_file(d / rel);
+    return out;
+  }
+
+  // On disk, too: all files of one version, none from the other.
+  void check_files(bool over_old, const fs::path& work, const std::string& where) const {
+    CAPTURE(where);
+    const auto files = files_in(work);
+    const bool is_new = files == new_files, is_old = over_old && files == old_files, none = !over_old && files.empty();
+    std::string detail;
+    for (const auto& [rel, bytes] : files) {
+      const auto o = old_files.find(rel), n = new_files.find(rel);
+      detail += " " + rel + (n != new_files.end() && n->second == bytes ? "=new" :
+                             o != old_files.end() && o->second == bytes ? "=old" : "=other");
+    }
+    CHECK_MESSAGE((is_new || is_old || none), name << ": files from both versions:" << detail);
+  }
+
+  Subject subject(const fs::path& logs, const std::string& writer_kind) {
+    const fs::path log = logs / (name + ".log");
+    for (const char* which : {"old", "new"}) {
+      fs::create_directories(dir(which));
+      run_complete({writer_exe(), writer_kind, (dir(which) / file).string(), which == std::string("old") ? "0" : "1"}, log);
+    }
+    old_snap = *snapshot((dir("old") / file).string(), format, "");
+    new_snap = *snapshot((dir("new") / file).string(), format, "");
+    REQUIRE(old_snap != new_snap);
+    if (files_deterministic) old_files = files_in(dir("old")), new_files = files_in(dir("new"));
+    Subject s;
+    s.name = name;
+    s.work = dir("work");
+    const fs::path target = s.work / file;
+    s.command = [=](bool, bool) { return Args{writer_exe(), writer_kind, target.string(), "1"}; };
+    s.prepare = [=](bool over_old) { restore(s.work, dir("old"), over_old); };
+    s.check = [this, target, work = s.work](bool over_old, const std::string& where) {
+      judge(name, [&] { return snapshot(target.string(), format, ""); }, old_snap, new_snap, over_old, where);
+      if (files_deterministic) check_files(over_old, work, where);
+    };
+    s.allowed_finals = finals_of({dir("old"), dir("new")});
+    return s;
+  }
+};
+
+// ---- N5: per chunk ------------------------------------------------------------------------------
+
+// Each chunk file of the dataset is the old chunk's bytes or the new one's
+// (or missing when there was no old one), and reads back as those values.
+struct N5Chunks {
+  fs::path root;
+  std::map<std::string, std::string> old_files, new_files;  // relative path -> bytes
+  std::string old_attrs, new_attrs;
+
+  // A new dataset's attributes.json before set_attributes adds "version".
+  json created_attrs() const {
+    json j = json::parse(new_attrs);
+    j.erase("version");
+    return j;
+  }
+
+  static std::map<std::string, std::string> chunk_files(const fs::path& container) {
+    std::map<std::string, std::string> out;
+    const fs::path vol = container / "vol";
+    for (const std::string& rel : list_tree(vol).finals)
+      if (fs::is_regular_file(vol / rel) && rel != "attributes.json") out[rel] = test::read_file(vol / rel);
+    return out;
+  }
+
+  void check(const fs::path& container, bool over_old, const std::string& where) {
+    CAPTURE(where);
+    const fs::path vol = container / "vol";
+    if (!over_old && !fs::exists(vol / "attributes.json")) {
+      CHECK_MESSAGE(chunk_files(container).empty(), "n5: chunks without the dataset's attributes.json");
+      return;
+    }
+    const std::string attrs = test::read_file(vol / "attributes.json");
+    const bool created = !over_old && json::accept(attrs) && json::parse(attrs) == created_attrs();
+    CHECK_MESSAGE((attrs == new_attrs || (over_old && attrs == old_attrs) || created),
+                  "n5: attributes.json is torn: " << attrs);
+    int old_n = 0, new_n = 0, missing = 0;
+    const auto files = chunk_files(container);
+    for (const auto& [rel, bytes] : new_files) {
+      auto it = files.find(rel);
+      if (it == files.end()) {
+        ++missing;
+        CHECK_MESSAGE(!over_old, "n5: chunk " << rel << " vanished");
+        continue;
+      }
+      const bool is_new = it->second == bytes, is_old = over_old && old_files.at(rel) == it->second;
+      is_new ? ++new_n : is_old ? ++old_n : 0;
+      CHECK_MESSAGE((is_new || is_old), "n5: chunk " << rel << " is torn (" << it->second.size() << " bytes)");
+    }
+    CHECK(files.size() + missing == new_files.size());
+    // And through the API: each chunk's values are wholly one version's.
+    try {
+      check_values(container, over_old);
+    } catch (const std::exception& e) {
+      FAIL_CHECK("n5: reopening failed: " << std::string(e.what()));
+    }
+  }
+
+  void check_values(const fs::path& container, bool over_old) {
+    stowage::Registry registry;
+    stowage::Store s = stowage::Store::open(container.string(), stowage::Mode::read, "n5", json::object(), registry);
+    stowage::Store old_ref = stowage::Store::open((root / "old").string(), stowage::Mode::read, "n5", json::object(), registry);
+    stowage::Store new_ref = stowage::Store::open((root / "new").string(), stowage::Mode::read, "n5", json::object(), registry);
+    stowage::Array a = s.array("vol");
+    const uint64_t c = a.info().chunks[0];
+    std::vector<uint16_t> got(c * c), was(c * c), will(c * c);
+    for (uint64_t r = 0; r < a.shape()[0]; r += c)
+      for (uint64_t q = 0; q < a.shape()[1]; q += c) {
+        a.read({r, q}, {c, c}, got.data());
+        old_ref.array("vol").read({r, q}, {c, c}, was.data());
+        new_ref.array("vol").read({r, q}, {c, c}, will.data());
+        const bool zero = std::all_of(got.begin(), got.end(), [](uint16_t x) { return x == 0; });
+        CHECK_MESSAGE((got == will || (over_old && got == was) || (!over_old && zero)),
+                      "n5: chunk at " << r << "," << q << " reads as neither version");
+      }
+  }
+
+  Subject subject(const fs::path& logs) {
+    const fs::path log = logs / "n5.log";
+    run_complete({writer_exe(), "n5", (root / "old").string(), "0"}, log);
+    run_complete({writer_exe(), "n5", (root / "new").string(), "1"}, log);
+    old_files = chunk_files(root / "old");
+    new_files = chunk_files(root / "new");
+    REQUIRE(old_files.size() == new_files.size());
+    REQUIRE(old_files.size() > 100);
+    old_attrs = test::read_file(root / "old" / "vol" / "attributes.json");
+    new_attrs = test::read_file(root / "new" / "vol" / "attributes.json");
+    Subject s;
+    s.name = "n5";
+    s.work = root / "work";
+    const fs::path container = s.work / "c.n5";
+    s.command = [=](bool, bool) { return Args{writer_exe(), "n5", container.string(), "1"}; };
+    s.prepare = [=](bool over_old) {
+      restore(s.work, root / "ref", over_old);
+    };
+    s.check = [this, container](bool over_old, const std::string& where) { check(container, over_old, where); };
+    // The old container lives under refs/c.n5 so `work` mirrors it.
+    fs::create_directories(root / "ref");
+    fs::copy(root / "old", root / "ref" / "c.n5", fs::copy_options::recursive);
+    s.allowed_finals = finals_of({root / "ref"});
+    return s;
+  }
+};
+
+
+// ---- the six writers ------------------------------------------------------------------------------
+
+// A temporary directory with a place for the children's output.
+struct Scratch {
+  test::TempDir tmp;
+  fs::path logs = tmp / "logs";
+  Scratch() { fs::create_directories(logs); }
+};
+
+struct N5Case : Scratch {
+  N5Chunks n5{tmp / "n5"};
+  Subject s = n5.subject(logs);
+};
+
+struct WholeCase : Scratch {
+  WholeDataset d;
+  Subject s;
+  WholeCase(const std::string& kind, const std::string& file, bool files_deterministic) {
+    d.root = tmp / kind;
+    d.name = d.format = kind;
+    d.file = file;
+    d.files_deterministic = files_deterministic;
+    s = d.subject(logs, kind);
+  }
+};
+
+// The node matrices/cell/gene/x of a Daf repository with axes cell and gene:
+// refs base (axes only), old (base + node v0), new (base + node v1).
+struct DafCase : Scratch {
+  fs::path root = tmp / "daf";
+  std::string node = "matrices/cell/gene/x";
+  std::string old_snap, new_snap;
+  Subject s;
+
+  DafCase() {
+    const fs::path log = logs / "daf.log";
+    for (const char* which : {"base", "old", "new"})
+      run_complete({writer_exe(), "daf-axes", (root / which / "r").string()}, log);
+    run_complete({writer_exe(), "daf", (root / "old" / "r").string(), "0"}, log);
+    run_complete({writer_exe(), "daf", (root / "new" / "r").string(), "1"}, log);
+    old_snap = *snapshot((root / "old" / "r").string(), "daf", node);
+    new_snap = *snapshot((root / "new" / "r").string(), "daf", node);
+    REQUIRE(old_snap != new_snap);
+    const std::string axis = *snapshot((root / "base" / "r").string(), "daf", "axes/cell");
+    s.name = "daf";
+    s.work = root / "work";
+    const fs::path repo = s.work / "r";
+    s.command = [=](bool, bool) { return Args{writer_exe(), "daf", repo.string(), "1"}; };
+    s.prepare = [this](bool over_old) { restore(s.work, root / (over_old ? "old" : "base"), true); };
+    s.check = [this, repo, axis](bool over_old, const std::string& where) {
+      judge("daf", [&] { return snapshot(repo.string(), "daf", node); }, old_snap, new_snap, over_old, where);
+      try {  // the rest of the repository is untouched
+        CHECK(snapshot(repo.string(), "daf", "axes/cell") == axis);
+      } catch (const std::exception& e) {
+        FAIL_CHECK(where << ": reading axes/cell failed: " << std::string(e.what()));
+      }
+    };
+    s.allowed_finals = finals_of({root / "old", root / "new", root / "base"});
+  }
+};
+
+// stowage-convert of an npy file (v1) into out.n5, over a conversion of v0
+// (--overwrite) or into a new destination.
+struct ConvertCase : Scratch {
+  fs::path root = tmp / "convert";
+  fs::path src0 = root / "src" / "a0.npy", src1 = root / "src" / "a1.npy";
+  std::string old_snap, new_snap;
+  Subject s;
+
+  static Args convert_args(const fs::path& from, const fs::path& to, bool overwrite) {
+    Args a = {convert_exe(), "--quiet", "--compression", "gzip:level=1", "--chunks", "128,128"};
+    if (overwrite) a.push_back("--overwrite");
+    a.push_back(from.string());
+    a.push_back(to.string());
+    return a;
+  }
+  static std::optional<std::string> read(const fs::path& p) { return snapshot(p.string(), "n5", ""); }
+
+  ConvertCase() {
+    const fs::path log = logs / "convert.log";
+    fs::create_directories(root / "src");
+    run_complete({writer_exe(), "npy", src0.string(), "0"}, log);
+    run_complete({writer_exe(), "npy", src1.string(), "1"}, log);
+    fs::create_directories(root / "old");
+    fs::create_directories(root / "new");
+    run_complete(convert_args(src0, root / "old" / "out.n5", false), log);
+    run_complete(convert_args(src1, root / "new" / "out.n5", false), log);
+    old_snap = *read(root / "old" / "out.n5");
+    new_snap = *read(root / "new" / "out.n5");
+    REQUIRE(old_snap != new_snap);
+    REQUIRE(new_snap == *snapshot(src1.string(), "npy", ""));  // the conversion itself is right
+    s.name = "convert";
+    s.work = root / "work";
+    const fs::path dst = s.work / "out.n5", from = src1;
+    s.command = [=](bool over_old, bool traced) {
+      Args a = convert_args(from, dst, over_old);
+      if (traced) a.insert(a.begin() + 1, {"--threads", "1"});  // strace counts renames per thread
+      return a;
+    };
+    s.prepare = [this](bool over_old) { restore(s.work, root / "old", over_old); };
+    s.check = [this, dst](bool over_old, const std::string& where) {
+      judge("convert", [&] { return read(dst); }, old_snap, new_snap, over_old, where);
+    };
+    s.allowed_finals = finals_of({root / "old", root / "new"});
+  }
+
+  // A complete run removes the staging directories of killed ones.
+  void check_cleanup() {
+    s.prepare(true);
+    run_complete(s.command(true, false), logs / "convert.log");
+    for (const auto& [rel, pid] : list_tree(s.work).temps)
+      CHECK_MESSAGE(rel.rfind(".stowage-convert.", 0) != 0, "convert: stale staging directory " << rel << " was not removed");
+    CHECK(*read(s.work / "out.n5") == new_snap);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("N5: a writer killed at random moments leaves every chunk old or new") {
+  N5Case c;
+  random_kills(c.s, c.logs, 1);
+}
+TEST_CASE("N5: a writer killed at a chunk's rename leaves every chunk old or new") {
+  N5Case c;
+  rename_kills(c.s, c.logs, c.tmp.path());
+}
+
+TEST_CASE("datg: a writer killed at random moments leaves the old matrix, the new one, or none") {
+  WholeCase c("datg", "m.datg", false);
+  random_kills(c.s, c.logs, 2);
+}
+// Known bug, expected to fail until fixed: datg's close() renames
+// rows.txt.gz, cols.txt.gz, .sha256 and then .datg one by one, so a kill
+// between them over an old matrix leaves new names beside the old matrix
+// (seen at renames 2, 3 and 4 of 4). Remove should_fail once it passes.
+TEST_CASE("datg: a writer killed at each commit rename leaves the old matrix, the new one, or none" *
+          doctest::should_fail()) {
+  WholeCase c("datg", "m.datg", false);
+  rename_kills(c.s, c.logs, c.tmp.path());
+}
+
+TEST_CASE("BPCells: a writer killed at random moments leaves the old matrix, the new one, or none") {
+  WholeCase c("bpcells", "m", true);
+  random_kills(c.s, c.logs, 3);
+}
+TEST_CASE("BPCells: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
+  WholeCase c("bpcells", "m", true);
+  rename_kills(c.s, c.logs, c.tmp.path());
+}
+
+TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none") {
+  WholeCase c("datadings", "d.msgpack", true);
+  random_kills(c.s, c.logs, 4);
+}
+// Known bug, expected to fail until fixed: datadings' close() renames its six
+// files one by one (data, offsets, keys, key_hashes, filter, md5): a kill in
+// between leaves new data with old offsets/keys (a mix; over old) or a data
+// file without its index (new destination). Remove should_fail once it passes.
+TEST_CASE("datadings: a writer killed at each commit rename leaves the old dataset, the new one, or none" *
+          doctest::should_fail()) {
+  WholeCase c("datadings", "d.msgpack", true);
+  rename_kills(c.s, c.logs, c.tmp.path());
+}
+
+TEST_CASE("Daf: a node rewritten and killed at random moments is the old node or the new one") {
+  DafCase c;
+  random_kills(c.s, c.logs, 5);
+}
+TEST_CASE("Daf: a node rewritten and killed at each commit rename is the old node or the new one") {
+  DafCase c;
+  rename_kills(c.s, c.logs, c.tmp.path());
+}
+
+TEST_CASE("stowage-convert: killed at random moments, it leaves the old destination, the new one, or none") {
+  ConvertCase c;
+  random_kills(c.s, c.logs, 6);
+  c.check_cleanup();
+}
+// Known bug, expected to fail until fixed: with --overwrite, publish() first
+// moves the old destination into the staging directory, then renames the new
+// one in; a kill in between leaves no destination, and the next run deletes
+// the staging directory holding the old one. Remove should_fail once it passes.
+TEST_CASE("stowage-convert: killed at each rename, it leaves the old destination, the new one, or none" *
+          doctest::should_fail()) {
+  ConvertCase c;
+  rename_kills(c.s, c.logs, c.tmp.path());
+  c.check_cleanup();
+}
