@@ -1,9 +1,9 @@
 // libFuzzer target for one format reader (built once per format with
 // -DFUZZ_FORMAT=<id>; see scripts/fuzz).
 //
-// npy and datg are single files: the input is the file. n5, datadings,
-// bpcells and daf are several files: the input is a bundle (fuzz_support.hpp)
-// unpacked under the dataset's path. The harness opens the dataset read-only,
+// npy is a single file: the input is the file. datg (matrix + two name
+// files), n5, datadings, bpcells and daf are several files: the input is a
+// bundle (fuzz_support.hpp) unpacked under the scratch root. The harness opens the dataset read-only,
 // walks every node, describes it and reads everything in it (bounded by
 // what a reader may justify from the input). The only exception allowed
 // out is stowage::Error.
@@ -35,7 +35,8 @@ struct Target {
 Target target() {
   const std::string t = FUZZ_STR(FUZZ_FORMAT);
   if (t == "npy") return {"npy", "a.npy", false};
-  if (t == "datg") return {"datg", "a.datg", false};
+  // datg needs its two gzip'ed name files before it reads the block index.
+  if (t == "datg") return {"datg", "a.datg", true};
   if (t == "n5") return {"n5", "d.n5", true};
   if (t == "datadings") return {"datadings", "d.msgpack", true};
   if (t == "bpcells") return {"bpcells", "m", true};

@@ -72,9 +72,18 @@ def codec_seeds(target, fixtures, out):
         if target == "zstd":
             import zstandard
             made.append(zstandard.ZstdCompressor().compress(sample))
+            made.append(zstandard.ZstdCompressor(write_checksum=True, level=19).compress(sample))
+            made.append(zstandard.ZstdCompressor(write_content_size=False).compress(sample))
         if target == "lz4frame":
+            # Every frame feature the decoder must handle: checksums, content
+            # size, linked/independent and uncompressed blocks, 64 KiB blocks.
             import lz4.frame
-            made.append(lz4.frame.compress(sample))
+            for opts in ({}, {"content_checksum": True}, {"block_checksum": True},
+                         {"store_size": False}, {"block_linked": False},
+                         {"block_size": lz4.frame.BLOCKSIZE_MAX64KB, "content_checksum": True}):
+                made.append(lz4.frame.compress(sample, **opts))
+            made.append(lz4.frame.compress(hashlib.sha512(sample).digest() * 4))  # incompressible: stored
+            made.append(lz4.frame.compress(b""))
         if target == "blosc":
             import blosc
             made.append(blosc.compress(sample, typesize=4))
@@ -102,9 +111,15 @@ def bundle(root, prefix):
 def format_seeds(target, fixtures, out):
     base = os.path.join(fixtures, target if target != "npy" else "npy")
     if target == "datg":
+        # The matrix with its two name files, as a.datg, a.rows.txt.gz, a.cols.txt.gz.
         for name in sorted(os.listdir(base)):
             if name.endswith(".datg"):
-                save(out, open(os.path.join(base, name), "rb").read())
+                stem = os.path.join(base, name[:-len(".datg")])
+                seed = bundle_file(stem + ".datg", "a.datg")
+                for side in (".rows.txt.gz", ".cols.txt.gz"):
+                    if os.path.exists(stem + side):
+                        seed += bundle_file(stem + side, "a" + side)
+                save(out, seed)
     elif target == "npy":
         try:
             import io, numpy as np
