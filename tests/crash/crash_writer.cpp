@@ -8,6 +8,7 @@
 //   crash_writer bpcells   DIR V         CSC float64 sparse matrix with names
 //   crash_writer daf-axes  REPO          a repository with axes cell and gene only
 //   crash_writer daf       REPO V        dense node matrices/cell/gene/x in an existing repository
+//   crash_writer daf-repo  REPO V        a whole repository (replaced): axes and that node
 //   crash_writer datadings PATH V        keyed msgpack samples
 //   crash_writer npy       PATH V        a source array for stowage-convert
 //
@@ -128,8 +129,8 @@ void write_daf_axes(const std::string& repo) {
   s.close();
 }
 
-void write_daf(const std::string& repo, uint64_t v) {
-  Store s = Store::open(repo, Mode::update, "daf");
+// Node matrices/cell/gene/x (dense float64) of version v, in an open repository.
+void write_daf_node(Store& s, uint64_t v) {
   s.create("matrices/cell/gene/x", {{"kind", "array"}, {"dtype", "float64"}, {"shape", {kDafCells, kDafGenes}}});
   stowage::Array a = s.array("matrices/cell/gene/x");
   std::vector<double> rows(100 * kDafGenes);
@@ -137,6 +138,20 @@ void write_daf(const std::string& repo, uint64_t v) {
     for (uint64_t i = 0; i < rows.size(); ++i) rows[i] = value(v, r * kDafGenes + i);
     a.write({r, 0}, {100, kDafGenes}, rows.data());
   }
+}
+
+// A whole repository replaced (Daf's "w"): axes and node x of version v.
+void write_daf_repo(const std::string& repo, uint64_t v) {
+  Store s = Store::open(repo, Mode::truncate, "daf");
+  s.write_strings("axes/cell", names("cell", v, kDafCells));
+  s.write_strings("axes/gene", names("gene", v, kDafGenes));
+  write_daf_node(s, v);
+  s.close();
+}
+
+void write_daf(const std::string& repo, uint64_t v) {
+  Store s = Store::open(repo, Mode::update, "daf");
+  write_daf_node(s, v);
   s.close();
 }
 
@@ -184,7 +199,7 @@ void write_npy(const std::string& path, uint64_t v) {
 }
 
 int usage() {
-  std::cerr << "usage: crash_writer n5|datg|bpcells|daf|datadings|npy PATH VERSION\n"
+  std::cerr << "usage: crash_writer n5|datg|bpcells|daf|daf-repo|datadings|npy PATH VERSION\n"
                "       crash_writer daf-axes REPO\n";
   return 2;
 }
@@ -205,6 +220,7 @@ int main(int argc, char** argv) {
     else if (what == "datg") write_datg(path, v);
     else if (what == "bpcells") write_bpcells(path, v);
     else if (what == "daf") write_daf(path, v);
+    else if (what == "daf-repo") write_daf_repo(path, v);
     else if (what == "datadings") write_datadings(path, v);
     else if (what == "npy") write_npy(path, v);
     else return usage();
