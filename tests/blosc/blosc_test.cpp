@@ -1,6 +1,11 @@
 // The blosc codec: the N5 fixtures (c-blosc via python3-blosc, n5-blosc
 // style, and zarr-python's numcodecs Blosc), config rules, header checks,
 // and real peers (python3-blosc and numcodecs) in both directions.
+
+// From tests/lz4 (on this suite's include path): the N5 fixture chunk reader,
+// and lz4_common.hpp's codec(), bytes(), text(), random_bytes() and
+// check_error(), which the two suites share.
+#include "lz4_common.hpp"
 #include "n5_fixture_chunks.hpp"
 #include "test_support.hpp"
 
@@ -9,26 +14,19 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <random>
 #include <thread>
 
-using Bytes = std::vector<uint8_t>;
+using namespace lz4test;
 using stowage::ErrorCode;
 
 namespace {
 
 const std::vector<std::string> kCnames = {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"};
 
-stowage::Codec codec(const std::string& config) {
-  return stowage::Registry::global().codec(std::string_view(config));
-}
 stowage::Codec codec_for(const std::string& cname, int shuffle, int typesize) {
   return codec(R"({"type":"blosc","cname":")" + cname + R"(","clevel":5,"shuffle":)" +
                std::to_string(shuffle) + R"(,"typesize":)" + std::to_string(typesize) + "}");
 }
-
-Bytes bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
-std::string text(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
 // A smooth float32 signal: what shuffling is for.
 Bytes smooth_floats(size_t count) {
@@ -39,24 +37,7 @@ Bytes smooth_floats(size_t count) {
   }
   return out;
 }
-Bytes random_bytes(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  Bytes out(n);
-  for (auto& b : out) b = static_cast<uint8_t>(rng());
-  return out;
-}
 
-template <class F>
-void check_error(F&& f, ErrorCode code, const std::string& words) {
-  try {
-    f();
-    FAIL_CHECK("no error, expected one containing: " << words);
-  } catch (const stowage::Error& e) {
-    CHECK_MESSAGE(e.code() == code, e.what());
-    CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos,
-                  "message \"" << e.what() << "\" lacks \"" << words << "\"");
-  }
-}
 void check_bad_decode(const stowage::Codec& c, const Bytes& in, size_t capacity, ErrorCode code,
                       const std::string& words) {
   Bytes out(capacity);

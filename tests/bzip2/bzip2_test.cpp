@@ -44,30 +44,18 @@ TEST_CASE("bzip2: round trips at every block size, including multi-block streams
       CAPTURE(s.name);
       CAPTURE(block_size);
       stowage::Codec c = bzip2(block_size);
-      Bytes packed = encode(c, s.data);
-      CHECK(packed.size() <= c.bound(s.data.size()));
+      Bytes packed = check_round_trip(c, s.data);
       CHECK(text(Bytes(packed.begin(), packed.begin() + 4)) == "BZh" + std::to_string(block_size));
-      CHECK(decode(c, packed, s.data.size()) == s.data);
     }
 }
 
 TEST_CASE("bzip2: Python's bz2 and numcodecs read ours, and we read theirs") {
   PeerExchange peer;
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    for (int b : {1, 9}) peer.put(s.name + ".ours." + std::to_string(b), encode(bzip2(b), s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run(R"PY(
-import bz2, os, sys
+  peer.put_samples({{".ours.1", bzip2(1)}, {".ours.9", bzip2(9)}});
+  peer.run_python(R"PY(
+import bz2
 import numcodecs
-from numcodecs.compat import ensure_bytes
-d = sys.argv[1]
-rd = lambda n: open(os.path.join(d, n), 'rb').read()
-def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
-for name in open(os.path.join(d, 'names.txt')).read().split():
+for name in sample_names:
     data = rd(name + '.data')
     for b in (1, 9):
         wr(name + '.by_python.%d' % b, bz2.decompress(rd(name + '.ours.%d' % b)))
@@ -77,45 +65,21 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
     half = len(data) // 2
     wr(name + '.python.streams', bz2.compress(data[:half]) + bz2.compress(data[half:]))
 )PY");
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    for (int b : {1, 9}) {
-      CAPTURE(b);
-      CHECK(peer.get(s.name + ".by_python." + std::to_string(b)) == s.data);
-      CHECK(peer.get(s.name + ".by_numcodecs." + std::to_string(b)) == s.data);
-      Bytes theirs = peer.get(s.name + ".python." + std::to_string(b));
-      CHECK(decode(bzip2(9), theirs, s.data.size()) == s.data);
-      // Python's bz2 is libbz2 too: the same block size gives the same bytes.
-      CHECK(encode(bzip2(b), s.data) == theirs);
-    }
-    CHECK(decode(bzip2(9), peer.get(s.name + ".numcodecs"), s.data.size()) == s.data);
-    CHECK(decode(bzip2(9), peer.get(s.name + ".python.streams"), s.data.size()) == s.data);
-  }
+  check_samples_came_back(peer, {".by_python.1", ".by_numcodecs.1", ".by_python.9", ".by_numcodecs.9"});
+  check_we_decode_theirs(peer, bzip2(9), {".python.1", ".python.9", ".numcodecs", ".python.streams"});
+  // Python's bz2 is libbz2 too: the same block size gives the same bytes.
+  for (int b : {1, 9}) check_we_encode_their_bytes(peer, bzip2(b), ".python." + std::to_string(b));
 }
 
 TEST_CASE("bzip2: N5 Java's own streams (commons-compress) read ours, and we read theirs") {
   PeerExchange peer;
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours.bzip2", encode(bzip2(9), s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run_n5_java();
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    CHECK(peer.get(s.name + ".bzip2.by_java") == s.data);
-    CHECK(decode(bzip2(9), peer.get(s.name + ".java.bzip2"), s.data.size()) == s.data);
-  }
+  exchange_with_n5_java(peer, {{"bzip2", bzip2(9)}});
 }
 
 TEST_CASE("bzip2: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   stowage::Codec c = bzip2(9);
-  const Bytes packed = encode(c, data);
-  check_every_truncation_fails(c, packed, data.size(), "bzip2");
-  check_byte_flips_are_safe(c, packed, data.size());
+  const Bytes packed = check_damaged_encodings_fail(c, data, "bzip2");
 
   Bytes bad_block = packed;  // the block magic 31 41 59 26 53 59 after "BZh9"
   bad_block[5] ^= 0xff;

@@ -65,6 +65,15 @@ inline Bytes decode(const stowage::Codec& c, const Bytes& in, size_t size) {
   return c.decode(in.data(), in.size(), size);
 }
 
+// `c` encodes `data` within its bound and decodes it back; returns the encoding
+// for the suite's own checks of it.
+inline Bytes check_round_trip(const stowage::Codec& c, const Bytes& data) {
+  Bytes packed = encode(c, data);
+  CHECK(packed.size() <= c.bound(data.size()));
+  CHECK(decode(c, packed, data.size()) == data);
+  return packed;
+}
+
 // The error code and message of a call that must fail, or "no error".
 struct Failure {
   stowage::ErrorCode code = stowage::ErrorCode::ok;
@@ -123,6 +132,15 @@ inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payl
       CHECK_MESSAGE(e.code() == stowage::ErrorCode::corrupt, e.what());
     }
   }
+}
+
+// Our encoding of `data`, checked by the two damage checks above; returned for
+// the suite's own damage checks of it.
+inline Bytes check_damaged_encodings_fail(const stowage::Codec& c, const Bytes& data, const char* codec_id) {
+  Bytes packed = encode(c, data);
+  check_every_truncation_fails(c, packed, data.size(), codec_id);
+  check_byte_flips_are_safe(c, packed, data.size());
+  return packed;
 }
 
 // Encoding into a buffer too small for the result is INVALID_ARGUMENT, and
@@ -257,6 +275,26 @@ inline const Bytes& spec_example_values() {
 
 // ---- peers (Python, Java) -----------------------------------------------------------
 
+// Our encoding of every sample with `codec`, put for the peer as <name><suffix>.
+struct Ours {
+  std::string suffix;
+  stowage::Codec codec;
+};
+
+// What every Python peer script starts with: d (the exchange directory),
+// rd(name) and wr(name, bytes-like) for its files, and sample_names (from
+// names.txt).
+inline const char* python_peer_prelude() {
+  return R"PY(
+import os, sys
+from numcodecs.compat import ensure_bytes
+d = sys.argv[1]
+rd = lambda n: open(os.path.join(d, n), 'rb').read()
+def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
+sample_names = open(os.path.join(d, 'names.txt')).read().split()
+)PY";
+}
+
 // A fresh directory shared with a peer program: the test puts its inputs and
 // our encodings there, runs the peer on the directory, and gets what the peer
 // wrote back.
@@ -267,8 +305,21 @@ class PeerExchange {
     REQUIRE_MESSAGE(test::fs::exists(dir_ / name), ("the peer did not write " + name));
     return bytes(test::read_file(dir_ / name));
   }
-  void run(const std::string& script) {
-    test::RunResult r = test::run_python(script, test::quote(dir_.path().string()));
+  // Puts every sample as <name>.data, lists the names in names.txt (the peers
+  // go through that list), and puts our encodings as `ours` says.
+  void put_samples(const std::vector<Ours>& ours) {
+    std::string names;
+    for (const Sample& s : samples()) {
+      names += s.name + "\n";
+      put(s.name + ".data", s.data);
+      for (const Ours& o : ours) put(s.name + o.suffix, encode(o.codec, s.data));
+    }
+    put("names.txt", bytes(names));
+  }
+  // Runs python_peer_prelude() followed by `script` on the directory.
+  void run_python(const std::string& script) {
+    test::RunResult r =
+        test::run_python(python_peer_prelude() + script, test::quote(dir_.path().string()));
     REQUIRE_MESSAGE(r.status == 0, ("python peer failed:\n" + r.output));
   }
   // N5 Java's and n5-zstandard's streams (commons-compress, xz-java,
@@ -286,5 +337,50 @@ class PeerExchange {
  private:
   test::TempDir dir_;
 };
+
+// The peer gave every sample back unchanged, as <name><suffix> for each suffix
+// (what it decoded from our encodings).
+inline void check_samples_came_back(const PeerExchange& peer, const std::vector<std::string>& suffixes) {
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    for (const std::string& suffix : suffixes) CHECK_MESSAGE(peer.get(s.name + suffix) == s.data, suffix);
+  }
+}
+
+// `c` decodes the peer's encoding of every sample, <name><suffix>, for each suffix.
+inline void check_we_decode_theirs(const PeerExchange& peer, const stowage::Codec& c,
+                                   const std::vector<std::string>& suffixes) {
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    for (const std::string& suffix : suffixes)
+      CHECK_MESSAGE(decode(c, peer.get(s.name + suffix), s.data.size()) == s.data, suffix);
+  }
+}
+
+// `c` encodes every sample to exactly the peer's bytes, <name><suffix> (the
+// peer runs the same library with the same settings).
+inline void check_we_encode_their_bytes(const PeerExchange& peer, const stowage::Codec& c,
+                                        const std::string& suffix) {
+  for (const Sample& s : samples()) {
+    CAPTURE(s.name);
+    CHECK_MESSAGE(encode(c, s.data) == peer.get(s.name + suffix), suffix);
+  }
+}
+
+// The exchange with N5 Java's own streams (N5JavaCodecsPeer.java) for each
+// codec of `codec_by_ext` ("gzip", "zlib", "bzip2", "xz", "zstd"): puts every
+// sample and our encoding (<name>.ours.<ext>), runs the peer, and checks that
+// Java decoded ours (<name>.<ext>.by_java) and that we decode Java's
+// (<name>.java.<ext>). The peer's files stay in `peer` for further checks.
+inline void exchange_with_n5_java(PeerExchange& peer, const std::map<std::string, stowage::Codec>& codec_by_ext) {
+  std::vector<Ours> ours;
+  for (const auto& [ext, c] : codec_by_ext) ours.push_back({".ours." + ext, c});
+  peer.put_samples(ours);
+  peer.run_n5_java();
+  for (const auto& [ext, c] : codec_by_ext) {
+    check_samples_came_back(peer, {"." + ext + ".by_java"});
+    check_we_decode_theirs(peer, c, {".java." + ext});
+  }
+}
 
 }  // namespace codec_test

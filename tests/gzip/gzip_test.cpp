@@ -97,10 +97,8 @@ TEST_CASE("gzip: round trips at every level, gzip and zlib") {
         CAPTURE(zlib);
         stowage::Codec c = codec(R"({"type":"gzip","level":)" + std::to_string(level) +
                                  R"(,"useZlib":)" + (zlib ? "true" : "false") + "}");
-        Bytes packed = encode(c, s.data);
-        CHECK(packed.size() <= c.bound(s.data.size()));
+        Bytes packed = check_round_trip(c, s.data);
         CHECK(packed[0] == (zlib ? 0x78 : 0x1f));
-        CHECK(decode(c, packed, s.data.size()) == s.data);
       }
 }
 
@@ -108,22 +106,11 @@ TEST_CASE("gzip: Python's gzip and zlib and numcodecs read ours, and we read the
   PeerExchange peer;
   stowage::Codec gz = codec(R"({"type":"gzip"})");
   stowage::Codec zl = codec(R"({"type":"zlib"})");
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours.gzip", encode(gz, s.data));
-    peer.put(s.name + ".ours.zlib", encode(zl, s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run(R"PY(
-import gzip, os, sys, zlib
+  peer.put_samples({{".ours.gzip", gz}, {".ours.zlib", zl}});
+  peer.run_python(R"PY(
+import gzip, zlib
 import numcodecs
-from numcodecs.compat import ensure_bytes
-d = sys.argv[1]
-rd = lambda n: open(os.path.join(d, n), 'rb').read()
-def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
-for name in open(os.path.join(d, 'names.txt')).read().split():
+for name in sample_names:
     data = rd(name + '.data')
     wr(name + '.gzip.by_python', gzip.decompress(rd(name + '.ours.gzip')))
     wr(name + '.zlib.by_python', zlib.decompress(rd(name + '.ours.zlib')))
@@ -136,42 +123,23 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
     half = len(data) // 2
     wr(name + '.python.members', gzip.compress(data[:half]) + gzip.compress(data[half:]))
 )PY");
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    for (const char* by : {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs", ".zlib.by_numcodecs"})
-      CHECK_MESSAGE(peer.get(s.name + by) == s.data, by);
-    // Decoding ignores useZlib and detects the header, as z5 does.
-    for (const char* theirs : {".python.gzip", ".python.zlib", ".numcodecs.gzip", ".numcodecs.zlib",
-                               ".python.members"}) {
-      CHECK_MESSAGE(decode(gz, peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
-      CHECK_MESSAGE(decode(zl, peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
-    }
-  }
+  check_samples_came_back(peer, {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs", ".zlib.by_numcodecs"});
+  // Decoding ignores useZlib and detects the header, as z5 does.
+  for (const stowage::Codec& c : {gz, zl})
+    check_we_decode_theirs(peer, c,
+                           {".python.gzip", ".python.zlib", ".numcodecs.gzip", ".numcodecs.zlib", ".python.members"});
 }
 
 TEST_CASE("gzip: N5 Java's own streams (commons-compress, java.util.zip) read ours and write ours") {
   PeerExchange peer;
   stowage::Codec gz = codec(R"({"type":"gzip"})");
   stowage::Codec zl = codec(R"({"type":"zlib"})");
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours.gzip", encode(gz, s.data));
-    peer.put(s.name + ".ours.zlib", encode(zl, s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run_n5_java();
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    CHECK(peer.get(s.name + ".gzip.by_java") == s.data);
-    CHECK(peer.get(s.name + ".zlib.by_java") == s.data);
-    // Same deflate (zlib inside the JDK), same header: the same bytes.
-    CHECK(peer.get(s.name + ".java.gzip") == encode(gz, s.data));
-    CHECK(peer.get(s.name + ".java.zlib") == encode(zl, s.data));
-    CHECK(decode(gz, peer.get(s.name + ".java.gzip"), s.data.size()) == s.data);
-    CHECK(decode(gz, peer.get(s.name + ".java.zlib"), s.data.size()) == s.data);
-  }
+  exchange_with_n5_java(peer, {{"gzip", gz}, {"zlib", zl}});
+  // Same deflate (zlib inside the JDK), same header: the same bytes.
+  check_we_encode_their_bytes(peer, gz, ".java.gzip");
+  check_we_encode_their_bytes(peer, zl, ".java.zlib");
+  // The gzip config decodes zlib streams too (the header decides).
+  check_we_decode_theirs(peer, gz, {".java.zlib"});
 }
 
 TEST_CASE("gzip: truncated, corrupt, oversized and trailing data are CORRUPT") {
@@ -179,9 +147,7 @@ TEST_CASE("gzip: truncated, corrupt, oversized and trailing data are CORRUPT") {
   for (bool zlib : {false, true}) {
     CAPTURE(zlib);
     stowage::Codec c = codec(zlib ? R"({"type":"zlib"})" : R"({"type":"gzip"})");
-    const Bytes packed = encode(c, data);
-    check_every_truncation_fails(c, packed, data.size(), "gzip");
-    check_byte_flips_are_safe(c, packed, data.size());
+    const Bytes packed = check_damaged_encodings_fail(c, data, "gzip");
 
     Bytes bad_check = packed;  // CRC32 (gzip) or Adler-32 (zlib) near the end
     bad_check[packed.size() - (zlib ? 1 : 5)] ^= 1;

@@ -40,30 +40,17 @@ TEST_CASE("xz: round trips at every preset") {
       if (preset >= 7 && s.name != "text") continue;
       CAPTURE(s.name);
       CAPTURE(preset);
-      stowage::Codec c = xz(preset);
-      Bytes packed = encode(c, s.data);
-      CHECK(packed.size() <= c.bound(s.data.size()));
-      CHECK(decode(c, packed, s.data.size()) == s.data);
+      check_round_trip(xz(preset), s.data);
     }
 }
 
 TEST_CASE("xz: Python's lzma and numcodecs read ours, and we read theirs") {
   PeerExchange peer;
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours", encode(xz(6), s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run(R"PY(
-import lzma, os, sys
+  peer.put_samples({{".ours", xz(6)}});
+  peer.run_python(R"PY(
+import lzma
 import numcodecs
-from numcodecs.compat import ensure_bytes
-d = sys.argv[1]
-rd = lambda n: open(os.path.join(d, n), 'rb').read()
-def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
-for name in open(os.path.join(d, 'names.txt')).read().split():
+for name in sample_names:
     data = rd(name + '.data')
     wr(name + '.by_python', lzma.decompress(rd(name + '.ours'), format=lzma.FORMAT_XZ))
     wr(name + '.by_numcodecs', numcodecs.LZMA().decode(rd(name + '.ours')))
@@ -76,45 +63,23 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
     half = len(data) // 2
     wr(name + '.python.streams', lzma.compress(data[:half]) + lzma.compress(data[half:]))
 )PY");
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    CHECK(peer.get(s.name + ".by_python") == s.data);
-    CHECK(peer.get(s.name + ".by_numcodecs") == s.data);
-    for (int preset : {0, 3, 6}) {
-      CAPTURE(preset);
-      Bytes theirs = peer.get(s.name + ".python." + std::to_string(preset));
-      CHECK(decode(xz(6), theirs, s.data.size()) == s.data);
-      // Python's lzma is liblzma's streaming encoder too: the same preset gives the same bytes.
-      CHECK(encode(xz(preset), s.data) == theirs);
-    }
-    for (const char* theirs : {".python.crc32", ".python.sha256", ".numcodecs", ".python.streams"})
-      CHECK_MESSAGE(decode(xz(6), peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
-  }
+  check_samples_came_back(peer, {".by_python", ".by_numcodecs"});
+  check_we_decode_theirs(peer, xz(6),
+                         {".python.0", ".python.3", ".python.6", ".python.crc32", ".python.sha256", ".numcodecs",
+                          ".python.streams"});
+  // Python's lzma is liblzma's streaming encoder too: the same preset gives the same bytes.
+  for (int preset : {0, 3, 6}) check_we_encode_their_bytes(peer, xz(preset), ".python." + std::to_string(preset));
 }
 
 TEST_CASE("xz: N5 Java's own streams (commons-compress, xz-java) read ours, and we read theirs") {
   PeerExchange peer;
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours.xz", encode(xz(6), s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run_n5_java();
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    CHECK(peer.get(s.name + ".xz.by_java") == s.data);
-    CHECK(decode(xz(6), peer.get(s.name + ".java.xz"), s.data.size()) == s.data);
-  }
+  exchange_with_n5_java(peer, {{"xz", xz(6)}});
 }
 
 TEST_CASE("xz: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   stowage::Codec c = xz(6);
-  const Bytes packed = encode(c, data);
-  check_every_truncation_fails(c, packed, data.size(), "xz");
-  check_byte_flips_are_safe(c, packed, data.size());
+  const Bytes packed = check_damaged_encodings_fail(c, data, "xz");
 
   // The block's CRC64 sits just before the index: flipping a data byte is caught.
   Bytes bad_data = packed;

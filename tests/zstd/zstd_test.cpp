@@ -33,30 +33,16 @@ TEST_CASE("zstd: round trips at several levels") {
     for (int level : {-5, 1, 3, 9, 19}) {
       CAPTURE(s.name);
       CAPTURE(level);
-      stowage::Codec c = zstd(level);
-      Bytes packed = encode(c, s.data);
-      CHECK(packed.size() <= c.bound(s.data.size()));
-      CHECK(decode(c, packed, s.data.size()) == s.data);
+      check_round_trip(zstd(level), s.data);
     }
 }
 
 TEST_CASE("zstd: python-zstandard and numcodecs read ours, and we read theirs") {
   PeerExchange peer;
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours", encode(zstd(3), s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run(R"PY(
-import os, sys
+  peer.put_samples({{".ours", zstd(3)}});
+  peer.run_python(R"PY(
 import numcodecs, zstandard
-from numcodecs.compat import ensure_bytes
-d = sys.argv[1]
-rd = lambda n: open(os.path.join(d, n), 'rb').read()
-def wr(n, b): open(os.path.join(d, n), 'wb').write(ensure_bytes(b))
-for name in open(os.path.join(d, 'names.txt')).read().split():
+for name in sample_names:
     data, ours = rd(name + '.data'), rd(name + '.ours')
     # n5-zstandard's reader and zstandard's one-shot decompress need the content size.
     wr(name + '.content_size', b'%d' % zstandard.get_frame_parameters(ours).content_size)
@@ -78,12 +64,12 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
   for (const Sample& s : samples()) {
     CAPTURE(s.name);
     CHECK(text(peer.get(s.name + ".content_size")) == std::to_string(s.data.size()));
-    CHECK(peer.get(s.name + ".by_python") == s.data);
     if (!s.data.empty()) CHECK(peer.get(s.name + ".by_numcodecs") == s.data);
-    for (const char* theirs : {".python.sized", ".python.checksum", ".python.unsized", ".python.streamed",
-                               ".python.frames", ".numcodecs"})
-      CHECK_MESSAGE(decode(zstd(3), peer.get(s.name + theirs), s.data.size()) == s.data, theirs);
   }
+  check_samples_came_back(peer, {".by_python"});
+  check_we_decode_theirs(peer, zstd(3),
+                         {".python.sized", ".python.checksum", ".python.unsized", ".python.streamed",
+                          ".python.frames", ".numcodecs"});
   // A frame without content size that holds more than the buffer is caught while decoding.
   const Sample big = samples()[3];  // "microscopy"
   CHECK_CORRUPT(decode_failure(zstd(3), peer.get(big.name + ".python.unsized"), big.data.size() - 1),
@@ -92,27 +78,13 @@ for name in open(os.path.join(d, 'names.txt')).read().split():
 
 TEST_CASE("zstd: n5-zstandard's own calls (zstd-jni) read ours, and we read theirs") {
   PeerExchange peer;
-  std::string names;
-  for (const Sample& s : samples()) {
-    names += s.name + "\n";
-    peer.put(s.name + ".data", s.data);
-    peer.put(s.name + ".ours.zstd", encode(zstd(3), s.data));
-  }
-  peer.put("names.txt", bytes(names));
-  peer.run_n5_java();
-  for (const Sample& s : samples()) {
-    CAPTURE(s.name);
-    CHECK(peer.get(s.name + ".zstd.by_java") == s.data);
-    CHECK(decode(zstd(3), peer.get(s.name + ".java.zstd"), s.data.size()) == s.data);
-  }
+  exchange_with_n5_java(peer, {{"zstd", zstd(3)}});
 }
 
 TEST_CASE("zstd: truncated, corrupt, oversized and trailing data are CORRUPT") {
   const Bytes data = microscopy_u16(64 * 64 * 4);
   stowage::Codec c = zstd(3);
-  const Bytes packed = encode(c, data);
-  check_every_truncation_fails(c, packed, data.size(), "zstd");
-  check_byte_flips_are_safe(c, packed, data.size());
+  const Bytes packed = check_damaged_encodings_fail(c, data, "zstd");
 
   Bytes bad_magic = packed;
   bad_magic[0] ^= 0xff;
