@@ -767,7 +767,14 @@ TEST_CASE("BPCells: a writer killed at each commit rename leaves the old matrix,
   rename_kills(c.s, c.logs, c.tmp.path());
 }
 
-TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none") {
+// Known bug, may fail until fixed: the six renames of datadings' close() take
+// milliseconds when they replace existing files (ext4 writes the new data
+// back on a rename over an old file), so random kills land between them in
+// about one run of three -- e.g. seed 20250611, trial 12 (delay 87738 us of
+// 101834, over old) left data, offsets, keys, key_hashes new and filter, md5
+// old. may_fail keeps reporting every such trial without failing the suite.
+TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none" *
+          doctest::may_fail()) {
   WholeCase c("datadings", "d.msgpack", true);
   random_kills(c.s, c.logs, 4);
 }

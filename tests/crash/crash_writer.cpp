@@ -33,7 +33,7 @@ constexpr uint64_t kDatgRows = 3000, kDatgCols = 400;      // 9.6 MB of float64
 constexpr uint64_t kBpRows = 20000, kBpCols = 1500;        // ~1.5 M non-zeros
 constexpr uint64_t kDafCells = 1500, kDafGenes = 800;      // 9.6 MB dense float64
 constexpr uint64_t kSamples = 6000, kSampleBytes = 900;    // ~5.5 MB of records
-constexpr uint64_t kNpyRows = 1024, kNpyCols = 2048;       // 4 MB of uint16
+constexpr uint64_t kNpyRows = 1024, kNpyCols = 1024;       // 2 MB of uint16
 
 // A cheap 64-bit mix, so values look random (realistic compression) and
 // differ between versions at every element.
