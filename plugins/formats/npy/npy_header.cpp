@@ -4,6 +4,7 @@
 
 #include <stowage/plugin_util.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <set>
 
@@ -220,14 +221,20 @@ Header parse_header(std::string_view bytes, const std::string& file) {
   p.expect_padding();
   for (const char* key : {"descr", "fortran_order", "shape"})
     if (!seen.count(key)) corrupt(file + ": .npy header lacks the key '" + key + "'");
-  // Element count and data size, refusing overflow.
-  uint64_t count = 1;
+  // Element count and data size, refusing overflow as NumPy does: the
+  // non-zero dimensions times the element size must fit a signed 64-bit size
+  // even when another dimension is 0 (strides still multiply them).
+  uint64_t extent = h.element_size ? h.element_size : 1;
+  bool empty = h.element_size == 0;
   for (uint64_t e : h.shape) {
-    if (e != 0 && count > UINT64_MAX / e) corrupt(file + ": .npy shape overflows 64 bits");
-    count *= e;
+    if (e == 0) {
+      empty = true;
+      continue;
+    }
+    if (extent > uint64_t(INT64_MAX) / e) corrupt(file + ": .npy shape overflows 64 bits");
+    extent *= e;
   }
-  if (count != 0 && h.element_size > UINT64_MAX / count) corrupt(file + ": .npy data size overflows 64 bits");
-  h.data_size = count * h.element_size;
+  h.data_size = empty ? 0 : extent;
   return h;
 }
 

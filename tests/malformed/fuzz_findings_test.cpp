@@ -1,0 +1,40 @@
+// Inputs found by the libFuzzer targets of tests/fuzz (see tests/fuzz/RESULTS.md),
+// minimised: each crashed, hung or tripped a sanitizer before its fix and
+// must now give one exact status with a message naming the file and what is
+// wrong.
+#include "malformed_support.hpp"
+
+using malformed::attempt;
+using malformed::read_everything;
+using stowage::ErrorCode;
+namespace fs = std::filesystem;
+
+namespace {
+
+// CHECKs status, file name and what is wrong, all three.
+void expect_finding(const std::string& what, const std::function<void()>& fn, ErrorCode code,
+                    const std::string& file, const std::string& fragment) {
+  INFO(what);
+  auto o = attempt(fn);
+  REQUIRE(o.threw);
+  CHECK_MESSAGE(o.code == code, stowage::error_code_name(o.code) << ": " << o.message);
+  CHECK_MESSAGE(o.message.find(file) != std::string::npos, o.message);
+  CHECK_MESSAGE(o.message.find(fragment) != std::string::npos, o.message);
+}
+
+}  // namespace
+
+// npy: a zero dimension made the header's overflow check skip the others, so
+// (0, 4e11, 8e17) was accepted and the host's strides overflowed (UBSan:
+// signed integer overflow in core/src/region.cpp strides_of). NumPy refuses
+// it too ("array is too big").
+TEST_CASE("fuzz finding: npy zero dimension beside huge ones") {
+  test::TempDir tmp;
+  fs::path file = tmp / "a.npy";
+  std::string dict = "{'descr': '<u8', 'fortran_order': True, 'shape': (0, 400000000000, 800000000000000002), }";
+  dict.append(127 - 10 - dict.size(), ' ');  // preamble + dict + '\n' = 128 bytes
+  std::string bytes = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict + "\n" + std::string(6, '\x0f');
+  malformed::spit(file, bytes);
+  expect_finding("npy (0, 4e11, 8e17)", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt,
+                 "a.npy", "shape overflows 64 bits");
+}
