@@ -1,17 +1,24 @@
 // Crash safety with real processes (issue #10): each writer -- N5 chunks,
-// datg, BPCells, a Daf node, datadings, stowage-convert -- is started as a
-// child process and killed with SIGKILL
-//   * at 50 random moments spread uniformly over one uninterrupted run
+// datg, BPCells, a Daf node, a whole Daf repository, datadings,
+// stowage-convert -- is started as a child process (crash_writer, or the
+// real stowage-convert) and killed with SIGKILL
+//   * at 50 random moments spread uniformly over an uninterrupted run
 //     (fixed seed, printed; STOWAGE_CRASH_SEED and STOWAGE_CRASH_TRIALS
 //     override), half of them over old content, half into a new destination;
-//   * just before each of its commit renames (strace's syscall fault
-//     injection delivers the SIGKILL on entry to rename()).
+//   * on entry to its renames: every commit rename, and a spread of the
+//     others (strace's fault injection, `inject=rename:signal=KILL:when=N`;
+//     needs Debian's strace).
 // After each kill a fresh Registry reopens what is left, which must be the
-// old content or the new one as a whole (N5: per chunk), or nothing when
-// there was nothing before; anything else on disk must be a documented
-// temporary (".<name>.stowage-tmp.<pid>.<n>", ".stowage-convert.<pid>.<name>")
-// of the killed process. Temporaries are left in place, so every later trial
-// also shows that a writer does not trip over those of earlier ones.
+// old content or the new one as a whole (N5: per chunk; BPCells, datadings:
+// every file too), or nothing when there was nothing before; anything else
+// on disk must be a documented temporary (".<name>.stowage-tmp.<pid>.<n>",
+// ".stowage-convert.<pid>.<name>") of a killed process. Temporaries are left
+// in place, so every later trial also shows that a writer does not trip over
+// those of earlier ones.
+//
+// Known bugs are asserted, not skipped: their cases carry the exact number
+// of failures expected (doctest::expected_failures), or may_fail where a
+// random kill hits them only sometimes; each says what is wrong.
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -304,9 +311,13 @@ struct Tally {
 
 void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
   const fs::path log = logs / (s.name + ".log");
-  // One uninterrupted run over old content (the longer case) sets the window.
-  s.prepare(true);
-  const double duration = run_complete(s.command(true, false), log);
+  // Uninterrupted runs over old content (the longer case) set the window: the
+  // faster of two, so the first run's cold caches do not stretch it.
+  double duration = 1e9;
+  for (int run = 0; run < 2; ++run) {
+    s.prepare(true);
+    duration = std::min(duration, run_complete(s.command(true, false), log));
+  }
   std::mt19937_64 rng(seed() ^ salt);
   std::uniform_real_distribution<double> uniform(0.0, duration);
   std::set<long> dead;
