@@ -16,9 +16,9 @@
 // in place, so every later trial also shows that a writer does not trip over
 // those of earlier ones.
 //
-// Known bugs are asserted, not skipped: their cases carry the exact number
-// of failures expected (doctest::expected_failures), or may_fail where a
-// random kill hits them only sometimes; each says what is wrong.
+// Datasets of several files (datg, datadings, a converted set) are published
+// as a journaled file set: a kill between their renames leaves a journal
+// (".<first file>.stowage-commit") that the reopen finishes.
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -758,13 +758,9 @@ TEST_CASE("datg: a writer killed at random moments leaves the old matrix, the ne
   WholeCase c("datg", "m.datg", false);
   random_kills(c.s, c.logs, 2);
 }
-// Known bug, its failures expected until fixed: datg's close() renames
-// rows.txt.gz, cols.txt.gz, .sha256 and then .datg one by one, so a kill
-// between them over an old matrix leaves new names beside the old matrix
-// (seen at renames 2, 3 and 4 of 4). The failure count is exact: a fix (or any other
-// change) fails the case; then drop expected_failures.
-TEST_CASE("datg: a writer killed at each commit rename leaves the old matrix, the new one, or none" *
-          doctest::expected_failures(3)) {
+// datg's four files are one journaled file set (sdk::FileSetCommit): a kill
+// between their renames is finished by the next open.
+TEST_CASE("datg: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
   WholeCase c("datg", "m.datg", false);
   rename_kills(c.s, c.logs, c.tmp.path());
 }
@@ -778,24 +774,13 @@ TEST_CASE("BPCells: a writer killed at each commit rename leaves the old matrix,
   rename_kills(c.s, c.logs, c.tmp.path());
 }
 
-// Known bug, may fail until fixed: the six renames of datadings' close() take
-// milliseconds when they replace existing files (ext4 writes the new data
-// back on a rename over an old file), so random kills land between them in
-// about one run of three -- e.g. seed 20250611, trial 12 (delay 87738 us of
-// 101834, over old) left data, offsets, keys, key_hashes new and filter, md5
-// old. may_fail keeps reporting every such trial without failing the suite.
-TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none" *
-          doctest::may_fail()) {
+// datadings' six files are one journaled file set (sdk::FileSetCommit): a
+// kill between their renames is finished by the next open.
+TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none") {
   WholeCase c("datadings", "d.msgpack", true);
   random_kills(c.s, c.logs, 4);
 }
-// Known bug, its failures expected until fixed: datadings' close() renames its six
-// files one by one (data, offsets, keys, key_hashes, filter, md5): a kill in
-// between leaves new data with old offsets/keys (a mix; over old) or a data
-// file without its index (new destination). The failure count is exact: a fix (or any other
-// change) fails the case; then drop expected_failures.
-TEST_CASE("datadings: a writer killed at each commit rename leaves the old dataset, the new one, or none" *
-          doctest::expected_failures(12)) {
+TEST_CASE("datadings: a writer killed at each commit rename leaves the old dataset, the new one, or none") {
   WholeCase c("datadings", "d.msgpack", true);
   rename_kills(c.s, c.logs, c.tmp.path());
 }
@@ -828,26 +813,20 @@ TEST_CASE("stowage-convert: killed at random moments, it leaves the old destinat
   random_kills(c.s, c.logs, 6);
   c.check_cleanup();
 }
-// Known bug, its failures expected until fixed: with --overwrite, publish() first
-// moves the old destination into the staging directory, then renames the new
-// one in; a kill in between leaves no destination, and the next run deletes
-// the staging directory holding the old one. The failure count is exact: a fix (or any other
-// change) fails the case; then drop expected_failures.
-TEST_CASE("stowage-convert: killed at each rename, it leaves the old destination, the new one, or none" *
-          doctest::expected_failures(1)) {
+// With --overwrite, publish() exchanges the new destination with the old one
+// in one step (RENAME_EXCHANGE), or publishes several files as a journaled set.
+TEST_CASE("stowage-convert: killed at each rename, it leaves the old destination, the new one, or none") {
   ConvertCase c;
   rename_kills(c.s, c.logs, c.tmp.path());
   c.check_cleanup();
 }
 
-// Known bug, its failures expected until fixed: temporaries are named
-// ".<name>.stowage-tmp.<pid>.<counter>" and created with O_EXCL, so a writer
-// whose pid equals that of a killed one (a restarted container: pids start
-// at 1 again) fails with "cannot open: File exists" instead of writing. The
-// child's pid is known before it execs, so the stale names are planted
-// exactly. The failure count is exact: a fix (or any other
-// change) fails the case; then drop expected_failures.
-TEST_CASE("a writer with the pid of a killed one is not blocked by its temporaries" * doctest::expected_failures(3)) {
+// Temporaries are named ".<name>.stowage-tmp.<pid>.<counter>" and created with
+// O_EXCL: a writer whose pid equals that of a killed one (a restarted
+// container: pids start at 1 again) must take the next free name rather than
+// fail. The child's pid is known before it execs, so the stale names are
+// planted exactly.
+TEST_CASE("a writer with the pid of a killed one is not blocked by its temporaries") {
   for (auto [kind, file] : {std::pair<std::string, std::string>{"datg", "m.datg"}, {"bpcells", "m"},
                             {"datadings", "d.msgpack"}}) {
     CAPTURE(kind);

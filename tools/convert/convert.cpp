@@ -8,7 +8,11 @@
 // writes in place instead; each plugin writes its files atomically.
 #include "tool.hpp"
 
+#include <stowage/plugin_util.hpp>  // FileSetCommit: several output files published as one
+
+#include <fcntl.h>  // AT_FDCWD
 #include <signal.h>
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -602,6 +606,9 @@ class StagingArea {
     parent_ = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
     fs::create_directories(parent_);
     name_ = destination.filename().string();
+    // A conversion killed while publishing several files left a journal
+    // whose temporaries are in its staging directory: finish it first.
+    stowage::sdk::complete_file_set_commit(destination_.string());
     clean_stale_temporaries(parent_, name_);
     dir_ = parent_ / (kTempPrefix + std::to_string(::getpid()) + "." + name_);
     fs::create_directories(dir_);
@@ -612,29 +619,47 @@ class StagingArea {
   }
   fs::path target() const { return dir_ / name_; }
 
-  // Moves every file the format wrote (a dataset may be several files, like
-  // datg's name files) over the destination; the old ones go last.
+  // Puts what the format wrote in place of the destination, so that a kill
+  // at any moment leaves the old destination or the new one. A single entry
+  // (a container directory, an .npy file) takes the destination's name in
+  // one rename, or one exchange with an existing destination, which then
+  // goes with the staging area. Several files (datg's matrix and name files,
+  // datadings' six) go as one journaled file set, which the format's next
+  // open -- or the next conversion to this destination -- finishes.
   uint64_t publish(bool overwrite) {
-    uint64_t bytes = 0;
     std::vector<fs::path> produced;
     for (const auto& e : fs::directory_iterator(dir_)) produced.push_back(e.path());
+    uint64_t bytes = 0;
     for (const auto& p : produced) {
-      fs::path final_path = parent_ / p.filename();
       std::error_code ec;
-      if (fs::exists(final_path, ec)) {
-        if (!overwrite) throw Error(ErrorCode::invalid_argument, final_path.string() + " exists; use --overwrite");
-        fs::path old = dir_ / (".old." + p.filename().string());
-        fs::rename(final_path, old);
-      }
-    }
-    for (const auto& p : produced) {
+      if (!overwrite && fs::exists(parent_ / p.filename(), ec))
+        throw Error(ErrorCode::invalid_argument, (parent_ / p.filename()).string() + " exists; use --overwrite");
       bytes += disk_bytes(p);
-      fs::rename(p, parent_ / p.filename());
     }
+    if (produced.size() == 1) {
+      publish_one(produced[0], parent_ / produced[0].filename());
+      return bytes;
+    }
+    stowage::sdk::FileSetCommit set(destination_.string());
+    for (const auto& p : produced) set.add(p.string(), (parent_ / p.filename()).string());
+    set.commit();
     return bytes;
   }
 
  private:
+  static void publish_one(const fs::path& made, const fs::path& final_path) {
+    std::error_code ec;
+    bool replacing = fs::exists(fs::symlink_status(final_path, ec));
+    if (replacing && ::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0)
+      return;  // the old destination is now in the staging area
+    if (replacing && fs::is_directory(final_path, ec)) {
+      // No exchange on this file system (NFS): a directory cannot be renamed
+      // over a non-empty one, so there is a moment without a destination.
+      fs::rename(final_path, made.parent_path() / (".old." + final_path.filename().string()));
+    }
+    fs::rename(made, final_path);  // over an existing file: atomic
+  }
+
   fs::path destination_, parent_, dir_;
   std::string name_;
 };

@@ -45,8 +45,7 @@ MatrixWriter::MatrixWriter(std::string dest, MatrixSpec spec)
       sdk::invalid(dest_ + ": exists and is not a BPCells matrix directory; refusing to replace it");
   }
   if (!parent_of(dest_).empty()) sdk::make_directories(parent_of(dest_));
-  temp_ = sdk::temp_path_for(dest_);
-  if (::mkdir(temp_.c_str(), 0755) != 0) sdk::io_fail(temp_, "cannot create directory", errno);
+  temp_ = sdk::create_temporary_directory_beside(dest_);
 
   const bool packed = spec_.version.packed;
   const bool packed_uint = packed && spec_.version.value == Element::uint32;

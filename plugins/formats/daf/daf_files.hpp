@@ -54,9 +54,7 @@ class Mapped {
 class TempFile {
  public:
   explicit TempFile(std::string final_path)
-      : final_(std::move(final_path)), temp_(sdk::temp_path_for(final_)) {
-    file_ = sdk::File(temp_, O_RDWR | O_CREAT | O_EXCL, 0644);
-  }
+      : final_(std::move(final_path)), file_(sdk::create_temporary_beside(final_, temp_, O_RDWR)) {}
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   ~TempFile() {

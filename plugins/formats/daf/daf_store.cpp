@@ -115,7 +115,9 @@ DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
   if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists)) {
     building_ = true;
     version_ = opts.version;
-    root_ = sdk::temp_path_for(final_path_);
+    if (size_t slash = final_path_.rfind('/'); slash != std::string::npos && slash > 0)
+      sdk::make_directories(final_path_.substr(0, slash));
+    root_ = sdk::create_temporary_directory_beside(final_path_);
     create_repository();
     return;
   }

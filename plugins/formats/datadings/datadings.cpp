@@ -25,6 +25,7 @@ class DatadingsStore : public sdk::Store {
  public:
   static int32_t identify(std::string_view path_view) {
     std::string path(path_view);
+    if (sdk::is_regular_file(sdk::commit_journal_for(path))) return 100;  // open() finishes it
     if (!sdk::is_regular_file(path)) return 0;
     datadings::DatasetPaths paths(path);
     if (sdk::is_regular_file(paths.offsets) || sdk::is_regular_file(paths.legacy_index))
@@ -35,6 +36,9 @@ class DatadingsStore : public sdk::Store {
   static std::unique_ptr<sdk::Store> open(std::string_view path_view, uint32_t mode,
                                           std::string_view /*options: none*/) {
     std::string path(path_view);
+    // A writer killed while renaming its six files into place: finish its
+    // commit, so this store sees its dataset whole.
+    sdk::complete_file_set_commit(path);
     auto store = std::make_unique<DatadingsStore>();
     bool write = mode == STOWAGE_MODE_TRUNCATE ||
                  (mode == STOWAGE_MODE_CREATE && !sdk::is_regular_file(path));

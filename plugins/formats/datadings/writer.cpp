@@ -167,21 +167,12 @@ void Writer::commit() {
   files.push_back(std::make_unique<AtomicFile>(paths_.md5));
   files.back()->write(md5_text);
 
-  // Renames cannot fail half-way in practice (same directory), but if one
-  // does, the files already renamed are removed: no dataset rather than a
-  // mix of two.
-  std::vector<std::string> published;
-  try {
-    data_->commit();
-    published.push_back(paths_.data);
-    for (auto& f : files) {
-      f->commit();
-      published.push_back(f->path());
-    }
-  } catch (...) {
-    for (const std::string& p : published) ::unlink(p.c_str());
-    throw;
-  }
+  // The six files change together: a journaled set of renames that the
+  // next opener finishes if this process dies half-way (plugin_util.hpp).
+  stowage::sdk::FileSetCommit set(paths_.data);
+  set.add(*data_);
+  for (auto& f : files) set.add(*f);
+  set.commit();
   // A legacy index left from a dataset we replaced would describe old data.
   ::unlink(paths_.legacy_index.c_str());
 }

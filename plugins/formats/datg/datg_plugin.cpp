@@ -161,6 +161,7 @@ class DatgStore : public sdk::Store {
  public:
   static int32_t identify(std::string_view path) {
     const datg::DatasetPaths paths(path);
+    if (sdk::is_regular_file(sdk::commit_journal_for(paths.matrix))) return 100;  // open() finishes it
     if (!sdk::is_regular_file(paths.matrix)) return 0;
     const int32_t named = ends_with(path, ".datg") ? 100 : 90;  // base name given: less sure
     return has_datg_magic(paths.matrix) ? named : 10;
@@ -169,6 +170,9 @@ class DatgStore : public sdk::Store {
   static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode,
                                           std::string_view options) {
     datg::DatasetPaths paths(path);
+    // A writer killed while renaming its four files into place: finish its
+    // commit, so this store sees its matrix whole.
+    sdk::complete_file_set_commit(paths.matrix);
     const bool exists = sdk::path_exists(paths.matrix);
     auto store = std::make_unique<DatgStore>(paths);
     store->max_pending_bytes_ = max_pending_bytes(options, paths.matrix);

@@ -15,9 +15,7 @@ namespace sdk = stowage::sdk;
 // ---- scratch file --------------------------------------------------------------------
 
 ScratchFile::ScratchFile(std::string path)
-    : path_(std::move(path)),
-      temp_(sdk::temp_path_for(path_)),
-      file_(temp_, O_RDWR | O_CREAT | O_EXCL, 0644) {}
+    : path_(std::move(path)), file_(sdk::create_temporary_beside(path_, temp_, O_RDWR)) {}
 
 ScratchFile::~ScratchFile() {
   if (!committed_) {
@@ -34,14 +32,10 @@ uint64_t ScratchFile::append(const void* data, size_t size) {
   return offset;
 }
 
-void ScratchFile::commit() {
+void ScratchFile::add_to(sdk::FileSetCommit& set) {
   file_.close();
-  committed_ = true;  // from here on the temp file is renamed or removed below
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(temp_.c_str());
-    sdk::io_fail(path_, "cannot rename temporary file into place", e);
-  }
+  committed_ = true;  // from here on the set renames the temporary
+  set.add(temp_, path_);
 }
 
 // ---- writer ---------------------------------------------------------------------------
@@ -234,10 +228,14 @@ void Writer::commit() {
   rows.write(rows_gz);
   cols.write(cols_gz);
   sums.write(checksums);
-  rows.commit();
-  cols.commit();
-  sums.commit();
-  file_->commit();
+  // The four files change together: a journaled set of renames that the
+  // next opener finishes if this process dies half-way (plugin_util.hpp).
+  sdk::FileSetCommit set(paths_.matrix);
+  set.add(rows);
+  set.add(cols);
+  set.add(sums);
+  file_->add_to(set);
+  set.commit();
 }
 
 }  // namespace datg

@@ -25,8 +25,8 @@
 namespace datg {
 
 // A temporary file beside `path` that can be appended to and read back, and
-// is renamed to `path` by commit() or removed if never committed (the
-// AtomicFile protocol, plus reading back what was written).
+// is renamed to `path` as part of a file set (add_to) or removed if never
+// committed (the AtomicFile protocol, plus reading back what was written).
 class ScratchFile {
  public:
   explicit ScratchFile(std::string path);
@@ -40,7 +40,8 @@ class ScratchFile {
   const stowage::sdk::File& file() const { return file_; }
   // SHA-256 of everything appended (valid while appends are the only writes).
   std::string sha256_hex() { return sha256_.hex(); }
-  void commit();
+  // Closes the file and hands its rename to `set`.
+  void add_to(stowage::sdk::FileSetCommit& set);
 
  private:
   std::string path_, temp_;

@@ -237,8 +237,7 @@ class NpyStore final : public sdk::Store {
   }
 
   void open_temp() {
-    temp_path_ = sdk::temp_path_for(path_);
-    temp_ = std::make_unique<sdk::File>(temp_path_, O_RDWR | O_CREAT | O_EXCL, 0644);
+    temp_ = std::make_unique<sdk::File>(sdk::create_temporary_beside(path_, temp_path_, O_RDWR));
   }
 
   // The first write into an existing file copies it to the temporary file,

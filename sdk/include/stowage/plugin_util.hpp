@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -162,6 +163,13 @@ class File {
       io_fail(path, "cannot open", e);
     }
   }
+  // Takes ownership of an open descriptor.
+  static File adopt(int fd, std::string path) {
+    File f;
+    f.fd_ = fd;
+    f.path_ = std::move(path);
+    return f;
+  }
   File(File&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
   File& operator=(File&& o) noexcept {
     if (this != &o) {
@@ -254,6 +262,35 @@ inline std::string temp_path_for(const std::string& path) {
          std::to_string(counter.fetch_add(1));
 }
 
+// Creates a new temporary file beside `path` (its name in `temp`), open
+// with `flags` | O_CREAT | O_EXCL. A name can be taken by a temporary that a
+// killed writer left behind and whose pid this process now has (a restarted
+// container starts pids at 1 again): then the next name is used.
+inline File create_temporary_beside(const std::string& path, std::string& temp, int flags = O_WRONLY) {
+  for (int attempt = 0;; ++attempt) {
+    temp = temp_path_for(path);
+    int fd = ::open(temp.c_str(), flags | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) return File::adopt(fd, temp);
+    int e = errno;
+    if (e == EINTR || (e == EEXIST && attempt < 10000)) continue;
+    if (e == ENOENT) fail(STOWAGE_NOT_FOUND, temp + ": no such directory");
+    io_fail(temp, "cannot create temporary file", e);
+  }
+}
+
+// Creates a new, empty temporary directory beside `path` and returns its
+// name; like create_temporary_beside, it skips names a killed writer left.
+inline std::string create_temporary_directory_beside(const std::string& path) {
+  for (int attempt = 0;; ++attempt) {
+    std::string temp = temp_path_for(path);
+    if (::mkdir(temp.c_str(), 0755) == 0) return temp;
+    int e = errno;
+    if (e == EINTR || (e == EEXIST && attempt < 10000)) continue;
+    if (e == ENOENT) fail(STOWAGE_NOT_FOUND, temp + ": no such directory");
+    io_fail(temp, "cannot create directory", e);
+  }
+}
+
 // Writes a file so that readers see either the old content or the new, never
 // a mix: the bytes go to a temporary file beside it, which is renamed over
 // the destination. With durable=true the data is fsync'ed first (slower;
@@ -261,9 +298,7 @@ inline std::string temp_path_for(const std::string& path) {
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path, bool durable = false)
-      : path_(std::move(path)), temp_(temp_path_for(path_)), durable_(durable) {
-    file_ = File(temp_, O_WRONLY | O_CREAT | O_EXCL, 0644);
-  }
+      : path_(std::move(path)), durable_(durable), file_(create_temporary_beside(path_, temp_)) {}
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile() {
@@ -276,8 +311,7 @@ class AtomicFile {
   void write(std::string_view s) { write(s.data(), s.size()); }
   // Publishes the file under its real name.
   void commit() {
-    if (durable_) file_.sync();
-    file_.close();
+    finish();
     if (::rename(temp_.c_str(), path_.c_str()) != 0) {
       int e = errno;
       ::unlink(temp_.c_str());
@@ -286,13 +320,137 @@ class AtomicFile {
     }
     committed_ = true;
   }
+  // Completes the temporary file without renaming it: FileSetCommit renames
+  // several such files together.
+  void finish() {
+    if (durable_) file_.sync();
+    file_.close();
+  }
+  // From here on the temporary is someone else's to rename (or, after a
+  // crash, a journal's); the destructor leaves it alone.
+  void release() { committed_ = true; }
   const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_; }
+  bool durable() const { return durable_; }
 
  private:
   std::string path_, temp_;
   bool durable_;
   bool committed_ = false;
   File file_;
+};
+
+// ---- several files replaced together ------------------------------------------
+//
+// A dataset stored as sibling files (datadings' six, datg's matrix and name
+// files) must change as a whole: a reader may never see new data with an old
+// index. POSIX renames one file at a time, so the renames are journaled:
+// every file is first complete under a temporary name; then a journal beside
+// the dataset's first file lists each temporary and its final name (the
+// journal appearing is the commit point); then the renames run and the
+// journal is deleted. A writer killed during the renames leaves the journal,
+// and the next one to open the dataset -- reader or writer -- finishes them
+// (complete_file_set_commit), so it sees the new dataset, never a mix.
+
+// The journal of the file set whose first file is `first_path`.
+inline std::string commit_journal_for(const std::string& first_path) {
+  size_t slash = first_path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : first_path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? first_path : first_path.substr(slash + 1);
+  return dir + "." + base + ".stowage-commit";
+}
+
+namespace detail {
+inline std::string directory_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+// A journal names files relative to its own directory.
+inline std::string relative_to(const std::string& dir, const std::string& path) {
+  if (!dir.empty() && path.compare(0, dir.size(), dir) == 0) return path.substr(dir.size());
+  if (dir.empty() && path.find('/') == std::string::npos) return path;
+  fail(STOWAGE_INVALID_ARGUMENT, path + ": a file set must live beside its journal in " + dir);
+}
+inline bool exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+// A journal's names stay below its directory: relative, no "..", no empty parts.
+inline bool is_plain_relative(const std::string& path) {
+  if (path.empty() || path[0] == '/') return false;
+  for (size_t at = 0; at <= path.size();) {
+    size_t end = std::min(path.find('/', at), path.size());
+    std::string_view part(path.data() + at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
+}  // namespace detail
+
+// Finishes the renames of a file-set commit that a killed writer left
+// half done; returns whether there was one. Cheap when there is none (one
+// failed lstat). Safe to run from several processes at once.
+inline bool complete_file_set_commit(const std::string& first_path) {
+  const std::string journal = commit_journal_for(first_path);
+  if (!detail::exists(journal)) return false;
+  const std::string dir = detail::directory_of(first_path);
+  std::string text;
+  try {
+    text = read_file(journal, 1u << 20);
+  } catch (const Error& e) {
+    if (e.code() == STOWAGE_NOT_FOUND) return false;  // another process finished first
+    throw;
+  }
+  // One rename per line: "<temporary>\t<final>", both relative to dir.
+  for (size_t at = 0; at < text.size();) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) corrupt(journal + ": commit journal does not end with a newline");
+    std::string line = text.substr(at, eol - at);
+    at = eol + 1;
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos || !detail::is_plain_relative(line.substr(0, tab)) ||
+        !detail::is_plain_relative(line.substr(tab + 1)))
+      corrupt(journal + ": malformed commit journal line '" + line + "'");
+    std::string temp = dir + line.substr(0, tab), final_path = dir + line.substr(tab + 1);
+    if (::rename(temp.c_str(), final_path.c_str()) != 0 && errno != ENOENT)  // ENOENT: renamed already
+      io_fail(final_path, "cannot finish an interrupted commit (journal " + journal + ")", errno);
+  }
+  if (::unlink(journal.c_str()) != 0 && errno != ENOENT) io_fail(journal, "cannot remove commit journal", errno);
+  return true;
+}
+
+// Publishes complete temporary files under their final names as one change
+// (see above). The first file names the journal; the files must share its
+// directory (temporaries may be in a subdirectory of it).
+class FileSetCommit {
+ public:
+  explicit FileSetCommit(std::string first_path, bool durable = false)
+      : first_(std::move(first_path)), durable_(durable) {}
+  // A finished temporary file to rename to final_path.
+  void add(const std::string& temp, const std::string& final_path) { renames_.push_back({temp, final_path}); }
+  void add(AtomicFile& file) {
+    file.finish();
+    file.release();
+    add(file.temp_path(), file.path());
+  }
+  void commit() {
+    const std::string dir = detail::directory_of(first_);
+    std::string journal_text;
+    for (const auto& [temp, final_path] : renames_)
+      journal_text += detail::relative_to(dir, temp) + "\t" + detail::relative_to(dir, final_path) + "\n";
+    {
+      AtomicFile journal(commit_journal_for(first_), durable_);
+      journal.write(journal_text);
+      journal.commit();  // the commit point
+    }
+    complete_file_set_commit(first_);
+  }
+
+ private:
+  std::string first_;
+  bool durable_;
+  std::vector<std::pair<std::string, std::string>> renames_;
 };
 
 inline void write_file_atomic(const std::string& path, const void* data, size_t n) {
