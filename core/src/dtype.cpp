@@ -63,6 +63,19 @@ std::vector<uint64_t> u64_list(const json& j, const char* key) {
   }
   return out;
 }
+// Strides and byte offsets are int64_t: a shape whose bytes could not be
+// addressed that way is refused here, once for every format (a zero
+// dimension beside huge ones would otherwise overflow the strides).
+void check_addressable(const std::vector<uint64_t>& dims, size_t element_size, const char* key) {
+  uint64_t bytes = element_size;
+  for (uint64_t d : dims) {
+    if (d == 0) continue;
+    if (d > static_cast<uint64_t>(INT64_MAX) / bytes)
+      throw Error(ErrorCode::corrupt, std::string("node description: \"") + key +
+                                          "\" describes more bytes than a 64-bit offset can address");
+    bytes *= d;
+  }
+}
 }  // namespace
 
 NodeInfo parse_node_info(const json& j) {
@@ -100,6 +113,8 @@ NodeInfo parse_node_info(const json& j) {
       throw Error(ErrorCode::corrupt, "node description: chunks and shape differ in rank");
     for (uint64_t& c : info.chunks)
       if (c == 0) c = 1;
+    check_addressable(info.shape, dtype_size(info.dtype), "shape");
+    check_addressable(info.chunks, dtype_size(info.dtype), "chunks");
   }
   if (info.kind == NodeKind::sparse && info.shape.size() != 2)
     throw Error(ErrorCode::corrupt, "node description: a sparse matrix needs a 2-D shape");

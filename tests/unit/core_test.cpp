@@ -33,6 +33,28 @@ TEST_CASE("node descriptions parse") {
                   stowage::Error);
 }
 
+// Found by fuzzing (tests/fuzz/reproducers/n5-zero-dimension.bundle): a zero
+// dimension beside dimensions whose product overflows 64 bits made the region
+// code's strides overflow. Any format's description is checked once, here.
+TEST_CASE("an array whose bytes a 64-bit offset cannot address is CORRUPT") {
+  auto parse = [](const char* text) { return stowage::parse_node_info(stowage::json::parse(text)); };
+  for (const char* bad : {R"({"kind":"array","dtype":"uint8","shape":[800000000000000002,400000000000,0]})",
+                          R"({"kind":"array","dtype":"float64","shape":[2305843009213693952]})",
+                          R"({"kind":"array","dtype":"uint8","shape":[0,4],"chunks":[4294967296,4294967296]})"}) {
+    CAPTURE(bad);
+    try {
+      parse(bad);
+      FAIL("accepted");
+    } catch (const stowage::Error& e) {
+      CHECK(e.code() == stowage::ErrorCode::corrupt);
+      CHECK(std::string(e.what()).find("64-bit offset") != std::string::npos);
+    }
+  }
+  // The largest addressable ones, and empty arrays with ordinary dimensions, are fine.
+  CHECK(parse(R"({"kind":"array","dtype":"float64","shape":[1152921504606846975]})").shape.size() == 1);
+  CHECK(parse(R"({"kind":"array","dtype":"uint8","shape":[0,1000000000000]})").shape[0] == 0);
+}
+
 TEST_CASE("dataset specs split at ::") {
   CHECK(stowage::split_dataset_spec("a.n5::raw/s0") == std::make_pair(std::string("a.n5"), std::string("raw/s0")));
   CHECK(stowage::split_dataset_spec("x.datg") == std::make_pair(std::string("x.datg"), std::string()));
