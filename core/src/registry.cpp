@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <list>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -107,6 +108,22 @@ std::string dlopen_error(const std::string& path, const std::string& fallback) {
   return why ? why : fallback;
 }
 
+// Plugins are never unloaded (DESIGN.md): every library loaded stays in a
+// process-wide list that is never destroyed, so the handles stay owned (a
+// leak checker sees them reachable) and no dlclose runs at exit while a
+// plugin may be in use. std::list: the handles never move. nullptr and `ec`
+// set if the loader refuses the file.
+boost::dll::shared_library* load_for_good(const std::string& path, boost::dll::fs::error_code& ec) {
+  static std::mutex mutex;
+  static auto* libraries = new std::list<boost::dll::shared_library>();
+  std::lock_guard<std::mutex> lock(mutex);
+  boost::dll::shared_library& lib = libraries->emplace_back();
+  lib.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  if (!ec) return &lib;
+  libraries->pop_back();
+  return nullptr;
+}
+
 std::string kind_of_descriptor(const std::string& file_kind) {
   return file_kind == "codec" ? STOWAGE_KIND_CODEC : STOWAGE_KIND_FORMAT;
 }
@@ -185,14 +202,9 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     info.reason = std::move(reason);
     return nullptr;
   };
-  // Never unloaded: the library object is deliberately leaked.
-  auto* lib = new boost::dll::shared_library();
   boost::dll::fs::error_code ec;
-  lib->load(info.path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
-  if (ec) {
-    delete lib;
-    return failed("cannot load: " + dlopen_error(info.path, ec.message()));
-  }
+  boost::dll::shared_library* lib = load_for_good(info.path, ec);
+  if (!lib) return failed("cannot load: " + dlopen_error(info.path, ec.message()));
   if (!lib->has(STOWAGE_PLUGIN_ENTRY_SYMBOL))
     return failed("not a stowage plugin: no '" STOWAGE_PLUGIN_ENTRY_SYMBOL "' symbol");
   auto entry = lib->get<const stowage_plugin*(const stowage_host*)>(STOWAGE_PLUGIN_ENTRY_SYMBOL);
