@@ -348,6 +348,54 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
   });
 }
 
+bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_count,
+                           const std::function<void(uint64_t)>& done) const {
+  const NodeInfo& to = dst.info_;
+  if (info_.shape != to.shape || info_.dtype != to.dtype || info_.chunks != to.chunks) return false;
+  if (part_count == 0 || part_index >= part_count)
+    throw Error(ErrorCode::invalid_argument, "copy_chunks_to: part " + std::to_string(part_index) + " of " +
+                                                 std::to_string(part_count));
+  const size_t esize = dtype_size(info_.dtype), cap = static_cast<size_t>(nominal_chunk_bytes(info_));
+  const bool same_layout = info_.big_endian == to.big_endian && info_.fortran_order == to.fortran_order;
+  const bool same_fill = info_.fill_value == to.fill_value;
+  ChunkRange all;
+  all.first.assign(info_.shape.size(), 0);
+  all.count = chunk_grid();
+  const size_t total = all.size(), mine = (total + part_count - 1 - part_index) / part_count;
+  std::shared_lock<std::shared_mutex> read_lock(store_->mutex, std::defer_lock);
+  std::shared_lock<std::shared_mutex> write_lock(dst.store_->mutex, std::defer_lock);
+  read_lock.lock();
+  if (dst.store_ != store_) write_lock.lock();
+  detail::parallel_for(store_->registry->threads(), mine, [&](size_t k) {
+    std::vector<uint64_t> idx = all.at(part_index + k * part_count), stored;
+    std::vector<uint64_t> extent = clipped_extent(info_, idx);
+    const uint64_t bytes = product(extent) * esize;
+    // Two chunk-sized buffers per thread: as read, and converted for dst.
+    std::vector<char>& buf = scratch(2 * cap);
+    char *in = buf.data(), *out = buf.data() + cap;
+    bool present = read_one_chunk(*store_, node_, info_, idx, in, cap, stored);
+    if (present && same_layout && stored == extent) {
+      write_one_chunk(*dst.store_, dst.node_, to, idx, in);  // the common case: as it is
+    } else if (present || !same_fill) {
+      // Convert the stored chunk (padded, cropped, other byte or element
+      // order) into dst's layout of the clipped extent; fill what it lacks.
+      detail::fill_elements(out, product(extent), to.dtype, info_.fill_value, to.big_endian);
+      if (present) {
+        std::vector<uint64_t> origin = chunk_origin(info_, idx);
+        Overlap keep = overlap(info_, idx, stored, origin, extent);
+        std::vector<int64_t> from_strides = strides_of(stored, info_.fortran_order);
+        std::vector<int64_t> to_strides = strides_of(extent, to.fortran_order);
+        if (!keep.empty)
+          copy_strided(in, from_strides.data(), out, to_strides.data(), keep.size.data(), keep.size.size(), esize,
+                       {info_.big_endian != to.big_endian, false});
+      }
+      write_one_chunk(*dst.store_, dst.node_, to, idx, out);
+    }
+    if (done) done(bytes);
+  });
+  return true;
+}
+
 std::vector<uint64_t> Array::chunk_grid() const {
   std::vector<uint64_t> g;
   for (size_t d = 0; d < info_.shape.size(); ++d)

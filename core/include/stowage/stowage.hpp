@@ -282,6 +282,16 @@ class Array {
   std::vector<uint64_t> chunk_grid() const;
   // Whether a chunk exists (reads it; false if MISSING).
   bool chunk_exists(const std::vector<uint64_t>& chunk_index) const;
+  // Copies this array into `dst`, chunk by chunk, when both have the same
+  // shape, dtype and chunk shape: each chunk is decoded and re-encoded
+  // without a pass through a region buffer (byte order and element order
+  // are converted in the chunk where they differ). Chunks run in parallel;
+  // with part_count > 1 only those whose flat index % part_count is
+  // part_index. `done` (if set) is called after each chunk with its bytes,
+  // from the worker threads; an exception it throws stops the copy. Returns
+  // false, copying nothing, when the shapes, dtypes or chunk shapes differ.
+  bool copy_chunks_to(const Array& dst, uint64_t part_index = 0, uint64_t part_count = 1,
+                      const std::function<void(uint64_t bytes)>& done = {}) const;
 
  private:
   friend class Store;
