@@ -10,9 +10,7 @@
 
 #include <stowage/plugin_util.hpp>  // FileSetCommit: several output files published as one
 
-#include <fcntl.h>  // AT_FDCWD
 #include <signal.h>
-#include <stdio.h>  // renameat2, RENAME_EXCHANGE
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -662,16 +660,9 @@ class StagingArea {
 
  private:
   static void publish_one(const fs::path& made, const fs::path& final_path) {
+    std::string old = stowage::sdk::replace_atomically(made.string(), final_path.string());
     std::error_code ec;
-    bool replacing = fs::exists(fs::symlink_status(final_path, ec));
-    if (replacing && ::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0)
-      return;  // the old destination is now in the staging area
-    if (replacing && fs::is_directory(final_path, ec)) {
-      // No exchange on this file system (NFS): a directory cannot be renamed
-      // over a non-empty one, so there is a moment without a destination.
-      fs::rename(final_path, made.parent_path() / (".old." + final_path.filename().string()));
-    }
-    fs::rename(made, final_path);  // over an existing file: atomic
+    if (!old.empty()) fs::remove_all(old, ec);  // usually in the staging area, which goes anyway
   }
 
   fs::path destination_, parent_, dir_;

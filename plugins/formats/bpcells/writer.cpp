@@ -2,8 +2,6 @@
 
 #include "reader.hpp"  // looks_like_matrix_dir
 
-#include <fcntl.h>  // AT_FDCWD
-#include <stdio.h>  // renameat2, RENAME_EXCHANGE
 
 #include <algorithm>
 #include <cerrno>
@@ -204,32 +202,11 @@ void MatrixWriter::commit() {
   publish();
 }
 
-// Renames the finished directory over the destination. An older matrix there
-// is swapped with the new one in one step (RENAME_EXCHANGE), so a crash
-// leaves one of the two under the destination name, never none; the old one,
-// now under the temporary name, is removed after. Filesystems without the
-// exchange get the old way: move the old matrix aside, then rename.
+// Renames the finished directory over the destination: a crash leaves the
+// old matrix or the new one under that name, never none
+// (sdk::replace_atomically); the old one is removed after.
 void MatrixWriter::publish() {
-  if (sdk::path_exists(dest_)) {
-    if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, dest_.c_str(), RENAME_EXCHANGE) == 0) {
-      committed_ = true;
-      std::error_code ec;
-      fs::remove_all(temp_, ec);
-      return;
-    }
-    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-      sdk::io_fail(dest_, "cannot swap the finished matrix into place", errno);
-  }
-  std::string old;
-  if (sdk::path_exists(dest_)) {
-    old = sdk::temp_path_for(dest_) + ".old";
-    if (::rename(dest_.c_str(), old.c_str()) != 0) sdk::io_fail(dest_, "cannot move the old matrix aside", errno);
-  }
-  if (::rename(temp_.c_str(), dest_.c_str()) != 0) {
-    int e = errno;
-    if (!old.empty()) ::rename(old.c_str(), dest_.c_str());  // put the old one back
-    sdk::io_fail(dest_, "cannot rename the finished matrix into place", e);
-  }
+  std::string old = sdk::replace_atomically(temp_, dest_);
   committed_ = true;
   if (!old.empty()) {
     std::error_code ec;

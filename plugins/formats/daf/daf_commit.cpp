@@ -5,8 +5,6 @@
 
 #include "daf_text.hpp"
 
-#include <fcntl.h>  // AT_FDCWD
-#include <stdio.h>  // renameat2, RENAME_EXCHANGE
 
 #include <algorithm>
 #include <cerrno>
@@ -204,31 +202,11 @@ void DafStore::rebuild_metadata() {
   sdk::write_file_atomic(file, out + "}");
 }
 
-// Swaps the repository built in a temp directory into place. An existing one
-// is exchanged with it in one step (RENAME_EXCHANGE), so a crash leaves the
-// old or the new repository under the final name, never none; filesystems
-// without the exchange get the old way (move aside, rename, remove).
+// Swaps the repository built in a temp directory into place: a crash leaves
+// the old or the new repository under the final name, never none
+// (sdk::replace_atomically).
 void DafStore::publish_built_repository() {
-  if (sdk::path_exists(final_path_)) {
-    if (::renameat2(AT_FDCWD, root_.c_str(), AT_FDCWD, final_path_.c_str(), RENAME_EXCHANGE) == 0) {
-      const std::string old = root_;  // now holds the previous repository
-      building_ = false;
-      root_ = final_path_;
-      return remove_tree(old);
-    }
-    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-      sdk::io_fail(final_path_, "cannot swap the new repository into place", errno);
-  }
-  std::string old;
-  if (sdk::path_exists(final_path_)) {
-    old = sdk::temp_path_for(final_path_) + ".old";
-    if (::rename(final_path_.c_str(), old.c_str()) != 0) sdk::io_fail(final_path_, "cannot move the old repository aside", errno);
-  }
-  if (::rename(root_.c_str(), final_path_.c_str()) != 0) {
-    int e = errno;
-    if (!old.empty()) (void)::rename(old.c_str(), final_path_.c_str());
-    sdk::io_fail(final_path_, "cannot move the new repository into place", e);
-  }
+  std::string old = sdk::replace_atomically(root_, final_path_);
   building_ = false;
   root_ = final_path_;
   if (!old.empty()) remove_tree(old);

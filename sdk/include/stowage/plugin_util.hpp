@@ -9,6 +9,7 @@
 #include <stowage/plugin.hpp>
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -331,7 +332,6 @@ class AtomicFile {
   void release() { committed_ = true; }
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_; }
-  bool durable() const { return durable_; }
 
  private:
   std::string path_, temp_;
@@ -339,6 +339,32 @@ class AtomicFile {
   bool committed_ = false;
   File file_;
 };
+
+// Puts a finished file or directory `made` at `final_path` so that a crash
+// leaves the old entry or the new one under that name, never neither: a
+// plain rename when nothing is there or over a file, else one exchange
+// (renameat2 RENAME_EXCHANGE). File systems without the exchange (NFS) get
+// the old entry moved aside first, a moment with neither. Returns where the
+// old entry now is, for the caller to remove ("" when there was none).
+inline std::string replace_atomically(const std::string& made, const std::string& final_path) {
+  struct stat st;
+  const bool exists = ::lstat(final_path.c_str(), &st) == 0;
+  if (!exists || !S_ISDIR(st.st_mode)) {  // over a file, rename alone is atomic
+    if (::rename(made.c_str(), final_path.c_str()) != 0) io_fail(final_path, "cannot rename into place", errno);
+    return "";
+  }
+  if (::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0) return made;
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    io_fail(final_path, "cannot exchange the old version with the new one", errno);
+  std::string old = temp_path_for(final_path) + ".old";
+  if (::rename(final_path.c_str(), old.c_str()) != 0) io_fail(final_path, "cannot move the old version aside", errno);
+  if (::rename(made.c_str(), final_path.c_str()) != 0) {
+    int e = errno;
+    (void)::rename(old.c_str(), final_path.c_str());  // put the old one back
+    io_fail(final_path, "cannot rename the new version into place", e);
+  }
+  return old;
+}
 
 // ---- several files replaced together ------------------------------------------
 //
@@ -388,13 +414,27 @@ inline bool is_plain_relative(const std::string& path) {
 }
 }  // namespace detail
 
+namespace detail {
+using Renames = std::vector<std::pair<std::string, std::string>>;  // temporary, final; relative
+
+// Runs a journal's renames (a temporary already gone was renamed before)
+// and removes the journal.
+inline void apply_renames(const std::string& dir, const Renames& renames, const std::string& journal) {
+  for (const auto& [temp, final_name] : renames) {
+    std::string from = dir + temp, to = dir + final_name;
+    if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
+      io_fail(to, "cannot finish the commit of journal " + journal, errno);
+  }
+  if (::unlink(journal.c_str()) != 0 && errno != ENOENT) io_fail(journal, "cannot remove commit journal", errno);
+}
+}  // namespace detail
+
 // Finishes the renames of a file-set commit that a killed writer left
 // half done; returns whether there was one. Cheap when there is none (one
 // failed lstat). Safe to run from several processes at once.
 inline bool complete_file_set_commit(const std::string& first_path) {
   const std::string journal = commit_journal_for(first_path);
   if (!detail::exists(journal)) return false;
-  const std::string dir = detail::directory_of(first_path);
   std::string text;
   try {
     text = read_file(journal, 1u << 20);
@@ -402,7 +442,8 @@ inline bool complete_file_set_commit(const std::string& first_path) {
     if (e.code() == STOWAGE_NOT_FOUND) return false;  // another process finished first
     throw;
   }
-  // One rename per line: "<temporary>\t<final>", both relative to dir.
+  // One rename per line: "<temporary>\t<final>", both relative to the journal's directory.
+  detail::Renames renames;
   for (size_t at = 0; at < text.size();) {
     size_t eol = text.find('\n', at);
     if (eol == std::string::npos) corrupt(journal + ": commit journal does not end with a newline");
@@ -412,11 +453,9 @@ inline bool complete_file_set_commit(const std::string& first_path) {
     if (tab == std::string::npos || !detail::is_plain_relative(line.substr(0, tab)) ||
         !detail::is_plain_relative(line.substr(tab + 1)))
       corrupt(journal + ": malformed commit journal line '" + line + "'");
-    std::string temp = dir + line.substr(0, tab), final_path = dir + line.substr(tab + 1);
-    if (::rename(temp.c_str(), final_path.c_str()) != 0 && errno != ENOENT)  // ENOENT: renamed already
-      io_fail(final_path, "cannot finish an interrupted commit (journal " + journal + ")", errno);
+    renames.emplace_back(line.substr(0, tab), line.substr(tab + 1));
   }
-  if (::unlink(journal.c_str()) != 0 && errno != ENOENT) io_fail(journal, "cannot remove commit journal", errno);
+  detail::apply_renames(detail::directory_of(first_path), renames, journal);
   return true;
 }
 
@@ -435,16 +474,17 @@ class FileSetCommit {
     add(file.temp_path(), file.path());
   }
   void commit() {
-    const std::string dir = detail::directory_of(first_);
+    const std::string dir = detail::directory_of(first_), journal = commit_journal_for(first_);
+    detail::Renames relative;
     std::string journal_text;
-    for (const auto& [temp, final_path] : renames_)
-      journal_text += detail::relative_to(dir, temp) + "\t" + detail::relative_to(dir, final_path) + "\n";
-    {
-      AtomicFile journal(commit_journal_for(first_), durable_);
-      journal.write(journal_text);
-      journal.commit();  // the commit point
+    for (const auto& [temp, final_path] : renames_) {
+      relative.emplace_back(detail::relative_to(dir, temp), detail::relative_to(dir, final_path));
+      journal_text += relative.back().first + "\t" + relative.back().second + "\n";
     }
-    complete_file_set_commit(first_);
+    AtomicFile file(journal, durable_);
+    file.write(journal_text);
+    file.commit();  // the commit point
+    detail::apply_renames(dir, relative, journal);
   }
 
  private:
