@@ -182,19 +182,8 @@ void fill_typed(void* dst, size_t count, double value, bool swap) {
 
 void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian) {
   bool swap = big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
-  switch (dtype) {
-    case DType::boolean: return fill_typed<uint8_t>(dst, count, value != 0, false);
-    case DType::int8: return fill_typed<int8_t>(dst, count, value, false);
-    case DType::uint8: return fill_typed<uint8_t>(dst, count, value, false);
-    case DType::int16: return fill_typed<int16_t>(dst, count, value, swap);
-    case DType::uint16: return fill_typed<uint16_t>(dst, count, value, swap);
-    case DType::int32: return fill_typed<int32_t>(dst, count, value, swap);
-    case DType::uint32: return fill_typed<uint32_t>(dst, count, value, swap);
-    case DType::int64: return fill_typed<int64_t>(dst, count, value, swap);
-    case DType::uint64: return fill_typed<uint64_t>(dst, count, value, swap);
-    case DType::float32: return fill_typed<float>(dst, count, value, swap);
-    case DType::float64: return fill_typed<double>(dst, count, value, swap);
-  }
+  if (dtype == DType::boolean) value = value != 0;
+  visit_dtype(dtype, [&](auto tag) { fill_typed<decltype(tag)>(dst, count, value, swap && sizeof(tag) > 1); });
 }
 
 }  // namespace stowage::detail

@@ -135,40 +135,21 @@ class Progress {
 
 // ---- element casts ----------------------------------------------------------------
 
-template <class To>
-void cast_from(DType from, const void* in, To* out, size_t n) {
-  auto go = [&](auto tag) {
-    using From = decltype(tag);
-    const From* p = static_cast<const From*>(in);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<To>(p[i]);
-  };
-  switch (from) {
-    case DType::boolean: case DType::uint8: return go(uint8_t{});
-    case DType::int8: return go(int8_t{});
-    case DType::int16: return go(int16_t{});
-    case DType::uint16: return go(uint16_t{});
-    case DType::int32: return go(int32_t{});
-    case DType::uint32: return go(uint32_t{});
-    case DType::int64: return go(int64_t{});
-    case DType::uint64: return go(uint64_t{});
-    case DType::float32: return go(float{});
-    case DType::float64: return go(double{});
-  }
-}
-
+// Converts n elements of type `from` at `in` to type `to` at `out`, as C++
+// converts them; to bool, any non-zero value is true.
 void cast_elements(DType from, DType to, const void* in, void* out, size_t n) {
-  switch (to) {
-    case DType::boolean: case DType::uint8: return cast_from(from, in, static_cast<uint8_t*>(out), n);
-    case DType::int8: return cast_from(from, in, static_cast<int8_t*>(out), n);
-    case DType::int16: return cast_from(from, in, static_cast<int16_t*>(out), n);
-    case DType::uint16: return cast_from(from, in, static_cast<uint16_t*>(out), n);
-    case DType::int32: return cast_from(from, in, static_cast<int32_t*>(out), n);
-    case DType::uint32: return cast_from(from, in, static_cast<uint32_t*>(out), n);
-    case DType::int64: return cast_from(from, in, static_cast<int64_t*>(out), n);
-    case DType::uint64: return cast_from(from, in, static_cast<uint64_t*>(out), n);
-    case DType::float32: return cast_from(from, in, static_cast<float*>(out), n);
-    case DType::float64: return cast_from(from, in, static_cast<double*>(out), n);
-  }
+  stowage::visit_dtype(to, [&](auto to_tag) {
+    using To = decltype(to_tag);
+    stowage::visit_dtype(from, [&](auto from_tag) {
+      using From = decltype(from_tag);
+      const From* p = static_cast<const From*>(in);
+      To* q = static_cast<To*>(out);
+      if (to == DType::boolean)
+        for (size_t i = 0; i < n; ++i) q[i] = p[i] != From(0);
+      else
+        for (size_t i = 0; i < n; ++i) q[i] = static_cast<To>(p[i]);
+    });
+  });
 }
 
 // ---- the conversion ------------------------------------------------------------------

@@ -68,6 +68,24 @@ enum class DType : uint8_t {
 };
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);  // "bool", "int8", ..., "float64"
+// Calls f(T{}) with the C++ element type of t (uint8_t for boolean): one
+// switch for every loop that must be written per element type.
+template <class F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::boolean: case DType::uint8: return f(uint8_t{});
+    case DType::int8: return f(int8_t{});
+    case DType::int16: return f(int16_t{});
+    case DType::uint16: return f(uint16_t{});
+    case DType::int32: return f(int32_t{});
+    case DType::uint32: return f(uint32_t{});
+    case DType::int64: return f(int64_t{});
+    case DType::uint64: return f(uint64_t{});
+    case DType::float32: return f(float{});
+    case DType::float64: break;
+  }
+  return f(double{});
+}
 DType parse_dtype(std::string_view name);  // throws invalid_argument
 bool dtype_is_float(DType t);
 bool dtype_is_signed(DType t);
