@@ -597,7 +597,7 @@ struct Scratch {
 };
 
 struct N5Case : Scratch {
-  N5Chunks n5{tmp / "n5"};
+  N5Chunks n5{tmp / "n5", {}, {}, {}, {}, {}, {}, 0};
   Subject s = n5.subject(logs);
 };
 

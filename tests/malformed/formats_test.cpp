@@ -61,12 +61,6 @@ void traversal(const std::string& format, const fs::path& dataset) {
   }
 }
 
-std::string le64(uint64_t v) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[i] = char(v >> (8 * i));
-  return s;
-}
-
 }  // namespace
 
 // ---- npy ----------------------------------------------------------------------
