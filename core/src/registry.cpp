@@ -225,7 +225,7 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     return failed("id mismatch: file name says '" + info.id + "', descriptor says '" + id + "'");
   if (!d->vtable) return failed("descriptor has no vtable");
   uint32_t vt_size = *static_cast<const uint32_t*>(d->vtable);
-  size_t want = info.kind == "codec" ? sizeof(stowage_codec_vtable) : sizeof(stowage_format_vtable);
+  size_t want = info.kind == "codec" ? sizeof(stowage_codec_vtable) : STOWAGE_FORMAT_VTABLE_V1_SIZE;
   if (vt_size < want)
     return failed("vtable too small (" + std::to_string(vt_size) + " bytes, need " +
                   std::to_string(want) + ")");

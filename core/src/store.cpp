@@ -327,6 +327,28 @@ bool Records::contains(std::string_view key) const {
   return present != 0;
 }
 
+std::vector<bool> Records::contains(const std::vector<std::string_view>& keys) const {
+  Store::State& st = live(store_);
+  std::vector<bool> result(keys.size());
+  bool batched = st.vt->struct_size >= offsetof(stowage_format_vtable, contains_keys) + sizeof(void*) &&
+                 st.vt->contains_keys;
+  if (!batched) {
+    for (size_t i = 0; i < keys.size(); ++i) result[i] = contains(keys[i]);
+    return result;
+  }
+  std::vector<const char*> data(keys.size());
+  std::vector<uint64_t> sizes(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) data[i] = keys[i].data(), sizes[i] = keys[i].size();
+  std::vector<uint8_t> present(keys.size());
+  detail::CallError err;
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->contains_keys(st.handle, node_.data(), node_.size(), keys.size(), data.data(), sizes.data(),
+                                present.data(), &err),
+           err);
+  for (size_t i = 0; i < keys.size(); ++i) result[i] = present[i] != 0;
+  return result;
+}
+
 void Records::append(const std::vector<std::string>& records) const {
   Store::State& st = live(store_);
   std::vector<const void*> data;

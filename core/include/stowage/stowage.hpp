@@ -357,6 +357,8 @@ class Records {
   std::string key(uint64_t index) const;
   std::optional<uint64_t> find(std::string_view key) const;
   bool contains(std::string_view key) const;
+  // contains() of each key, in one call to the plugin (faster for many).
+  std::vector<bool> contains(const std::vector<std::string_view>& keys) const;
   void append(const std::vector<std::string>& records) const;
 
  private:

@@ -106,6 +106,13 @@ class DatadingsStore : public sdk::Store {
     return writer_ ? writer_->find(key).has_value() : reader_->contains(key);
   }
 
+  void contains_keys(std::string_view node, uint64_t count, const char* const* keys,
+                     const uint64_t* key_sizes, uint8_t* present) override {
+    if (writer_) return sdk::Store::contains_keys(node, count, keys, key_sizes, present);
+    root(node);
+    reader_->contains(count, keys, key_sizes, present);
+  }
+
   void append_records(std::string_view node, uint64_t count, const void* const* records,
                       const uint64_t* sizes) override {
     root(node);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,40 +28,47 @@ struct DatasetPaths {
 
 std::string base_name(const std::string& path);
 
-// Salted key hash -> sample index, an open-addressing table over the hashes
-// themselves (they are already uniformly distributed).
+// std::call_once with a lock-free fast path once done: libstdc++'s
+// call_once sets two thread-locals and calls pthread_once every time, a
+// tenth of a 200 ns `contains`. A load that throws is tried again next time.
+class Once {
+ public:
+  template <class Load>
+  void operator()(Load&& load) {
+    if (done_.load(std::memory_order_acquire)) return;
+    std::call_once(flag_, [&] {
+      load();
+      done_.store(true, std::memory_order_release);
+    });
+  }
+
+ private:
+  std::once_flag flag_;
+  std::atomic<bool> done_{false};
+};
+
+// Salted key hash -> sample index: datadings' lookup through .key_hashes.
 class HashIndex {
  public:
   HashIndex(const uint8_t salt[8], std::vector<uint64_t> hashes);
   // The index of the sample whose key hashes like `key` (datadings does not
   // compare the key itself: a 64-bit collision with an absent key is an
   // accepted risk).
-  std::optional<uint64_t> find(std::string_view key) const;
-  std::optional<uint64_t> find_hash(uint64_t hash) const;
-  // find(key).has_value(), touching only the slot hashes.
-  bool contains(std::string_view key) const { return slot_of(hasher_(key)) != no_slot; }
+  std::optional<uint64_t> find(std::string_view key) const { return table_.find(hasher_(key)); }
+  std::optional<uint64_t> find_hash(uint64_t hash) const { return table_.find(hash); }
   uint64_t hash(std::string_view key) const { return hasher_(key); }
   const uint8_t* salt() const { return hasher_.salt(); }
   const std::vector<uint64_t>& hashes() const { return hashes_; }
   // Index of a second sample with the same hash as an earlier one, if any.
-  std::optional<uint64_t> first_duplicate() const { return duplicate_; }
+  std::optional<uint64_t> first_duplicate() const { return table_.first_duplicate(); }
 
   // datadings' salt search: salt 0, 1, 2, ... until no two keys collide.
   static HashIndex for_keys(const KeyList& keys);
 
  private:
-  static constexpr uint64_t no_slot = UINT64_MAX;
-  static constexpr uint64_t zero_slot = UINT64_MAX - 1;  // the key whose hash is 0
-  // The slot holding hash h, no_slot if absent.
-  uint64_t slot_of(uint64_t h) const;
   KeyHasher hasher_;
-  std::vector<uint64_t> hashes_;      // in sample order
-  // Linear probing; a slot's hash 0 means empty (a real hash 0 is kept aside).
-  std::vector<uint64_t> slot_hash_;
-  std::vector<uint32_t> slot_index_;
-  std::optional<uint32_t> zero_hash_index_;
-  uint64_t mask_ = 0;
-  std::optional<uint64_t> duplicate_;
+  std::vector<uint64_t> hashes_;  // in sample order
+  FingerprintTable table_;
 };
 
 // Read access. Opening checks that the data file and an index exist, as
@@ -77,8 +85,11 @@ class Reader {
   void read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
   std::string_view key(uint64_t index);
   std::optional<uint64_t> find(std::string_view key);
-  // The Bloom filter's answer first, then the hash table (as datadings).
+  // The Bloom filter's answer first, then a table of the keys (as
+  // datadings), both from one BLAKE2s digest of the key: see contains().
   bool contains(std::string_view key);
+  // present[i] = contains(keys[i]), pipelined over the keys.
+  void contains(uint64_t count, const char* const* keys, const uint64_t* sizes, uint8_t* present);
   // The Bloom filter alone; nullopt when the dataset has no filter.
   std::optional<bool> filter_maybe(std::string_view key);
   const HashIndex& hash_index();
@@ -90,12 +101,14 @@ class Reader {
   const std::vector<uint64_t>& offsets();
   const KeyList& keys();
   const BloomFilter* filter();
+  const FingerprintTable& presence();
   void load_count();
   void load_offsets();
   void load_keys();
   void load_legacy_index();
   void load_hashes();
   void load_filter();
+  void load_presence();
   void check_offsets(const std::string& source);
   [[noreturn]] void bad_sample(uint64_t index, const std::string& what);
 
@@ -104,12 +117,13 @@ class Reader {
   uint64_t data_size_ = 0;
   bool legacy_ = false;
 
-  std::once_flag count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_;
+  Once count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_, presence_once_;
   uint64_t count_ = 0;
   std::vector<uint64_t> offsets_;
   KeyList keys_;
   std::unique_ptr<HashIndex> hashes_;
   std::unique_ptr<BloomFilter> filter_;
+  std::unique_ptr<FingerprintTable> presence_;
 };
 
 // Writes a new dataset. Samples go to a temporary data file; close()

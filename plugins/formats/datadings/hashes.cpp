@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 
 namespace datadings {
 
@@ -38,6 +39,15 @@ uint64_t KeyHasher::operator()(std::string_view key) const {
   blake_.digest(key, d);
   return load_be<uint64_t>(d);
 }
+
+KeyDigest key_digest(std::string_view key) {
+  static const Blake2s unsalted;
+  KeyDigest d;
+  unsalted.digest(key, d.bytes);
+  return d;
+}
+
+uint64_t presence_fingerprint(const KeyDigest& d) { return load_be<uint64_t>(d.bytes + 16); }
 
 void salt_for_attempt(unsigned attempt, uint8_t salt[8]) {
   uint8_t d[32];
@@ -101,55 +111,64 @@ BloomFilter BloomFilter::parse(std::string bytes, const std::string& path) {
 
 // Bit k is ((h1 + k*h2) mod 2^64) mod num_bits (simplebloom). Rather than
 // one 64-bit division per bit, the remainder is advanced by h2 mod num_bits,
-// minus 2^64 mod num_bits whenever the 64-bit sum wraps around.
+// minus 2^64 mod num_bits whenever the 64-bit sum wraps around. Whether it
+// wraps is a coin toss per bit, so the step is chosen by a mask, not a
+// branch the processor would mispredict half the time.
 class BloomFilter::Bits {
  public:
-  Bits(uint64_t h1, uint64_t h2, uint64_t m, uint64_t wrap)
-      : x_(h1), h2_(h2), m_(m), wrap_(wrap), bit_(h1 % m), step_(h2 % m) {}
+  Bits(uint64_t h1, uint64_t h2, const BloomFilter& f)
+      : x_(h1), h2_(h2), m_(f.num_bits_), bit_(f.mod(h1)), step_(f.mod(h2)),
+        wrapped_step_(add(step_, m_ - f.wrap_)) {}
   uint64_t next() {
     uint64_t bit = bit_;
     uint64_t x = x_ + h2_;
-    bool wrapped = x < x_;
+    uint64_t wrapped = -static_cast<uint64_t>(x < x_);  // all ones or zero
     x_ = x;
-    bit_ += step_;  // < 2m: num_bits is far below 2^63
-    if (bit_ >= m_) bit_ -= m_;
-    if (wrapped) bit_ = bit_ >= wrap_ ? bit_ - wrap_ : bit_ + m_ - wrap_;
+    bit_ = add(bit_, step_ ^ ((step_ ^ wrapped_step_) & wrapped));
     return bit;
   }
 
  private:
-  uint64_t x_, h2_, m_, wrap_, bit_, step_;
+  // (a + b) mod m for a, b < m (m is far below 2^63).
+  uint64_t add(uint64_t a, uint64_t b) const { return a + b >= m_ ? a + b - m_ : a + b; }
+  uint64_t x_, h2_, m_, bit_, step_, wrapped_step_;
 };
 
-BloomFilter::Bits BloomFilter::bits_of(std::string_view key) const {
-  uint8_t d[32];
-  blake_.digest(key, d);
-  return Bits(load_be<uint64_t>(d), load_be<uint64_t>(d + 8), num_bits_, wrap_);
+BloomFilter::Bits BloomFilter::bits_of(const KeyDigest& d) const {
+  return Bits(load_be<uint64_t>(d.bytes), load_be<uint64_t>(d.bytes + 8), *this);
 }
 
 void BloomFilter::add(std::string_view key) {
-  Bits bits = bits_of(key);
+  Bits bits = bits_of(key_digest(key));
   for (uint64_t k = 0; k < num_hashes_; ++k) {
     uint64_t bit = bits.next();
     bits_[bit >> 3] = static_cast<char>(bits_[bit >> 3] | (1u << (bit & 7)));
   }
 }
 
-bool BloomFilter::maybe_contains(std::string_view key) const {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(bits_.data());
-  Bits bits = bits_of(key);
+void BloomFilter::probe(const KeyDigest& digest, Probe& p) const {
   // The bits are scattered over the array: ask for a group of them from
   // memory at once rather than one cache miss after the other.
-  constexpr uint64_t group = 32;
-  uint64_t positions[group];
-  for (uint64_t done = 0; done < num_hashes_; done += group) {
-    uint64_t n = std::min(group, num_hashes_ - done);
-    for (uint64_t k = 0; k < n; ++k) {
-      positions[k] = bits.next();
-      __builtin_prefetch(bytes + (positions[k] >> 3));
-    }
-    for (uint64_t k = 0; k < n; ++k)
-      if (!(bytes[positions[k] >> 3] & (1u << (positions[k] & 7)))) return false;
+  const char* bytes = bits_.data();
+  Bits bits = bits_of(digest);
+  for (uint64_t k = 0; k < std::min(Probe::group, num_hashes_); ++k) {
+    p.positions[k] = bits.next();
+    __builtin_prefetch(bytes + (p.positions[k] >> 3));
+  }
+  p.digest = digest;
+}
+
+bool BloomFilter::test(const Probe& p) const {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(bits_.data());
+  auto is_set = [&](uint64_t bit) { return (bytes[bit >> 3] >> (bit & 7)) & 1; };
+  for (uint64_t k = 0; k < std::min(Probe::group, num_hashes_); ++k)
+    if (!is_set(p.positions[k])) return false;
+  if (num_hashes_ <= Probe::group) return true;
+  // Filters with a tiny p: the rest of the bits, one after the other.
+  Bits bits = bits_of(p.digest);
+  for (uint64_t k = 0; k < num_hashes_; ++k) {
+    uint64_t bit = bits.next();
+    if (k >= Probe::group && !is_set(bit)) return false;
   }
   return true;
 }
@@ -163,6 +182,50 @@ std::string BloomFilter::serialize() const {
   std::memcpy(&p_bits, &p_, 8);
   store_be<uint64_t>(out.data() + 24, p_bits);
   return out + bits_;
+}
+
+// ---- FingerprintTable ------------------------------------------------------------
+
+FingerprintTable::FingerprintTable(const std::vector<uint64_t>& fingerprints) {
+  if (fingerprints.size() >= UINT32_MAX) fail(STOWAGE_UNSUPPORTED, "more than 2^32-2 keys");
+  // At most 80% full: with 8-byte slots, probes rarely leave a cache line,
+  // and the table stays at 10 to 20 bytes a key.
+  uint64_t capacity = 16;
+  shift_ = 60;
+  while (capacity * 4 < fingerprints.size() * 5) capacity *= 2, --shift_;
+  multiplier_ = (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}()) | 1;
+  slot_fingerprint_.assign(capacity, 0);
+  slot_index_.assign(capacity, 0);
+  mask_ = capacity - 1;
+  for (uint64_t i = 0; i < fingerprints.size(); ++i) {
+    uint64_t f = fingerprints[i];
+    if (slot_of(f) != no_slot) {
+      if (!duplicate_) duplicate_ = i;
+      continue;
+    }
+    if (f == 0) {
+      zero_index_ = static_cast<uint32_t>(i);
+      continue;
+    }
+    uint64_t slot = home(f);
+    while (slot_fingerprint_[slot] != 0) slot = (slot + 1) & mask_;
+    slot_fingerprint_[slot] = f;
+    slot_index_[slot] = static_cast<uint32_t>(i);
+  }
+}
+
+uint64_t FingerprintTable::slot_of(uint64_t f) const {
+  if (f == 0) return zero_index_ ? zero_slot : no_slot;
+  for (uint64_t slot = home(f); slot_fingerprint_[slot] != 0; slot = (slot + 1) & mask_)
+    if (slot_fingerprint_[slot] == f) return slot;
+  return no_slot;
+}
+
+std::optional<uint64_t> FingerprintTable::find(uint64_t f) const {
+  uint64_t slot = slot_of(f);
+  if (slot == no_slot) return std::nullopt;
+  if (slot == zero_slot) return *zero_index_;
+  return slot_index_[slot];
 }
 
 // ---- MD5 ----------------------------------------------------------------------------

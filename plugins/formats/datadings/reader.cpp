@@ -71,49 +71,7 @@ DatasetPaths::DatasetPaths(std::string data_path)
 // ---- HashIndex ---------------------------------------------------------------------
 
 HashIndex::HashIndex(const uint8_t salt[8], std::vector<uint64_t> hashes)
-    : hasher_(salt), hashes_(std::move(hashes)) {
-  if (hashes_.size() >= UINT32_MAX) fail(STOWAGE_UNSUPPORTED, "more than 2^32-2 keys");
-  uint64_t capacity = 16;
-  // At most 80% full: with 8-byte slots, probes rarely leave a cache line,
-  // and the table stays at 10 to 20 bytes a key.
-  while (capacity * 4 < hashes_.size() * 5) capacity *= 2;
-  slot_hash_.assign(capacity, 0);
-  slot_index_.assign(capacity, 0);
-  mask_ = capacity - 1;
-  for (uint64_t i = 0; i < hashes_.size(); ++i) {
-    uint64_t h = hashes_[i];
-    if (slot_of(h) != no_slot) {
-      if (!duplicate_) duplicate_ = i;
-      continue;
-    }
-    if (h == 0) {
-      zero_hash_index_ = static_cast<uint32_t>(i);
-      continue;
-    }
-    uint64_t slot = h & mask_;
-    while (slot_hash_[slot] != 0) slot = (slot + 1) & mask_;
-    slot_hash_[slot] = h;
-    slot_index_[slot] = static_cast<uint32_t>(i);
-  }
-}
-
-uint64_t HashIndex::slot_of(uint64_t h) const {
-  if (h == 0) return zero_hash_index_ ? zero_slot : no_slot;
-  for (uint64_t slot = h & mask_; slot_hash_[slot] != 0; slot = (slot + 1) & mask_)
-    if (slot_hash_[slot] == h) return slot;
-  return no_slot;
-}
-
-std::optional<uint64_t> HashIndex::find(std::string_view key) const {
-  return find_hash(hasher_(key));
-}
-
-std::optional<uint64_t> HashIndex::find_hash(uint64_t h) const {
-  uint64_t slot = slot_of(h);
-  if (slot == no_slot) return std::nullopt;
-  if (slot == zero_slot) return *zero_hash_index_;
-  return slot_index_[slot];
-}
+    : hasher_(salt), hashes_(std::move(hashes)), table_(hashes_) {}
 
 HashIndex HashIndex::for_keys(const KeyList& keys) {
   // datadings gives up after 1000 salts; only duplicate keys get that far.
@@ -158,7 +116,7 @@ Reader::Reader(const std::string& data_path) : paths_(data_path) {
 }
 
 uint64_t Reader::count() {
-  std::call_once(count_once_, [this] { load_count(); });
+  count_once_([this] { load_count(); });
   return count_;
 }
 
@@ -191,14 +149,14 @@ void Reader::load_count() {
 
 const std::vector<uint64_t>& Reader::offsets() {
   if (legacy_)
-    std::call_once(keys_once_, [this] { load_legacy_index(); });
+    keys_once_([this] { load_legacy_index(); });
   else
-    std::call_once(offsets_once_, [this] { load_offsets(); });
+    offsets_once_([this] { load_offsets(); });
   return offsets_;
 }
 
 const KeyList& Reader::keys() {
-  std::call_once(keys_once_, [this] { legacy_ ? load_legacy_index() : load_keys(); });
+  keys_once_([this] { legacy_ ? load_legacy_index() : load_keys(); });
   return keys_;
 }
 
@@ -266,7 +224,7 @@ void Reader::load_legacy_index() {
 }
 
 const HashIndex& Reader::hash_index() {
-  std::call_once(hashes_once_, [this] { load_hashes(); });
+  hashes_once_([this] { load_hashes(); });
   return *hashes_;
 }
 
@@ -300,7 +258,7 @@ void Reader::load_hashes() {
 }
 
 const BloomFilter* Reader::filter() {
-  std::call_once(filter_once_, [this] { load_filter(); });
+  filter_once_([this] { load_filter(); });
   return filter_.get();
 }
 
@@ -351,16 +309,60 @@ std::string_view Reader::key(uint64_t index) {
 
 std::optional<uint64_t> Reader::find(std::string_view key) { return hash_index().find(key); }
 
+const FingerprintTable& Reader::presence() {
+  presence_once_([this] { load_presence(); });
+  return *presence_;
+}
+
+void Reader::load_presence() {
+  const KeyList& k = keys();
+  std::vector<uint64_t> fingerprints(k.size());
+  for (size_t i = 0; i < k.size(); ++i) fingerprints[i] = presence_fingerprint(key_digest(k[i]));
+  presence_ = std::make_unique<FingerprintTable>(fingerprints);
+}
+
 std::optional<bool> Reader::filter_maybe(std::string_view key) {
   const BloomFilter* f = filter();
   if (!f) return std::nullopt;
   return f->maybe_contains(key);
 }
 
+// datadings confirms the filter's "maybe" with its salted hash table, a
+// second BLAKE2s of the key. Here the one unsalted digest the filter needs
+// also gives a 64-bit fingerprint (digest bytes 16..23) looked up in a table
+// of all keys' fingerprints, built on first use (one BLAKE2s a key). The
+// answers are datadings': both trust 64 bits of a BLAKE2s digest.
 bool Reader::contains(std::string_view key) {
+  KeyDigest digest = key_digest(key);
+  uint64_t fingerprint = presence_fingerprint(digest);
+  const FingerprintTable& table = presence();
+  table.prefetch(fingerprint);  // its cache miss overlaps the filter's probes
   const BloomFilter* f = filter();
-  if (f && !f->maybe_contains(key)) return false;
-  return hash_index().contains(key);
+  if (f && !f->maybe_contains(digest)) return false;
+  return table.contains(fingerprint);
+}
+
+void Reader::contains(uint64_t count, const char* const* keys, const uint64_t* sizes,
+                      uint8_t* present) {
+  const FingerprintTable& table = presence();
+  const BloomFilter* f = filter();
+  // One key deep: key i is hashed and its filter bits and table slot asked
+  // for from memory, then key i-1, whose bits have arrived meanwhile, is
+  // tested.
+  BloomFilter::Probe probes[2];
+  uint64_t fingerprints[2];
+  for (uint64_t i = 0; i <= count; ++i) {
+    if (i < count) {
+      KeyDigest digest = key_digest(std::string_view(keys[i], sizes[i]));
+      fingerprints[i & 1] = presence_fingerprint(digest);
+      table.prefetch(fingerprints[i & 1]);
+      if (f) f->probe(digest, probes[i & 1]);
+    }
+    if (i > 0) {
+      uint64_t j = i - 1;
+      present[j] = (!f || f->test(probes[j & 1])) && table.contains(fingerprints[j & 1]);
+    }
+  }
 }
 
 // ---- verify ------------------------------------------------------------------------------

@@ -258,7 +258,23 @@ typedef struct stowage_format_vtable {
                  size_t node_size, const char *name, size_t name_size,
                  const char *args_json, size_t args_size, stowage_sink *result,
                  stowage_error *err);
+
+  /* -- added after the first version: the host reads these only when
+   *    struct_size covers them (see STOWAGE_FORMAT_VTABLE_V1_SIZE). -- */
+
+  /* present[i] = contains_key(keys[i]) for `count` keys in one call, so a
+   * format can overlap one key's memory accesses with the next key's
+   * hashing. NULL: the host asks key by key. */
+  int (*contains_keys)(stowage_store_handle store, const char *node,
+                       size_t node_size, uint64_t count,
+                       const char *const *keys, const uint64_t *key_sizes,
+                       uint8_t *present, stowage_error *err);
 } stowage_format_vtable;
+
+/* The size of the first format vtable (up to `command`): the least a plugin
+ * may declare. Later fields are optional. */
+#define STOWAGE_FORMAT_VTABLE_V1_SIZE \
+  (offsetof(stowage_format_vtable, command) + sizeof(void *))
 
 /* ---- what the host gives a plugin -------------------------------------- */
 

@@ -237,6 +237,12 @@ class Store {
     (void)node, (void)key;
     no("contains_key");
   }
+  // Many contains_key at once; override to overlap the keys' lookups.
+  virtual void contains_keys(std::string_view node, uint64_t count, const char* const* keys,
+                             const uint64_t* key_sizes, uint8_t* present) {
+    for (uint64_t i = 0; i < count; ++i)
+      present[i] = contains_key(node, std::string_view(keys[i], key_sizes[i])) ? 1 : 0;
+  }
   virtual void append_records(std::string_view node, uint64_t count, const void* const* records,
                               const uint64_t* sizes) {
     (void)node, (void)count, (void)records, (void)sizes;
@@ -415,6 +421,11 @@ struct FormatTrampolines {
                           size_t ks, int32_t* present, stowage_error* err) noexcept {
     return guarded(err, [&] { *present = self(h)->contains_key(sv(node, ns), sv(key, ks)) ? 1 : 0; });
   }
+  static int contains_keys(stowage_store_handle h, const char* node, size_t ns, uint64_t count,
+                           const char* const* keys, const uint64_t* key_sizes, uint8_t* present,
+                           stowage_error* err) noexcept {
+    return guarded(err, [&] { self(h)->contains_keys(sv(node, ns), count, keys, key_sizes, present); });
+  }
   static int append_records(stowage_store_handle h, const char* node, size_t ns, uint64_t count,
                             const void* const* recs, const uint64_t* sizes,
                             stowage_error* err) noexcept {
@@ -433,7 +444,7 @@ struct FormatTrampolines {
         sizeof(stowage_format_vtable), identify, open, close, list, describe, create,
         set_attributes, remove, read_chunk, write_chunk, sparse_count, read_sparse,
         append_sparse, read_strings, write_strings, record_count, read_records, record_key,
-        find_key, contains_key, append_records, command};
+        find_key, contains_key, append_records, command, contains_keys};
     return &vt;
   }
 };
