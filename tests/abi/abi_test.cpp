@@ -103,6 +103,21 @@ TEST_CASE("the same id in two directories: the first wins, the second is shadowe
   CHECK(std::string(out.begin(), out.end()) == "abc");
 }
 
+TEST_CASE("a format plugin built against the first vtable loads, and a batch contains asks key by key") {
+  stowage::Registry::Options o;
+  o.paths = {test::env_or("STOWAGE_ABI_V1_DIR", "")};
+  o.use_environment = false;
+  o.use_default_dir = false;
+  stowage::Registry registry(o);
+  stowage::Store store = stowage::Store::open("unused", stowage::Mode::read, "v1records", stowage::json::object(),
+                                              registry);
+  stowage::Records r = store.records();
+  CHECK(r.size() == 2);
+  CHECK(r.contains("a"));
+  CHECK_FALSE(r.contains("c"));
+  CHECK(r.contains(std::vector<std::string_view>{"a", "c", "b", ""}) == std::vector<bool>{true, false, true, false});
+}
+
 TEST_CASE("a missing directory on the path is skipped, and reported") {
   Fixture f;
   bool seen = false;
