@@ -43,6 +43,17 @@ void copy_contiguous(const T* s, T* d, uint64_t n, bool swap) {
 }
 
 #ifdef __SSE2__
+// The byte swap of every element of a 16-byte vector, in SSE2 alone (no
+// pshufb, which needs SSSE3): the 16-bit words are put in reverse order
+// within each element, then the two bytes of every word are exchanged.
+template <class T>
+__m128i swap_vector(__m128i v) {
+  if constexpr (sizeof(T) == 4) v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1);
+  if constexpr (sizeof(T) == 8) v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0x1B), 0x1B);
+  if constexpr (sizeof(T) == 1) return v;
+  return _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
+}
+
 // A contiguous row written with non-temporal stores. A large region read
 // scatters short rows (a 64-wide chunk row is 128 bytes) over a destination
 // far bigger than the caches; ordinary stores first read every destination
@@ -51,21 +62,21 @@ void copy_contiguous(const T* s, T* d, uint64_t n, bool swap) {
 // neighbouring rows are streamed in order too (copy_side_by_side).
 template <class T>
 void stream_contiguous(const T* s, T* d, uint64_t n, bool swap) {
-  constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T), kPerBlock = 4 * kPerVector;
+  constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T);
   auto address = reinterpret_cast<uintptr_t>(d);
   if (address % sizeof(T) != 0) return copy_contiguous(s, d, n, swap);  // misaligned elements: plain
   uint64_t head = std::min<uint64_t>(n, ((kVector - address % kVector) % kVector) / sizeof(T));
   copy_contiguous(s, d, head, swap);
   s += head, d += head, n -= head;
-  alignas(16) T block[kPerBlock];  // swapped in L1, then streamed out
-  while (n >= kPerVector) {
-    uint64_t take = std::min(kPerBlock, n / kPerVector * kPerVector);
-    copy_contiguous(s, block, take, swap);
-    auto* out = reinterpret_cast<__m128i*>(d);
-    auto* in = reinterpret_cast<const __m128i*>(block);
-    for (uint64_t k = 0; k < take / kPerVector; ++k) _mm_stream_si128(out + k, _mm_load_si128(in + k));
-    s += take, d += take, n -= take;
-  }
+  // Swapped in registers on the way: one load and one streaming store a vector.
+  auto* out = reinterpret_cast<__m128i*>(d);
+  auto* in = reinterpret_cast<const __m128i*>(s);
+  uint64_t vectors = n / kPerVector;
+  if (swap)
+    for (uint64_t k = 0; k < vectors; ++k) _mm_stream_si128(out + k, swap_vector<T>(_mm_loadu_si128(in + k)));
+  else
+    for (uint64_t k = 0; k < vectors; ++k) _mm_stream_si128(out + k, _mm_loadu_si128(in + k));
+  s += vectors * kPerVector, d += vectors * kPerVector, n -= vectors * kPerVector;
   copy_contiguous(s, d, n, swap);
 }
 #endif

@@ -188,6 +188,10 @@ TEST_CASE("large region reads: streaming, side-by-side chunk runs, odd alignment
       o["shape"] = {20, 300, 700};  // 8.4 MB
       stowage::Array b = open_grid(o).array();
       check_region<uint16_t>(o, {0, 0, 0}, {20, 300, 700}, b.read_all<uint16_t>());
+      o["dtype"] = "uint32";
+      o["shape"] = {20, 300, 350};  // 8.4 MB: every element size through the streaming swap
+      stowage::Array c = open_grid(o).array();
+      check_region<uint32_t>(o, {0, 0, 0}, {20, 300, 350}, c.read_all<uint32_t>());
     }
   grid_registry().set_threads(1);
 }
