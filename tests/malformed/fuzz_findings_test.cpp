@@ -4,6 +4,8 @@
 // wrong.
 #include "malformed_support.hpp"
 
+#include <stowage/plugin_util.hpp>
+
 using malformed::attempt;
 using malformed::read_everything;
 using stowage::ErrorCode;
@@ -37,4 +39,21 @@ TEST_CASE("fuzz finding: npy zero dimension beside huge ones") {
   malformed::spit(file, bytes);
   expect_finding("npy (0, 4e11, 8e17)", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt,
                  "a.npy", "shape overflows 64 bits");
+}
+
+// datadings: a .filter header with a huge element count (n = 1.8e19) made
+// simplebloom's size formula give 1e20 bytes, and converting that double to
+// a 64-bit integer is undefined (UBSan: "outside the range of representable
+// values" in bloom_num_bits). Found by fuzz_datadings in session 3.
+TEST_CASE("fuzz finding: datadings filter header whose size overflows 64 bits") {
+  test::TempDir tmp;
+  for (const char* suffix : {"", ".offsets", ".keys", ".key_hashes", ".filter", ".md5"})
+    malformed::copy_fixture(test::fixtures() / "datadings" / (std::string("basic.msgpack") + suffix), tmp.path());
+  fs::path filter = tmp / "basic.msgpack.filter";
+  std::string bytes = malformed::slurp(filter);
+  stowage::sdk::store_be<uint64_t>(bytes.data() + 16, 0xfff0000000000000ull);  // n
+  malformed::spit(filter, bytes);
+  std::string data = (tmp / "basic.msgpack").string();
+  expect_finding("datadings n = 1.8e19", [&] { stowage::Store::open(data).records().contains("misc"); },
+                 ErrorCode::corrupt, "basic.msgpack.filter", "more bits than 64 bits can count");
 }

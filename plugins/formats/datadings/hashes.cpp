@@ -57,9 +57,12 @@ void salt_for_attempt(unsigned attempt, uint8_t salt[8]) {
 
 // ---- Bloom filter ---------------------------------------------------------------
 
-uint64_t bloom_num_bits(uint64_t n, double p) {
+std::optional<uint64_t> bloom_num_bits(uint64_t n, double p) {
   // simplebloom: math.ceil(n * math.log(p) / -0.4804530139182015 / 8) * 8
   double bytes = std::ceil(static_cast<double>(n) * std::log(p) / -0.4804530139182015 / 8);
+  // Converting a double beyond the integer's range is undefined (a fuzz
+  // finding: n = 1.8e19 in a filter header gave 1e20 bytes).
+  if (!(bytes >= 0 && bytes < 0x1p60)) return std::nullopt;
   return static_cast<uint64_t>(bytes) * 8;
 }
 
@@ -72,7 +75,9 @@ uint64_t bloom_num_hashes(uint64_t num_bits, uint64_t n) {
 BloomFilter::BloomFilter(uint64_t n, double p) : n_(n), p_(p) {
   if (n < 2) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: at least 2 elements required");
   if (!(p > 0 && p < 1)) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: p must be in (0, 1)");
-  num_bits_ = bloom_num_bits(n, p);
+  std::optional<uint64_t> bits = bloom_num_bits(n, p);
+  if (!bits) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: n and p give more bits than 64 bits can count");
+  num_bits_ = *bits;
   num_hashes_ = bloom_num_hashes(num_bits_, n);
   set_wrap();
   bits_.assign(num_bits_ / 8, '\0');
@@ -95,7 +100,11 @@ BloomFilter BloomFilter::parse(std::string bytes, const std::string& path) {
   if (f.n_ < 1 || !(f.p_ > 0 && f.p_ < 1))
     corrupt(path + ": Bloom filter header has invalid parameters (n=" + std::to_string(f.n_) +
             ", p=" + std::to_string(f.p_) + ")");
-  f.num_bits_ = bloom_num_bits(f.n_, f.p_);
+  std::optional<uint64_t> bits = bloom_num_bits(f.n_, f.p_);
+  if (!bits)
+    corrupt(path + ": Bloom filter header (n=" + std::to_string(f.n_) + ", p=" + std::to_string(f.p_) +
+            ") asks for more bits than 64 bits can count");
+  f.num_bits_ = *bits;
   if (f.num_bits_ != 8 * (bytes.size() - header_size))
     corrupt(path + ": Bloom filter for n=" + std::to_string(f.n_) + ", p=" + std::to_string(f.p_) +
             " needs " + std::to_string(f.num_bits_) + " bits, but the file holds " +

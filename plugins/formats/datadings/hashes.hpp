@@ -116,8 +116,9 @@ class BloomFilter {
   std::string bits_;
 };
 
-// simplebloom's parameters, in the same double-precision steps.
-uint64_t bloom_num_bits(uint64_t n, double p);
+// simplebloom's parameters, in the same double-precision steps. The bit
+// count is nullopt when it would not fit 64 bits (a huge n or a tiny p).
+std::optional<uint64_t> bloom_num_bits(uint64_t n, double p);
 uint64_t bloom_num_hashes(uint64_t num_bits, uint64_t n);
 
 // 64-bit fingerprints (hashes of keys) -> their position in a list, an
