@@ -61,7 +61,7 @@ __m128i swap_vector(__m128i v) {
 // once the write-combining buffers see whole lines, which they do when
 // neighbouring rows are streamed in order too (copy_side_by_side).
 template <class T>
-void stream_contiguous(const T* s, T* d, uint64_t n, bool swap) {
+[[gnu::always_inline]] inline void stream_contiguous(const T* s, T* d, uint64_t n, bool swap) {
   constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T);
   auto address = reinterpret_cast<uintptr_t>(d);
   if (address % sizeof(T) != 0) return copy_contiguous(s, d, n, swap);  // misaligned elements: plain
@@ -84,7 +84,7 @@ void stream_contiguous(const T* s, T* d, uint64_t n, bool swap) {
 // The innermost loop: `n` elements with the given strides. Contiguous
 // copies are memcpy; swapped ones are a loop the compiler vectorizes.
 template <class T>
-void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, CopyMode mode) {
+[[gnu::always_inline]] inline void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, CopyMode mode) {
   const T* s = reinterpret_cast<const T*>(src);
   T* d = reinterpret_cast<T*>(dst);
   if (ss == 1 && ds == 1) {
@@ -202,25 +202,36 @@ void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_
 namespace stowage::detail {
 
 namespace {
+// A large read copies about a million short rows (a 64-wide chunk row is
+// 128 bytes), so the per-row bookkeeping costs as much as a few percent of
+// a codec-bound read: each part keeps a pointer to its current row and
+// steps it by its strides, instead of recomputing offsets from indices.
 template <class T>
 void copy_side_by_side_typed(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t lead,
                              CopyMode mode) {
   uint64_t rows = 1;
   for (size_t i = 0; i < lead; ++i) rows *= lead_shape[i];
+  const size_t n = parts.size();
+  std::vector<const char*> src(n);
+  std::vector<char*> dst(n);
+  for (size_t p = 0; p < n; ++p) {
+    src[p] = static_cast<const char*>(parts[p].src);
+    dst[p] = static_cast<char*>(parts[p].dst);
+  }
+  constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
   std::vector<uint64_t> at(lead, 0);  // the current row's index in the leading dimensions
   for (uint64_t r = 0; r < rows; ++r) {
-    for (const RowPart& part : parts) {
-      int64_t src_offset = 0, dst_offset = 0;
-      for (size_t i = 0; i < lead; ++i) {
-        src_offset += static_cast<int64_t>(at[i]) * part.src_strides[i];
-        dst_offset += static_cast<int64_t>(at[i]) * part.dst_strides[i];
-      }
-      copy_row<T>(static_cast<const char*>(part.src) + src_offset * static_cast<int64_t>(sizeof(T)), 1,
-                  static_cast<char*>(part.dst) + dst_offset * static_cast<int64_t>(sizeof(T)), 1, part.width,
-                  mode);
-    }
+    for (size_t p = 0; p < n; ++p) copy_row<T>(src[p], 1, dst[p], 1, parts[p].width, mode);
+    // Next row: the last leading dimension that has not wrapped steps
+    // forward, the ones after it go back to their start.
     for (size_t i = lead; i-- > 0;) {
-      if (++at[i] < lead_shape[i]) break;
+      bool wraps = ++at[i] == lead_shape[i];
+      int64_t steps = wraps ? 1 - static_cast<int64_t>(lead_shape[i]) : 1;
+      for (size_t p = 0; p < n; ++p) {
+        src[p] += steps * parts[p].src_strides[i] * kSize;
+        dst[p] += steps * parts[p].dst_strides[i] * kSize;
+      }
+      if (!wraps) break;
       at[i] = 0;
     }
   }
