@@ -11,7 +11,7 @@ cost more than they save on 512 KiB chunks). Reads are the best of three,
 as in n5_bench. Prints one JSON object per codec on stdout:
   {"codec": ..., "write_s": ..., "read_s": ..., ["read_1thread_s": ...,]
    "random_chunk_us": ..., "bytes": ...}
-Usage: peer_zarr_n5.py WORK_DIR [codec ...]   (codecs: raw gzip zstd blosc)
+Usage: peer_zarr_n5.py WORK_DIR [codec ...]   (codecs: raw gzip zstd blosc bzip2 xz)
 zarr's N5 lz4 uses numcodecs framing, which N5 readers cannot read, so lz4
 is not part of the peer run.
 """
@@ -34,6 +34,8 @@ COMPRESSORS = {
     "gzip": numcodecs.GZip(6),
     "zstd": numcodecs.Zstd(3),
     "blosc": numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE),
+    "bzip2": numcodecs.BZ2(9),
+    "xz": numcodecs.LZMA(preset=6),
 }
 
 
@@ -88,7 +90,7 @@ def run(work, name, data):
 
 def main():
     work = sys.argv[1]
-    names = sys.argv[2:] or list(COMPRESSORS)
+    names = sys.argv[2:] or ["raw", "gzip", "zstd", "blosc"]
     data = volume()
     for name in names:
         print(json.dumps(run(work, name, data)), flush=True)
