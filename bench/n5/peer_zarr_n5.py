@@ -6,8 +6,8 @@ plus 1000 random single-chunk reads. zarr-python 2 reads and writes chunks
 on one thread, but numcodecs' Blosc runs c-blosc on its own threads (two
 here) when called from the main thread: that default is what a user gets,
 so read_s is measured with it, and for blosc also read_1thread_s with
-numcodecs.blosc.use_threads = False (which is faster here: blosc's threads
-cost more than they save on 512 KiB chunks). Reads are the best of three,
+numcodecs.blosc.use_threads = False (faster in 3 runs of 4 here: on 512 KiB
+chunks blosc's threads mostly cost more than they save). Reads are the best of three,
 as in n5_bench. Prints one JSON object per codec on stdout:
   {"codec": ..., "write_s": ..., "read_s": ..., ["read_1thread_s": ...,]
    "random_chunk_us": ..., "bytes": ...}
