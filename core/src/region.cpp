@@ -1,7 +1,7 @@
 // Region I/O over chunk primitives, written once for every format
-// (DESIGN.md 5): find the chunks a region touches, read or write them in
-// parallel, clip edge chunks, and convert byte order and element order while
-// copying between the chunk and the caller's buffer.
+// (docs/design.md, decision 5): find the chunks a region touches, read or
+// write them in parallel, clip edge chunks, and convert byte order and element
+// order while copying between the chunk and the caller's buffer.
 #include "internal.hpp"
 
 #include <algorithm>

@@ -1,11 +1,12 @@
 // The plugin registry: discovery by file name, loading on first use, and a
 // record of why any plugin failed.
 //
-// Search order (DESIGN.md 3): paths given through the API (--plugin-path),
-// then STOWAGE_PLUGIN_PATH, then <dir of libstowage>/stowage/plugins-<ABI>
-// unless STOWAGE_PLUGIN_PATH_ONLY=1. Only files named
-// stowage_<codec|format>_<id><suffix> are considered, so kind and id are known
-// without loading anything. The first match wins; later ones are "shadowed".
+// Search order (docs/design.md, decision 3): paths given through the API
+// (--plugin-path), then STOWAGE_PLUGIN_PATH, then
+// <dir of libstowage>/stowage/plugins-<ABI> unless STOWAGE_PLUGIN_PATH_ONLY=1.
+// Only files named stowage_<codec|format>_<id><suffix> are considered, so kind
+// and id are known without loading anything. The first match wins; later ones
+// are "shadowed".
 #include "internal.hpp"
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -108,11 +109,11 @@ std::string dlopen_error(const std::string& path, const std::string& fallback) {
   return why ? why : fallback;
 }
 
-// Plugins are never unloaded (DESIGN.md): every library loaded stays in a
-// process-wide list that is never destroyed, so the handles stay owned (a
-// leak checker sees them reachable) and no dlclose runs at exit while a
-// plugin may be in use. std::list: the handles never move. nullptr and `ec`
-// set if the loader refuses the file.
+// Plugins are never unloaded (docs/design.md, decision 2): every library
+// loaded stays in a process-wide list that is never destroyed, so the handles
+// stay owned (a leak checker sees them reachable) and no dlclose runs at exit
+// while a plugin may be in use. std::list: the handles never move. nullptr and
+// `ec` set if the loader refuses the file.
 boost::dll::shared_library* load_for_good(const std::string& path, boost::dll::fs::error_code& ec) {
   static std::mutex mutex;
   static auto* libraries = new std::list<boost::dll::shared_library>();
@@ -192,7 +193,7 @@ void Registry::Impl::scan_locked() {
 }
 
 // Loads one plugin file and checks its descriptor, in the order of
-// architecture.md 7.1; every failure is recorded on the plugin.
+// docs/design.md, decision 3; every failure is recorded on the plugin.
 const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
   auto key = std::make_pair(info.kind, info.id);
   if (info.state == PluginState::loaded) return descriptors.at(key);

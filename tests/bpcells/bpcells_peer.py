@@ -1,6 +1,6 @@
 """Independent BPCells matrix-directory reader and rule checker (numpy only).
 
-Written from the format notes (../../../shared/specs/bpcells.md), sharing no
+Written from the format reference (docs/formats/bpcells.md), sharing no
 code with the C++ plugin. Usage:
 
     bpcells_peer.py DIR OUT.bin

@@ -1,7 +1,7 @@
 // An independent peer: bpcells_peer.py, a numpy reader written from the
-// format notes, which also checks the rules BPCells' writer follows (minimal
-// chunk widths, raw 32-bit chunks, padding, idx_offsets, starts, sorted
-// indices, file set). It must agree with every BPCells fixture, then with
+// format reference (docs/formats/bpcells.md), which also checks the rules
+// BPCells' writer follows (minimal chunk widths, raw 32-bit chunks, padding,
+// idx_offsets, starts, sorted indices, file set). It must agree with every BPCells fixture, then with
 // every matrix stowage writes.
 #include "bpcells_helpers.hpp"
 

@@ -1,4 +1,4 @@
-// Every repository in ../shared/fixtures/daf reads equal to its
+// Every repository in tests/fixtures/daf reads equal to its
 // <fixture>.expected.json (and the dense .bin files next to it), through the
 // real stowage API and the daf plugin.
 #include "daf_test_util.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An independent FilesDaf reader, written from ../shared/specs/daf.md (not
+"""An independent FilesDaf reader, written from docs/formats/daf.md (not
 from the plugin), used to check the repositories stowage writes.
 
     daf_peer.py <repository>   prints the decoded content as JSON:

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Writes a FilesDaf repository the way daf.md describes (independently of
-the plugin), with a sparse vector and a sparse matrix for every integer index
-type, v1.0 and v1.1 descriptors, and Bool sparse data with and without
-.nzval. Prints the dense values a reader must see, as JSON.
+"""Writes a FilesDaf repository the way docs/formats/daf.md describes
+(independently of the plugin), with a sparse vector and a sparse matrix for
+every integer index type, v1.0 and v1.1 descriptors, and Bool sparse data
+with and without .nzval. Prints the dense values a reader must see, as JSON.
 
     daf_peer_writer.py <repository>
 """

@@ -1,6 +1,6 @@
 // Compares a decoded sample (stowage::sample::Value) with the tagged JSON of
 // the fixtures' .expected.json ("$map", "$bytes", "$float64", "$ndarray",
-// "$scalar", "$complex"; README in shared/fixtures/datadings) and the
+// "$scalar", "$complex"; README in tests/fixtures/datadings) and the
 // arrays' bytes with .expected.bin (little-endian, C order).
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent datg reader (and fixture crafter) for the stowage tests.
 
-Written from the byte layout in ../shared/specs/datg.md, with Debian's
+Written from the byte layout in docs/formats/datg.md, with Debian's
 python3-lz4 and numpy only; it shares no code with the C++ plugin.
 
   datg_peer.py read <file.datg> <out.bin> <out.json>

@@ -10,7 +10,7 @@
 //   * the last partial chunk is padded by repeating its last real value.
 // The container around the chunks is: data (the words), idx (word offset of
 // each chunk, modulo 2^32), idx_offsets (where idx wrapped) and, for d1/d1z,
-// starts (the first value of each chunk). See ../../../../shared/specs/bpcells.md.
+// starts (the first value of each chunk). See docs/formats/bpcells.md.
 //
 // Every kernel has a scalar, an SSE2 and an AVX2 implementation producing the
 // same bytes; detected_isa() picks the best one the CPU has at run time.

@@ -1,5 +1,5 @@
 // A datadings dataset on disk: X.msgpack plus its index files, read lazily
-// (Reader) or written once (Writer). Byte layouts: shared/specs/datadings.md.
+// (Reader) or written once (Writer). Byte layouts: docs/formats/datadings.md.
 #pragma once
 
 #include "hashes.hpp"

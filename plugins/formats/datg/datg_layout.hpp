@@ -1,6 +1,6 @@
 // datg_layout.hpp -- the byte layout of a systemsgenetics ".datg" file, as pure
 // functions (no I/O): the 44-byte footer, the three metadata strings in Java's
-// modified UTF-8, and the rows-per-block rule. See ../shared/specs/datg.md.
+// modified UTF-8, and the rows-per-block rule. See docs/formats/datg.md.
 //
 //   offset 0 ....... one LZ4 container per block of rows (big-endian doubles)
 //   index_offset ... one LZ4 container holding int64 BE block offsets
