@@ -22,7 +22,7 @@ namespace {
 
 std::string fixtures_dir() {
   const char* v = std::getenv("STOWAGE_FIXTURES");
-  return std::string(v && *v ? v : "../shared/fixtures") + "/bpcells/";
+  return std::string(v && *v ? v : "tests/fixtures") + "/bpcells/";
 }
 
 json load_json(const std::string& name) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Seed corpus for one fuzz target, made from ../shared/fixtures.
+"""Seed corpus for one fuzz target, made from tests/fixtures.
 
 usage: make_seeds.py TARGET FIXTURES_DIR OUT_DIR
 
