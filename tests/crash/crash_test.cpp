@@ -67,6 +67,9 @@ constexpr size_t kMaxInjections = 8;  // rename kill points per writer
 
 // Starts argv with its output appended to `log` (outside the directories checked).
 pid_t spawn(const Args& argv, const fs::path& log) {
+  std::string command;
+  for (const std::string& a : argv) command += (command.empty() ? "" : " ") + test::quote(a);
+  test::log_command(command);
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);

@@ -4,6 +4,9 @@
 
 #include <stowage/stowage.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,9 +25,9 @@ inline std::string env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-// ../shared/fixtures (set by meson as STOWAGE_FIXTURES).
-inline fs::path fixtures() { return env_or("STOWAGE_FIXTURES", "../shared/fixtures"); }
 inline fs::path source_root() { return env_or("STOWAGE_SOURCE_ROOT", "."); }
+// The reference files of tests/fixtures (meson sets STOWAGE_FIXTURES to it).
+inline fs::path fixtures() { return env_or("STOWAGE_FIXTURES", (source_root() / "tests" / "fixtures").string().c_str()); }
 inline fs::path build_root() { return env_or("STOWAGE_BUILD_ROOT", "."); }
 inline std::string python() { return env_or("STOWAGE_PYTHON", "/usr/bin/python3"); }
 
@@ -65,8 +68,23 @@ struct RunResult {
   std::string output;  // stdout and stderr
 };
 
+// Appends a command a test runs to $STOWAGE_DEPS_LOG/commands-<pid>.txt, one
+// line each (meson's test environment sets it): scripts/check-deps finds the
+// Debian package of every program and jar named there and fails if
+// scripts/install-deps does not install it.
+inline void log_command(std::string command) {
+  const char* folder = std::getenv("STOWAGE_DEPS_LOG");
+  if (!folder || !*folder) return;
+  for (char& c : command)
+    if (c == '\n') c = ';';
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  std::ofstream(fs::path(folder) / ("commands-" + std::to_string(::getpid()) + ".txt"), std::ios::app) << command << '\n';
+}
+
 // Runs a shell command, capturing its output.
 inline RunResult run(const std::string& command) {
+  log_command(command);
   std::string out;
   FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (!p) return {-1, "popen failed"};
