@@ -1,0 +1,77 @@
+// stowage::copy: any supported dataset, or one node of it, into any other
+// format, as one library call (stowage-convert is a command-line layer over
+// it, as gdal_translate is over GDALTranslate()).
+//
+//   stowage::CopyOptions o;
+//   o.compression = stowage::parse_compression_spec("zstd:level=5");
+//   stowage::CopyResult r = stowage::copy("volume.n5", "volume-zstd.n5", o);
+//
+// Source and destination are "PATH" or "PATH::inner/node". A new destination
+// is built in a hidden directory beside it and renamed into place whole; an
+// error, a cancellation or a kill leaves no destination.
+#ifndef STOWAGE_COPY_HPP
+#define STOWAGE_COPY_HPP
+
+#include <stowage/stowage.hpp>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stowage {
+
+struct CopyProgress {
+  uint64_t bytes_done = 0, bytes_total = 0;  // decoded bytes of the source
+  uint64_t chunks = 0;                       // chunks (or slabs) written so far
+  double seconds = 0;                        // since the copy started
+};
+
+struct CopyOptions {
+  std::string from;  // source format id; "" detects it
+  std::string to;    // destination format id; "" takes it from the destination's extension
+  // The codec of every array written (N5's compression object). Null: within one
+  // format each array keeps its codec, across formats the destination's default.
+  json compression;
+  std::vector<uint64_t> chunks;        // chunk shape (C order); empty: the source's
+  std::optional<DType> cast_all;       // every array to this dtype
+  std::map<DType, DType> casts;        // named conversions (bool -> uint8, ...)
+  std::vector<std::string> axes;       // dimension names for sources without them
+  bool overwrite = false;              // replace an existing destination or node
+  bool drop_metadata = false;          // values only: no attributes, no labels
+  bool create_only = false;            // the structure without data, for part runs
+  // part_count > 0: write only part part_index of part_count disjoint sets of
+  // chunks into an existing destination made by a create_only run.
+  uint64_t part_index = 0, part_count = 0;
+  // Called after each chunk or slab, one call at a time (from worker threads).
+  std::function<void(const CopyProgress&)> progress;
+  // When set and true, the copy stops at the next chunk with an io error
+  // "interrupted; no destination was written".
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct CopyResult {
+  std::string from, to;  // the format ids used
+  uint64_t nodes = 0, chunks = 0;
+  uint64_t bytes_in = 0;   // decoded bytes read from the source
+  uint64_t bytes_out = 0;  // bytes of the destination on disk
+  double seconds = 0;
+  std::vector<std::string> notes;  // what was adapted (labels invented, densified, ...)
+};
+
+CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options = {},
+                Registry& registry = Registry::global());
+
+// The short forms the tools take, parsed once for every front end:
+// "zstd", "gzip:level=9,useZlib=true" or a JSON object -> N5 compression JSON.
+json parse_compression_spec(const std::string& spec);
+// "64,64,64" -> {64, 64, 64}; `what` names the option in the error.
+std::vector<uint64_t> parse_positive_list(const std::string& text, const char* what);
+// "T" (every array) or "FROM=TO[,FROM=TO...]" into options.cast_all / options.casts.
+void parse_cast_spec(const std::string& spec, CopyOptions& options);
+
+}  // namespace stowage
+
+#endif  // STOWAGE_COPY_HPP

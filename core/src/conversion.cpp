@@ -1,0 +1,707 @@
+// stowage::copy (copy.hpp): the conversion of any dataset, or node, into any
+// format, through the core API only, so a format plugin added later converts
+// without a change here.
+//
+// The output is built in a hidden temporary directory beside the destination
+// and renamed into place at the end: an error, a cancellation or a kill
+// leaves no destination (at most a temporary, which the next copy to the same
+// destination removes). Adding a node to an existing container (DST::node)
+// writes in place instead; each plugin writes its files atomically.
+#include <stowage/copy.hpp>
+#include <stowage/plugin_util.hpp>  // FileSetCommit: several output files published as one
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+
+namespace stowage {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+// ---- the option parsers the front ends share ---------------------------------------
+
+json parse_compression_spec(const std::string& spec) {
+  if (spec.empty()) return nullptr;
+  if (spec.front() == '{') {
+    json j = json::parse(spec, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("type"))
+      throw Error(ErrorCode::invalid_argument, "--compression: not a JSON object with a \"type\": " + spec);
+    return j;
+  }
+  size_t colon = spec.find(':');
+  json j = {{"type", spec.substr(0, colon)}};
+  if (colon == std::string::npos) return j;
+  std::stringstream ss(spec.substr(colon + 1));
+  std::string kv;
+  while (std::getline(ss, kv, ',')) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(ErrorCode::invalid_argument, "--compression: expected key=value, got '" + kv + "'");
+    std::string value = kv.substr(eq + 1);
+    json v = json::parse(value, nullptr, false);
+    j[kv.substr(0, eq)] = v.is_discarded() ? json(value) : v;
+  }
+  return j;
+}
+
+std::vector<uint64_t> parse_positive_list(const std::string& text, const char* what) {
+  std::vector<uint64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(item.c_str(), &end, 10);
+    if (item.empty() || *end || v == 0)
+      throw Error(ErrorCode::invalid_argument, std::string(what) + ": '" + text + "' is not a list of positive integers");
+    out.push_back(v);
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+// ---- progress -------------------------------------------------------------------
+
+// Counts what was copied, reports it to the caller's callback one call at a
+// time, and stops the copy when the caller cancels it.
+class Progress {
+ public:
+  Progress(const CopyOptions& options, uint64_t total_bytes)
+      : callback_(options.progress), cancel_(options.cancel), start_(Clock::now()) {
+    state_.bytes_total = total_bytes;
+  }
+  void add(uint64_t bytes, uint64_t chunks) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state_.bytes_done += bytes;
+    state_.chunks += chunks;
+    state_.seconds = seconds();
+    if (callback_) callback_(state_);
+  }
+  void check_cancel() const {
+    if (cancel_ && cancel_->load(std::memory_order_relaxed))
+      throw Error(ErrorCode::io, "interrupted; no destination was written");
+  }
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  uint64_t bytes() const { return state_.bytes_done; }
+  uint64_t chunks() const { return state_.chunks; }
+
+ private:
+  std::function<void(const CopyProgress&)> callback_;
+  const std::atomic<bool>* cancel_;
+  Clock::time_point start_;
+  std::mutex mutex_;
+  CopyProgress state_;
+};
+
+// ---- element casts ----------------------------------------------------------------
+
+// Converts n elements of type `from` at `in` to type `to` at `out`, as C++
+// converts them; to bool, any non-zero value is true.
+void cast_elements(DType from, DType to, const void* in, void* out, size_t n) {
+  visit_dtype(to, [&](auto to_tag) {
+    using To = decltype(to_tag);
+    visit_dtype(from, [&](auto from_tag) {
+      using From = decltype(from_tag);
+      const From* p = static_cast<const From*>(in);
+      To* q = static_cast<To*>(out);
+      if (to == DType::boolean)
+        for (size_t i = 0; i < n; ++i) q[i] = p[i] != From(0);
+      else
+        for (size_t i = 0; i < n; ++i) q[i] = static_cast<To>(p[i]);
+    });
+  });
+}
+
+// ---- the conversion ------------------------------------------------------------------
+
+uint64_t product(const std::vector<uint64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), uint64_t{1}, std::multiplies<>());
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  return a.empty() ? b : b.empty() ? a : a + "/" + b;
+}
+
+// Labels carried in attributes by formats that have no label storage (N5).
+constexpr const char* kLabelsAttribute = "stowage_labels";
+
+class Converter {
+ public:
+  Converter(const CopyOptions& opts, Registry& registry)
+      : opts_(opts), registry_(registry), compression_(opts.compression), chunks_(opts.chunks),
+        cast_all_(opts.cast_all), casts_(opts.casts), axes_(opts.axes) {}
+
+  uint64_t total_bytes(const Store& src, const std::string& node) const {
+    NodeInfo info = src.describe(node);
+    uint64_t esize = dtype_size(info.dtype);
+    switch (info.kind) {
+      case NodeKind::group: {
+        uint64_t sum = 0;
+        for (const auto& child : src.list(node)) sum += total_bytes(src, join(node, child));
+        return sum;
+      }
+      case NodeKind::array: return info.element_count() * esize;
+      case NodeKind::sparse: return info.nnz * (esize + 4);
+      default: return 0;
+    }
+  }
+
+  void copy(const Store& src, const std::string& src_node, Store& dst, const std::string& dst_node,
+            Progress& progress) {
+    progress.check_cancel();
+    NodeInfo info = src.describe(src_node);
+    switch (info.kind) {
+      case NodeKind::group: return copy_group(src, src_node, info, dst, dst_node, progress);
+      case NodeKind::array: return copy_dense(src, src_node, info, dst, dst_node, progress);
+      case NodeKind::sparse: return copy_sparse(src, src_node, info, dst, dst_node, progress);
+      case NodeKind::strings: return copy_strings(src, src_node, dst, dst_node);
+      case NodeKind::records: return copy_records(src, src_node, info, dst, dst_node, progress);
+    }
+  }
+
+  uint64_t nodes() const { return nodes_; }
+
+  DType target_dtype(DType from) const {
+    auto it = casts_.find(from);
+    if (it != casts_.end()) return it->second;
+    return cast_all_ ? *cast_all_ : from;
+  }
+  std::vector<std::string> notes;
+
+ private:
+  // --part I/N: the destination was made by --create-only; write our share of chunks.
+  bool filling_part() const { return opts_.part_count > 0; }
+
+  bool same_format(const Store& src, const Store& dst) const { return src.format() == dst.format(); }
+
+  bool dst_has(const Store& dst, uint64_t cap) const {
+    auto info = registry_.find("format", dst.format());
+    return info && (info->capabilities & cap);
+  }
+
+  void copy_group(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
+                  const std::string& dst_node, Progress& progress) {
+    ++nodes_;
+    if (filling_part())
+      ;  // the structure exists already (--create-only)
+    else if (!dst_node.empty())
+      dst.create(dst_node, {{"kind", "group"}, {"attributes", info.attributes}});
+    else if (!info.attributes.empty())
+      dst.set_attributes("", info.attributes);
+    for (const std::string& child : src.list(src_node))
+      copy(src, join(src_node, child), dst, join(dst_node, child), progress);
+  }
+
+  // Names and labels of each dimension of a source node.
+  struct DimLabels {
+    std::string name;
+    std::vector<std::string> labels;  // empty: none
+  };
+  std::vector<DimLabels> source_dims(const Store& src, const NodeInfo& info) const {
+    std::vector<DimLabels> dims(info.shape.size());
+    for (size_t d = 0; d < dims.size() && d < info.dims.size(); ++d) {
+      dims[d].name = info.dims[d].name;
+      if (!info.dims[d].labels.empty()) dims[d].labels = src.read_strings(info.dims[d].labels);
+    }
+    // Labels kept in attributes by a format without label storage.
+    if (info.attributes.contains(kLabelsAttribute)) {
+      const json& stored = info.attributes[kLabelsAttribute];
+      for (size_t d = 0; d < dims.size() && d < stored.size(); ++d) {
+        if (stored[d].contains("name") && dims[d].name.empty()) dims[d].name = stored[d]["name"];
+        if (stored[d].contains("labels") && dims[d].labels.empty())
+          dims[d].labels = stored[d]["labels"].get<std::vector<std::string>>();
+      }
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d < axes_.size()) dims[d].name = axes_[d];
+      if (dims[d].name.empty() && dims.size() == 2) dims[d].name = d == 0 ? "rows" : "cols";
+    }
+    return dims;
+  }
+
+  json dims_json(const std::vector<DimLabels>& dims) const {
+    json j = json::array();
+    for (const auto& d : dims) j.push_back({{"name", d.name}});
+    return j;
+  }
+
+  json attributes_for(const NodeInfo& info) const {
+    if (opts_.drop_metadata) return json::object();
+    json attrs = info.attributes;
+    attrs.erase(kLabelsAttribute);
+    return attrs;
+  }
+
+  // Creates a node; when the destination cannot hold the attributes, says
+  // exactly what would be lost and how to allow it.
+  void create_node(Store& dst, const std::string& node, const json& desc, const std::string& what) {
+    try {
+      dst.create(node, desc);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::unsupported && attributes_are_the_problem(dst, node, desc))
+        throw Error(ErrorCode::unsupported,
+                    dst.path() + ": format " + dst.format() + " cannot keep the attributes " +
+                        desc["attributes"].dump() + " of " + (node.empty() ? "the array" : node) +
+                        " (nor its labels); pass --drop-metadata to convert the values only",
+                    dst.path());
+      cannot_create(e, dst, what);
+    }
+  }
+
+  // Whether the same node without attributes would have been accepted.
+  static bool attributes_are_the_problem(Store& dst, const std::string& node, const json& desc) {
+    if (!desc.contains("attributes") || desc["attributes"].empty()) return false;
+    json bare = desc;
+    bare["attributes"] = json::object();
+    try {
+      dst.create(node, bare);
+    } catch (const Error&) {
+      return false;
+    }
+    try {
+      dst.remove(node);
+    } catch (const Error&) {
+      // Staged output is discarded on error anyway.
+    }
+    return true;
+  }
+
+  // After create: write labels where the destination keeps them; elsewhere
+  // keep them in the node's attributes so they survive a round trip.
+  void write_labels(Store& dst, const std::string& dst_node, const std::vector<DimLabels>& dims,
+                    const std::vector<uint64_t>& shape, const json& attributes) {
+    NodeInfo created = dst.describe(dst_node);
+    json in_attributes = json::array();
+    bool any_in_attributes = false;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      std::string path = d < created.dims.size() ? created.dims[d].labels : "";
+      std::vector<std::string> labels = dims[d].labels;
+      if (!path.empty()) {
+        if (labels.empty()) {
+          labels.reserve(shape[d]);
+          for (uint64_t i = 0; i < shape[d]; ++i) labels.push_back(std::to_string(i));
+          notes.push_back(dst_node.empty() ? "" : dst_node + ": ");
+          notes.back() += "dimension " + std::to_string(d) + " ('" + dims[d].name +
+                          "') has no labels in the source; wrote the indices 0.." + std::to_string(shape[d] - 1);
+        }
+        dst.write_strings(path, labels);
+        in_attributes.push_back({{"name", dims[d].name}});
+      } else {
+        json entry = {{"name", dims[d].name}};
+        if (!labels.empty()) {
+          entry["labels"] = labels;
+          any_in_attributes = true;
+        }
+        in_attributes.push_back(entry);
+      }
+    }
+    if (any_in_attributes && !opts_.drop_metadata) {
+      json attrs = attributes;
+      attrs[kLabelsAttribute] = in_attributes;
+      dst.set_attributes(dst_node, attrs);
+    }
+  }
+
+  json codec_for(const Store& src, const Store& dst, const NodeInfo& info) const {
+    if (!compression_.is_null()) return compression_;
+    if (same_format(src, dst) && !info.codec.is_null()) return info.codec;
+    return nullptr;  // the destination's default
+  }
+
+  [[noreturn]] void cannot_create(const Error& e, const Store& dst, const std::string& what) const {
+    throw Error(e.code(),
+                dst.path() + ": format " + dst.format() + " cannot hold " + what + ": " + e.what() +
+                    (!cast_all_ && casts_.empty() ? " (a cast such as --cast float64 may help)" : ""),
+                dst.path());
+  }
+
+  void copy_dense(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
+                  const std::string& dst_node, Progress& progress) {
+    ++nodes_;
+    Array in = src.array(src_node);
+    DType to = target_dtype(info.dtype);
+    std::vector<DimLabels> dims = source_dims(src, info);
+    json attrs = attributes_for(info);
+    json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
+                 {"chunks", chunks_.empty() ? info.chunks : chunks_}, {"attributes", attrs},
+                 {"dims", dims_json(dims)}};
+    if (chunks_.size() && chunks_.size() != info.shape.size())
+      throw Error(ErrorCode::invalid_argument, "--chunks has " + std::to_string(chunks_.size()) +
+                                                   " entries, the array has " + std::to_string(info.shape.size()) +
+                                                   " dimensions");
+    json codec = codec_for(src, dst, info);
+    if (!codec.is_null()) desc["codec"] = codec;
+    if (info.fill_value != 0) desc["fill_value"] = info.fill_value;
+    if (!filling_part()) {
+      create_node(dst, dst_node, desc,
+                  std::string(dtype_name(to)) + " array of rank " + std::to_string(info.shape.size()));
+      write_labels(dst, dst_node, dims, info.shape, attrs);
+    }
+    if (opts_.create_only) return;
+    Array out = dst.array(dst_node);
+    if (out.shape() != info.shape || out.dtype() != to)
+      throw Error(ErrorCode::invalid_argument, dst.path() + "::" + dst_node + " exists with another shape or dtype");
+    if (in.dtype() == out.dtype() && copy_chunks(in, out, progress)) return;
+    copy_tiles(in, out, progress);
+  }
+
+  // Same chunk shape on both sides: chunk by chunk, with no region buffer
+  // in between (the core converts byte and element order in the chunk).
+  // The same disjoint parts as copy_tiles: chunk i belongs to part i % N.
+  bool copy_chunks(const Array& in, const Array& out, Progress& progress) {
+    return in.copy_chunks_to(out, opts_.part_index, std::max<uint64_t>(opts_.part_count, 1), [&](uint64_t bytes) {
+      progress.check_cancel();
+      progress.add(bytes, 1);
+    });
+  }
+
+  // Copies in tiles aligned to the destination's chunks, each a few tens of
+  // MB, so the core decodes and encodes many chunks of a tile in parallel.
+  void copy_tiles(const Array& in, const Array& out, Progress& progress) {
+    const auto& shape = in.shape();
+    const size_t nd = shape.size();
+    size_t in_size = dtype_size(in.dtype()), out_size = dtype_size(out.dtype());
+    std::vector<uint64_t> tile = out.info().chunks;
+    for (size_t d = 0; d < nd; ++d) tile[d] = std::min(tile[d], shape[d]);
+    const bool partial = filling_part();
+    const uint64_t budget = 64ull << 20;
+    if (!partial) {
+      // Grow the tile from the last dimension to the first while it fits.
+      for (size_t d = nd; d-- > 0;) {
+        uint64_t others = product(tile) / std::max<uint64_t>(tile[d], 1);
+        uint64_t fit = std::max<uint64_t>(1, budget / std::max<uint64_t>(others * in_size, 1));
+        uint64_t chunk = std::max<uint64_t>(out.info().chunks[d], 1);
+        uint64_t want = std::min(shape[d], std::max(tile[d], fit / chunk * chunk));
+        tile[d] = std::max<uint64_t>(want, std::min(tile[d], shape[d]));
+        if (tile[d] < shape[d]) break;
+      }
+    }
+    std::vector<uint64_t> grid(nd);
+    for (size_t d = 0; d < nd; ++d) grid[d] = tile[d] ? (shape[d] + tile[d] - 1) / tile[d] : 0;
+    uint64_t tiles = nd == 0 ? 1 : product(grid);
+    std::vector<char> buffer, converted;
+    for (uint64_t t = 0; t < tiles; ++t) {
+      progress.check_cancel();
+      if (partial && t % opts_.part_count != opts_.part_index) continue;
+      std::vector<uint64_t> offset(nd), extent(nd);
+      uint64_t rest = t;
+      for (size_t d = nd; d-- > 0;) {
+        uint64_t i = rest % grid[d];
+        rest /= grid[d];
+        offset[d] = i * tile[d];
+        extent[d] = std::min(tile[d], shape[d] - offset[d]);
+      }
+      uint64_t n = product(extent);
+      buffer.resize(n * in_size);
+      in.read(offset, extent, buffer.data());
+      const void* data = buffer.data();
+      if (in.dtype() != out.dtype()) {
+        converted.resize(n * out_size);
+        cast_elements(in.dtype(), out.dtype(), buffer.data(), converted.data(), n);
+        data = converted.data();
+      }
+      out.write(offset, extent, data);
+      progress.add(n * in_size, 1);
+    }
+  }
+
+  void copy_sparse(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
+                   const std::string& dst_node, Progress& progress) {
+    ++nodes_;
+    Sparse in = src.sparse(src_node);
+    std::vector<DimLabels> dims = source_dims(src, info);
+    json attrs = attributes_for(info);
+    if (!dst_has(dst, STOWAGE_CAP_SPARSE)) {
+      notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() + " has no sparse storage; wrote it dense");
+      return densify(in, info, dims, attrs, dst, dst_node, progress);
+    }
+    if (target_dtype(info.dtype) != info.dtype)
+      throw Error(ErrorCode::unsupported, "--cast is not supported for sparse matrices");
+    json desc = {{"kind", "sparse"}, {"dtype", dtype_name(info.dtype)}, {"shape", info.shape},
+                 {"layout", info.csr ? "csr" : "csc"}, {"attributes", attrs}, {"dims", dims_json(dims)}};
+    create_node(dst, dst_node, desc, std::string("a ") + dtype_name(info.dtype) + " sparse matrix");
+    write_labels(dst, dst_node, dims, info.shape, attrs);
+    Sparse out = dst.sparse(dst_node);
+    const uint64_t majors = in.majors();
+    const uint64_t per_major = majors ? std::max<uint64_t>(1, info.nnz / majors) : 1;
+    const uint64_t batch = std::max<uint64_t>(1, (8ull << 20) / per_major);
+    const size_t esize = dtype_size(info.dtype);
+    SparseSlice s;
+    for (uint64_t m = 0; m < majors; m += batch) {
+      progress.check_cancel();
+      uint64_t end = std::min(majors, m + batch);
+      in.read_into(m, end, s);
+      out.append(s, end - m);
+      progress.add(s.indices.size() * (esize + 4), end - m);
+    }
+  }
+
+  void densify(const Sparse& in, const NodeInfo& info, const std::vector<DimLabels>& dims,
+               const json& attrs, Store& dst, const std::string& dst_node, Progress& progress) {
+    DType to = target_dtype(info.dtype);
+    uint64_t rows = info.shape[0], cols = info.shape[1];
+    std::vector<uint64_t> chunks = chunks_.empty() ? std::vector<uint64_t>{std::min<uint64_t>(rows, 1024),
+                                                                          std::min<uint64_t>(cols, 1024)}
+                                                   : chunks_;
+    json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
+                 {"chunks", chunks}, {"attributes", attrs}, {"dims", dims_json(dims)}};
+    if (!compression_.is_null()) desc["codec"] = compression_;
+    create_node(dst, dst_node, desc, std::string("a dense ") + dtype_name(to) + " matrix");
+    write_labels(dst, dst_node, dims, info.shape, attrs);
+    Array out = dst.array(dst_node);
+    size_t in_size = dtype_size(info.dtype), out_size = dtype_size(to);
+    uint64_t band = std::max<uint64_t>(1, std::min<uint64_t>(rows, (64ull << 20) / std::max<uint64_t>(cols * in_size, 1)));
+    band = std::max<uint64_t>(out.info().chunks[0], band / out.info().chunks[0] * out.info().chunks[0]);
+    std::vector<char> buffer, converted;
+    for (uint64_t r = 0; r < rows; r += band) {
+      progress.check_cancel();
+      uint64_t n = std::min(band, rows - r);
+      buffer.resize(n * cols * in_size);
+      in.read_dense(r, 0, n, cols, buffer.data());
+      const void* data = buffer.data();
+      if (to != info.dtype) {
+        converted.resize(n * cols * out_size);
+        cast_elements(info.dtype, to, buffer.data(), converted.data(), n * cols);
+        data = converted.data();
+      }
+      out.write({r, 0}, {n, cols}, data);
+      progress.add(n * cols * in_size, 1);
+    }
+  }
+
+  void copy_strings(const Store& src, const std::string& src_node, Store& dst, const std::string& dst_node) {
+    ++nodes_;
+    if (filling_part()) return;
+    dst.write_strings(dst_node, src.read_strings(src_node));
+  }
+
+  void copy_records(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
+                    const std::string& dst_node, Progress& progress) {
+    ++nodes_;
+    if (filling_part()) return;
+    try {
+      dst.create(dst_node, {{"kind", "records"}, {"attributes", info.attributes}});
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unsupported || !dst_has(dst, STOWAGE_CAP_RECORDS))
+        cannot_create(e, dst, "a record set");
+    }
+    Records in = src.records(src_node);
+    Records out = dst.records(dst_node);
+    uint64_t n = in.size();
+    const uint64_t batch = 4096;
+    std::vector<std::string> records;
+    for (uint64_t i = 0; i < n; i += batch) {
+      progress.check_cancel();
+      records.clear();
+      uint64_t bytes = 0;
+      in.read_range(i, std::min(n, i + batch), [&](std::string_view r) {
+        records.emplace_back(r);
+        bytes += r.size();
+      });
+      out.append(records);  // bytes unchanged
+      progress.add(bytes, 1);
+    }
+  }
+
+  const CopyOptions& opts_;
+  Registry& registry_;
+  json compression_;
+  std::vector<uint64_t> chunks_;
+  std::optional<DType> cast_all_;
+  std::map<DType, DType> casts_;
+  std::vector<std::string> axes_;
+  uint64_t nodes_ = 0;
+};
+
+// ---- where the output goes ------------------------------------------------------------
+
+bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+const std::string kTempPrefix = ".stowage-convert.";
+
+// Removes temporaries left by killed conversions to the same destination.
+void clean_stale_temporaries(const fs::path& parent, const std::string& name) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    std::string f = entry.path().filename().string();
+    if (f.rfind(kTempPrefix, 0) != 0) continue;
+    size_t dot = f.find('.', kTempPrefix.size());
+    if (dot == std::string::npos || f.substr(dot + 1) != name) continue;
+    long pid = std::atol(f.substr(kTempPrefix.size(), dot - kTempPrefix.size()).c_str());
+    if (!process_alive(pid)) fs::remove_all(entry.path(), ec);
+  }
+}
+
+uint64_t disk_bytes(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_regular_file(p, ec)) return fs::file_size(p, ec);
+  uint64_t sum = 0;
+  for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec)) sum += it->file_size(ec);
+  return sum;
+}
+
+// A hidden directory beside the destination that holds everything the
+// conversion writes until publish() renames it into place.
+class StagingArea {
+ public:
+  StagingArea(const fs::path& destination) : destination_(destination) {
+    parent_ = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
+    fs::create_directories(parent_);
+    name_ = destination.filename().string();
+    // A conversion killed while publishing several files left a journal
+    // whose temporaries are in its staging directory: finish it first.
+    sdk::complete_file_set_commit(destination_.string());
+    clean_stale_temporaries(parent_, name_);
+    dir_ = parent_ / (kTempPrefix + std::to_string(::getpid()) + "." + name_);
+    fs::create_directories(dir_);
+  }
+  ~StagingArea() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path target() const { return dir_ / name_; }
+
+  // Puts what the format wrote in place of the destination, so that a kill
+  // at any moment leaves the old destination or the new one. A single entry
+  // (a container directory, an .npy file) takes the destination's name in
+  // one rename, or one exchange with an existing destination, which then
+  // goes with the staging area. Several files (datg's matrix and name files,
+  // datadings' six) go as one journaled file set, which the format's next
+  // open -- or the next conversion to this destination -- finishes.
+  uint64_t publish(bool overwrite) {
+    std::vector<fs::path> produced;
+    for (const auto& e : fs::directory_iterator(dir_)) produced.push_back(e.path());
+    uint64_t bytes = 0;
+    for (const auto& p : produced) {
+      std::error_code ec;
+      if (!overwrite && fs::exists(parent_ / p.filename(), ec))
+        throw Error(ErrorCode::invalid_argument, (parent_ / p.filename()).string() + " exists; use --overwrite");
+      bytes += disk_bytes(p);
+    }
+    if (produced.size() == 1) {
+      publish_one(produced[0], parent_ / produced[0].filename());
+      return bytes;
+    }
+    sdk::FileSetCommit set(destination_.string());
+    for (const auto& p : produced) set.add(p.string(), (parent_ / p.filename()).string());
+    set.commit();
+    return bytes;
+  }
+
+ private:
+  static void publish_one(const fs::path& made, const fs::path& final_path) {
+    std::string old = sdk::replace_atomically(made.string(), final_path.string());
+    std::error_code ec;
+    if (!old.empty()) fs::remove_all(old, ec);  // usually in the staging area, which goes anyway
+  }
+
+  fs::path destination_, parent_, dir_;
+  std::string name_;
+};
+
+}  // namespace
+
+// ---- the one entry point ----------------------------------------------------------------
+
+CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options,
+                Registry& registry) {
+  auto [src_path, src_node] = split_dataset_spec(source);
+  auto [dst_path, dst_node] = split_dataset_spec(destination);
+  if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
+  Store src = Store::open(src_path, Mode::read, options.from, json::object(), registry);
+
+  CopyResult result;
+  result.from = src.format();
+  result.to = options.to;
+  if (result.to.empty()) {
+    auto by_ext = registry.format_for_extension(dst_path);
+    if (!by_ext)
+      throw Error(ErrorCode::invalid_argument,
+                  dst_path + ": cannot tell the destination format from its name; give --to ID");
+    result.to = *by_ext;
+  }
+
+  std::error_code ec;
+  const bool exists = fs::exists(dst_path, ec);
+  const bool filling_part = options.part_count > 0;
+  // A node added to an existing container is written in place (each plugin
+  // writes its files atomically); anything new is staged and renamed.
+  const bool in_place = exists && (!dst_node.empty() || filling_part);
+  if (!in_place && exists && !options.overwrite)
+    throw Error(ErrorCode::invalid_argument, dst_path + " exists; use --overwrite to replace it");
+  if (filling_part && !exists)
+    throw Error(ErrorCode::invalid_argument,
+                dst_path + " does not exist; create it first with --create-only, then run the parts");
+
+  Converter converter(options, registry);
+  Progress progress(options, converter.total_bytes(src, src_node));
+  if (in_place) {
+    // Add (or with a part run, fill) a node of an existing container.
+    Store dst = Store::open(dst_path, Mode::update, result.to, json::object(), registry);
+    if (!filling_part && !dst_node.empty()) {
+      bool present = true;
+      try {
+        dst.describe(dst_node);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::not_found) throw;
+        present = false;
+      }
+      if (present) {
+        if (!options.overwrite)
+          throw Error(ErrorCode::invalid_argument, dst_path + "::" + dst_node + " exists; use --overwrite to replace it");
+        dst.remove(dst_node);
+      }
+    }
+    converter.copy(src, src_node, dst, dst_node, progress);
+    dst.close();
+    result.bytes_out = disk_bytes(dst_path);
+  } else {
+    StagingArea staging(dst_path);
+    Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, json::object(), registry);
+    converter.copy(src, src_node, dst, dst_node, progress);
+    dst.close();
+    progress.check_cancel();
+    result.bytes_out = staging.publish(options.overwrite);
+  }
+  result.nodes = converter.nodes();
+  result.chunks = progress.chunks();
+  result.bytes_in = progress.bytes();
+  result.seconds = progress.seconds();
+  result.notes = converter.notes;
+  return result;
+}
+
+void parse_cast_spec(const std::string& spec, CopyOptions& options) {
+  for (const std::string& item : split_names(spec)) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      options.cast_all = parse_dtype(item);
+    else
+      options.casts[parse_dtype(item.substr(0, eq))] = parse_dtype(item.substr(eq + 1));
+  }
+}
+
+}  // namespace stowage
