@@ -622,6 +622,62 @@ class StagingArea {
   std::string name_;
 };
 
+// ---- what the copy must never do -----------------------------------------------------------
+
+// Where a dataset lives: its real path (symlinks and '..' resolved, as far as
+// it exists) and the node path inside it, one component per entry.
+struct Place {
+  fs::path path;
+  std::vector<std::string> node;
+};
+
+Place place_of(const std::string& path, const std::string& node) {
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(fs::absolute(path), ec);
+  Place p{ec ? fs::absolute(path).lexically_normal() : real, {}};
+  std::stringstream ss(node);
+  std::string part;
+  while (std::getline(ss, part, '/'))
+    if (!part.empty() && part != ".") p.node.push_back(part);
+  return p;
+}
+
+// Whether `inner` is `outer` or below it (paths or node paths, by component).
+template <class Seq>
+bool within(const Seq& inner, const Seq& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return true;
+}
+
+// Refuses, before anything is written, a copy whose destination is its source,
+// lies inside it (the copy would read what it writes: t.n5 -> t.n5::copy
+// recursed without end), or holds it (replacing the destination would delete
+// the source).
+void refuse_overlap(const std::string& source, const std::string& destination, const Place& src, const Place& dst) {
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorCode::invalid_argument, "'" + source + "' -> '" + destination + "': " + why + "; nothing was written");
+  };
+  const bool same_container = src.path == dst.path;
+  if (same_container && src.node == dst.node) refuse("the source and the destination are the same");
+  if (same_container ? within(dst.node, src.node) : within(dst.path, src.path))
+    refuse("the destination is inside the source; write it elsewhere");
+  if (same_container ? within(src.node, dst.node) : within(src.path, dst.path))
+    refuse("the source is inside the destination, which the copy would replace");
+}
+
+// --overwrite replaces a dataset of the destination's format, never anything
+// else that happens to have its name (a directory of notes, another format's
+// files).
+void refuse_replacing_other(const std::string& dst_path, const std::string& to, Registry& registry) {
+  for (const auto& [id, score] : registry.identify(dst_path))
+    if (id == to && score > 0) return;
+  throw Error(ErrorCode::invalid_argument,
+              dst_path + " exists and is not a dataset of format " + to + "; --overwrite replaces only a dataset of the "
+              "destination's format, so remove or rename it yourself if it is to go");
+}
+
 }  // namespace
 
 // ---- the one entry point ----------------------------------------------------------------
@@ -644,6 +700,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
     result.to = *by_ext;
   }
 
+  refuse_overlap(source, destination, place_of(src_path, src_node), place_of(dst_path, dst_node));
   std::error_code ec;
   const bool exists = fs::exists(dst_path, ec);
   const bool filling_part = options.part_count > 0;
@@ -655,6 +712,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   if (filling_part && !exists)
     throw Error(ErrorCode::invalid_argument,
                 dst_path + " does not exist; create it first with --create-only, then run the parts");
+  if (exists && (options.overwrite || in_place)) refuse_replacing_other(dst_path, result.to, registry);
 
   Converter converter(options, registry);
   Progress progress(options, converter.total_bytes(src, src_node));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 using stowage::json;
@@ -178,6 +179,67 @@ TEST_CASE("an existing destination is never touched without --overwrite; nodes c
                 " --overwrite").status == 0);
   CHECK(convert(test::quote(vol + "::raw/s0") + " " + q(tmp / "c.n5") + " --overwrite").status == 0);
   CHECK(dense_bytes((tmp / "c.n5").string()) == dense_bytes(vol + "::raw/s0"));
+}
+
+// Every file below `dir` with its content: a tree compared before and after.
+std::map<std::string, std::string> tree_of(const test::fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : test::fs::recursive_directory_iterator(dir))
+    out[test::fs::relative(e.path(), dir).string()] = e.is_regular_file() ? test::read_file(e.path()) : "<dir>";
+  return out;
+}
+
+TEST_CASE("a destination that is the source, inside it or holding it is refused before anything is written") {
+  test::TempDir tmp;
+  test::fs::copy(test::source_root() / "examples" / "volume.n5", tmp / "a.n5", test::fs::copy_options::recursive);
+  test::fs::create_directory_symlink(tmp / "a.n5", tmp / "link.n5");
+  const auto before = tree_of(tmp.path());
+  const std::string a = (tmp / "a.n5").string(), link = (tmp / "link.n5").string();
+  struct Case {
+    std::string src, dst, why;
+  };
+  for (const Case& c : std::vector<Case>{
+           {a + "::raw/s0", a + "::raw/s0", "are the same"},
+           {a + "::raw", a + "::raw", "are the same"},
+           {a, (tmp / "x" / ".." / "a.n5").string(), "are the same"},
+           {link + "::raw", a + "::raw", "are the same"},                      // through a symlink
+           {a, a + "::copy", "destination is inside the source"},              // recursed before
+           {a + "::raw", a + "::raw/s0/deeper", "destination is inside the source"},
+           {a, a + "/inner.n5", "destination is inside the source"},
+           {a + "::raw/s0", a + "::raw", "source is inside the destination"},  // would delete it
+           {a + "::raw/s0", a, "source is inside the destination"},
+       }) {
+    CAPTURE(c.src);
+    CAPTURE(c.dst);
+    for (const char* flags : {"", " --overwrite"}) {
+      test::RunResult r = convert(test::quote(c.src) + " " + test::quote(c.dst) + flags);
+      CHECK(r.status == 2);
+      CHECK(r.output.find("'" + c.src + "' -> '" + c.dst + "'") != std::string::npos);  // as the user typed them
+      CHECK(r.output.find(c.why) != std::string::npos);
+      CHECK(r.output.find("nothing was written") != std::string::npos);
+    }
+  }
+  CHECK(tree_of(tmp.path()) == before);
+  // Sibling nodes of one container are fine.
+  CHECK(convert(test::quote(a + "::raw/s0") + " " + test::quote(a + "::raw/s0copy")).status == 0);
+  CHECK(dense_bytes(a + "::raw/s0copy") == dense_bytes(a + "::raw/s0"));
+}
+
+TEST_CASE("--overwrite replaces only a dataset of the destination's format") {
+  test::TempDir tmp;
+  std::string vol = (test::source_root() / "examples" / "volume.n5").string();
+  test::fs::create_directories(tmp / "important");
+  test::write_file(tmp / "important" / "notes.txt", "years of work");
+  test::RunResult r = convert(test::quote(vol) + " " + q(tmp / "important") + " --to n5 --overwrite");
+  CHECK(r.status == 2);
+  CHECK(r.output.find((tmp / "important").string() + " exists and is not a dataset of format n5") != std::string::npos);
+  CHECK(test::read_file(tmp / "important" / "notes.txt") == "years of work");
+  // An .npy file is not an N5 container either, whatever its name.
+  REQUIRE(convert(test::quote(vol + "::raw/s1") + " " + q(tmp / "s1.npy")).status == 0);
+  const std::string npy = test::read_file(tmp / "s1.npy");
+  test::fs::rename(tmp / "s1.npy", tmp / "s1.n5");
+  CHECK(convert(test::quote(vol) + " " + q(tmp / "s1.n5") + " --overwrite").status == 2);
+  CHECK(test::read_file(tmp / "s1.n5") == npy);
 }
 
 TEST_CASE("--create-only then --part I/N equals a whole conversion") {
