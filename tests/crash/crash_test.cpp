@@ -40,6 +40,7 @@
 #include <regex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 extern char** environ;
 
@@ -845,5 +846,119 @@ TEST_CASE("a writer with the pid of a killed one is not blocked by its temporari
     });
     CHECK_MESSAGE(e.status == 0, kind << ": the writer tripped over a stale temporary: " << log_tail(c.logs / "pid.log"));
     if (e.status == 0) c.s.check(true, kind + " beside stale temporaries of its own pid");
+  }
+}
+
+// ---- two writers at once ------------------------------------------------------------------------
+
+namespace {
+
+// Two crash_writer processes writing the same destination at once, one as
+// version 0 and one as version 1, `rounds` times (odd rounds over what the
+// previous round left, even ones into a new destination). Each must exit 0 or
+// with a clear error naming the destination; what is left must be one
+// version as a whole -- the same dataset through the API and, when the files
+// are deterministic, every file from that one version -- and no temporaries.
+// Modes: `free`; `delayed`, both under strace with every rename delayed by
+// 30 ms, so their commits overlap instead of being microseconds long;
+// `forced`, writer 0's last rename (the end of its commit) held for 2 s while
+// writer 1, started with it, writes and commits: a commit that does not wait
+// for the other's would leave its files beside writer 0's last one.
+enum class Overlap { free, delayed, forced };
+
+void two_writers(WholeCase& c, int rounds, Overlap mode) {
+  WholeDataset& d = c.d;
+  const fs::path target = c.s.work / d.file;
+  const bool traced = mode != Overlap::free;
+  const char* mode_name = mode == Overlap::free ? "" : mode == Overlap::delayed ? " (renames delayed)"
+                                                                                 : " (writer 0's last rename held)";
+  RenameCall last;
+  if (mode == Overlap::forced) {  // writer 0's renames into a new destination, one thread
+    restore(c.s.work, d.dir("old"), false);
+    const std::vector<RenameCall> calls =
+        trace_renames({writer_exe(), d.name, target.string(), "0"}, c.tmp.path(), c.logs / (d.name + "-count.log"));
+    REQUIRE(!calls.empty());
+    last = calls.back();
+  }
+  int wins[2] = {0, 0}, errors = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const bool over_old = mode != Overlap::forced && round % 2 == 1;
+    if (!over_old) restore(c.s.work, d.dir("old"), false);
+    const std::string where = d.name + " round " + std::to_string(round) + mode_name +
+                              (over_old ? " over the previous result" : " into a new destination");
+    CAPTURE(where);
+    pid_t pids[2];
+    fs::path logs[2];
+    for (int v = 0; v < 2; ++v) {
+      Args argv = {writer_exe(), d.name, target.string(), std::to_string(v)};
+      if (mode == Overlap::delayed || (mode == Overlap::forced && v == 0)) {
+        const std::string inject = mode == Overlap::delayed
+                                       ? "inject=rename,renameat,renameat2:delay_enter=30000"
+                                       : "inject=" + last.syscall + ":delay_enter=2000000:when=" + std::to_string(last.ordinal);
+        Args a = {strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", "/dev/null",
+                  "-e", "trace=rename,renameat,renameat2", "-e", inject, "--"};
+        a.insert(a.end(), argv.begin(), argv.end());
+        argv = a;
+      }
+      logs[v] = c.logs / (d.name + "-two-" + std::to_string(round) + "-" + std::to_string(v) + ".log");
+      pids[v] = spawn(argv, logs[v]);
+    }
+    Exit e[2] = {wait_for(pids[0]), wait_for(pids[1])};
+    for (int v = 0; v < 2; ++v) {
+      if (e[v].status == 0) continue;
+      ++errors;
+      const std::string out = log_tail(logs[v]);
+      CHECK_MESSAGE(e[v].status == 1, where << ": writer " << v << " died (status " << e[v].status << "): " << out);
+      CHECK_MESSAGE(out.find(target.string()) != std::string::npos,
+                    where << ": writer " << v << "'s error does not name the destination: " << out);
+    }
+    REQUIRE_MESSAGE((e[0].status == 0 || e[1].status == 0), where << ": both writers failed: " << log_tail(logs[0])
+                                                                  << log_tail(logs[1]));
+    std::optional<std::string> got;
+    try {
+      got = snapshot(target.string(), d.format, d.node);
+    } catch (const std::exception& ex) {
+      FAIL_CHECK(where << ": reading the result failed: " << std::string(ex.what()));
+      continue;
+    }
+    REQUIRE_MESSAGE(got.has_value(), where << ": no dataset after two writers");
+    const bool is0 = *got == d.old_snap, is1 = *got == d.new_snap;
+    CHECK_MESSAGE((is0 || is1), where << ": the dataset is a mix of both writers");
+    if (is0 || is1) ++wins[is1 ? 1 : 0];
+    if (d.files_deterministic) {
+      const auto files = WholeDataset::files_in(c.s.work);
+      std::string detail;
+      for (const auto& [rel, bytes] : files) {
+        const auto o = d.old_files.find(rel), n = d.new_files.find(rel);
+        detail += " " + rel + (n != d.new_files.end() && n->second == bytes ? "=v1" :
+                               o != d.old_files.end() && o->second == bytes ? "=v0" : "=other");
+      }
+      CHECK_MESSAGE((files == d.old_files || files == d.new_files), where << ": files from both writers:" << detail);
+    }
+    for (const auto& [rel, pid] : list_tree(c.s.work).temps)
+      FAIL_CHECK(where << ": temporary " << rel << " of writer " << pid << " left behind");
+  }
+  (void)traced;
+  std::cout << d.name << mode_name << ": " << rounds << " rounds of two writers: v0 won "
+            << wins[0] << ", v1 won " << wins[1] << ", " << errors << " clear errors" << std::endl;
+}
+
+}  // namespace
+
+// Issue 21: two processes writing one destination at once (npy, datg,
+// BPCells, datadings). Whatever the interleaving, the result is one writer's
+// whole dataset, never a mix; the loser may fail, but with an error naming
+// the destination. Runs free, with every rename delayed so that the two
+// commits overlap, and with writer 0's commit held open at its last rename.
+TEST_CASE("two writers of one destination at once: one writer's whole result or a clear error") {
+  for (auto [kind, file, deterministic] : {std::tuple<std::string, std::string, bool>{"npy", "a.npy", true},
+                                           {"datg", "m.datg", false},
+                                           {"bpcells", "m", true},
+                                           {"datadings", "d.msgpack", true}}) {
+    CAPTURE(kind);
+    WholeCase c(kind, file, deterministic);
+    two_writers(c, 6, Overlap::free);
+    two_writers(c, 4, Overlap::delayed);
+    two_writers(c, 2, Overlap::forced);
   }
 }
