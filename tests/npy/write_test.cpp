@@ -209,3 +209,28 @@ for name in ("theirs", "theirs3"):
   CHECK_MESSAGE(r.output.find("theirs <f8 False True True") != std::string::npos, r.output);
   CHECK_MESSAGE(r.output.find("theirs3 <i4 False True True") != std::string::npos, r.output);
 }
+
+// Issue 21: a non-ASCII directory and file name: written, loaded by numpy,
+// and a truncated file's error names it as given.
+TEST_CASE("a non-ASCII path: written, loaded by numpy, errors name the file") {
+  test::TempDir dir;
+  const test::fs::path file = dir / "donn\u00e9es-\u03b2" / "\u00df-\u03bc.npy";
+  test::fs::create_directories(file.parent_path());
+  std::vector<int16_t> values = {-32768, -1, 0, 1, 32767, 12345};
+  {
+    stowage::Store s = stowage::Store::open(file.string(), stowage::Mode::truncate);
+    CHECK(s.format() == "npy");
+    s.create("", array_description(stowage::DType::int16, {2, 3}));
+    s.array("").write({0, 0}, {2, 3}, values.data());
+    s.close();
+  }
+  CHECK(stowage::Store::open(file.string()).array("").read_all<int16_t>() == values);
+  test::RunResult r = test::run_python("import sys, numpy as np\nprint(np.load(sys.argv[1]).ravel().tolist())\n",
+                                       test::quote(file.string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output == "[-32768, -1, 0, 1, 32767, 12345]\n");
+  test::write_file(file, test::read_file(file).substr(0, 100));
+  stowage::Error e = npytest::open_error(file.string());
+  CHECK(e.code() == stowage::ErrorCode::corrupt);
+  CHECK_MESSAGE(std::string(e.what()).find(file.string()) != std::string::npos, e.what());
+}
