@@ -304,7 +304,7 @@ std::string extremes_for(const std::string& dtype, size_t n) {
 
 }  // namespace
 
-// Every dtype N5 has (the ten numeric ones; N5 has no bool), filled with
+// Every dtype N5 has (the ten numeric ones; bool is refused), filled with
 // extremes (min, max, lowest, NaN with two payloads, -0.0, +-inf, the
 // smallest subnormal), through raw, gzip and byte-shuffled blosc: zarr-python
 // must see the same bits and the matching numpy dtype (its N5 store shows
@@ -329,6 +329,10 @@ TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for
         written[node] = data;
         CHECK(read_bytes(store.array(node)) == data);  // our own reader first
       }
+    // N5 has no bool: refused, naming the container and the types it has.
+    std::string err = N5_REQUIRE_ERROR(store.create("b", array_desc("bool", {3}, {3})), stowage::ErrorCode::unsupported);
+    CHECK_MESSAGE(err.find(path.string()) != std::string::npos, err);
+    CHECK_MESSAGE(err.find("\"bool\"") != std::string::npos, err);
     store.close();
   }
   std::string nodes;
