@@ -20,6 +20,7 @@
 // as a journaled file set: a kill between their renames leaves a journal
 // (".<first file>.stowage-commit") that the reopen finishes.
 #include "test_support.hpp"
+#include "../daf/daf_test_util.hpp"
 
 #include <doctest/doctest.h>
 
@@ -40,6 +41,7 @@
 #include <regex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 extern char** environ;
 
@@ -846,4 +848,196 @@ TEST_CASE("a writer with the pid of a killed one is not blocked by its temporari
     CHECK_MESSAGE(e.status == 0, kind << ": the writer tripped over a stale temporary: " << log_tail(c.logs / "pid.log"));
     if (e.status == 0) c.s.check(true, kind + " beside stale temporaries of its own pid");
   }
+}
+
+// ---- two writers at once ------------------------------------------------------------------------
+
+namespace {
+
+// Two crash_writer processes writing the same destination at once, one as
+// version 0 and one as version 1, `rounds` times (odd rounds over what the
+// previous round left, even ones into a new destination). Each must exit 0 or
+// with a clear error naming the destination; what is left must be one
+// version as a whole -- the same dataset through the API and, when the files
+// are deterministic, every file from that one version -- and no temporaries.
+// Modes: `free`; `delayed`, both under strace with every rename delayed by
+// 30 ms, so their commits overlap instead of being microseconds long;
+// `forced`, writer 0's last rename (the end of its commit) held for 2 s while
+// writer 1, started with it, writes and commits: a commit that does not wait
+// for the other's would leave its files beside writer 0's last one.
+enum class Overlap { free, delayed, forced };
+
+void two_writers(WholeCase& c, int rounds, Overlap mode) {
+  WholeDataset& d = c.d;
+  const fs::path target = c.s.work / d.file;
+  const bool traced = mode != Overlap::free;
+  const char* mode_name = mode == Overlap::free ? "" : mode == Overlap::delayed ? " (renames delayed)"
+                                                                                 : " (writer 0's last rename held)";
+  RenameCall last;
+  if (mode == Overlap::forced) {  // writer 0's renames into a new destination, one thread
+    restore(c.s.work, d.dir("old"), false);
+    const std::vector<RenameCall> calls =
+        trace_renames({writer_exe(), d.name, target.string(), "0"}, c.tmp.path(), c.logs / (d.name + "-count.log"));
+    REQUIRE(!calls.empty());
+    last = calls.back();
+  }
+  int wins[2] = {0, 0}, errors = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const bool over_old = mode != Overlap::forced && round % 2 == 1;
+    if (!over_old) restore(c.s.work, d.dir("old"), false);
+    const std::string where = d.name + " round " + std::to_string(round) + mode_name +
+                              (over_old ? " over the previous result" : " into a new destination");
+    CAPTURE(where);
+    pid_t pids[2];
+    fs::path logs[2];
+    for (int v = 0; v < 2; ++v) {
+      Args argv = {writer_exe(), d.name, target.string(), std::to_string(v)};
+      if (mode == Overlap::delayed || (mode == Overlap::forced && v == 0)) {
+        const std::string inject = mode == Overlap::delayed
+                                       ? "inject=rename,renameat,renameat2:delay_enter=30000"
+                                       : "inject=" + last.syscall + ":delay_enter=2000000:when=" + std::to_string(last.ordinal);
+        Args a = {strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", "/dev/null",
+                  "-e", "trace=rename,renameat,renameat2", "-e", inject, "--"};
+        a.insert(a.end(), argv.begin(), argv.end());
+        argv = a;
+      }
+      logs[v] = c.logs / (d.name + "-two-" + std::to_string(round) + "-" + std::to_string(v) + ".log");
+      pids[v] = spawn(argv, logs[v]);
+    }
+    Exit e[2] = {wait_for(pids[0]), wait_for(pids[1])};
+    for (int v = 0; v < 2; ++v) {
+      if (e[v].status == 0) continue;
+      ++errors;
+      const std::string out = log_tail(logs[v]);
+      CHECK_MESSAGE(e[v].status == 1, where << ": writer " << v << " died (status " << e[v].status << "): " << out);
+      CHECK_MESSAGE(out.find(target.string()) != std::string::npos,
+                    where << ": writer " << v << "'s error does not name the destination: " << out);
+    }
+    REQUIRE_MESSAGE((e[0].status == 0 || e[1].status == 0), where << ": both writers failed: " << log_tail(logs[0])
+                                                                  << log_tail(logs[1]));
+    std::optional<std::string> got;
+    try {
+      got = snapshot(target.string(), d.format, d.node);
+    } catch (const std::exception& ex) {
+      FAIL_CHECK(where << ": reading the result failed: " << std::string(ex.what()));
+      continue;
+    }
+    REQUIRE_MESSAGE(got.has_value(), where << ": no dataset after two writers");
+    const bool is0 = *got == d.old_snap, is1 = *got == d.new_snap;
+    CHECK_MESSAGE((is0 || is1), where << ": the dataset is a mix of both writers");
+    if (is0 || is1) ++wins[is1 ? 1 : 0];
+    if (d.files_deterministic) {
+      const auto files = WholeDataset::files_in(c.s.work);
+      std::string detail;
+      for (const auto& [rel, bytes] : files) {
+        const auto o = d.old_files.find(rel), n = d.new_files.find(rel);
+        detail += " " + rel + (n != d.new_files.end() && n->second == bytes ? "=v1" :
+                               o != d.old_files.end() && o->second == bytes ? "=v0" : "=other");
+      }
+      CHECK_MESSAGE((files == d.old_files || files == d.new_files), where << ": files from both writers:" << detail);
+    }
+    for (const auto& [rel, pid] : list_tree(c.s.work).temps)
+      FAIL_CHECK(where << ": temporary " << rel << " of writer " << pid << " left behind");
+  }
+  (void)traced;
+  std::cout << d.name << mode_name << ": " << rounds << " rounds of two writers: v0 won "
+            << wins[0] << ", v1 won " << wins[1] << ", " << errors << " clear errors" << std::endl;
+}
+
+}  // namespace
+
+// Issue 21: two processes writing one destination at once (npy, datg,
+// BPCells, datadings). Whatever the interleaving, the result is one writer's
+// whole dataset, never a mix; the loser may fail, but with an error naming
+// the destination. Runs free, with every rename delayed so that the two
+// commits overlap, and with writer 0's commit held open at its last rename.
+TEST_CASE("two writers of one destination at once: one writer's whole result or a clear error") {
+  for (auto [kind, file, deterministic] : {std::tuple<std::string, std::string, bool>{"npy", "a.npy", true},
+                                           {"datg", "m.datg", false},
+                                           {"bpcells", "m", true},
+                                           {"datadings", "d.msgpack", true}}) {
+    CAPTURE(kind);
+    WholeCase c(kind, file, deterministic);
+    two_writers(c, 6, Overlap::free);
+    two_writers(c, 4, Overlap::delayed);
+    two_writers(c, 2, Overlap::forced);
+  }
+}
+
+// Issue 21: two processes adding different properties (vectors/cell/p0 and
+// vectors/cell/p1, `crash_writer daf-vector`, mode r+) to one [1,1]
+// repository at once. Nothing in plugins/formats/daf/README.md allows the
+// loser to fail or lose its property, so both must be there afterwards, with
+// their values, and metadata.json must list both (the independent reader
+// tests/daf/daf_peer.py reports any descriptor metadata.json disagrees with).
+// Runs free, then forced: writer 0's rename of metadata.json (its last
+// rename) is delayed by strace until writer 1 has finished, so writer 0
+// publishes a metadata.json built before writer 1's property existed unless
+// the two closes are serialised.
+TEST_CASE("Daf [1,1]: two processes adding different properties at once both land, metadata.json lists both") {
+  Scratch sc;
+  const fs::path root = sc.tmp / "daf-two", log = sc.logs / "daf-two.log";
+  const uint64_t cells = 1500;
+  auto fresh = [&](const fs::path& repo) {
+    fs::remove_all(repo);
+    fs::create_directories(repo.parent_path());
+    run_complete({writer_exe(), "daf-axes", repo.string(), "1.1"}, log);
+  };
+  auto check = [&](const fs::path& repo, const std::string& where) {
+    CAPTURE(where);
+    stowage::Registry registry;
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::read, "daf", json::object(), registry);
+    for (const char* name : {"p0", "p1"}) {
+      std::vector<double> got = s.array(std::string("vectors/cell/") + name).read_all<double>();
+      REQUIRE(got.size() == cells);
+      size_t wrong = 0;
+      for (uint64_t i = 0; i < cells; ++i) wrong += got[i] != double(i) * 0.5 + double(uint8_t(name[1]));
+      CHECK_MESSAGE(wrong == 0, name << ": " << wrong << " wrong values");
+    }
+    json peer = daf_test::peer_read(repo);
+    CHECK(peer["version"] == json::array({1, 1}));
+    CHECK(peer["has_metadata"] == true);
+    CHECK_MESSAGE(peer["problems"].empty(), peer["problems"].dump());
+    CHECK(peer["vectors"]["cell"].contains("p0"));
+    CHECK(peer["vectors"]["cell"].contains("p1"));
+    const json metadata = test::read_json(repo / "metadata.json");
+    CHECK_MESSAGE(metadata.contains("vectors/cell/p0"), metadata.dump());
+    CHECK_MESSAGE(metadata.contains("vectors/cell/p1"), metadata.dump());
+  };
+  const fs::path repo = root / "r";
+  for (int round = 0; round < 4; ++round) {
+    fresh(repo);
+    pid_t a = spawn({writer_exe(), "daf-vector", repo.string(), "p0"}, log);
+    pid_t b = spawn({writer_exe(), "daf-vector", repo.string(), "p1"}, log);
+    Exit ea = wait_for(a), eb = wait_for(b);
+    REQUIRE_MESSAGE((ea.status == 0 && eb.status == 0), log_tail(log));
+    check(repo, "free round " + std::to_string(round));
+  }
+  // Forced: count writer 0's renames on a scratch copy, then delay its last one.
+  const fs::path probe = root / "probe" / "r";
+  fresh(probe);
+  const std::vector<RenameCall> calls = trace_renames({writer_exe(), "daf-vector", probe.string(), "p0"}, sc.tmp.path(), log);
+  REQUIRE(!calls.empty());
+  fresh(repo);
+  const RenameCall& last = calls.back();
+  pid_t a = spawn({strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", "/dev/null",
+                   "-e", "trace=rename,renameat,renameat2", "-e",
+                   "inject=" + last.syscall + ":delay_enter=2000000:when=" + std::to_string(last.ordinal), "--",
+                   writer_exe(), "daf-vector", repo.string(), "p0"},
+                  log);
+  // Writer 0 has built its metadata.json once its temporary appears.
+  auto metadata_temp = [&] {
+    for (const auto& e : fs::directory_iterator(repo))
+      if (e.path().filename().string().rfind(".metadata.json.stowage-tmp.", 0) == 0) return true;
+    return false;
+  };
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (!metadata_temp() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const bool forced = metadata_temp();
+  Exit eb = wait_for(spawn({writer_exe(), "daf-vector", repo.string(), "p1"}, log));
+  Exit ea = wait_for(a);
+  REQUIRE_MESSAGE((ea.status == 0 && eb.status == 0), log_tail(log));
+  std::cout << "daf [1,1] two writers: writer 1 started while writer 0's metadata.json rename was held: "
+            << (forced ? "yes" : "no") << std::endl;
+  check(repo, "forced interleaving");
 }

@@ -6,7 +6,8 @@
 //   crash_writer n5        CONTAINER V   dataset "vol" (created if missing), attribute "version"
 //   crash_writer datg      PATH V        float64 matrix with row/col names
 //   crash_writer bpcells   DIR V         CSC float64 sparse matrix with names
-//   crash_writer daf-axes  REPO          a repository with axes cell and gene only
+//   crash_writer daf-axes  REPO [1.1]    a repository with axes cell and gene only ([1,1] if asked)
+//   crash_writer daf-vector REPO NAME    adds float64 vector vectors/cell/NAME to an existing repository
 //   crash_writer daf       REPO V        dense node matrices/cell/gene/x in an existing repository
 //   crash_writer daf-repo  REPO V        a whole repository (replaced): axes and that node
 //   crash_writer datadings PATH V        keyed msgpack samples
@@ -44,6 +45,8 @@ uint64_t mix(uint64_t version, uint64_t i) {
   return x ^ (x >> 29);
 }
 double value(uint64_t version, uint64_t i) { return double(mix(version, i) % 1000000) / 64.0 - 7000.0; }
+// Vector <name>'s element i (the test recomputes it): i / 2 plus the name's last byte.
+double daf_vector_value(const std::string& name, uint64_t i) { return double(i) * 0.5 + double(uint8_t(name.back())); }
 
 std::vector<std::string> names(const std::string& prefix, uint64_t version, uint64_t n) {
   std::vector<std::string> out;
@@ -122,8 +125,8 @@ void write_bpcells(const std::string& path, uint64_t v) {
   s.close();
 }
 
-void write_daf_axes(const std::string& repo) {
-  Store s = Store::open(repo, Mode::truncate, "daf");
+void write_daf_axes(const std::string& repo, bool v11) {
+  Store s = Store::open(repo, Mode::truncate, "daf", v11 ? json{{"version", {1, 1}}} : json::object());
   s.write_strings("axes/cell", names("cell", 0, kDafCells));
   s.write_strings("axes/gene", names("gene", 0, kDafGenes));
   s.close();
@@ -146,6 +149,16 @@ void write_daf_repo(const std::string& repo, uint64_t v) {
   s.write_strings("axes/cell", names("cell", v, kDafCells));
   s.write_strings("axes/gene", names("gene", v, kDafGenes));
   write_daf_node(s, v);
+  s.close();
+}
+
+// Vector vectors/cell/<name>, values from the name, in an existing repository (r+).
+void write_daf_vector(const std::string& repo, const std::string& name) {
+  Store s = Store::open(repo, Mode::update, "daf");
+  s.create("vectors/cell/" + name, {{"kind", "array"}, {"dtype", "float64"}, {"shape", {kDafCells}}});
+  std::vector<double> values(kDafCells);
+  for (uint64_t i = 0; i < kDafCells; ++i) values[i] = daf_vector_value(name, i);
+  s.array("vectors/cell/" + name).write({0}, {kDafCells}, values.data());
   s.close();
 }
 
@@ -200,7 +213,8 @@ void write_npy(const std::string& path, uint64_t v) {
 
 int usage() {
   std::cerr << "usage: crash_writer n5|datg|bpcells|daf|daf-repo|datadings|npy PATH VERSION\n"
-               "       crash_writer daf-axes REPO\n";
+               "       crash_writer daf-axes REPO [1.1]\n"
+               "       crash_writer daf-vector REPO NAME\n";
   return 2;
 }
 
@@ -213,7 +227,8 @@ int main(int argc, char** argv) {
     // The rename-injection runs ask for one worker thread, so that strace's
     // per-thread rename count is the process's count.
     if (const char* t = std::getenv("STOWAGE_CRASH_THREADS")) stowage::Registry::global().set_threads(std::stoul(t));
-    if (what == "daf-axes") return write_daf_axes(path), 0;
+    if (what == "daf-axes") return write_daf_axes(path, argc == 4 && std::string(argv[3]) == "1.1"), 0;
+    if (what == "daf-vector" && argc == 4) return write_daf_vector(path, argv[3]), 0;
     if (argc != 4) return usage();
     const uint64_t v = std::stoull(argv[3]);
     if (what == "n5") write_n5(path, v);

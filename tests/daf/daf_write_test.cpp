@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace {
@@ -450,4 +451,57 @@ TEST_CASE("daf option relayout: each matrix is also stored transposed, like Juli
       }
   CHECK(transposed == 4);  // dense, csc, mask, labels (square is not relayouted)
   CHECK(fs::exists(repo / "matrices/gene/cell/csc.nzval"));
+}
+
+// Issue 21: non-ASCII everywhere a Daf name can be -- the repository's
+// directory, axis names and entries, vector, matrix and scalar names -- in a
+// [1,1] repository (metadata.json keys too): read back by the plugin and by
+// daf_peer.py; a damaged file's error names it with its non-ASCII path.
+TEST_CASE("daf non-ASCII repository path, axis and property names: round trip, Python reader, errors") {
+  test::TempDir tmp;
+  const fs::path repo = tmp / "donn\u00e9es-\u03b2" / "r\u00e9pertoire.daf";
+  fs::create_directories(repo.parent_path());
+  const std::string cell = "zell\u00e9", gene = "g\u00e8ne";
+  const std::vector<std::string> cells = {"\u03b1", "\u00df-1", "\U0001F9EC"}, genes = {"\u6f22", "x"};
+  const std::vector<double> sizes = {1.5, -0.0, 1e300};
+  const std::vector<int32_t> counts = {1, 2, 3, 4, 5, 6};
+  {
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", {{"version", {1, 1}}});
+    s.write_strings("axes/" + cell, cells);
+    s.write_strings("axes/" + gene, genes);
+    s.set_attributes("", {{"na\u00efve", "\u00fcber"}});
+    write_vector<double>(s, "vectors/" + cell + "/gr\u00f6\u00dfe", "float64", sizes);
+    s.create("matrices/" + cell + "/" + gene + "/\u03bc", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {3, 2}}});
+    s.array("matrices/" + cell + "/" + gene + "/\u03bc").write({0, 0}, {3, 2}, counts.data());
+    s.close();
+  }
+  {
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
+    CHECK(s.read_strings("axes/" + cell) == cells);
+    CHECK(s.array("vectors/" + cell + "/gr\u00f6\u00dfe").read_all<double>() == sizes);
+    CHECK(s.array("matrices/" + cell + "/" + gene + "/\u03bc").read_all<int32_t>() == counts);
+    CHECK(s.describe("").attributes["na\u00efve"] == "\u00fcber");
+    std::vector<std::string> vectors = s.list("vectors/" + cell);
+    CHECK(std::find(vectors.begin(), vectors.end(), "gr\u00f6\u00dfe") != vectors.end());
+  }
+  json peer = peer_read(repo);
+  CHECK_MESSAGE(peer["problems"].empty(), peer["problems"].dump());
+  CHECK(peer["has_metadata"] == true);
+  CHECK(peer["axes"][cell] == cells);
+  CHECK(peer["axes"][gene] == genes);
+  CHECK(peer["scalars"]["na\u00efve"]["value"] == "\u00fcber");
+  CHECK(peer["vectors"][cell]["gr\u00f6\u00dfe"]["values"] == json(sizes));
+  CHECK(peer["matrices"][cell][gene]["\u03bc"]["values_row_major"] == json::array({{1, 2}, {3, 4}, {5, 6}}));
+  // A truncated .data: the error names the file by its non-ASCII path.
+  const fs::path data = repo / "vectors" / cell / "gr\u00f6\u00dfe.data";
+  REQUIRE(fs::exists(data));
+  test::write_file(data, test::read_file(data).substr(0, 12));
+  try {
+    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
+    s.array("vectors/" + cell + "/gr\u00f6\u00dfe").read_all<double>();
+    FAIL("a truncated .data was read");
+  } catch (const stowage::Error& e) {
+    CHECK(e.code() == stowage::ErrorCode::corrupt);
+    CHECK_MESSAGE(std::string(e.what()).find(data.string()) != std::string::npos, e.what());
+  }
 }

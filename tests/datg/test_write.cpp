@@ -40,8 +40,9 @@ struct Written {
 };
 
 // Writes a matrix row by row (streaming) through the host API.
-Written write_rows(const fs::path& path, uint64_t rows, uint64_t cols, const json& extra = json::object()) {
-  Written w{path, test_matrix(rows, cols, 7), numbered("gene_", rows), numbered("sample_", cols)};
+Written write_rows(const fs::path& path, uint64_t rows, uint64_t cols, const json& extra = json::object(),
+                   const std::string& row_prefix = "gene_", const std::string& col_prefix = "sample_") {
+  Written w{path, test_matrix(rows, cols, 7), numbered(row_prefix, rows), numbered(col_prefix, cols)};
   stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::truncate, "datg");
   json d = {{"kind", "array"}, {"dtype", "float64"}, {"shape", {rows, cols}},
             {"attributes", {{"dataset_name", "Donn\u00e9es \U0001F9EC nul:" + std::string(1, '\0') + "!"},
@@ -123,6 +124,28 @@ TEST_CASE("written files round-trip through stowage and the Python reader") {
   // Only our files and no leftover temporary files.
   for (const auto& e : fs::directory_iterator(dir.path()))
     CHECK(e.path().filename().string().find("stowage-tmp") == std::string::npos);
+}
+
+// Issue 21: a non-ASCII directory and file name, and non-ASCII row and
+// column names (BMP and beyond: modified UTF-8 surrogate pairs on disk), read
+// back by stowage, the Python reader and sha256sum; a damaged file's error
+// names it as given.
+TEST_CASE("non-ASCII directory, file and names: round trip, Python reader, errors name the file") {
+  test::TempDir tmp;
+  const fs::path dir = tmp / "donn\u00e9es-\u03b2";
+  fs::create_directories(dir);
+  Written w = write_rows(dir / "\u00e9t\u00e9-\u00df.datg", 40, 6, json::object(), "g\u00e8ne-\u03bc-", "\U0001F9EC-\u6f22-");
+  check_round_trip(w);
+  CHECK(fs::exists(dir / "\u00e9t\u00e9-\u00df.rows.txt.gz"));
+  const std::string bytes = test::read_file(w.path);
+  test::write_file(w.path, bytes.substr(0, bytes.size() - 10));
+  try {
+    open_datg(w.path).array("").read_all<double>();
+    FAIL("a truncated file opened");
+  } catch (const stowage::Error& e) {
+    CHECK(e.code() == ErrorCode::corrupt);
+    CHECK_MESSAGE(std::string(e.what()).find(w.path.string()) != std::string::npos, e.what());
+  }
 }
 
 TEST_CASE("blocks written out of order, and rewritten after later rows, end up in block order") {

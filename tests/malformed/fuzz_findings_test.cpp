@@ -6,6 +6,8 @@
 
 #include <stowage/plugin_util.hpp>
 
+#include "../fuzz/fuzz_support.hpp"
+
 using malformed::attempt;
 using malformed::read_everything;
 using stowage::ErrorCode;
@@ -56,4 +58,25 @@ TEST_CASE("fuzz finding: datadings filter header whose size overflows 64 bits") 
   std::string data = (tmp / "basic.msgpack").string();
   expect_finding("datadings n = 1.8e19", [&] { stowage::Store::open(data).records().contains("misc"); },
                  ErrorCode::corrupt, "basic.msgpack.filter", "more bits than 64 bits can count");
+}
+
+// n5 + core: the reproducer of finding 2 (tests/fuzz/reproducers/n5-zero-dimension.bundle,
+// dimensions [8e17, 4e11, 0] of uint8) replayed as the fuzzer ran it: unpacked, then every
+// node read. Before d9b63c6 the host's strides overflowed (UBSan); now the dataset's
+// description is CORRUPT, naming the dataset, and the root still opens.
+TEST_CASE("fuzz finding: n5 zero dimension beside huge ones (reproducer bundle replayed)") {
+  test::TempDir tmp;
+  std::string bundle = test::read_file(test::source_root() / "tests" / "fuzz" / "reproducers" / "n5-zero-dimension.bundle");
+  fuzz::unpack_bundle(reinterpret_cast<const uint8_t*>(bundle.data()), bundle.size(), tmp.path());
+  fs::path root = tmp / "d.n5";
+  REQUIRE(fs::exists(root / "a" / "attributes.json"));
+  CHECK(test::read_json(root / "a" / "attributes.json")["dimensions"][2] == 0);
+  expect_finding("n5 [8e17, 4e11, 0]", [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt,
+                 root.string(), "more bytes than a 64-bit offset can address");
+  stowage::Store store = stowage::Store::open(root.string(), stowage::Mode::read, "n5");
+  CHECK(store.list("") == std::vector<std::string>{"a"});
+  auto o = attempt([&] { store.array("a"); });
+  CHECK(o.threw);
+  CHECK(o.code == ErrorCode::corrupt);
+  CHECK_MESSAGE(o.message.find("a") != std::string::npos, o.message);
 }

@@ -160,3 +160,77 @@ TEST_CASE("a writer killed before close leaves no destination") {
   CHECK(r.output.find("wrote, now killing myself") != std::string::npos);
   CHECK_FALSE(test::fs::exists(dst));
 }
+
+// Issue 21: the plugin does not write big-endian or Fortran-order files
+// (plugins/formats/npy/README.md: `byte_order` and `order` in a description
+// are ignored; files are little-endian, C order, as numpy.save writes). A
+// description asking for them still gives numpy the right values, and a
+// big-endian Fortran-order file numpy wrote (read by the plugin, see
+// read_test.cpp) copied through the plugin is equal in numpy's eyes.
+TEST_CASE("asked for big-endian Fortran order, the writer writes '<' C order that numpy reads to the same values") {
+  test::TempDir dir;
+  const char* make = R"PY(
+import sys, numpy as np
+a = np.asfortranarray(np.array([[-0.0, np.inf, -np.inf, np.nan, 1.5], [np.finfo('>f8').max, np.finfo('>f8').tiny, -7.25, 5e-324, 0]], dtype='>f8'))
+np.save(sys.argv[1] + "/theirs.npy", a)
+b = np.asfortranarray((np.arange(-40, 20).reshape(3, 4, 5) * 65537).astype('>i4'))
+np.save(sys.argv[1] + "/theirs3.npy", b)
+)PY";
+  test::RunResult r = test::run_python(make, test::quote(dir.path().string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  for (const std::string name : {"theirs", "theirs3"}) {
+    CAPTURE(name);
+    stowage::Store in = stowage::Store::open((dir / (name + ".npy")).string());
+    stowage::Array src = in.array("");
+    CHECK(src.info().big_endian);
+    CHECK(src.info().fortran_order);
+    std::string values = npytest::read_bytes(src);
+    stowage::json desc = {{"kind", "array"},       {"dtype", stowage::dtype_name(src.dtype())},
+                          {"shape", src.shape()},  {"byte_order", "big"},
+                          {"order", "F"}};
+    stowage::Store out = stowage::Store::open((dir / (name + "_ours.npy")).string(), stowage::Mode::truncate, "npy");
+    out.create("", desc);
+    stowage::Array dst = out.array("");
+    CHECK_FALSE(dst.info().big_endian);
+    CHECK_FALSE(dst.info().fortran_order);
+    dst.write(std::vector<uint64_t>(dst.ndim(), 0), dst.shape(), values.data());
+    out.close();
+  }
+  const char* check = R"PY(
+import sys, numpy as np
+d = sys.argv[1]
+for name in ("theirs", "theirs3"):
+    theirs, ours = np.load(d + "/" + name + ".npy"), np.load(d + "/" + name + "_ours.npy")
+    same = theirs.shape == ours.shape and theirs.astype(theirs.dtype.newbyteorder("<")).tobytes() == ours.tobytes()
+    print(name, ours.dtype.str, ours.flags.f_contiguous and ours.ndim > 1, ours.flags.c_contiguous, same)
+)PY";
+  r = test::run_python(check, test::quote(dir.path().string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK_MESSAGE(r.output.find("theirs <f8 False True True") != std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find("theirs3 <i4 False True True") != std::string::npos, r.output);
+}
+
+// Issue 21: a non-ASCII directory and file name: written, loaded by numpy,
+// and a truncated file's error names it as given.
+TEST_CASE("a non-ASCII path: written, loaded by numpy, errors name the file") {
+  test::TempDir dir;
+  const test::fs::path file = dir / "donn\u00e9es-\u03b2" / "\u00df-\u03bc.npy";
+  test::fs::create_directories(file.parent_path());
+  std::vector<int16_t> values = {-32768, -1, 0, 1, 32767, 12345};
+  {
+    stowage::Store s = stowage::Store::open(file.string(), stowage::Mode::truncate);
+    CHECK(s.format() == "npy");
+    s.create("", array_description(stowage::DType::int16, {2, 3}));
+    s.array("").write({0, 0}, {2, 3}, values.data());
+    s.close();
+  }
+  CHECK(stowage::Store::open(file.string()).array("").read_all<int16_t>() == values);
+  test::RunResult r = test::run_python("import sys, numpy as np\nprint(np.load(sys.argv[1]).ravel().tolist())\n",
+                                       test::quote(file.string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output == "[-32768, -1, 0, 1, 32767, 12345]\n");
+  test::write_file(file, test::read_file(file).substr(0, 100));
+  stowage::Error e = npytest::open_error(file.string());
+  CHECK(e.code() == stowage::ErrorCode::corrupt);
+  CHECK_MESSAGE(std::string(e.what()).find(file.string()) != std::string::npos, e.what());
+}

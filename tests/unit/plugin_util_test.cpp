@@ -81,3 +81,32 @@ TEST_CASE("a commit journal naming files outside its directory is CORRUPT, and n
     CHECK(get(a) == "old");
   }
 }
+
+// Issue 21: DirectoryLock makes other processes wait (flock on the directory,
+// no file created) and is released when it goes out of scope.
+TEST_CASE("a DirectoryLock excludes other processes until it is released, and creates no file") {
+  test::TempDir tmp;
+  auto other_process_can_lock = [&] {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int fd = ::open(tmp.path().c_str(), O_RDONLY | O_DIRECTORY);
+      ::_exit(fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  };
+  CHECK(other_process_can_lock());
+  {
+    sdk::DirectoryLock turn(tmp.path().string());
+    CHECK_FALSE(other_process_can_lock());
+    CHECK(fs::is_empty(tmp.path()));
+  }
+  CHECK(other_process_can_lock());
+  try {
+    sdk::DirectoryLock missing((tmp / "missing").string());
+    FAIL("locked a directory that does not exist");
+  } catch (const stowage::sdk::Error& e) {
+    CHECK(std::string(e.what()).find((tmp / "missing").string()) != std::string::npos);
+  }
+}

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace daf {
@@ -214,6 +215,12 @@ void DafStore::publish_built_repository() {
 
 void DafStore::close() {
   if (closed_ || mode_ == STOWAGE_MODE_READ) return void(closed_ = true);
+  // Several processes may add properties to one repository at once: their
+  // closes take turns, so each metadata.json rebuild sees every descriptor
+  // published before it and the last one lists them all (a repository being
+  // built is private until it is swapped into place).
+  std::optional<sdk::DirectoryLock> turn;
+  if (!building_) turn.emplace(root_);
   for (const auto& [axis, length] : declared_axes_)
     invalid(final_path_ + ": axis '" + axis + "' (" + std::to_string(length) +
             " entries) was used by a property but its entries were never written (write_strings axes/" + axis + ")");

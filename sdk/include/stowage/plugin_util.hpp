@@ -9,6 +9,7 @@
 #include <stowage/plugin.hpp>
 
 #include <fcntl.h>
+#include <sys/file.h>  // flock
 #include <stdio.h>  // renameat2, RENAME_EXCHANGE
 #include <sys/stat.h>
 #include <unistd.h>
@@ -366,6 +367,39 @@ inline std::string replace_atomically(const std::string& made, const std::string
   return old;
 }
 
+// ---- one writer at a time ---------------------------------------------------
+//
+// An exclusive flock(2) on a directory, held for the object's lifetime, so
+// that several processes publishing into one dataset (a Daf repository's
+// close, a file set's commit) take turns instead of interleaving. Advisory,
+// released by the kernel when the process dies, and no file is created. On a
+// file system that refuses flock (ENOLCK, EOPNOTSUPP) it holds nothing and
+// the caller goes on as before.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const std::string& dir) {
+    const std::string path = dir.empty() ? "." : dir;
+    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) io_fail(path, "cannot open directory to lock it", errno);
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      if (e == ENOLCK || e == EOPNOTSUPP || e == EINVAL) break;
+      ::close(fd_);
+      fd_ = -1;
+      io_fail(path, "cannot lock directory", e);
+    }
+  }
+  ~DirectoryLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // ---- several files replaced together ------------------------------------------
 //
 // A dataset stored as sibling files (datadings' six, datg's matrix and name
@@ -377,6 +411,8 @@ inline std::string replace_atomically(const std::string& made, const std::string
 // journal is deleted. A writer killed during the renames leaves the journal,
 // and the next one to open the dataset -- reader or writer -- finishes them
 // (complete_file_set_commit), so it sees the new dataset, never a mix.
+// Commits, and the completion of a left journal, hold a DirectoryLock on the
+// journal's directory: two writers committing at once take turns.
 
 // The journal of the file set whose first file is `first_path`.
 inline std::string commit_journal_for(const std::string& first_path) {
@@ -435,6 +471,7 @@ inline void apply_renames(const std::string& dir, const Renames& renames, const 
 inline bool complete_file_set_commit(const std::string& first_path) {
   const std::string journal = commit_journal_for(first_path);
   if (!detail::exists(journal)) return false;
+  DirectoryLock turn(detail::directory_of(first_path));  // not while a writer commits
   std::string text;
   try {
     text = read_file(journal, 1u << 20);
@@ -481,6 +518,9 @@ class FileSetCommit {
       relative.emplace_back(detail::relative_to(dir, temp), detail::relative_to(dir, final_path));
       journal_text += relative.back().first + "\t" + relative.back().second + "\n";
     }
+    // Two processes committing the same file set at once take turns: one
+    // journal and its renames at a time, so the last commit wins whole.
+    DirectoryLock turn(dir);
     AtomicFile file(journal, durable_);
     file.write(journal_text);
     file.commit();  // the commit point
