@@ -678,6 +678,53 @@ void refuse_replacing_other(const std::string& dst_path, const std::string& to, 
               "destination's format, so remove or rename it yourself if it is to go");
 }
 
+// ---- what the user asked for, checked before any byte is written ---------------------------
+
+std::string ids_of(Registry& registry, const char* kind) {
+  std::string list;
+  for (const PluginInfo& p : registry.plugins())
+    if (p.kind == kind && p.state != PluginState::shadowed) list += (list.empty() ? "" : ", ") + p.id;
+  return list.empty() ? "none found on the plugin path" : list;
+}
+
+// A format id the registry has (else the valid ones are listed).
+void require_format(Registry& registry, const std::string& id, const char* role) {
+  if (!id.empty() && !registry.find("format", id))
+    throw Error(ErrorCode::invalid_argument,
+                std::string(role) + " format '" + id + "' is not known; the formats: " + ids_of(registry, "format"));
+}
+
+// The codec asked for must exist, take every parameter given (a misspelt
+// 'lvl' was written into the metadata and ignored) and accept their values.
+void require_codec(Registry& registry, const json& compression) {
+  if (compression.is_null()) return;
+  const std::string id = compression.value("type", "");
+  if (!registry.find("codec", id)) {
+    bool alias = false;
+    for (const PluginInfo& p : registry.plugins(true))
+      alias = alias || (p.kind == "codec" && std::find(p.aliases.begin(), p.aliases.end(), id) != p.aliases.end());
+    if (!alias)
+      throw Error(ErrorCode::invalid_argument,
+                  "compression '" + id + "' is not known; the codecs: " + ids_of(registry, "codec"));
+  }
+  Codec codec;
+  try {
+    codec = registry.codec(compression);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::invalid_argument, std::string("compression ") + compression.dump() + ": " + e.what());
+  }
+  std::optional<PluginInfo> info = registry.find("codec", codec.id());
+  json schema = json::parse(info ? info->params_schema : "{}", nullptr, false);
+  for (const auto& [key, value] : compression.items()) {
+    if (key == "type" || (schema.is_object() && schema.contains(key))) continue;
+    std::string known;
+    for (const auto& [name, spec] : schema.items()) known += (known.empty() ? "" : ", ") + name;
+    throw Error(ErrorCode::invalid_argument, "compression " + compression.dump() + ": " + codec.id() +
+                                                 " has no parameter '" + key + "'; its parameters: " +
+                                                 (known.empty() ? "none" : known));
+  }
+}
+
 }  // namespace
 
 // ---- the one entry point ----------------------------------------------------------------
@@ -687,6 +734,9 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   auto [src_path, src_node] = split_dataset_spec(source);
   auto [dst_path, dst_node] = split_dataset_spec(destination);
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
+  require_format(registry, options.from, "source");
+  require_format(registry, options.to, "destination");
+  require_codec(registry, options.compression);
   Store src = Store::open(src_path, Mode::read, options.from, json::object(), registry);
 
   CopyResult result;

@@ -315,3 +315,31 @@ TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {
   CHECK(unknown_ext.status == 2);
   CHECK(unknown_ext.output.find("--to") != std::string::npos);
 }
+
+TEST_CASE("codec parameters and format ids are checked before anything is written") {
+  test::TempDir tmp;
+  const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
+  const std::string out = (tmp / "out.n5").string();
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--compression zstd:lvl=5", "zstd has no parameter 'lvl'; its parameters: level"},
+           {"--compression gzip:level=5,useZlb=true", "gzip has no parameter 'useZlb'; its parameters: level, useZlib"},
+           {"--compression zstd:level=99", "\"level\" is 99, allowed range"},
+           {"--compression blosc:cname=lz5", "\"cname\" is \"lz5\", allowed"},
+           {"--compression zsdt", "compression 'zsdt' is not known; the codecs: blosc, bzip2, gzip, lz4, raw, xz, zstd"},
+           {"--to n6", "destination format 'n6' is not known; the formats: bpcells, daf, datadings, datg, n5, npy"},
+           {"--from n6", "source format 'n6' is not known; the formats: "},
+       }) {
+    CAPTURE(c.args);
+    test::RunResult r = convert(test::quote(vol) + " " + test::quote(out) + " " + c.args);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(c.says) != std::string::npos);
+    CHECK_FALSE(test::fs::exists(out));
+  }
+  // Aliases and every real parameter still go through.
+  REQUIRE(convert(test::quote(vol) + " " + test::quote(out) + " --compression zlib:level=5").status == 0);
+  CHECK(attributes_of(out + "::raw/s0").is_object());
+  CHECK(stowage::Store::open(out).describe("raw/s0").codec == json({{"type", "gzip"}, {"level", 5}, {"useZlib", true}}));
+}
