@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -62,13 +63,18 @@ std::vector<uint64_t> parse_positive_list(const std::string& text, const char* w
   std::vector<uint64_t> out;
   std::stringstream ss(text);
   std::string item;
+  auto refuse = [&] {
+    throw Error(ErrorCode::invalid_argument, std::string(what) + ": '" + text + "' is not a list of positive integers");
+  };
   while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(item.c_str(), &end, 10);
-    if (item.empty() || *end || v == 0)
-      throw Error(ErrorCode::invalid_argument, std::string(what) + ": '" + text + "' is not a list of positive integers");
+    // Digits only: strtoull alone takes "-1" as 18446744073709551615.
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) refuse();
+    errno = 0;
+    unsigned long long v = std::strtoull(item.c_str(), nullptr, 10);
+    if (v == 0 || errno == ERANGE) refuse();
     out.push_back(v);
   }
+  if (out.empty() || (!text.empty() && text.back() == ',')) refuse();
   return out;
 }
 
@@ -219,7 +225,7 @@ class Converter {
     std::string name;
     std::vector<std::string> labels;  // empty: none
   };
-  std::vector<DimLabels> source_dims(const Store& src, const NodeInfo& info) const {
+  std::vector<DimLabels> source_dims(const Store& src, const std::string& node, const NodeInfo& info) const {
     std::vector<DimLabels> dims(info.shape.size());
     for (size_t d = 0; d < dims.size() && d < info.dims.size(); ++d) {
       dims[d].name = info.dims[d].name;
@@ -234,6 +240,11 @@ class Converter {
           dims[d].labels = stored[d]["labels"].get<std::vector<std::string>>();
       }
     }
+    if (!axes_.empty() && axes_.size() != dims.size())
+      throw Error(ErrorCode::invalid_argument,
+                  "--axes gives " + std::to_string(axes_.size()) + " names, but " +
+                      (node.empty() ? std::string("the array") : "'" + node + "'") + " has " +
+                      std::to_string(dims.size()) + " dimensions");
     for (size_t d = 0; d < dims.size(); ++d) {
       if (d < axes_.size()) dims[d].name = axes_[d];
       if (dims[d].name.empty() && dims.size() == 2) dims[d].name = d == 0 ? "rows" : "cols";
@@ -261,12 +272,13 @@ class Converter {
       dst.create(node, desc);
     } catch (const Error& e) {
       if (e.code() == ErrorCode::unsupported && attributes_are_the_problem(dst, node, desc))
-        throw Error(ErrorCode::unsupported,
+        throw Error(ErrorCode::invalid_argument,
                     dst.path() + ": format " + dst.format() + " cannot keep the attributes " +
                         desc["attributes"].dump() + " of " + (node.empty() ? "the array" : node) +
                         " (nor its labels); pass --drop-metadata to convert the values only",
                     dst.path());
-      cannot_create(e, dst, what);
+      const std::string dtype = desc.value("dtype", "");
+      cannot_create(e, dst, what, dtype.empty() ? nullptr : dtype.c_str());
     }
   }
 
@@ -330,10 +342,17 @@ class Converter {
     return nullptr;  // the destination's default
   }
 
-  [[noreturn]] void cannot_create(const Error& e, const Store& dst, const std::string& what) const {
-    throw Error(e.code(),
-                dst.path() + ": format " + dst.format() + " cannot hold " + what + ": " + e.what() +
-                    (!cast_all_ && casts_.empty() ? " (a cast such as --cast float64 may help)" : ""),
+  // "Cannot hold" is the user's to fix (another format, a cast, --drop-metadata):
+  // a usage error, whatever the plugin called it; an I/O failure stays one.
+  // The cast hint only where the plugin refused the dtype itself.
+  [[noreturn]] void cannot_create(const Error& e, const Store& dst, const std::string& what,
+                                  const char* dtype = nullptr) const {
+    const std::string why = e.what();
+    const bool usage = e.code() == ErrorCode::unsupported || e.code() == ErrorCode::invalid_argument;
+    const bool dtype_refused = dtype && why.find(dtype) != std::string::npos;
+    throw Error(usage ? ErrorCode::invalid_argument : e.code(),
+                dst.path() + ": format " + dst.format() + " cannot hold " + what + ": " + why +
+                    (dtype_refused && !cast_all_ && casts_.empty() ? "; convert the values with --cast (e.g. --cast float64)" : ""),
                 dst.path());
   }
 
@@ -342,7 +361,7 @@ class Converter {
     ++nodes_;
     Array in = src.array(src_node);
     DType to = target_dtype(info.dtype);
-    std::vector<DimLabels> dims = source_dims(src, info);
+    std::vector<DimLabels> dims = source_dims(src, src_node, info);
     json attrs = attributes_for(info);
     json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
                  {"chunks", chunks_.empty() ? info.chunks : chunks_}, {"attributes", attrs},
@@ -431,7 +450,7 @@ class Converter {
                    const std::string& dst_node, Progress& progress) {
     ++nodes_;
     Sparse in = src.sparse(src_node);
-    std::vector<DimLabels> dims = source_dims(src, info);
+    std::vector<DimLabels> dims = source_dims(src, src_node, info);
     json attrs = attributes_for(info);
     if (!dst_has(dst, STOWAGE_CAP_SPARSE)) {
       notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() + " has no sparse storage; wrote it dense");
@@ -567,10 +586,13 @@ uint64_t disk_bytes(const fs::path& p) {
 // conversion writes until publish() renames it into place.
 class StagingArea {
  public:
-  StagingArea(const fs::path& destination) : destination_(destination) {
+  StagingArea(const fs::path& destination) {
     parent_ = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
     fs::create_directories(parent_);
     name_ = destination.filename().string();
+    // "x.datg" becomes "./x.datg": a file set's journal and files are then
+    // named from the same directory.
+    destination_ = parent_ / name_;
     // A conversion killed while publishing several files left a journal
     // whose temporaries are in its staging directory: finish it first.
     sdk::complete_file_set_commit(destination_.string());
@@ -583,6 +605,17 @@ class StagingArea {
     fs::remove_all(dir_, ec);
   }
   fs::path target() const { return dir_ / name_; }
+
+  // The error with every mention of the hidden staging path (".stowage-convert.<pid>.x/x")
+  // replaced by the destination as the user named it.
+  Error in_user_words(const Error& e, const std::string& destination) const {
+    auto rewrite = [&](std::string text) {
+      for (const std::string& hidden : {target().string(), dir_.string()})
+        for (size_t at; (at = text.find(hidden)) != std::string::npos;) text.replace(at, hidden.size(), destination);
+      return text;
+    };
+    return Error(e.code(), rewrite(e.what()), rewrite(e.path()), e.plugin());
+  }
 
   // Puts what the format wrote in place of the destination, so that a kill
   // at any moment leaves the old destination or the new one. A single entry
@@ -725,6 +758,16 @@ void require_codec(Registry& registry, const json& compression) {
   }
 }
 
+// Dimension names must be given and distinct (Daf and datg key labels by them).
+void require_axes(const std::vector<std::string>& axes) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].empty()) throw Error(ErrorCode::invalid_argument, "--axes: name " + std::to_string(i + 1) + " is empty");
+    for (size_t j = 0; j < i; ++j)
+      if (axes[j] == axes[i])
+        throw Error(ErrorCode::invalid_argument, "--axes: '" + axes[i] + "' names two dimensions; each needs its own name");
+  }
+}
+
 }  // namespace
 
 // ---- the one entry point ----------------------------------------------------------------
@@ -737,6 +780,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   require_format(registry, options.from, "source");
   require_format(registry, options.to, "destination");
   require_codec(registry, options.compression);
+  require_axes(options.axes);
   Store src = Store::open(src_path, Mode::read, options.from, json::object(), registry);
 
   CopyResult result;
@@ -788,9 +832,13 @@ CopyResult copy(const std::string& source, const std::string& destination, const
     result.bytes_out = disk_bytes(dst_path);
   } else {
     StagingArea staging(dst_path);
-    Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, json::object(), registry);
-    converter.copy(src, src_node, dst, dst_node, progress);
-    dst.close();
+    try {
+      Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, json::object(), registry);
+      converter.copy(src, src_node, dst, dst_node, progress);
+      dst.close();
+    } catch (const Error& e) {
+      throw staging.in_user_words(e, dst_path);
+    }
     progress.check_cancel();
     result.bytes_out = staging.publish(options.overwrite);
   }

@@ -343,3 +343,41 @@ TEST_CASE("codec parameters and format ids are checked before anything is writte
   CHECK(attributes_of(out + "::raw/s0").is_object());
   CHECK(stowage::Store::open(out).describe("raw/s0").codec == json({{"type", "gzip"}, {"level", 5}, {"useZlib", true}}));
 }
+
+TEST_CASE("options that cannot be right are refused, and messages name what the user typed") {
+  test::TempDir tmp;
+  const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
+  const std::string npy = (test::source_root() / "examples" / "expression.npy").string();
+  struct Case {
+    std::string src, dst, args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           // strtoull alone read -1 as 18446744073709551615
+           {vol + "::raw/s0", "out.n5", "--chunks -1,16,16", "--chunks: '-1,16,16' is not a list of positive integers"},
+           {vol + "::raw/s0", "out.n5", "--chunks 16,,16", "is not a list of positive integers"},
+           {vol + "::raw/s0", "out.n5", "--chunks 8,8", "--chunks has 2 entries, the array has 3 dimensions"},
+           {npy, "out.datg", "--cast float64 --axes gene,gene", "--axes: 'gene' names two dimensions"},
+           {npy, "out.datg", "--cast float64 --axes gene,cell,x", "--axes gives 3 names, but the array has 2 dimensions"},
+           // "cannot hold" is a usage error for every format; the cast hint only where the dtype was refused
+           {npy, "out.datg", "", "out.datg: format datg cannot hold uint32 array of rank 2: out.datg: datg stores only "
+                                 "float64 values, not \"uint32\"; convert the values with --cast"},
+           {npy, "out.msgpack", "", "out.msgpack: format datadings cannot hold uint32 array of rank 2"},
+       }) {
+    CAPTURE(c.args);
+    CAPTURE(c.dst);
+    // Run from the temporary directory with a bare destination name, as a user would.
+    test::RunResult r = test::run("cd " + q(tmp.path()) + " && " + convert_cmd() + " --quiet " + test::quote(c.src) +
+                                  " " + c.dst + " " + c.args);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(c.says) != std::string::npos);
+    CHECK(r.output.find(".stowage-convert.") == std::string::npos);  // never the hidden staging path
+    CHECK(r.output.find("may help") == std::string::npos);
+  }
+  CHECK(test::fs::is_empty(tmp.path()));
+  // The README's own example: a destination with no directory part (datg publishes three files).
+  test::RunResult r = test::run("cd " + q(tmp.path()) + " && " + convert_cmd() + " --quiet " + test::quote(npy) +
+                                " expression.datg --cast float64 --axes gene,cell");
+  CHECK(r.status == 0);
+  CHECK(r.output == "");
+  CHECK(labels_of((tmp / "expression.datg").string())[0].size() == stowage::Store::open(npy).describe().shape[0]);
+}

@@ -431,7 +431,8 @@ inline std::string directory_of(const std::string& path) {
 inline std::string relative_to(const std::string& dir, const std::string& path) {
   if (!dir.empty() && path.compare(0, dir.size(), dir) == 0) return path.substr(dir.size());
   if (dir.empty() && path.find('/') == std::string::npos) return path;
-  fail(STOWAGE_INVALID_ARGUMENT, path + ": a file set must live beside its journal in " + dir);
+  fail(STOWAGE_INVALID_ARGUMENT,
+       path + ": a file set must live beside its journal in " + (dir.empty() ? "the current directory" : dir));
 }
 inline bool exists(const std::string& path) {
   struct stat st;
