@@ -189,6 +189,6 @@ int main(int argc, char** argv) {
   std::printf("limit random   %8.1f us/row cpu time: %.1f us/row\n", limit.random_us, limit.random_cpu_us);
   store.close();
   const std::string base = path.substr(0, path.size() - 5);
-  for (const std::string& p : {path, base + ".rows.txt.gz", base + ".cols.txt.gz"}) std::remove(p.c_str());
+  for (const std::string& p : {path, base + ".rows.txt.gz", base + ".cols.txt.gz", base + ".sha256"}) std::remove(p.c_str());
   return 0;
 }
