@@ -225,8 +225,11 @@ int main(int argc, char** argv) {
   }
   stowage::Registry::global().set_threads(1);
   CountMatrix m = make_counts(rows, cols, 0.05, 42);
-  std::printf("BP-128 best instruction set here: %s; timing: %s\n\n", bp::isa_name(bp::detected_isa()),
+  std::printf("BP-128 best instruction set here: %s; timing: %s\n", bp::isa_name(bp::detected_isa()),
               std::getenv("STOWAGE_BENCH_WALL") ? "wall clock" : "thread CPU time");
+  std::printf("Rules (every figure): the median of 5 rounds (writes: 3) of %s; one thread; reads from\n"
+              "the page cache (the files were just written); no peer runs in this program.\n\n",
+              std::getenv("STOWAGE_BENCH_WALL") ? "wall-clock time" : "this thread's CPU time");
   bench_kernels(m);
   bench_matrix(m);
   return 0;

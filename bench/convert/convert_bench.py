@@ -4,18 +4,25 @@
 Workload (issue 9): the 256x512x512 uint16 volume of the N5 benchmark in
 64^3 chunks, converted gzip 6 -> zstd 3 and raw -> blosc (lz4, shuffle, 5).
 Prints MB/s (uncompressed) for stowage-convert with 1 and 2 threads,
-zarr-python copying the same array (N5FSStore), and the limit: the two
-codecs alone on the same chunks in memory (numcodecs, which calls the same C
-libraries). Run it with `ninja -C build bench-convert`.
+zarr-python copying the same array (N5FSStore; with its defaults, and with
+numcodecs' blosc threads off), and the limit: the two codecs alone on the
+same chunks in memory, one thread, timed by codec_limit through this tree's
+own codec plugins, so with the implementations and parameters stowage-convert
+uses (gzip decoded by libdeflate where the plugin has it; blosc with the
+element size, 2, as typesize, as the N5 plugin writes it). Every column is the
+best of RUNS runs (--runs N, default 3). Run it with `ninja -C build
+bench-convert` (or set STOWAGE_CONVERT and STOWAGE_CODEC_LIMIT).
 """
-import os, shutil, subprocess, sys, tempfile, time
+import os, resource, shutil, subprocess, sys, tempfile, time
 
 import numcodecs
+import numcodecs.blosc
 import numpy as np
 import zarr
 
 SHAPE, CHUNK = (256, 512, 512), 64
 CONVERT = os.environ.get('STOWAGE_CONVERT', 'stowage-convert')
+CODEC_LIMIT = os.environ.get('STOWAGE_CODEC_LIMIT', 'codec_limit')
 MB = np.prod(SHAPE) * 2 / 1e6
 RUNS = 3
 SETTLE_SECONDS = 6
@@ -28,10 +35,17 @@ def volume():
     return (smooth + rng.normal(0, 20, SHAPE)).astype('<u2')
 
 
+def cpu_seconds():
+    """CPU time (user + system) of this process and its finished children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def timed(fn):
-    t0 = time.perf_counter()
+    """(wall, cpu) seconds of fn(): on a loaded machine the CPU time is the steadier yardstick."""
+    t0, c0 = time.perf_counter(), cpu_seconds()
     fn()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu_seconds() - c0
 
 
 def fresh(dst):
@@ -46,40 +60,45 @@ def fresh(dst):
 
 
 def best_of(runs, dst, fn):
-    """The fastest of `runs` timed runs of fn, each into a fresh `dst`."""
-    best = float('inf')
+    """The best wall and the best CPU time of `runs` runs of fn, each into a fresh `dst`."""
+    wall = cpu = float('inf')
     for _ in range(runs):
         fresh(dst)
-        best = min(best, timed(fn))
-    return best
+        w, c = timed(fn)
+        wall, cpu = min(wall, w), min(cpu, c)
+    return wall, cpu
 
 
 def convert(src, dst, *args):
     subprocess.run([CONVERT, '--quiet', src, dst, '--overwrite', *args], check=True)
 
 
-def zarr_copy(src, dst, compressor):
+def zarr_copy(src, dst, compressor, blosc_threads=None):
+    """zarr-python's copy; blosc_threads=False turns numcodecs' blosc threads off."""
+    numcodecs.blosc.use_threads = blosc_threads
     a = zarr.open(zarr.n5.N5FSStore(src), mode='r')
     b = zarr.create(shape=a.shape, chunks=a.chunks, dtype=a.dtype, compressor=compressor,
                     store=zarr.n5.N5FSStore(dst), overwrite=True)
     b[...] = a[...]
+    numcodecs.blosc.use_threads = None
 
 
 def codec_limit(src, decoder, encoder):
-    """Decode every chunk payload of `src` and encode it again, in memory."""
-    payloads = []
-    for root, _, files in os.walk(src):
-        for f in files:
-            if f != 'attributes.json':
-                with open(os.path.join(root, f), 'rb') as fh:
-                    raw = fh.read()
-                ndim = int.from_bytes(raw[2:4], 'big')
-                payloads.append(raw[4 + 4 * ndim:])
-    return timed(lambda: [encoder.encode(decoder.decode(p)) for p in payloads])
+    """Best of RUNS: decode every chunk payload of `src` and encode it again,
+    in memory, one thread, through our own codec plugins (codec_limit)."""
+    out = subprocess.run([CODEC_LIMIT, str(RUNS), src, decoder, encoder], check=True,
+                         capture_output=True, text=True).stdout
+    wall, cpu = out.split()[:2]
+    return float(wall), float(cpu)
 
 
 def main():
-    work = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix='stowage-convert-bench-')
+    global RUNS
+    args = sys.argv[1:]
+    if args[:1] == ['--runs']:
+        RUNS = max(1, int(args[1]))
+        args = args[2:]
+    work = args[0] if args else tempfile.mkdtemp(prefix='stowage-convert-bench-')
     os.makedirs(work, exist_ok=True)
     npy = os.path.join(work, 'volume.npy')
     np.save(npy, volume())
@@ -88,29 +107,37 @@ def main():
     convert(npy, gz, '--compression', 'gzip:level=6', '--chunks', chunks)
     convert(npy, raw, '--compression', 'raw', '--chunks', chunks)
     out = os.path.join(work, 'out.n5')
+    # (name, source, stowage-convert spec, zarr's compressor, limit decoder, limit encoder)
     cases = [
-        ('gzip 6 -> zstd 3', gz, 'zstd:level=3', numcodecs.Zstd(level=3), numcodecs.GZip(6)),
+        ('gzip 6 -> zstd 3', gz, 'zstd:level=3', numcodecs.Zstd(level=3),
+         '{"type": "gzip"}', '{"type": "zstd", "level": 3}'),
         ('raw -> blosc lz4 shuffle 5', raw, 'blosc:cname=lz4,clevel=5,shuffle=1',
-         numcodecs.Blosc(cname='lz4', clevel=5, shuffle=1), None),
+         numcodecs.Blosc(cname='lz4', clevel=5, shuffle=1),
+         '{"type": "raw"}', '{"type": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "typesize": 2}'),
     ]
     print(f'volume {SHAPE} uint16, {CHUNK}^3 chunks, {MB:.0f} MB; figures in MB/s (uncompressed)')
-    print(f'best of {RUNS} runs each')
-    print(f'{"conversion":30} {"stowage 1T":>10} {"stowage 2T":>10} {"zarr":>8} {"limit 1T":>9} '
-          f'{"1T/limit":>8} {"2T/limit":>8} {"2T/zarr":>8}')
-    for name, src, spec, zarr_codec, decoder in cases:
+    print(f'Rules (every column): best of {RUNS} runs; warm page cache for the sources (read before);\n'
+          f'each run writes into a fresh directory after a {SETTLE_SECONDS} s pause, no sync; threads:\n'
+          f'stowage 1T/2T as named; zarr: zarr-python with its defaults (numcodecs runs c-blosc on its own\n'
+          f'threads), zarr 1T: numcodecs.blosc.use_threads=False (the same as zarr for zstd, which has no\n'
+          f'threads); limit 1T: our own codec plugins alone, decode + encode in memory, one thread, same\n'
+          f'parameters as stowage-convert (blosc typesize 2)')
+    print('Each row twice: MB/s of wall time, then MB/s of CPU time (user + system, all threads; the\n'
+          'steadier yardstick on a loaded machine; for 2T and zarr with threads it sums both cores).')
+    print(f'{"conversion":30} {"stowage 1T":>10} {"stowage 2T":>10} {"zarr":>8} {"zarr 1T":>8} {"limit 1T":>9} '
+          f'{"1T/limit":>8} {"2T/limit":>8} {"2T/zarr":>8} {"1T/zarr1T":>9}')
+    for name, src, spec, zarr_codec, decoder, encoder in cases:
         t1 = best_of(RUNS, out, lambda: convert(src, out, '--compression', spec, '--threads', '1'))
         t2 = best_of(RUNS, out, lambda: convert(src, out, '--compression', spec, '--threads', '2'))
         tz = best_of(RUNS, out, lambda: zarr_copy(src, out, zarr_codec))
-        limit = codec_limit(src, decoder or numcodecs.Zstd(), zarr_codec) if decoder else None
-        if limit is None:  # raw source: the limit is the blosc encode alone
-            data = np.load(npy)
-            blocks = [data[z:z + CHUNK, y:y + CHUNK, x:x + CHUNK].tobytes()
-                      for z in range(0, SHAPE[0], CHUNK) for y in range(0, SHAPE[1], CHUNK)
-                      for x in range(0, SHAPE[2], CHUNK)]
-            limit = timed(lambda: [zarr_codec.encode(b) for b in blocks])
-        print(f'{name:30} {MB / t1:10.1f} {MB / t2:10.1f} {MB / tz:8.1f} {MB / limit:9.1f} '
-              f'{limit / t1:8.2f} {limit / t2:8.2f} {tz / t2:8.2f}')
-    if len(sys.argv) <= 1:
+        tz1 = best_of(RUNS, out, lambda: zarr_copy(src, out, zarr_codec, False)) \
+            if isinstance(zarr_codec, numcodecs.Blosc) else tz
+        limit = codec_limit(src, decoder, encoder)
+        for k, clock in ((0, 'wall'), (1, 'cpu')):
+            print(f'{name + " (" + clock + ")":30} {MB / t1[k]:10.1f} {MB / t2[k]:10.1f} {MB / tz[k]:8.1f} '
+                  f'{MB / tz1[k]:8.1f} {MB / limit[k]:9.1f} {limit[k] / t1[k]:8.2f} {limit[k] / t2[k]:8.2f} '
+                  f'{tz[k] / t2[k]:8.2f} {tz1[k] / t1[k]:9.2f}', flush=True)
+    if not args:
         shutil.rmtree(work, ignore_errors=True)
 
 

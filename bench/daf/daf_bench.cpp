@@ -3,18 +3,23 @@
 // page-cache read bandwidth of the same bytes (pread of the warm files).
 //
 // Prints, for each matrix, in MB/s of on-disk bytes:
-//   page cache    pread of the property's files into one buffer (the ceiling)
-//   plugin        the plugin's own read primitive through the C ABI, best of 3 on
+//   page cache    pread of the property's files into one buffer (the ceiling),
+//                 on 1 thread and on N threads (each a contiguous share of the bytes)
+//   plugin        the plugin's own read primitive through the C ABI, 1 thread, on
 //                 one open store (so its memory maps are warm): dense read_chunk of every
-//                 column-major tile; sparse read_sparse of all columns
-//   api           the host API (dense: Array::read into C order, i.e. with the
-//                 F -> C transpose the core does; sparse: Sparse::read)
+//                 column-major tile; sparse read_sparse of all columns (status checked)
+//   api           the host API on 1 thread and on N threads (dense: Array::read into C
+//                 order, i.e. with the F -> C transpose the core does; sparse:
+//                 Sparse::read and Sparse::read_into)
+// Each figure is compared with the pread on the same number of threads.
+// Rules (every read figure): best of 3 runs, warm page cache, N = the machine's cores.
 // Usage: daf_bench [dir]   (the repository is written to <dir>/daf_bench.daf; default /tmp)
 #include <stowage/stowage.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -90,22 +95,34 @@ void write_repository(const std::string& path) {
   std::printf("close (commit of both properties): %.2f s\n", seconds_since(t0));
 }
 
-// pread of whole files into one buffer: what the page cache delivers.
-double page_cache_seconds(const std::vector<std::string>& files, std::vector<char>& buf) {
-  return best_of(3, [&] {
-    size_t at = 0;
-    for (const std::string& f : files) {
-      int fd = ::open(f.c_str(), O_RDONLY);
-      size_t n = fs::file_size(f);
-      size_t done = 0;
-      while (done < n) {
-        ssize_t r = ::pread(fd, buf.data() + at + done, n - done, static_cast<off_t>(done));
+const unsigned kThreads = std::max(1u, std::thread::hardware_concurrency());
+
+// pread of whole files into one buffer: what the page cache delivers. With
+// `threads` > 1 the files' bytes, laid end to end, are split into that many
+// contiguous shares, each read by its own thread (which opens the files it
+// needs); the thread start is timed, as the API's pool is warm.
+double page_cache_seconds(const std::vector<std::string>& files, std::vector<char>& buf, unsigned threads = 1) {
+  std::vector<uint64_t> sizes, starts;
+  uint64_t total = 0;
+  for (const std::string& f : files) starts.push_back(total), sizes.push_back(fs::file_size(f)), total += sizes.back();
+  auto read_share = [&](uint64_t from, uint64_t to) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      uint64_t a = std::max(from, starts[i]), b = std::min(to, starts[i] + sizes[i]);
+      if (a >= b) continue;
+      int fd = ::open(files[i].c_str(), O_RDONLY);
+      while (a < b) {
+        ssize_t r = ::pread(fd, buf.data() + a, b - a, static_cast<off_t>(a - starts[i]));
         if (r <= 0) break;
-        done += static_cast<size_t>(r);
+        a += static_cast<uint64_t>(r);
       }
       ::close(fd);
-      at += n;
     }
+  };
+  return best_of(3, [&] {
+    if (threads <= 1) return read_share(0, total);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(read_share, total * t / threads, total * (t + 1) / threads);
+    for (std::thread& t : pool) t.join();
   });
 }
 
@@ -137,7 +154,7 @@ void bench_dense(const std::string& repo) {
   std::vector<std::string> files = {repo + "/" + node + ".data"};
   double mb = total_size(files) / 1e6;
   std::vector<char> buf(total_size(files));
-  double t_cache = page_cache_seconds(files, buf);
+  double t_cache = page_cache_seconds(files, buf), t_cacheN = page_cache_seconds(files, buf, kThreads);
 
   stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");
   stowage::Array a = s.array(node);
@@ -156,17 +173,21 @@ void bench_dense(const std::string& repo) {
         off += shape[0] * shape[1] * 8;
       }
   });
+  stowage::Registry::global().set_threads(kThreads);
   double t_api = best_of(3, [&] { a.read({0, 0}, {kDenseRows, kDenseCols}, buf.data()); });
   stowage::Registry::global().set_threads(1);
   double t_api1 = best_of(3, [&] { a.read({0, 0}, {kDenseRows, kDenseCols}, buf.data()); });
-  stowage::Registry::global().set_threads(std::thread::hardware_concurrency());
+  stowage::Registry::global().set_threads(kThreads);
   std::printf("dense %llu x %llu float64 (%.0f MB, tiles of %llu x %llu):\n", (unsigned long long)kDenseRows,
               (unsigned long long)kDenseCols, mb, (unsigned long long)tile_rows, (unsigned long long)tile_cols);
-  std::printf("  page cache pread        %8.0f MB/s\n", mb / t_cache);
-  std::printf("  plugin read_chunk       %8.0f MB/s  (%3.0f%% of page cache)\n", mb / t_plugin, 100 * t_cache / t_plugin);
-  std::printf("  api Array::read (C)     %8.0f MB/s  (%3.0f%% of page cache; includes the F->C transpose)\n",
-              mb / t_api, 100 * t_cache / t_api);
-  std::printf("  api Array::read, 1 thread %6.0f MB/s\n", mb / t_api1);
+  std::printf("  page cache pread, 1 thread   %8.0f MB/s\n", mb / t_cache);
+  std::printf("  page cache pread, %u threads  %8.0f MB/s\n", kThreads, mb / t_cacheN);
+  std::printf("  plugin read_chunk, 1 thread  %8.0f MB/s  (%3.0f%% of 1-thread pread)\n", mb / t_plugin,
+              100 * t_cache / t_plugin);
+  std::printf("  api Array::read, 1 thread    %8.0f MB/s  (%3.0f%% of 1-thread pread; includes the F->C transpose)\n",
+              mb / t_api1, 100 * t_cache / t_api1);
+  std::printf("  api Array::read, %u threads   %8.0f MB/s  (%3.0f%% of %u-thread pread; includes the F->C transpose)\n",
+              kThreads, mb / t_api, 100 * t_cacheN / t_api, kThreads);
 }
 
 void bench_sparse(const std::string& repo) {
@@ -175,7 +196,7 @@ void bench_sparse(const std::string& repo) {
   std::vector<std::string> files = {base + ".colptr", base + ".rowval", base + ".nzval"};
   double mb = total_size(files) / 1e6;
   std::vector<char> buf(total_size(files));
-  double t_cache = page_cache_seconds(files, buf);
+  double t_cache = page_cache_seconds(files, buf), t_cacheN = page_cache_seconds(files, buf, kThreads);
 
   stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");
   stowage::Sparse sp = s.sparse(node);
@@ -186,22 +207,34 @@ void bench_sparse(const std::string& repo) {
   std::vector<double> values(nnz);
   double t_plugin = best_of(3, [&] {
     stowage_error err{};
-    raw.vt->read_sparse(raw.h, node.data(), node.size(), 0, kSparseCols, indptr.data(), indices.data(), values.data(),
-                        nnz, &err);
+    if (raw.vt->read_sparse(raw.h, node.data(), node.size(), 0, kSparseCols, indptr.data(), indices.data(),
+                            values.data(), nnz, &err) != STOWAGE_OK)
+      throw std::runtime_error(std::string("read_sparse: ") + err.message);
   });
-  double t_api = best_of(3, [&] { sp.read(0, kSparseCols); });
+  if (indptr[kSparseCols] != nnz) throw std::runtime_error("read_sparse: indptr does not end at nnz");
   stowage::SparseSlice reused;  // what a streaming reader does: buffers kept across reads
+  stowage::Registry::global().set_threads(kThreads);
+  double t_api = best_of(3, [&] { sp.read(0, kSparseCols); });
   double t_reuse = best_of(3, [&] { sp.read_into(0, kSparseCols, reused); });
+  stowage::Registry::global().set_threads(1);
+  double t_api1 = best_of(3, [&] { sp.read(0, kSparseCols); });
+  double t_reuse1 = best_of(3, [&] { sp.read_into(0, kSparseCols, reused); });
+  stowage::Registry::global().set_threads(kThreads);
   std::printf("sparse %llu x %llu float64, %.0f%% (%llu values, UInt32 indices, %.0f MB on disk):\n",
               (unsigned long long)kSparseRows, (unsigned long long)kSparseCols, kDensity * 100,
               (unsigned long long)nnz, mb);
-  std::printf("  page cache pread        %8.0f MB/s\n", mb / t_cache);
-  std::printf("  plugin read_sparse      %8.0f MB/s  (%3.0f%% of page cache; 1-based -> 0-based, checked)\n",
+  std::printf("  page cache pread, 1 thread      %8.0f MB/s\n", mb / t_cache);
+  std::printf("  page cache pread, %u threads     %8.0f MB/s\n", kThreads, mb / t_cacheN);
+  std::printf("  plugin read_sparse, 1 thread    %8.0f MB/s  (%3.0f%% of 1-thread pread; 1-based -> 0-based, checked)\n",
               mb / t_plugin, 100 * t_cache / t_plugin);
-  std::printf("  api Sparse::read        %8.0f MB/s  (%3.0f%% of page cache; fresh buffers)\n", mb / t_api,
-              100 * t_cache / t_api);
-  std::printf("  api Sparse::read_into   %8.0f MB/s  (%3.0f%% of page cache; reused buffers)\n", mb / t_reuse,
-              100 * t_cache / t_reuse);
+  std::printf("  api Sparse::read, 1 thread      %8.0f MB/s  (%3.0f%% of 1-thread pread; fresh buffers)\n", mb / t_api1,
+              100 * t_cache / t_api1);
+  std::printf("  api Sparse::read_into, 1 thread %8.0f MB/s  (%3.0f%% of 1-thread pread; reused buffers)\n",
+              mb / t_reuse1, 100 * t_cache / t_reuse1);
+  std::printf("  api Sparse::read, %u threads     %8.0f MB/s  (%3.0f%% of %u-thread pread; fresh buffers)\n", kThreads,
+              mb / t_api, 100 * t_cacheN / t_api, kThreads);
+  std::printf("  api Sparse::read_into, %u threads%8.0f MB/s  (%3.0f%% of %u-thread pread; reused buffers)\n", kThreads,
+              mb / t_reuse, 100 * t_cacheN / t_reuse, kThreads);
 }
 
 }  // namespace
@@ -209,6 +242,10 @@ void bench_sparse(const std::string& repo) {
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp";
   std::string repo = dir + "/daf_bench.daf";
+  std::printf("Rules (every read figure; the write and close lines are one run): best of 3 runs; warm\n"
+              "page cache (the files were just written); each figure compared with the pread on the same\n"
+              "number of threads (1 or %u).\n",
+              kThreads);
   try {
     write_repository(repo);
     bench_dense(repo);

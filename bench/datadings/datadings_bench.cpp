@@ -1,11 +1,14 @@
 // datadings benchmark: 100,000 samples of {"key": str, "image": 32x32x3
 // uint8 msgpack-numpy array, "label": int}, through the stowage C++ API:
-// write, sequential read (raw bytes, and decoded with msgpack_sample.hpp),
-// 10,000 random reads by index and by key, 100,000 contains checks.
+// write, sequential read and 10,000 random reads by index, each returning the
+// raw bytes and decoding every sample into values (msgpack_sample.hpp),
+// 10,000 key lookups and reads by key, 100,000 contains checks.
 //
-//   datadings_bench [samples] [directory]
+//   datadings_bench [samples] [directory] [runs]
 // Run through `ninja -C <build> bench-datadings` (uses this tree's plugins,
-// and prints a Python baseline from peer_python_reader.py).
+// and prints in the same run a Python baseline from peer_python_reader.py,
+// which reads the same random indices). Every row, ours and Python's, is the
+// best of `runs` passes (default 3).
 #include <stowage/msgpack_sample.hpp>
 #include <stowage/stowage.hpp>
 
@@ -39,10 +42,19 @@ struct Timer {
   double cpu_seconds_since() const { return cpu_seconds() - cpu; }
 };
 
-void report(const char* what, uint64_t n, const Timer& t) {
-  double wall = t.wall_seconds(), cpu = t.cpu_seconds_since();
-  std::printf("%-34s %7llu  wall %7.3f s %10.0f/s   cpu %7.3f s %10.0f/s\n", what,
+int runs = 3;
+
+// Times `runs` passes of pass() and prints the best wall and CPU times.
+void best_of(const char* what, uint64_t n, const std::function<void()>& pass) {
+  double wall = 1e30, cpu = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    Timer t;
+    pass();
+    wall = std::min(wall, t.wall_seconds()), cpu = std::min(cpu, t.cpu_seconds_since());
+  }
+  std::printf("%-42s %7llu  wall %7.3f s %10.0f/s   cpu %7.3f s %10.0f/s\n", what,
               static_cast<unsigned long long>(n), wall, n / wall, cpu, n / cpu);
+  std::fflush(stdout);
 }
 
 std::string key_of(uint64_t i) {
@@ -88,6 +100,7 @@ std::string make_sample(uint64_t i, std::mt19937_64& rng) {
 
 int main(int argc, char** argv) {
   uint64_t n = argc > 1 ? std::stoull(argv[1]) : 100000;
+  if (argc > 3) runs = std::max(1, std::atoi(argv[3]));
   std::filesystem::path dir = argc > 2 ? std::filesystem::path(argv[2])
                                        : std::filesystem::temp_directory_path() /
                                              ("stowage-datadings-bench-" + std::to_string(::getpid()));
@@ -95,7 +108,9 @@ int main(int argc, char** argv) {
   std::string path = (dir / "bench.msgpack").string();
   std::printf("datadings bench: %llu samples, 32x32x3 uint8 + label + key, in %s\n",
               static_cast<unsigned long long>(n), path.c_str());
-  std::printf("(shared machine: figures are noisy; files are in the page cache)\n");
+  std::printf("Rules (every row, ours and Python's): best of %d passes; one thread; warm page cache\n"
+              "(the file was just written, and each read row runs after the others); the same 10,000\n"
+              "random indices on both sides; wall and CPU time each the best of the passes.\n", runs);
 
   // Samples are made in batches of 1000 before the clock starts.
   std::mt19937_64 rng(42);
@@ -106,15 +121,13 @@ int main(int argc, char** argv) {
     batches.back().push_back(make_sample(i, rng));
   }
 
-  Timer t0;
-  {
+  best_of("write (append + close)", n, [&] {
     stowage::Store out = stowage::Store::open(path, stowage::Mode::truncate, "datadings");
     out.create("", {{"kind", "records"}});
     stowage::Records r = out.records();
     for (const auto& part : batches) r.append(part);
     out.close();
-  }
-  report("write (append + close)", n, t0);
+  });
   std::printf("  data file: %.1f MB\n", std::filesystem::file_size(path) / 1e6);
   batches.clear();
   batches.shrink_to_fit();
@@ -122,36 +135,42 @@ int main(int argc, char** argv) {
   stowage::Store store = stowage::Store::open(path);
   stowage::Records r = store.records();
 
-  t0 = Timer();
-  uint64_t bytes = 0, count = 0;
-  r.read_range(0, r.size(), [&](std::string_view s) {
-    bytes += s.size();
-    ++count;
+  uint64_t bytes = 0, label_sum = 0;
+  best_of("sequential read (raw bytes)", r.size(), [&] {
+    r.read_range(0, r.size(), [&](std::string_view s) { bytes += s.size(); });
   });
-  std::printf("  %.0f MB/s\n", bytes / t0.wall_seconds() / 1e6);
-  report("sequential read (raw bytes)", count, t0);
-
-  t0 = Timer();
-  uint64_t label_sum = 0;
-  r.read_range(0, r.size(), [&](std::string_view s) {
+  auto decode = [&](std::string_view s) {
     stowage::sample::Value v = stowage::sample::decode(s);
     label_sum += v["label"].as_uint() + v["image"].as_ndarray().data.size();
-  });
-  report("sequential read + decode", r.size(), t0);
+  };
+  best_of("sequential read + decode", r.size(), [&] { r.read_range(0, r.size(), decode); });
 
   std::mt19937_64 pick(7);
   std::vector<uint64_t> indices(10000);
   for (uint64_t& i : indices) i = pick() % n;
+  // The Python baseline reads the same indices.
+  std::string indices_path = (dir / "bench.indices").string();
+  {
+    FILE* f = std::fopen(indices_path.c_str(), "wb");
+    std::fwrite(indices.data(), 8, indices.size(), f);  // little endian on this machine
+    std::fclose(f);
+  }
 
-  t0 = Timer();
-  for (uint64_t i : indices) bytes += r.read(i).size();
-  report("random read by index", indices.size(), t0);
+  best_of("random read by index", indices.size(), [&] {
+    for (uint64_t i : indices) bytes += r.read(i).size();
+  });
+  best_of("random read by index + decode", indices.size(), [&] {
+    for (uint64_t i : indices) decode(r.read(i));
+  });
 
   std::vector<std::string> keys;
   for (uint64_t i : indices) keys.push_back(key_of(i));
-  t0 = Timer();
-  for (const std::string& k : keys) bytes += r.read(*r.find(k)).size();
-  report("random read by key (find + read)", keys.size(), t0);
+  best_of("find by key", keys.size(), [&] {
+    for (const std::string& k : keys) bytes += *r.find(k);
+  });
+  best_of("random read by key (find + read)", keys.size(), [&] {
+    for (const std::string& k : keys) bytes += r.read(*r.find(k)).size();
+  });
 
   // One BLAKE2s a check: the filter's digest also gives the key's
   // fingerprint in the presence table. Absent keys mostly stop at the filter.
@@ -162,17 +181,8 @@ int main(int argc, char** argv) {
   }
   r.contains(present_keys[0]);  // loads the filter and the key table, outside the timing
   uint64_t present = 0;
-  // Each contains figure is the best of three passes over the same keys:
-  // one pass takes only ~20 ms, which a busy machine easily disturbs.
-  auto best_of_3 = [&](const char* what, uint64_t n, const std::function<uint64_t()>& pass) {
-    double wall = 1e30, cpu = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      Timer t;
-      present += pass();
-      wall = std::min(wall, t.wall_seconds()), cpu = std::min(cpu, t.cpu_seconds_since());
-    }
-    std::printf("%-34s %7llu  wall %7.3f s %10.0f/s   cpu %7.3f s %10.0f/s\n", what,
-                static_cast<unsigned long long>(n), wall, n / wall, cpu, n / cpu);
+  auto best_of_contains = [&](const char* what, uint64_t n, const std::function<uint64_t()>& pass) {
+    best_of(what, n, [&] { present += pass(); });
   };
   auto one_by_one = [&](const std::vector<std::string>& keys) {
     return [&] {
@@ -190,19 +200,19 @@ int main(int argc, char** argv) {
       return found;
     };
   };
-  best_of_3("contains (present keys)", present_keys.size(), one_by_one(present_keys));
-  best_of_3("contains (absent keys)", absent_keys.size(), one_by_one(absent_keys));
-  best_of_3("contains batch (present keys)", present_keys.size(), batched(present_keys));
-  best_of_3("contains batch (absent keys)", absent_keys.size(), batched(absent_keys));
+  best_of_contains("contains (present keys)", present_keys.size(), one_by_one(present_keys));
+  best_of_contains("contains (absent keys)", absent_keys.size(), one_by_one(absent_keys));
+  best_of_contains("contains batch (present keys)", present_keys.size(), batched(present_keys));
+  best_of_contains("contains batch (absent keys)", absent_keys.size(), batched(absent_keys));
 
-  t0 = Timer();
-  auto v = store.command("", "verify");
-  report("verify (md5 of all files)", 1, t0);
+  stowage::json v;
+  best_of("verify (md5 of all files)", 1, [&] { v = store.command("", "verify"); });
 
   // The Python baseline (datadings' way of reading), when asked for.
   if (const char* script = std::getenv("DATADINGS_BENCH_PYTHON_PEER")) {
     std::fflush(stdout);
-    std::string command = "/usr/bin/python3 '" + std::string(script) + "' '" + path + "'";
+    std::string command = "/usr/bin/python3 '" + std::string(script) + "' '" + path + "' '" + indices_path +
+                          "' " + std::to_string(runs);
     if (std::system(command.c_str()) != 0) std::printf("python baseline failed\n");
   }
 

@@ -7,11 +7,13 @@ on one thread, but numcodecs' Blosc runs c-blosc on its own threads (two
 here) when called from the main thread: that default is what a user gets,
 so read_s is measured with it, and for blosc also read_1thread_s with
 numcodecs.blosc.use_threads = False (faster in 3 runs of 4 here: on 512 KiB
-chunks blosc's threads mostly cost more than they save). Reads are the best of three,
-as in n5_bench. Prints one JSON object per codec on stdout:
+chunks blosc's threads mostly cost more than they save). Every figure (write,
+read, random chunks) is the best of --runs runs (default 3, n5_bench passes
+its own), each write into a directory that never existed, as in n5_bench.
+Prints one JSON object per codec on stdout:
   {"codec": ..., "write_s": ..., "read_s": ..., ["read_1thread_s": ...,]
    "random_chunk_us": ..., "bytes": ...}
-Usage: peer_zarr_n5.py WORK_DIR [codec ...]   (codecs: raw gzip zstd blosc bzip2 xz)
+Usage: peer_zarr_n5.py [--runs N] [--cpu] WORK_DIR [codec ...]   (codecs: raw gzip zstd blosc bzip2 xz)
 zarr's N5 lz4 uses numcodecs framing, which N5 readers cannot read, so lz4
 is not part of the peer run.
 """
@@ -46,25 +48,37 @@ def volume():
     return ((z * 3 + y * 2 + x + noise) & 0xFFFF).astype(np.uint16)
 
 
-def best_read_time(a):
-    """The best of three whole reads (the page cache is warm)."""
+RUNS = 3
+clock = time.perf_counter  # --cpu: time.process_time (this process, all threads)
+
+
+def best_time(fn):
+    """The best of RUNS timed calls of fn."""
     best = float("inf")
-    for _ in range(3):
-        t = time.perf_counter()
-        a[...]
-        best = min(best, time.perf_counter() - t)
+    for _ in range(RUNS):
+        t = clock()
+        fn()
+        best = min(best, clock() - t)
     return best
 
 
+def best_read_time(a):
+    """The best of RUNS whole reads (the page cache is warm)."""
+    return best_time(lambda: a[...])
+
+
 def run(work, name, data):
-    path = os.path.join(work, "zarr-" + name + ".n5")
-    shutil.rmtree(path, ignore_errors=True)
-    store = N5FSStore(path)
-    a = zarr.create(shape=SHAPE, chunks=CHUNKS, dtype="u2", compressor=COMPRESSORS[name],
-                    store=store, path="vol", overwrite=True)
-    t = time.perf_counter()
-    a[...] = data
-    write_s = time.perf_counter() - t
+    paths = [os.path.join(work, "zarr-%s-%d.n5" % (name, i)) for i in range(RUNS)]
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
+    write_s = float("inf")
+    for p in paths:  # each write into a directory that never existed
+        a = zarr.create(shape=SHAPE, chunks=CHUNKS, dtype="u2", compressor=COMPRESSORS[name],
+                        store=N5FSStore(p), path="vol", overwrite=True)
+        t = clock()
+        a[...] = data
+        write_s = min(write_s, clock() - t)
+    path = paths[-1]
     assert np.array_equal(a[...], data)
     read_s = best_read_time(a)
     read_1thread_s = None
@@ -75,12 +89,13 @@ def run(work, name, data):
     rng = np.random.default_rng(1)
     grid = [s // c for s, c in zip(SHAPE, CHUNKS)]
     picks = [[rng.integers(0, g) for g in grid] for _ in range(1000)]
-    t = time.perf_counter()
-    for p in picks:
-        a[tuple(slice(i * c, (i + 1) * c) for i, c in zip(p, CHUNKS))]
-    random_us = (time.perf_counter() - t) / len(picks) * 1e6
+    def random_reads():
+        for p in picks:
+            a[tuple(slice(i * c, (i + 1) * c) for i, c in zip(p, CHUNKS))]
+    random_us = best_time(random_reads) / len(picks) * 1e6
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
-    shutil.rmtree(path, ignore_errors=True)
+    for p in paths:
+        shutil.rmtree(p, ignore_errors=True)
     result = {"codec": name, "write_s": write_s, "read_s": read_s, "random_chunk_us": random_us,
               "bytes": size}
     if read_1thread_s is not None:
@@ -89,8 +104,16 @@ def run(work, name, data):
 
 
 def main():
-    work = sys.argv[1]
-    names = sys.argv[2:] or ["raw", "gzip", "zstd", "blosc"]
+    global RUNS, clock
+    args = sys.argv[1:]
+    if args[:1] == ["--runs"]:
+        RUNS = max(1, int(args[1]))
+        args = args[2:]
+    if args[:1] == ["--cpu"]:
+        clock = time.process_time
+        args = args[1:]
+    work = args[0]
+    names = args[1:] or ["raw", "gzip", "zstd", "blosc"]
     data = volume()
     for name in names:
         print(json.dumps(run(work, name, data)), flush=True)
