@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -123,21 +124,100 @@ class Progress {
 
 // ---- element casts ----------------------------------------------------------------
 
-// Converts n elements of type `from` at `in` to type `to` at `out`, as C++
-// converts them; to bool, any non-zero value is true.
-void cast_elements(DType from, DType to, const void* in, void* out, size_t n) {
+// Whether `v` survives the conversion to To: an integer in To's range; for a
+// float going to an integer type, finite and in range once truncated toward
+// zero (as numpy's astype and C++ truncate); for float64 -> float32, not a
+// finite value that would become infinite. Any value fits a float from an
+// integer, and bool (non-zero is true).
+template <class To, class From>
+bool fits(From v) {
+  using Lim = std::numeric_limits<To>;
+  if constexpr (std::is_floating_point_v<To>) {
+    if constexpr (std::is_floating_point_v<From>)
+      return !std::isfinite(v) || std::fabs(static_cast<long double>(v)) <= static_cast<long double>(Lim::max());
+    else
+      return true;
+  } else if constexpr (std::is_floating_point_v<From>) {
+    // long double holds every int64/uint64 bound exactly.
+    return std::isfinite(v) && static_cast<long double>(v) > static_cast<long double>(Lim::min()) - 1 &&
+           static_cast<long double>(v) < static_cast<long double>(Lim::max()) + 1;
+  } else if constexpr (std::is_signed_v<From>) {
+    return v < 0 ? std::is_signed_v<To> && static_cast<int64_t>(v) >= static_cast<int64_t>(Lim::min())
+                 : static_cast<uint64_t>(v) <= static_cast<uint64_t>(Lim::max());
+  } else {
+    return static_cast<uint64_t>(v) <= static_cast<uint64_t>(Lim::max());
+  }
+}
+
+template <class T>
+std::string value_text(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (!std::isfinite(v)) return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+  return json(v).dump();
+}
+
+// The nearest value To can hold (NaN -> 0), for CastOverflow::clip.
+template <class To, class From>
+To clipped(From v) {
+  using Lim = std::numeric_limits<To>;
+  if constexpr (std::is_floating_point_v<From>) {
+    if (std::isnan(v)) return To(0);
+    if constexpr (std::is_floating_point_v<To>) return v > 0 ? Lim::max() : Lim::lowest();
+  }
+  if constexpr (std::is_signed_v<From> || std::is_floating_point_v<From>)
+    if (v < 0) return Lim::lowest();
+  return Lim::max();
+}
+
+// Converts n elements of type `from` at `in` to type `to` at `out`. A value the
+// new type cannot hold is an error naming it and `where(i)` (its index), unless
+// `overflow` asks to clip it or (integers) wrap it modulo 2^bits. To bool, any
+// non-zero value is true, as in numpy.
+void cast_elements(DType from, DType to, const void* in, void* out, size_t n, CastOverflow overflow,
+                   const std::function<std::string(size_t)>& where) {
   visit_dtype(to, [&](auto to_tag) {
     using To = decltype(to_tag);
     visit_dtype(from, [&](auto from_tag) {
       using From = decltype(from_tag);
       const From* p = static_cast<const From*>(in);
       To* q = static_cast<To*>(out);
-      if (to == DType::boolean)
+      if (to == DType::boolean) {
         for (size_t i = 0; i < n; ++i) q[i] = p[i] != From(0);
-      else
-        for (size_t i = 0; i < n; ++i) q[i] = static_cast<To>(p[i]);
+        return;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const From v = p[i];
+        if (fits<To>(v)) {
+          q[i] = static_cast<To>(v);
+          continue;
+        }
+        const bool wraps = overflow == CastOverflow::wrap && std::is_integral_v<From> && std::is_integral_v<To>;
+        if (wraps)
+          q[i] = static_cast<To>(v);  // modulo 2^bits (gcc, and C++20 for every compiler)
+        else if (overflow == CastOverflow::clip)
+          q[i] = clipped<To>(v);
+        else
+          throw Error(ErrorCode::invalid_argument,
+                      std::string(dtype_name(to)) + " cannot hold the " + dtype_name(from) + " value " +
+                          value_text(v) +
+                          " at " + where(i) + (std::is_floating_point_v<From> ? "; pass --cast-overflow clip to clip values into range"
+                                                                             : "; pass --cast-overflow clip (or wrap) to clip (or wrap) values into range"));
+      }
     });
   });
+}
+
+// "[2, 5] of in.n5::raw/s0": element i of the C-order region (offset, extent) of a node.
+std::string index_text(const std::string& node, const std::vector<uint64_t>& offset,
+                       const std::vector<uint64_t>& extent, size_t i) {
+  std::vector<uint64_t> at(extent.size());
+  for (size_t d = extent.size(); d-- > 0;) {
+    at[d] = offset[d] + i % extent[d];
+    i /= extent[d];
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < at.size(); ++d) text += (d ? ", " : "") + std::to_string(at[d]);
+  return text + "] of " + node;
 }
 
 // ---- the conversion ------------------------------------------------------------------
@@ -383,7 +463,12 @@ class Converter {
     if (out.shape() != info.shape || out.dtype() != to)
       throw Error(ErrorCode::invalid_argument, dst.path() + "::" + dst_node + " exists with another shape or dtype");
     if (in.dtype() == out.dtype() && copy_chunks(in, out, progress)) return;
-    copy_tiles(in, out, progress);
+    copy_tiles(in, out, progress, spec_of(src, src_node));
+  }
+
+  // The source node as the user would name it: "in.n5::raw/s0", "x.npy".
+  static std::string spec_of(const Store& src, const std::string& node) {
+    return node.empty() ? src.path() : src.path() + "::" + node;
   }
 
   // Same chunk shape on both sides: chunk by chunk, with no region buffer
@@ -398,7 +483,7 @@ class Converter {
 
   // Copies in tiles aligned to the destination's chunks, each a few tens of
   // MB, so the core decodes and encodes many chunks of a tile in parallel.
-  void copy_tiles(const Array& in, const Array& out, Progress& progress) {
+  void copy_tiles(const Array& in, const Array& out, Progress& progress, const std::string& label) {
     const auto& shape = in.shape();
     const size_t nd = shape.size();
     size_t in_size = dtype_size(in.dtype()), out_size = dtype_size(out.dtype());
@@ -438,7 +523,8 @@ class Converter {
       const void* data = buffer.data();
       if (in.dtype() != out.dtype()) {
         converted.resize(n * out_size);
-        cast_elements(in.dtype(), out.dtype(), buffer.data(), converted.data(), n);
+        cast_elements(in.dtype(), out.dtype(), buffer.data(), converted.data(), n, opts_.cast_overflow,
+                      [&](size_t i) { return index_text(label, offset, extent, i); });
         data = converted.data();
       }
       out.write(offset, extent, data);
@@ -454,7 +540,7 @@ class Converter {
     json attrs = attributes_for(info);
     if (!dst_has(dst, STOWAGE_CAP_SPARSE)) {
       notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() + " has no sparse storage; wrote it dense");
-      return densify(in, info, dims, attrs, dst, dst_node, progress);
+      return densify(in, info, dims, attrs, dst, dst_node, progress, spec_of(src, src_node));
     }
     if (target_dtype(info.dtype) != info.dtype)
       throw Error(ErrorCode::unsupported, "--cast is not supported for sparse matrices");
@@ -478,7 +564,8 @@ class Converter {
   }
 
   void densify(const Sparse& in, const NodeInfo& info, const std::vector<DimLabels>& dims,
-               const json& attrs, Store& dst, const std::string& dst_node, Progress& progress) {
+               const json& attrs, Store& dst, const std::string& dst_node, Progress& progress,
+               const std::string& label) {
     DType to = target_dtype(info.dtype);
     uint64_t rows = info.shape[0], cols = info.shape[1];
     std::vector<uint64_t> chunks = chunks_.empty() ? std::vector<uint64_t>{std::min<uint64_t>(rows, 1024),
@@ -502,7 +589,8 @@ class Converter {
       const void* data = buffer.data();
       if (to != info.dtype) {
         converted.resize(n * cols * out_size);
-        cast_elements(info.dtype, to, buffer.data(), converted.data(), n * cols);
+        cast_elements(info.dtype, to, buffer.data(), converted.data(), n * cols, opts_.cast_overflow,
+                      [&](size_t i) { return index_text(label, {r, 0}, {n, cols}, i); });
         data = converted.data();
       }
       out.write({r, 0}, {n, cols}, data);

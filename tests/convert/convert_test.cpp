@@ -381,3 +381,52 @@ TEST_CASE("options that cannot be right are refused, and messages name what the 
   CHECK(r.output == "");
   CHECK(labels_of((tmp / "expression.datg").string())[0].size() == stowage::Store::open(npy).describe().shape[0]);
 }
+
+TEST_CASE("narrowing casts fail on a value the type cannot hold, or clip and wrap as numpy does when asked") {
+  test::TempDir tmp;
+  const std::string dir = tmp.path().string();
+  // numpy writes the sources, and computes what clipping (np.clip) and wrapping (astype) give.
+  REQUIRE(test::run_python("import numpy as np, sys\n"
+                           "d = sys.argv[1]\n"
+                           "np.save(d + '/u32.npy', np.array([[1, 200], [4294967295, 7]], dtype=np.uint32))\n"
+                           "np.save(d + '/f.npy', np.array([1.5, -2.9, 1e20, -1e20, np.nan], dtype=np.float64))\n"
+                           "np.save(d + '/big.npy', np.array([1.0, -1e300], dtype=np.float64))\n",
+                           test::quote(dir))
+              .status == 0);
+  struct Case {
+    std::string src, args, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"u32.npy", "--cast int8", "int8 cannot hold the uint32 value 200 at [0, 1] of " + dir + "/u32.npy"},
+           {"f.npy", "--cast int32", "int32 cannot hold the float64 value 1e+20 at [2] of " + dir + "/f.npy"},
+           {"f.npy", "--cast int32 --cast-overflow wrap", "int32 cannot hold the float64 value 1e+20 at [2]"},
+           {"big.npy", "--cast float32", "float32 cannot hold the float64 value -1e+300 at [1]"},
+       }) {
+    CAPTURE(c.args);
+    test::RunResult r = convert(test::quote(dir + "/" + c.src) + " " + q(tmp / "out.npy") + " " + c.args);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(c.says) != std::string::npos);
+    CHECK(r.output.find("--cast-overflow clip") != std::string::npos);
+    CHECK_FALSE(test::fs::exists(tmp / "out.npy"));
+  }
+  REQUIRE(convert(q(tmp / "u32.npy") + " " + q(tmp / "wrap.npy") + " --cast int8 --cast-overflow wrap").status == 0);
+  REQUIRE(convert(q(tmp / "u32.npy") + " " + q(tmp / "clip.npy") + " --cast int8 --cast-overflow clip").status == 0);
+  REQUIRE(convert(q(tmp / "f.npy") + " " + q(tmp / "fclip.npy") + " --cast int32 --cast-overflow clip").status == 0);
+  REQUIRE(convert(q(tmp / "big.npy") + " " + q(tmp / "bigclip.npy") + " --cast float32 --cast-overflow clip").status == 0);
+  test::RunResult numpy = test::run_python(
+      "import numpy as np, sys\n"
+      "d = sys.argv[1]\n"
+      "u = np.load(d + '/u32.npy')\n"
+      "assert np.load(d + '/wrap.npy').tolist() == u.astype(np.int8).tolist(), np.load(d + '/wrap.npy')\n"
+      "assert np.load(d + '/clip.npy').tolist() == np.clip(u, -128, 127).astype(np.int8).tolist()\n"
+      "f = np.load(d + '/f.npy')\n"
+      "i = np.iinfo(np.int32)\n"
+      "want = np.clip(np.nan_to_num(f, nan=0.0), i.min, i.max).astype(np.int32)\n"
+      "assert np.load(d + '/fclip.npy').tolist() == want.tolist(), np.load(d + '/fclip.npy')\n"
+      "b = np.load(d + '/bigclip.npy')\n"
+      "assert b.dtype == np.float32 and b.tolist() == [1.0, float(np.finfo(np.float32).min)], b\n"
+      "print('numpy agrees')\n",
+      test::quote(dir));
+  CHECK(numpy.output == "numpy agrees\n");
+  CHECK(convert(q(tmp / "f.npy") + " " + q(tmp / "x.npy") + " --cast int32 --cast-overflow clop").status == 2);
+}

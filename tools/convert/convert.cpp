@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace {
@@ -100,6 +101,11 @@ int main(int argc, char** argv) {
                  "Codec: N5's JSON object, or a short form such as zstd or gzip:level=9");
   app.add_option("--chunks", opts.chunks, "Chunk shape in C order, e.g. 64,64,64");
   app.add_option("--cast", opts.cast, "Convert values: T (every array to T) or FROM=TO[,...] such as bool=uint8");
+  app.add_option("--cast-overflow", o.cast_overflow,
+                 "A value the cast type cannot hold: error (default), clip, or wrap (integers)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, stowage::CastOverflow>{
+          {"error", stowage::CastOverflow::error}, {"clip", stowage::CastOverflow::clip},
+          {"wrap", stowage::CastOverflow::wrap}}));
   app.add_option("--axes", opts.axes, "Dimension names for sources without them, e.g. gene,cell");
   app.add_flag("--overwrite", o.overwrite, "Replace an existing destination or node");
   app.add_flag("--quiet", opts.quiet, "No progress bar, notes or summary");

@@ -29,6 +29,12 @@ struct CopyProgress {
   double seconds = 0;                        // since the copy started
 };
 
+// What a cast does with a value the new type cannot hold (uint32 4294967295
+// as int8, float 1e20 as int32, NaN as an integer): fail naming the value and
+// its index, clip it to the nearest value the type holds (NaN -> 0), or wrap
+// it modulo 2^bits (integer to integer only; other values still fail).
+enum class CastOverflow { error, clip, wrap };
+
 struct CopyOptions {
   std::string from;  // source format id; "" detects it
   std::string to;    // destination format id; "" takes it from the destination's extension
@@ -38,6 +44,7 @@ struct CopyOptions {
   std::vector<uint64_t> chunks;        // chunk shape (C order); empty: the source's
   std::optional<DType> cast_all;       // every array to this dtype
   std::map<DType, DType> casts;        // named conversions (bool -> uint8, ...)
+  CastOverflow cast_overflow = CastOverflow::error;
   std::vector<std::string> axes;       // dimension names for sources without them
   bool overwrite = false;              // replace an existing destination or node
   bool drop_metadata = false;          // values only: no attributes, no labels
