@@ -223,8 +223,10 @@ std::optional<json> N5Store::read_attributes(const std::string& dir) const {
 }
 
 void N5Store::write_attributes(const std::string& dir, const json& attributes) const {
-  // Raw UTF-8, compact, like N5 Java's Gson with disableHtmlEscaping.
-  std::string text = attributes.dump(-1, ' ', false, json::error_handler_t::strict);
+  // Compact, with every non-ASCII character as a \uXXXX escape (surrogate
+  // pairs beyond the BMP): zarr-python 2.x decodes attributes.json as ASCII
+  // and cannot open raw UTF-8, while N5 Java's Gson reads both.
+  std::string text = attributes.dump(-1, ' ', true, json::error_handler_t::strict);
   write_file(dir + kAttributesFile, {{text.data(), text.size()}});
 }
 
