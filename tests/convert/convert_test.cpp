@@ -430,3 +430,20 @@ TEST_CASE("narrowing casts fail on a value the type cannot hold, or clip and wra
   CHECK(numpy.output == "numpy agrees\n");
   CHECK(convert(q(tmp / "f.npy") + " " + q(tmp / "x.npy") + " --cast int32 --cast-overflow clop").status == 2);
 }
+
+TEST_CASE("a host program converts through stowage::copy (examples/copy-host)") {
+  test::TempDir tmp;
+  const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
+  const std::string host = test::env_or("STOWAGE_COPY_HOST", "copy_host");
+  test::RunResult r = test::run(test::quote(host) + " " + test::quote(vol + "::raw/s0") + " " + q(tmp / "s0.n5") +
+                                " zstd:level=5");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("copy_host: 100%") != std::string::npos);  // the progress callback ran
+  CHECK(r.output.find("n5 -> n5: 1 nodes") != std::string::npos);
+  CHECK(dense_bytes((tmp / "s0.n5").string()) == dense_bytes(vol + "::raw/s0"));
+  CHECK(stowage::Store::open((tmp / "s0.n5").string()).describe().codec == json({{"type", "zstd"}, {"level", 5}}));
+  // The library's refusals reach the host as exceptions, with nothing written.
+  r = test::run(test::quote(host) + " " + test::quote(vol) + " " + test::quote(vol + "::copy"));
+  CHECK(r.status == 2);
+  CHECK(r.output.find("the destination is inside the source") != std::string::npos);
+}
