@@ -915,9 +915,16 @@ CopyResult copy(const std::string& source, const std::string& destination, const
         dst.remove(dst_node);
       }
     }
+    const uint64_t before = disk_bytes(dst_path);
     converter.copy(src, src_node, dst, dst_node, progress);
     dst.close();
-    result.bytes_out = disk_bytes(dst_path);
+    // What this copy wrote, not the whole container: the node's directory
+    // where nodes are directories (N5), else the growth of the container.
+    const fs::path node_dir = fs::path(dst_path) / dst_node;
+    const uint64_t after = disk_bytes(dst_path);
+    result.bytes_out = !filling_part && !dst_node.empty() && fs::is_directory(node_dir, ec) ? disk_bytes(node_dir)
+                       : after > before                                                   ? after - before
+                                                                                           : 0;
   } else {
     StagingArea staging(dst_path);
     try {

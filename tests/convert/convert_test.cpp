@@ -170,8 +170,15 @@ TEST_CASE("an existing destination is never touched without --overwrite; nodes c
   CHECK(again.status != 0);
   CHECK(again.output.find("--overwrite") != std::string::npos);
   CHECK(dense_bytes((tmp / "c.n5").string() + "::labels") == before);
-  // A new node inside the existing container needs no --overwrite...
-  REQUIRE(convert(test::quote(vol + "::raw/s1") + " " + test::quote((tmp / "c.n5").string() + "::extra/s1")).status == 0);
+  // A new node inside the existing container needs no --overwrite; the summary
+  // counts that node, not the whole container...
+  test::RunResult added = test::run(convert_cmd() + " --json " + test::quote(vol + "::raw/s1") + " " +
+                                    test::quote((tmp / "c.n5").string() + "::extra/s1"));
+  REQUIRE(added.status == 0);
+  uint64_t node_bytes = 0;
+  for (const auto& e : test::fs::recursive_directory_iterator(tmp / "c.n5" / "extra" / "s1"))
+    if (e.is_regular_file()) node_bytes += e.file_size();
+  CHECK(json::parse(added.output)["bytes_out"] == node_bytes);
   CHECK(dense_bytes((tmp / "c.n5").string() + "::extra/s1") == dense_bytes(vol + "::raw/s1"));
   // ...but replacing it does.
   CHECK(convert(test::quote(vol + "::raw/s1") + " " + test::quote((tmp / "c.n5").string() + "::extra/s1")).status != 0);
