@@ -360,6 +360,21 @@ class Converter {
       const std::string dtype = desc.value("dtype", "");
       cannot_create(e, dst, what, dtype.empty() ? nullptr : dtype.c_str());
     }
+    require_codec_kept(dst, node, what);
+  }
+
+  // A codec the user asked for must be the one the node was written with:
+  // .npy and BPCells, for instance, have no such codecs, and silently
+  // ignoring --compression there hid the mistake.
+  void require_codec_kept(Store& dst, const std::string& node, const std::string& what) {
+    if (compression_.is_null()) return;
+    const std::string wanted = registry_.codec(compression_).id();
+    const json made = dst.describe(node).codec;
+    if (made.is_object() && made.value("type", "") == wanted) return;
+    throw Error(ErrorCode::invalid_argument,
+                dst.path() + ": format " + dst.format() + " does not compress " + what + " with a " + wanted +
+                    " codec, so the compression asked for would be ignored; leave out --compression",
+                dst.path());
   }
 
   // Whether the same node without attributes would have been accepted.
@@ -869,6 +884,10 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   require_format(registry, options.to, "destination");
   require_codec(registry, options.compression);
   require_axes(options.axes);
+  if (options.part_count > 0 && (!options.compression.is_null() || !options.chunks.empty()))
+    throw Error(ErrorCode::invalid_argument,
+                "a --part run writes with the codec and chunks the destination was created with; give "
+                "--compression and --chunks to the --create-only run instead");
   Store src = Store::open(src_path, Mode::read, options.from, json::object(), registry);
 
   CopyResult result;
@@ -929,7 +948,17 @@ CopyResult copy(const std::string& source, const std::string& destination, const
     StagingArea staging(dst_path);
     try {
       Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, json::object(), registry);
-      converter.copy(src, src_node, dst, dst_node, progress);
+      try {
+        converter.copy(src, src_node, dst, dst_node, progress);
+      } catch (...) {
+        // The staged output goes with the staging area: close it quietly (its
+        // destructor would report the half-written store under its hidden name).
+        try {
+          dst.close();
+        } catch (const Error&) {
+        }
+        throw;
+      }
       dst.close();
     } catch (const Error& e) {
       throw staging.in_user_words(e, dst_path);

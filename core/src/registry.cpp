@@ -469,14 +469,14 @@ std::string Registry::detect_format(const std::string& path) {
       throw Error(ErrorCode::not_found, path + ": no such file or directory", path);
     throw Error(ErrorCode::unsupported,
                 path + ": no format plugin recognises it (tried: " + (tried.empty() ? "none" : tried) +
-                    "); name one with --format",
+                    "); name the format explicitly (stowage-info --format, stowage-convert --from)",
                 path);
   }
   if (winners.size() > 1) {
     std::string names;
     for (const auto& w : winners) names += (names.empty() ? "" : ", ") + w;
     throw Error(ErrorCode::invalid_argument,
-                path + ": several formats claim it equally (" + names + "); name one with --format",
+                path + ": several formats claim it equally (" + names + "); name the format explicitly (stowage-info --format, stowage-convert --from)",
                 path);
   }
   return winners.front();

@@ -261,6 +261,11 @@ TEST_CASE("--create-only then --part I/N equals a whole conversion") {
     CHECK(dense_bytes(dst + "::" + node) == dense_bytes(vol + "::" + node));
   }
   CHECK(convert(test::quote(vol) + " " + test::quote(dst) + " --part 3/3").status == 2);
+  // A part run cannot change the codec or chunks the destination was created with.
+  test::RunResult r = convert(test::quote(vol) + " " + test::quote(dst) + " --part 0/3 --compression zstd");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("give --compression and --chunks to the --create-only run") != std::string::npos);
+  CHECK(convert(test::quote(vol) + " " + test::quote(dst) + " --part 0/3 --chunks 8,8,8").status == 2);
 }
 
 TEST_CASE("a conversion killed half-way leaves no destination, and the next run cleans up") {
@@ -369,6 +374,11 @@ TEST_CASE("options that cannot be right are refused, and messages name what the 
            {npy, "out.datg", "", "out.datg: format datg cannot hold uint32 array of rank 2: out.datg: datg stores only "
                                  "float64 values, not \"uint32\"; convert the values with --cast"},
            {npy, "out.msgpack", "", "out.msgpack: format datadings cannot hold uint32 array of rank 2"},
+           // a codec the destination cannot apply was silently ignored
+           {vol + "::raw/s0", "out.npy", "--compression zstd",
+            "out.npy: format npy does not compress uint16 array of rank 3 with a zstd codec"},
+           {(test::fixtures() / "bpcells" / "double_packed_col_names").string(), "out.bpcells",
+            "--to bpcells --compression zstd", "out.bpcells: format bpcells does not compress a float64 sparse matrix"},
        }) {
     CAPTURE(c.args);
     CAPTURE(c.dst);
