@@ -79,15 +79,16 @@ std::vector<uint64_t> parse_positive_list(const std::string& text, const char* w
   return out;
 }
 
-namespace {
-
-std::vector<std::string> split_names(const std::string& text) {
+std::vector<std::string> parse_name_list(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) out.push_back(item);
+  if (!text.empty() && text.back() == ',') out.emplace_back();  // "gene," names an empty second axis
   return out;
 }
+
+namespace {
 
 // ---- progress -------------------------------------------------------------------
 
@@ -975,7 +976,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
 }
 
 void parse_cast_spec(const std::string& spec, CopyOptions& options) {
-  for (const std::string& item : split_names(spec)) {
+  for (const std::string& item : parse_name_list(spec)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos)
       options.cast_all = parse_dtype(item);

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 namespace {
 
@@ -24,14 +23,6 @@ struct Options {
   bool quiet = false, as_json = false;
   stowage::CopyOptions copy;
 };
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
-}
 
 // A bar on standard error, at most every 200 ms (and at the end).
 std::function<void(const stowage::CopyProgress&)> progress_bar() {
@@ -55,7 +46,7 @@ int convert(Options& opts, stowage::Registry& registry) {
   o.compression = stowage::parse_compression_spec(opts.compression);
   if (!opts.chunks.empty()) o.chunks = stowage::parse_positive_list(opts.chunks, "--chunks");
   stowage::parse_cast_spec(opts.cast, o);
-  if (!opts.axes.empty()) o.axes = split_names(opts.axes);
+  if (!opts.axes.empty()) o.axes = stowage::parse_name_list(opts.axes);
   o.cancel = &g_interrupted;
   const bool bar = !opts.quiet && ::isatty(2);
   if (bar) o.progress = progress_bar();

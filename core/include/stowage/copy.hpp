@@ -76,6 +76,8 @@ CopyResult copy(const std::string& source, const std::string& destination, const
 json parse_compression_spec(const std::string& spec);
 // "64,64,64" -> {64, 64, 64}; `what` names the option in the error.
 std::vector<uint64_t> parse_positive_list(const std::string& text, const char* what);
+// "gene,cell" -> {"gene", "cell"} (for options.axes; checked by copy()).
+std::vector<std::string> parse_name_list(const std::string& text);
 // "T" (every array) or "FROM=TO[,FROM=TO...]" into options.cast_all / options.casts.
 void parse_cast_spec(const std::string& spec, CopyOptions& options);
 
