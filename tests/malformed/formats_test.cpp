@@ -5,6 +5,7 @@
 #include "malformed_support.hpp"
 
 #include <random>
+#include <set>
 
 using malformed::attempt;
 using malformed::expect_error;
@@ -30,25 +31,58 @@ void truncations(const std::string& format, const fs::path& dataset, const fs::p
   malformed::spit(file, original);
 }
 
-// Flips random bytes of `file`: the read either succeeds or throws a
-// stowage::Error naming the dataset (never anything else, never a crash).
-void flips(const std::string& format, const fs::path& dataset, const fs::path& file, int trials) {
+// What a successful read after one flipped byte may return.
+enum class Flip {
+  // The byte is covered by a checksum (or decoding ignores it): the read is
+  // exactly the unflipped one, or an error.
+  original_or_error,
+  // The byte is one value byte stored as is: the read differs from the
+  // unflipped one in exactly that one byte, or is an error.
+  one_byte_or_error,
+  // Nothing covers the byte: a wrong value cannot be detected here; the
+  // read must only be a value or a stowage::Error naming the dataset.
+  unchecked,
+};
+
+size_t differing_bytes(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return std::string::npos;
+  size_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+// Flips random bytes of `file`: the read either throws a stowage::Error
+// naming the dataset (never anything else, never a crash) or succeeds, and
+// then `expect(offset)` says what it must equal.
+void flips(const std::string& format, const fs::path& dataset, const fs::path& file, int trials,
+           const std::function<Flip(size_t)>& expect) {
   const std::string original = malformed::slurp(file);
+  const std::string unflipped = malformed::snapshot_everything(dataset.string(), format);
   std::mt19937 rng(42);
   for (int t = 0; t < trials && !original.empty(); ++t) {
     std::string damaged = original;
     size_t at = rng() % damaged.size();
     damaged[at] = char(damaged[at] ^ (1 + rng() % 255));
     malformed::spit(file, damaged);
-    auto o = attempt([&] { read_everything(dataset.string(), format); });
+    std::string got;
+    auto o = attempt([&] { got = malformed::snapshot_everything(dataset.string(), format); });
+    INFO(file.string() << " byte " << at << ": " << o.message);
     if (o.threw) {
-      INFO(file.string() << " byte " << at << ": " << o.message);
       CHECK(o.code != ErrorCode::internal);
       CHECK(o.message.find(dataset.filename().string()) != std::string::npos);
+      continue;
+    }
+    switch (expect(at)) {
+      case Flip::original_or_error: CHECK_MESSAGE(got == unflipped, "a checksummed byte flipped, read a wrong value"); break;
+      case Flip::one_byte_or_error: CHECK(differing_bytes(got, unflipped) == 1); break;
+      case Flip::unchecked: break;
     }
   }
   malformed::spit(file, original);
 }
+
+// No format-level check: a wrong value read from a flip cannot be detected.
+Flip unchecked(size_t) { return Flip::unchecked; }
 
 // Node paths that would leave the dataset are INVALID_ARGUMENT.
 void traversal(const std::string& format, const fs::path& dataset) {
@@ -107,7 +141,9 @@ TEST_CASE("npy: truncations, wrong magic and version, huge shapes") {
   expect_error("npy shape past the end", [&] { read_everything(file.string(), "npy"); },
                ErrorCode::corrupt, "a.npy");
   malformed::spit(file, good);
-  flips("npy", file, file, 200);
+  // npy has no checksum; the 64-byte header is unchecked text, but a flip in
+  // the 48 data bytes (stored as is) changes exactly that one byte.
+  flips("npy", file, file, 200, [](size_t at) { return at >= 64 ? Flip::one_byte_or_error : Flip::unchecked; });
 }
 
 // ---- datg ---------------------------------------------------------------------
@@ -123,7 +159,9 @@ TEST_CASE("datg: truncations and flipped bytes of every fixture kind") {
       malformed::copy_fixture(fixture("datg/" + stem + labels), tmp.path());
     REQUIRE_NOTHROW(read_everything(file.string(), "datg"));
     truncations("datg", file, file, ErrorCode::corrupt);
-    flips("datg", file, file, 150);
+    // Datg's value blocks are LZ4 frames or LZ4Block streams with checksums,
+    // but its header, index and metadata are not: treated as unchecked.
+    flips("datg", file, file, 150, unchecked);
   }
 }
 
@@ -139,21 +177,82 @@ TEST_CASE("datg: node paths leaving the dataset are INVALID_ARGUMENT") {
 
 // ---- n5 -----------------------------------------------------------------------
 
-TEST_CASE("n5: broken chunks and attributes, path traversal") {
+// The codec of an expected-file dataset entry ("compressionType (legacy)": raw).
+std::string n5_codec(const stowage::json& ds) {
+  const stowage::json& c = ds["compression"];
+  return c.contains("type") ? c["type"].get<std::string>() : c["compressionType (legacy)"].get<std::string>();
+}
+
+// Every chunk of every dataset of each codec folder (gzip, zlib, bzip2, xz,
+// lz4, zstd, blosc, raw, sparse) of the N5 reference containers, truncated at
+// every point of truncation_points: each read of the dataset is CORRUPT and
+// names the chunk file. No cut can decode: a raw chunk's payload is exactly
+// the header's block (no trailing bytes in these fixtures), so any cut is
+// short; a compressed payload cut anywhere either fails in its codec or
+// decodes short, which the plugin's size check refuses.
+TEST_CASE("n5: every chunk of every codec's datasets truncated") {
+  test::TempDir tmp;
+  size_t cuts = 0, chunks = 0;
+  std::set<std::string> codecs;
+  for (const char* container : {"java-style.n5", "zarr-written.n5", "n5java-4.0.2-written.n5"}) {
+    const std::string container_name = container;
+    CAPTURE(container_name);
+    fs::path root = malformed::copy_fixture(fixture(std::string("n5/") + container), tmp.path());
+    auto expected = test::read_json(fixture("n5/" + container_name + ".expected.json"));
+    for (auto& [name, ds] : expected["datasets"].items()) {
+      CAPTURE(name);
+      codecs.insert(n5_codec(ds));
+      auto read = [&, name = name] {
+        auto store = stowage::Store::open(root.string(), stowage::Mode::read, "n5");
+        auto array = store.array(name);
+        std::vector<uint8_t> out(array.info().element_count() * stowage::dtype_size(array.dtype()));
+        array.read(std::vector<uint64_t>(array.ndim(), 0), array.shape(), out.data());
+      };
+      REQUIRE_NOTHROW(read());
+      for (const auto& p : ds["chunks_present_n5_order"]) {
+        fs::path chunk = root / name;
+        for (const auto& i : p) chunk /= std::to_string(i.get<uint64_t>());
+        const std::string original = malformed::slurp(chunk);
+        ++chunks;
+        for (size_t cut : malformed::truncation_points(original.size())) {
+          malformed::spit(chunk, original.substr(0, cut));
+          expect_error(chunk.string() + " cut at " + std::to_string(cut), read, ErrorCode::corrupt, chunk.string());
+          ++cuts;
+        }
+        malformed::spit(chunk, original);
+      }
+    }
+  }
+  CHECK(codecs == std::set<std::string>{"raw", "gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
+  CHECK(chunks > 200);
+  MESSAGE(chunks << " chunks, " << cuts << " truncated reads");
+}
+
+TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal") {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
   REQUIRE_NOTHROW(read_everything(root.string(), "n5"));
   traversal("n5", root);
-  for (const char* dataset : {"gzip", "raw", "zstd", "lz4", "xz", "bzip2", "blosc"}) {
-    const std::string dataset_name = dataset;
-    CAPTURE(dataset_name);
-    if (!fs::exists(root / dataset / "0")) continue;
-    fs::path chunk;
-    for (auto& e : fs::recursive_directory_iterator(root / dataset))
-      if (e.is_regular_file() && e.path().filename() != "attributes.json") { chunk = e.path(); break; }
-    REQUIRE(!chunk.empty());
-    truncations("n5", root, chunk, ErrorCode::corrupt);
-    flips("n5", root, chunk, 60);
+  auto expected = test::read_json(fixture("n5/java-style.n5.expected.json"));
+  for (auto& [name, ds] : expected["datasets"].items()) {
+    CAPTURE(name);
+    const std::string codec = n5_codec(ds);
+    const size_t header = 4 + 4 * ds["dimensions_n5_order"].size();  // mode 0 chunks
+    // gzip/zlib (CRC32/Adler-32), bzip2 (CRCs), xz (CRC64), lz4 (LZ4Block:
+    // XXH32 per block) check the decoded bytes; a header flip gives another
+    // mode, ndim or block size, which the plugin refuses (the payload no
+    // longer decodes to the header's size). zstd frames as written here have
+    // no content checksum and blosc has none: unchecked. raw: one value byte.
+    std::function<Flip(size_t)> expect = unchecked;
+    if (codec == "raw")
+      expect = [header](size_t at) { return at >= header ? Flip::one_byte_or_error : Flip::unchecked; };
+    else if (codec != "zstd" && codec != "blosc")
+      expect = [](size_t) { return Flip::original_or_error; };
+    for (const auto& p : ds["chunks_present_n5_order"]) {
+      fs::path chunk = root / name;
+      for (const auto& i : p) chunk /= std::to_string(i.get<uint64_t>());
+      flips("n5", root, chunk, 8, expect);
+    }
   }
   fs::path attrs = root / "raw" / "uint8_2d" / "attributes.json";
   const std::string original = malformed::slurp(attrs);
@@ -176,7 +275,7 @@ TEST_CASE("datadings: truncated data, offsets, keys and filter files") {
     CAPTURE(suffix_name);
     fs::path file = tmp / (std::string("basic.msgpack") + suffix);
     truncations("datadings", ds, file, ErrorCode::corrupt);
-    flips("datadings", ds, file, 80);
+    flips("datadings", ds, file, 80, unchecked);  // msgpack: no checksum
   }
 }
 
@@ -205,7 +304,7 @@ TEST_CASE("bpcells: every file of a packed and an unpacked matrix truncated") {
       if (file == "version" || file == "storage_order" || file == "col_names" || file == "row_names") continue;
       CAPTURE(file);
       truncations("bpcells", dir, e.path(), ErrorCode::corrupt);
-      flips("bpcells", dir, e.path(), 30);
+      flips("bpcells", dir, e.path(), 30, unchecked);  // no checksum (docs/formats/bpcells.md)
     }
     traversal("bpcells", dir);
   }
@@ -229,13 +328,22 @@ TEST_CASE("daf: truncated data and descriptors, wrong version") {
   fs::path dir = malformed::copy_fixture(fixture("daf/julia_v10_small"), tmp.path());
   REQUIRE_NOTHROW(read_everything(dir.string(), "daf"));
   traversal("daf", dir);
+  std::vector<fs::path> daf_files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     std::string ext = e.path().extension().string();
     if (ext != ".data" && ext != ".json") continue;
     if (e.path().filename() == "daf.json") continue;
     CAPTURE(e.path().string());
-    flips("daf", dir, e.path(), 20);
+    flips("daf", dir, e.path(), 20, unchecked);  // .data and .json of v1.0: no checksum
+    daf_files.push_back(e.path());
+  }
+  // Every .data and .json file (but daf.json, done below) truncated: each
+  // read is CORRUPT and names the repository.
+  REQUIRE(!daf_files.empty());
+  for (const fs::path& f : daf_files) {
+    CAPTURE(f.string());
+    truncations("daf", dir, f, ErrorCode::corrupt);
   }
   expect_error("daf bad minor version fixture",
                [&] { read_everything(fixture("daf/bad_version_minor").string(), "daf"); },
