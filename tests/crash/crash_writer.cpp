@@ -15,6 +15,8 @@
 // Exit status 0 when the store was closed, 1 on an error (printed).
 #include <stowage/stowage.hpp>
 
+#include <cstdio>
+
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -216,6 +218,12 @@ int main(int argc, char** argv) {
     if (what == "daf-axes") return write_daf_axes(path), 0;
     if (argc != 4) return usage();
     const uint64_t v = std::stoull(argv[3]);
+    // Tell the harness that writing starts now: plugins are loaded first, so
+    // the window it draws kill moments over is the writing itself.
+    if (const char* marker = std::getenv("STOWAGE_CRASH_MARKER")) {
+      stowage::Registry::global().plugins(true);
+      if (FILE* f = std::fopen(marker, "w")) std::fclose(f);
+    }
     if (what == "n5") write_n5(path, v);
     else if (what == "datg") write_datg(path, v);
     else if (what == "bpcells") write_bpcells(path, v);
