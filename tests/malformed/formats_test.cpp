@@ -228,6 +228,42 @@ TEST_CASE("n5: every chunk of every codec's datasets truncated") {
   MESSAGE(chunks << " chunks, " << cuts << " truncated reads");
 }
 
+// A well-formed compressed payload that decodes to fewer bytes than the
+// chunk header's block needs (half of them) must be CORRUPT naming the chunk,
+// for every codec: only the plugin's size check can tell, since the codec
+// sees a valid stream. Zero-filling the rest would read as values.
+TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT") {
+  test::TempDir tmp;
+  fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
+  auto expected = test::read_json(fixture("n5/java-style.n5.expected.json"));
+  std::set<std::string> codecs;
+  for (auto& [name, ds] : expected["datasets"].items()) {
+    const std::string codec_id = n5_codec(ds);
+    if (codec_id == "raw") continue;
+    CAPTURE(name);
+    codecs.insert(codec_id);
+    auto codec = stowage::Registry::global().codec(ds["compression"].dump());
+    const size_t elem = stowage::dtype_size(stowage::parse_dtype(ds["dataType"].get<std::string>()));
+    fs::path chunk = root / name;
+    for (const auto& i : ds["chunks_present_n5_order"][0]) chunk /= std::to_string(i.get<uint64_t>());
+    const std::string original = malformed::slurp(chunk);
+    const size_t ndim = ds["dimensions_n5_order"].size(), header = 4 + 4 * ndim;
+    REQUIRE(original.size() > header);
+    size_t elements = 1;
+    for (size_t d = 0; d < ndim; ++d) {
+      const auto* p = reinterpret_cast<const unsigned char*>(original.data()) + 4 + 4 * d;
+      elements *= (size_t(p[0]) << 24) | (size_t(p[1]) << 16) | (size_t(p[2]) << 8) | p[3];
+    }
+    const std::string half((elements * elem) / 2, '\x11');
+    auto payload = codec.encode(half.data(), half.size());
+    malformed::spit(chunk, original.substr(0, header) + std::string(payload.begin(), payload.end()));
+    expect_error(chunk.string() + " decodes to half its block",
+                 [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt, chunk.string());
+    malformed::spit(chunk, original);
+  }
+  CHECK(codecs == std::set<std::string>{"gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
+}
+
 TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal") {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
