@@ -393,21 +393,26 @@ void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
   const fs::path marker = marker_file();
   REQUIRE(!marker.empty());
   auto started = [&](pid_t pid) { return s.started(pid); };
-  // Uninterrupted runs over old content (the longer case) set the window: the
-  // faster of two, so the first run's cold caches do not stretch it.
-  double window = 1e9;
-  for (int run = 0; run < 2; ++run) {
-    s.prepare(true);
-    fs::remove(marker);
-    window = std::min(window, run_complete_writing(s.command(true, false), log, started));
+  // Uninterrupted runs set the window, over old content and into a new
+  // destination separately (writing over old content takes longer): the
+  // faster of two each, so the first run's cold caches do not stretch it.
+  double windows[2] = {1e9, 1e9};  // [over_old]
+  for (bool over_old : {true, false}) {
+    if (!over_old && !s.alternate_new_destination) continue;
+    for (int run = 0; run < 2; ++run) {
+      s.prepare(over_old);
+      fs::remove(marker);
+      windows[over_old] = std::min(windows[over_old], run_complete_writing(s.command(over_old, false), log, started));
+    }
   }
   std::mt19937_64 rng(seed() ^ salt);
-  std::uniform_real_distribution<double> uniform(0.0, window);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   std::set<long> dead;
   Tally t;
   for (int trial = 0; trial < trial_count(); ++trial) {
     const bool over_old = !s.alternate_new_destination || trial % 2 == 0;
-    const double delay = uniform(rng);
+    const double window = windows[over_old];
+    const double delay = uniform(rng) * window;
     s.prepare(over_old);
     fs::remove(marker);
     bool mid_write = false;
@@ -427,7 +432,8 @@ void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
     check_leftovers(s, where, dead);
   }
   std::cout << s.name << ": seed " << seed() << ", " << trial_count() << " trials, writing window "
-            << int(window * 1000) << " ms, " << t.killed << " killed (" << t.mid_write << " while writing), "
+            << int(windows[true] * 1000) << " ms over old, "
+            << (s.alternate_new_destination ? std::to_string(int(windows[false] * 1000)) + " ms new, " : "") << t.killed << " killed (" << t.mid_write << " while writing), "
             << t.finished << " finished before the kill; found old " << t.old_state << ", new " << t.new_state
             << ", absent " << t.absent << ", per-chunk mix " << t.mixed << ", other " << t.other << "; "
             << list_tree(s.work).temps.size() << " temporaries of killed writers left beside the dataset" << std::endl;
