@@ -16,6 +16,8 @@
 // Exit status 0 when the store was closed, 1 on an error (printed).
 #include <stowage/stowage.hpp>
 
+#include <cstdio>
+
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -231,6 +233,12 @@ int main(int argc, char** argv) {
     if (what == "daf-vector" && argc == 4) return write_daf_vector(path, argv[3]), 0;
     if (argc != 4) return usage();
     const uint64_t v = std::stoull(argv[3]);
+    // Tell the harness that writing starts now: plugins are loaded first, so
+    // the window it draws kill moments over is the writing itself.
+    if (const char* marker = std::getenv("STOWAGE_CRASH_MARKER")) {
+      stowage::Registry::global().plugins(true);
+      if (FILE* f = std::fopen(marker, "w")) std::fclose(f);
+    }
     if (what == "n5") write_n5(path, v);
     else if (what == "datg") write_datg(path, v);
     else if (what == "bpcells") write_bpcells(path, v);

@@ -255,3 +255,35 @@ TEST_CASE("daf: concurrent readers of a cold store see the expected values") {
   CHECK(mismatches == 0);
   CHECK(errors == 0);
 }
+
+// daf_peer.py judges the repositories stowage writes (daf_write_test.cpp).
+// It is our own reading of the spec, so it is first checked here against
+// every repository someone else wrote -- DataAxesFormats.jl's (julia_*) and
+// daf_gen.py's (gen_*) -- value by value against their .expected.json and
+// .expected/*.bin files (daf_peer_referee.py does the comparing).
+// The packed fixtures (julia_v11_packed_*) store properties as .zip shards,
+// which the peer does not read: it must fail on them rather than guess.
+TEST_CASE("daf_peer.py reads every flat fixture exactly as expected (a check of the peer)") {
+  const fs::path referee = test::source_root() / "tests" / "daf" / "daf_peer_referee.py";
+  size_t fixtures = 0;
+  for (const char* name : {"julia_v10_small", "julia_v11_small", "julia_v10_example_cells", "gen_v10_types",
+                           "gen_v11_types"}) {
+    CAPTURE(name);
+    const fs::path dir = fixtures_dir() / name;
+    test::RunResult r = test::run(test::python() + " " + test::quote(referee.string()) + " " +
+                                  test::quote(dir.string()) + " " + test::quote(dir.string() + ".expected.json"));
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    json report = json::parse(r.output);
+    CHECK(report["mismatches"] == json::array());
+    CHECK(report["compared"].get<int>() > 20);
+    ++fixtures;
+  }
+  CHECK(fixtures == 5);
+  for (const char* name : {"julia_v11_packed_gzip", "julia_v11_packed_zstd"}) {
+    CAPTURE(name);
+    const fs::path dir = fixtures_dir() / name;
+    const fs::path script = test::source_root() / "tests" / "daf" / "daf_peer.py";
+    test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " + test::quote(dir.string()));
+    CHECK_MESSAGE(r.status != 0, "daf_peer.py read a packed repository it cannot decode");
+  }
+}

@@ -270,7 +270,7 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
     store.create("", {{"dtype", "float64"}, {"shape", {3, 2}}});
     const std::string message =
-        expect_error([&] { store.write_strings("rows", {"a", "b", "a"}); }, ErrorCode::invalid_argument, "");
+        expect_error([&] { store.write_strings("rows", {"a", "b", "a"}); }, ErrorCode::invalid_argument, p);
     CHECK(message.find("unique") != std::string::npos);
     const double v[6] = {1, 2, 3, 4, 5, 6};
     store.array("").write({0, 0}, {3, 2}, v);
@@ -282,7 +282,7 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
     const std::string message = expect_error(
         [&] { store.create("", {{"dtype", "float64"}, {"shape", {1, 4194305}}}); },
-        ErrorCode::invalid_argument, "");
+        ErrorCode::invalid_argument, p);
     CHECK(message.find("4,194,304") != std::string::npos);
     store.close();
     no_files();
@@ -290,13 +290,13 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
   {
     INFO("names with TAB, wrong count; other dtypes; malformed chunks");
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
-    expect_error([&] { store.create("", {{"dtype", "int32"}, {"shape", {2, 2}}}); }, ErrorCode::unsupported, "");
+    expect_error([&] { store.create("", {{"dtype", "int32"}, {"shape", {2, 2}}}); }, ErrorCode::unsupported, p);
     expect_error([&] { store.create("", {{"dtype", "float64"}, {"shape", {2, 2, 2}}}); },
-                 ErrorCode::invalid_argument, "");
+                 ErrorCode::invalid_argument, p);
     expect_error([&] { store.create("", {{"shape", {4, 4}}, {"chunks", {2}}}); },
-                 ErrorCode::invalid_argument, "");
+                 ErrorCode::invalid_argument, p);
     store.create("", {{"dtype", "float64"}, {"shape", {2, 2}}});
-    expect_error([&] { store.write_strings("cols", {"x\ty", "z"}); }, ErrorCode::invalid_argument, "");
+    expect_error([&] { store.write_strings("cols", {"x\ty", "z"}); }, ErrorCode::invalid_argument, p);
     expect_error([&] { store.write_strings("cols", {"x"}); }, ErrorCode::invalid_argument, p);
     expect_error([&] { store.close(); }, ErrorCode::io, p);
     no_files();

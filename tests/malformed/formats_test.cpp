@@ -5,6 +5,7 @@
 #include "malformed_support.hpp"
 
 #include <random>
+#include <set>
 
 using malformed::attempt;
 using malformed::expect_error;
@@ -30,25 +31,58 @@ void truncations(const std::string& format, const fs::path& dataset, const fs::p
   malformed::spit(file, original);
 }
 
-// Flips random bytes of `file`: the read either succeeds or throws a
-// stowage::Error naming the dataset (never anything else, never a crash).
-void flips(const std::string& format, const fs::path& dataset, const fs::path& file, int trials) {
+// What a successful read after one flipped byte may return.
+enum class Flip {
+  // The byte is covered by a checksum (or decoding ignores it): the read is
+  // exactly the unflipped one, or an error.
+  original_or_error,
+  // The byte is one value byte stored as is: the read differs from the
+  // unflipped one in exactly that one byte, or is an error.
+  one_byte_or_error,
+  // Nothing covers the byte: a wrong value cannot be detected here; the
+  // read must only be a value or a stowage::Error naming the dataset.
+  unchecked,
+};
+
+size_t differing_bytes(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return std::string::npos;
+  size_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+// Flips random bytes of `file`: the read either throws a stowage::Error
+// naming the dataset (never anything else, never a crash) or succeeds, and
+// then `expect(offset)` says what it must equal.
+void flips(const std::string& format, const fs::path& dataset, const fs::path& file, int trials,
+           const std::function<Flip(size_t)>& expect) {
   const std::string original = malformed::slurp(file);
+  const std::string unflipped = malformed::snapshot_everything(dataset.string(), format);
   std::mt19937 rng(42);
   for (int t = 0; t < trials && !original.empty(); ++t) {
     std::string damaged = original;
     size_t at = rng() % damaged.size();
     damaged[at] = char(damaged[at] ^ (1 + rng() % 255));
     malformed::spit(file, damaged);
-    auto o = attempt([&] { read_everything(dataset.string(), format); });
+    std::string got;
+    auto o = attempt([&] { got = malformed::snapshot_everything(dataset.string(), format); });
+    INFO(file.string() << " byte " << at << ": " << o.message);
     if (o.threw) {
-      INFO(file.string() << " byte " << at << ": " << o.message);
       CHECK(o.code != ErrorCode::internal);
       CHECK(o.message.find(dataset.filename().string()) != std::string::npos);
+      continue;
+    }
+    switch (expect(at)) {
+      case Flip::original_or_error: CHECK_MESSAGE(got == unflipped, "a checksummed byte flipped, read a wrong value"); break;
+      case Flip::one_byte_or_error: CHECK(differing_bytes(got, unflipped) == 1); break;
+      case Flip::unchecked: break;
     }
   }
   malformed::spit(file, original);
 }
+
+// No format-level check: a wrong value read from a flip cannot be detected.
+Flip unchecked(size_t) { return Flip::unchecked; }
 
 // Node paths that would leave the dataset are INVALID_ARGUMENT.
 void traversal(const std::string& format, const fs::path& dataset) {
@@ -107,7 +141,11 @@ TEST_CASE("npy: truncations, wrong magic and version, huge shapes") {
   expect_error("npy shape past the end", [&] { read_everything(file.string(), "npy"); },
                ErrorCode::corrupt, "a.npy");
   malformed::spit(file, good);
-  flips("npy", file, file, 200);
+  // npy has no checksum; the header is unchecked text, but a flip in the 48
+  // data bytes at the end (stored as is) changes exactly that one byte.
+  const size_t data_at = good.size() - 48;
+  flips("npy", file, file, 200,
+        [data_at](size_t at) { return at >= data_at ? Flip::one_byte_or_error : Flip::unchecked; });
 }
 
 // ---- datg ---------------------------------------------------------------------
@@ -123,7 +161,9 @@ TEST_CASE("datg: truncations and flipped bytes of every fixture kind") {
       malformed::copy_fixture(fixture("datg/" + stem + labels), tmp.path());
     REQUIRE_NOTHROW(read_everything(file.string(), "datg"));
     truncations("datg", file, file, ErrorCode::corrupt);
-    flips("datg", file, file, 150);
+    // Datg's value blocks are LZ4 frames or LZ4Block streams with checksums,
+    // but its header, index and metadata are not: treated as unchecked.
+    flips("datg", file, file, 150, unchecked);
   }
 }
 
@@ -139,21 +179,133 @@ TEST_CASE("datg: node paths leaving the dataset are INVALID_ARGUMENT") {
 
 // ---- n5 -----------------------------------------------------------------------
 
-TEST_CASE("n5: broken chunks and attributes, path traversal") {
+// The codec of an expected-file dataset entry ("compressionType (legacy)": raw).
+std::string n5_codec(const stowage::json& ds) {
+  const stowage::json& c = ds["compression"];
+  return c.contains("type") ? c["type"].get<std::string>() : c["compressionType (legacy)"].get<std::string>();
+}
+
+// Every chunk of every dataset of each codec folder (gzip, zlib, bzip2, xz,
+// lz4, zstd, blosc, raw, sparse) of the N5 reference containers, truncated at
+// every point of truncation_points: each read of the dataset is CORRUPT and
+// names the chunk file. A raw chunk's payload is exactly the header's block
+// (no trailing bytes in these fixtures), so any cut is short; a compressed
+// payload cut anywhere either fails in its codec or decodes short, which the
+// plugin's size check refuses -- with one exception, asserted exactly: an
+// lz4 chunk cut just before its 21-byte LZ4Block end mark (see below).
+TEST_CASE("n5: every chunk of every codec's datasets truncated") {
+  test::TempDir tmp;
+  size_t cuts = 0, chunks = 0, end_marks = 0;
+  std::set<std::string> codecs;
+  for (const char* container : {"java-style.n5", "zarr-written.n5", "n5java-4.0.2-written.n5"}) {
+    const std::string container_name = container;
+    CAPTURE(container_name);
+    fs::path root = malformed::copy_fixture(fixture(std::string("n5/") + container), tmp.path());
+    auto expected = test::read_json(fixture("n5/" + container_name + ".expected.json"));
+    for (auto& [name, ds] : expected["datasets"].items()) {
+      CAPTURE(name);
+      codecs.insert(n5_codec(ds));
+      auto values = [&, name = name] {
+        auto store = stowage::Store::open(root.string(), stowage::Mode::read, "n5");
+        auto array = store.array(name);
+        std::vector<uint8_t> out(array.info().element_count() * stowage::dtype_size(array.dtype()));
+        array.read(std::vector<uint64_t>(array.ndim(), 0), array.shape(), out.data());
+        return out;
+      };
+      auto read = [&] { values(); };
+      const std::vector<uint8_t> whole = values();
+      for (const auto& p : ds["chunks_present_n5_order"]) {
+        fs::path chunk = root / name;
+        for (const auto& i : p) chunk /= std::to_string(i.get<uint64_t>());
+        const std::string original = malformed::slurp(chunk);
+        ++chunks;
+        for (size_t cut : malformed::truncation_points(original.size())) {
+          malformed::spit(chunk, original.substr(0, cut));
+          if (n5_codec(ds) == "lz4" && original.size() - cut == 21 && original.substr(cut, 8) == "LZ4Block" &&
+              original.substr(cut + 9) == std::string(12, '\0')) {
+            // The one legitimate decode: a cut removing exactly the LZ4Block
+            // end mark (21 bytes: "LZ4Block", a RAW token, three zero ints)
+            // leaves a stream ending at a block boundary, which N5 Java 3.x
+            // wrote and lz4-java reads; the values are all there.
+            CHECK_MESSAGE(values() == whole, chunk.string() << " without its end mark reads other values");
+            ++end_marks;
+            continue;
+          }
+          expect_error(chunk.string() + " cut at " + std::to_string(cut), read, ErrorCode::corrupt, chunk.string());
+          ++cuts;
+        }
+        malformed::spit(chunk, original);
+      }
+    }
+  }
+  CHECK(codecs == std::set<std::string>{"raw", "gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
+  CHECK(chunks > 200);
+  CHECK(end_marks > 10);
+  MESSAGE(chunks << " chunks, " << cuts << " truncated reads refused, " << end_marks
+                 << " lz4 chunks cut at their end mark read whole");
+}
+
+// A well-formed compressed payload that decodes to fewer bytes than the
+// chunk header's block needs (half of them) must be CORRUPT naming the chunk,
+// for every codec: only the plugin's size check can tell, since the codec
+// sees a valid stream. Zero-filling the rest would read as values.
+TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT") {
+  test::TempDir tmp;
+  fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
+  auto expected = test::read_json(fixture("n5/java-style.n5.expected.json"));
+  std::set<std::string> codecs;
+  for (auto& [name, ds] : expected["datasets"].items()) {
+    const std::string codec_id = n5_codec(ds);
+    if (codec_id == "raw") continue;
+    CAPTURE(name);
+    codecs.insert(codec_id);
+    auto codec = stowage::Registry::global().codec(ds["compression"].dump());
+    const size_t elem = stowage::dtype_size(stowage::parse_dtype(ds["dataType"].get<std::string>()));
+    fs::path chunk = root / name;
+    for (const auto& i : ds["chunks_present_n5_order"][0]) chunk /= std::to_string(i.get<uint64_t>());
+    const std::string original = malformed::slurp(chunk);
+    const size_t ndim = ds["dimensions_n5_order"].size(), header = 4 + 4 * ndim;
+    REQUIRE(original.size() > header);
+    size_t elements = 1;
+    for (size_t d = 0; d < ndim; ++d) {
+      const auto* p = reinterpret_cast<const unsigned char*>(original.data()) + 4 + 4 * d;
+      elements *= (size_t(p[0]) << 24) | (size_t(p[1]) << 16) | (size_t(p[2]) << 8) | p[3];
+    }
+    const std::string half((elements * elem) / 2, '\x11');
+    auto payload = codec.encode(half.data(), half.size());
+    malformed::spit(chunk, original.substr(0, header) + std::string(payload.begin(), payload.end()));
+    expect_error(chunk.string() + " decodes to half its block",
+                 [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt, chunk.string());
+    malformed::spit(chunk, original);
+  }
+  CHECK(codecs == std::set<std::string>{"gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
+}
+
+TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal") {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
   REQUIRE_NOTHROW(read_everything(root.string(), "n5"));
   traversal("n5", root);
-  for (const char* dataset : {"gzip", "raw", "zstd", "lz4", "xz", "bzip2", "blosc"}) {
-    const std::string dataset_name = dataset;
-    CAPTURE(dataset_name);
-    if (!fs::exists(root / dataset / "0")) continue;
-    fs::path chunk;
-    for (auto& e : fs::recursive_directory_iterator(root / dataset))
-      if (e.is_regular_file() && e.path().filename() != "attributes.json") { chunk = e.path(); break; }
-    REQUIRE(!chunk.empty());
-    truncations("n5", root, chunk, ErrorCode::corrupt);
-    flips("n5", root, chunk, 60);
+  auto expected = test::read_json(fixture("n5/java-style.n5.expected.json"));
+  for (auto& [name, ds] : expected["datasets"].items()) {
+    CAPTURE(name);
+    const std::string codec = n5_codec(ds);
+    const size_t header = 4 + 4 * ds["dimensions_n5_order"].size();  // mode 0 chunks
+    // gzip/zlib (CRC32/Adler-32), bzip2 (CRCs), xz (CRC64), lz4 (LZ4Block:
+    // XXH32 per block) check the decoded bytes; a header flip gives another
+    // mode, ndim or block size, which the plugin refuses (the payload no
+    // longer decodes to the header's size). zstd frames as written here have
+    // no content checksum and blosc has none: unchecked. raw: one value byte.
+    std::function<Flip(size_t)> expect = unchecked;
+    if (codec == "raw")
+      expect = [header](size_t at) { return at >= header ? Flip::one_byte_or_error : Flip::unchecked; };
+    else if (codec != "zstd" && codec != "blosc")
+      expect = [](size_t) { return Flip::original_or_error; };
+    for (const auto& p : ds["chunks_present_n5_order"]) {
+      fs::path chunk = root / name;
+      for (const auto& i : p) chunk /= std::to_string(i.get<uint64_t>());
+      flips("n5", root, chunk, 8, expect);
+    }
   }
   fs::path attrs = root / "raw" / "uint8_2d" / "attributes.json";
   const std::string original = malformed::slurp(attrs);
@@ -176,7 +328,7 @@ TEST_CASE("datadings: truncated data, offsets, keys and filter files") {
     CAPTURE(suffix_name);
     fs::path file = tmp / (std::string("basic.msgpack") + suffix);
     truncations("datadings", ds, file, ErrorCode::corrupt);
-    flips("datadings", ds, file, 80);
+    flips("datadings", ds, file, 80, unchecked);  // msgpack: no checksum
   }
 }
 
@@ -205,7 +357,7 @@ TEST_CASE("bpcells: every file of a packed and an unpacked matrix truncated") {
       if (file == "version" || file == "storage_order" || file == "col_names" || file == "row_names") continue;
       CAPTURE(file);
       truncations("bpcells", dir, e.path(), ErrorCode::corrupt);
-      flips("bpcells", dir, e.path(), 30);
+      flips("bpcells", dir, e.path(), 30, unchecked);  // no checksum (docs/formats/bpcells.md)
     }
     traversal("bpcells", dir);
   }
@@ -229,14 +381,38 @@ TEST_CASE("daf: truncated data and descriptors, wrong version") {
   fs::path dir = malformed::copy_fixture(fixture("daf/julia_v10_small"), tmp.path());
   REQUIRE_NOTHROW(read_everything(dir.string(), "daf"));
   traversal("daf", dir);
+  std::vector<fs::path> daf_files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     std::string ext = e.path().extension().string();
     if (ext != ".data" && ext != ".json") continue;
     if (e.path().filename() == "daf.json") continue;
     CAPTURE(e.path().string());
-    flips("daf", dir, e.path(), 20);
+    flips("daf", dir, e.path(), 20, unchecked);  // .data and .json of v1.0: no checksum
+    daf_files.push_back(e.path());
   }
+  // Every .data and .json file (but daf.json, done below) truncated at every
+  // truncation point: each read is CORRUPT and names the repository. A dense
+  // .data file's length is fixed by its axes, and a cut JSON object is not
+  // JSON -- except the cut that removes only the final newline Julia writes
+  // after it, which leaves the same valid descriptor: that one point is
+  // skipped. (The sparse index files are not cut here: a Bool vector's
+  // .nzind cut by a whole index is a valid vector with fewer trues.)
+  REQUIRE(daf_files.size() >= 8);
+  size_t cuts = 0;
+  for (const fs::path& f : daf_files) {
+    CAPTURE(f.string());
+    const std::string original = malformed::slurp(f);
+    for (size_t cut : malformed::truncation_points(original.size())) {
+      if (f.extension() == ".json" && cut == original.size() - 1 && original.back() == '\n') continue;
+      malformed::spit(f, original.substr(0, cut));
+      expect_error(f.string() + " cut at " + std::to_string(cut), [&] { read_everything(dir.string(), "daf"); },
+                   ErrorCode::corrupt, "julia_v10_small");
+      ++cuts;
+    }
+    malformed::spit(f, original);
+  }
+  CHECK(cuts > 100);
   expect_error("daf bad minor version fixture",
                [&] { read_everything(fixture("daf/bad_version_minor").string(), "daf"); },
                ErrorCode::unsupported, "bad_version_minor");

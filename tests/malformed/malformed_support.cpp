@@ -6,44 +6,67 @@ namespace malformed {
 
 namespace {
 
-void read_node(const stowage::Store& store, const std::string& node) {
+// Appends a length-prefixed piece, so snapshots compare unambiguously.
+void put(std::string& out, const void* data, size_t n) {
+  uint64_t len = n;
+  out.append(reinterpret_cast<const char*>(&len), 8);
+  out.append(static_cast<const char*>(data), n);
+}
+void put(std::string& out, const std::vector<std::string>& v) {
+  for (const auto& s : v) put(out, s.data(), s.size());
+}
+
+void read_node(const stowage::Store& store, const std::string& node, std::string& out) {
+  put(out, node.data(), node.size());
   stowage::NodeInfo info = store.describe(node);
+  put(out, info.shape.data(), info.shape.size() * 8);
   for (const auto& dim : info.dims)
-    if (!dim.labels.empty()) store.read_strings(dim.labels);
+    if (!dim.labels.empty()) put(out, store.read_strings(dim.labels));
   switch (info.kind) {
     case stowage::NodeKind::array: {
-      std::vector<uint8_t> out(info.element_count() * stowage::dtype_size(info.dtype));
+      std::vector<uint8_t> values(info.element_count() * stowage::dtype_size(info.dtype));
       auto array = store.array(node);
-      array.read(std::vector<uint64_t>(array.ndim(), 0), array.shape(), out.data());
+      array.read(std::vector<uint64_t>(array.ndim(), 0), array.shape(), values.data());
+      put(out, values.data(), values.size());
       break;
     }
     case stowage::NodeKind::sparse: {
       auto sparse = store.sparse(node);
-      sparse.read(0, sparse.majors());
+      stowage::SparseSlice sl = sparse.read(0, sparse.majors());
+      put(out, sl.indptr.data(), sl.indptr.size() * 8);
+      put(out, sl.indices.data(), sl.indices.size() * 4);
+      put(out, sl.values.data(), sl.values.size());
       break;
     }
-    case stowage::NodeKind::strings: store.read_strings(node); break;
+    case stowage::NodeKind::strings: put(out, store.read_strings(node)); break;
     case stowage::NodeKind::records: {
       auto records = store.records(node);
-      records.read_range(0, records.size(), [](std::string_view) {});
-      for (uint64_t i = 0; i < records.size(); ++i) records.key(i);
+      records.read_range(0, records.size(), [&](std::string_view r) { put(out, r.data(), r.size()); });
+      for (uint64_t i = 0; i < records.size(); ++i) {
+        std::string key = records.key(i);
+        put(out, key.data(), key.size());
+      }
       break;
     }
     case stowage::NodeKind::group: break;
   }
 }
 
-void walk(const stowage::Store& store, const std::string& node) {
-  read_node(store, node);
-  for (const auto& child : store.list(node)) walk(store, node.empty() ? child : node + "/" + child);
+void walk(const stowage::Store& store, const std::string& node, std::string& out) {
+  read_node(store, node, out);
+  for (const auto& child : store.list(node)) walk(store, node.empty() ? child : node + "/" + child, out);
 }
 
 }  // namespace
 
-void read_everything(const std::string& path, const std::string& format) {
+void read_everything(const std::string& path, const std::string& format) { snapshot_everything(path, format); }
+
+std::string snapshot_everything(const std::string& path, const std::string& format) {
   auto store = stowage::Store::open(path, stowage::Mode::read, format);
-  walk(store, "");
+  std::string out;
+  walk(store, "", out);
   store.close();
+  return out;
 }
 
 Outcome attempt(const std::function<void()>& fn) {

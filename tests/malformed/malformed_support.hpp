@@ -19,6 +19,9 @@ using stowage::ErrorCode;
 // Opens `path` with `format` and reads every node: describe, labels, all
 // values, all records. Throws whatever the plugins throw.
 void read_everything(const std::string& path, const std::string& format);
+// The same, returning everything read (shapes, values, labels, strings,
+// records) as one byte string, so two reads can be compared.
+std::string snapshot_everything(const std::string& path, const std::string& format);
 
 // The outcome of running something on broken input.
 struct Outcome {

@@ -2,6 +2,9 @@
 // read what it writes; liblz4-java decodes our lz4 chunks; several real
 // processes writing disjoint chunks of one dataset lose nothing.
 #include "n5_helpers.hpp"
+#include <cstdio>
+#include <set>
+#include <random>
 
 #include <atomic>
 #include <limits>
@@ -211,12 +214,15 @@ TEST_CASE("several processes writing disjoint chunks of one dataset lose nothing
   fs::path writer = test::build_root() / "tests" / "n5" / "n5_test_writer";
   REQUIRE(fs::exists(writer));
   const int workers = 4;
-  std::string cmd;
-  for (int w = 0; w < workers; ++w)
+  std::string cmd, waits;
+  for (int w = 0; w < workers; ++w) {
     cmd += writer.string() + " " + test::quote(path.string()) + " shared/a " + std::to_string(w) + " " +
-           std::to_string(workers) + " & ";
-  test::RunResult r = test::run("( " + cmd + "wait ) && echo all-done");
-  REQUIRE_MESSAGE(r.output.find("all-done") != std::string::npos, r.output);
+           std::to_string(workers) + " & p" + std::to_string(w) + "=$!; ";
+    waits += "wait $p" + std::to_string(w) + "; echo \"worker " + std::to_string(w) + " status $?\"; ";
+  }
+  test::RunResult r = test::run("( " + cmd + waits + ")");
+  for (int w = 0; w < workers; ++w)  // each worker's own exit status, not just the last one's
+    CHECK_MESSAGE(r.output.find("worker " + std::to_string(w) + " status 0\n") != std::string::npos, r.output);
   CHECK_MESSAGE(r.output.find("failed") == std::string::npos, r.output);
   stowage::Store store = open_n5(path);
   std::vector<uint16_t> all = store.array("shared/a").read_all<uint16_t>();
@@ -238,27 +244,48 @@ TEST_CASE("a writer killed mid-way leaves only whole chunks behind") {
     store.close();
   }
   fs::path writer = test::build_root() / "tests" / "n5" / "n5_test_writer";
-  // Two writers rewriting everything until killed with SIGKILL.
-  std::string start, pids;
+  // Two writers rewriting everything until killed with SIGKILL; pass p writes
+  // p + 1 in every element, so a chunk mixing two passes (or a torn one) shows.
+  // The kill comes at a random moment after the first chunk file appeared
+  // (the writers are writing by then), not after a fixed sleep.
+  std::random_device entropy;
+  const unsigned seed = entropy();
+  std::mt19937 rng(seed);
+  const int delay_ms = int(rng() % 400);
+  CAPTURE(seed);
+  CAPTURE(delay_ms);
+  std::string start, kills;
   for (int w = 0; w < 2; ++w) {
     start += writer.string() + " " + test::quote(path.string()) + " a " + std::to_string(w) +
-             " 2 100000 & p" + std::to_string(w) + "=$!; ";
-    pids += " $p" + std::to_string(w);
+             " 2 100000 pass & p" + std::to_string(w) + "=$!; ";
+    kills += "wait $p" + std::to_string(w) + "; echo \"worker " + std::to_string(w) + " status $?\"; ";
   }
-  test::RunResult r = test::run("( " + start + "sleep 1; kill -9" + pids + "; wait ) ; echo killed");
-  REQUIRE(r.output.find("killed") != std::string::npos);
+  const std::string started = "until [ -n \"$(find " + test::quote((path / "a").string()) +
+                              " -type f ! -name attributes.json ! -name '.*' -print -quit)\" ]; do sleep 0.005; done; ";
+  char delay[32];
+  std::snprintf(delay, sizeof delay, "sleep %.3f; ", delay_ms / 1000.0);
+  test::RunResult r = test::run("( " + start + started + delay + "kill -9 $p0 $p1; " + kills + ")");
+  // Both were still writing when killed (137 = 128 + SIGKILL), not dead of an error.
+  for (int w = 0; w < 2; ++w)
+    CHECK_MESSAGE(r.output.find("worker " + std::to_string(w) + " status 137\n") != std::string::npos, r.output);
   stowage::Store store = open_n5(path);
   stowage::Array a = store.array("a");
   std::vector<uint16_t> all = a.read_all<uint16_t>();  // no chunk may be torn
-  size_t written = 0, wrong = 0;
-  for (uint64_t i = 0; i < all.size(); ++i) {
-    uint64_t row_chunk = i / 512 / 4, col_chunk = i % 512 / 64;
-    if (!a.chunk_exists({row_chunk, col_chunk})) continue;
-    ++written;
-    wrong += all[i] != uint16_t(i * 7 + 3);
-  }
+  size_t written = 0, mixed = 0;
+  std::set<uint16_t> passes_seen;
+  for (uint64_t rc = 0; rc < 64 / 4; ++rc)
+    for (uint64_t cc = 0; cc < 512 / 64; ++cc) {
+      if (!a.chunk_exists({rc, cc})) continue;
+      ++written;
+      const uint16_t first = all[(rc * 4) * 512 + cc * 64];
+      CHECK(first >= 1);
+      passes_seen.insert(first);
+      for (uint64_t y = rc * 4; y < rc * 4 + 4; ++y)
+        for (uint64_t x = cc * 64; x < cc * 64 + 64; ++x) mixed += all[y * 512 + x] != first;
+    }
+  MESSAGE("killed after " << delay_ms << " ms of writing; " << written << " chunks, passes seen: " << passes_seen.size());
   CHECK(written > 0);
-  CHECK(wrong == 0);
+  CHECK(mixed == 0);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include "n5_helpers.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -360,6 +361,16 @@ TEST_CASE("a third party's codec that is not thread-safe gets one instance per t
     store.close();
   }
   CHECK(test::read_json(path / "x" / "attributes.json")["compression"] == json{{"type", "n5testxor"}, {"key", 77}});
+  // The codec writes the most calls it saw in flight at once (over all its
+  // instances) to this file: reads one at a time would leave it at 1 and
+  // prove nothing about leasing.
+  const fs::path overlap = tmp / "overlap";
+  ::setenv("STOWAGE_N5TESTXOR_OVERLAP", overlap.c_str(), 1);
   stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::read, "n5", json::object(), registry);
   for (int round = 0; round < 3; ++round) CHECK(read_bytes(store.array("x")) == data);
+  ::unsetenv("STOWAGE_N5TESTXOR_OVERLAP");
+  REQUIRE(fs::exists(overlap));
+  const int most = std::stoi(test::read_file(overlap));
+  MESSAGE("n5testxor: at most " << most << " calls in flight at once");
+  CHECK(most >= 2);
 }

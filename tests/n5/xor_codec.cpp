@@ -6,10 +6,41 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 
 namespace {
+
+// Calls in flight across all instances, and the most seen at once while
+// STOWAGE_N5TESTXOR_OVERLAP names a file: written there whenever it grows,
+// so a test can prove that calls did run concurrently.
+std::atomic<int> in_flight{0};
+int most_in_flight = 0;
+std::mutex most_mutex;
+
+std::string most_path;  // the file most_in_flight is counted for
+
+void entered() {
+  const int now = ++in_flight;
+  const char* path = std::getenv("STOWAGE_N5TESTXOR_OVERLAP");
+  if (!path) return;
+  std::lock_guard<std::mutex> lock(most_mutex);
+  if (most_path != path) most_path = path, most_in_flight = 0;  // a new count from here
+  if (now <= most_in_flight) return;
+  most_in_flight = now;
+  if (FILE* f = std::fopen(path, "w")) {
+    std::fprintf(f, "%d\n", now);
+    std::fclose(f);
+  }
+}
+
+struct InFlight {
+  InFlight() { entered(); }
+  ~InFlight() { --in_flight; }
+};
 
 class Xor {
  public:
@@ -24,6 +55,7 @@ class Xor {
 
  private:
   size_t apply(const void* in, size_t n, void* out, size_t capacity) {
+    InFlight counted;
     if (busy_.exchange(true)) stowage::sdk::fail(STOWAGE_INTERNAL, "n5testxor: one instance used by two threads");
     std::this_thread::sleep_for(std::chrono::microseconds(200));  // widen the window
     if (n > capacity) {
