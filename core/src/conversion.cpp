@@ -236,9 +236,9 @@ constexpr const char* kLabelsAttribute = "stowage_labels";
 
 class Converter {
  public:
-  Converter(const CopyOptions& opts, Registry& registry)
-      : opts_(opts), registry_(registry), compression_(opts.compression), chunks_(opts.chunks),
-        cast_all_(opts.cast_all), casts_(opts.casts), axes_(opts.axes) {}
+  // `codec_id`: the canonical id of opts.compression ("gzip" for "zlib"), "" if none.
+  Converter(const CopyOptions& opts, Registry& registry, std::string codec_id)
+      : opts_(opts), registry_(registry), codec_id_(std::move(codec_id)) {}
 
   uint64_t total_bytes(const Store& src, const std::string& node) const {
     NodeInfo info = src.describe(node);
@@ -271,9 +271,9 @@ class Converter {
   uint64_t nodes() const { return nodes_; }
 
   DType target_dtype(DType from) const {
-    auto it = casts_.find(from);
-    if (it != casts_.end()) return it->second;
-    return cast_all_ ? *cast_all_ : from;
+    auto it = opts_.casts.find(from);
+    if (it != opts_.casts.end()) return it->second;
+    return opts_.cast_all ? *opts_.cast_all : from;
   }
   std::vector<std::string> notes;
 
@@ -321,13 +321,13 @@ class Converter {
           dims[d].labels = stored[d]["labels"].get<std::vector<std::string>>();
       }
     }
-    if (!axes_.empty() && axes_.size() != dims.size())
+    if (!opts_.axes.empty() && opts_.axes.size() != dims.size())
       throw Error(ErrorCode::invalid_argument,
-                  "--axes gives " + std::to_string(axes_.size()) + " names, but " +
+                  "--axes gives " + std::to_string(opts_.axes.size()) + " names, but " +
                       (node.empty() ? std::string("the array") : "'" + node + "'") + " has " +
                       std::to_string(dims.size()) + " dimensions");
     for (size_t d = 0; d < dims.size(); ++d) {
-      if (d < axes_.size()) dims[d].name = axes_[d];
+      if (d < opts_.axes.size()) dims[d].name = opts_.axes[d];
       if (dims[d].name.empty() && dims.size() == 2) dims[d].name = d == 0 ? "rows" : "cols";
     }
     return dims;
@@ -368,8 +368,8 @@ class Converter {
   // .npy and BPCells, for instance, have no such codecs, and silently
   // ignoring --compression there hid the mistake.
   void require_codec_kept(Store& dst, const std::string& node, const std::string& what) {
-    if (compression_.is_null()) return;
-    const std::string wanted = registry_.codec(compression_).id();
+    if (codec_id_.empty()) return;
+    const std::string& wanted = codec_id_;
     const json made = dst.describe(node).codec;
     if (made.is_object() && made.value("type", "") == wanted) return;
     throw Error(ErrorCode::invalid_argument,
@@ -433,7 +433,7 @@ class Converter {
   }
 
   json codec_for(const Store& src, const Store& dst, const NodeInfo& info) const {
-    if (!compression_.is_null()) return compression_;
+    if (!opts_.compression.is_null()) return opts_.compression;
     if (same_format(src, dst) && !info.codec.is_null()) return info.codec;
     return nullptr;  // the destination's default
   }
@@ -448,7 +448,7 @@ class Converter {
     const bool dtype_refused = dtype && why.find(dtype) != std::string::npos;
     throw Error(usage ? ErrorCode::invalid_argument : e.code(),
                 dst.path() + ": format " + dst.format() + " cannot hold " + what + ": " + why +
-                    (dtype_refused && !cast_all_ && casts_.empty() ? "; convert the values with --cast (e.g. --cast float64)" : ""),
+                    (dtype_refused && !opts_.cast_all && opts_.casts.empty() ? "; convert the values with --cast (e.g. --cast float64)" : ""),
                 dst.path());
   }
 
@@ -460,10 +460,10 @@ class Converter {
     std::vector<DimLabels> dims = source_dims(src, src_node, info);
     json attrs = attributes_for(info);
     json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
-                 {"chunks", chunks_.empty() ? info.chunks : chunks_}, {"attributes", attrs},
+                 {"chunks", opts_.chunks.empty() ? info.chunks : opts_.chunks}, {"attributes", attrs},
                  {"dims", dims_json(dims)}};
-    if (chunks_.size() && chunks_.size() != info.shape.size())
-      throw Error(ErrorCode::invalid_argument, "--chunks has " + std::to_string(chunks_.size()) +
+    if (opts_.chunks.size() && opts_.chunks.size() != info.shape.size())
+      throw Error(ErrorCode::invalid_argument, "--chunks has " + std::to_string(opts_.chunks.size()) +
                                                    " entries, the array has " + std::to_string(info.shape.size()) +
                                                    " dimensions");
     json codec = codec_for(src, dst, info);
@@ -584,12 +584,12 @@ class Converter {
                const std::string& label) {
     DType to = target_dtype(info.dtype);
     uint64_t rows = info.shape[0], cols = info.shape[1];
-    std::vector<uint64_t> chunks = chunks_.empty() ? std::vector<uint64_t>{std::min<uint64_t>(rows, 1024),
+    std::vector<uint64_t> chunks = opts_.chunks.empty() ? std::vector<uint64_t>{std::min<uint64_t>(rows, 1024),
                                                                           std::min<uint64_t>(cols, 1024)}
-                                                   : chunks_;
+                                                   : opts_.chunks;
     json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
                  {"chunks", chunks}, {"attributes", attrs}, {"dims", dims_json(dims)}};
-    if (!compression_.is_null()) desc["codec"] = compression_;
+    if (!opts_.compression.is_null()) desc["codec"] = opts_.compression;
     create_node(dst, dst_node, desc, std::string("a dense ") + dtype_name(to) + " matrix");
     write_labels(dst, dst_node, dims, info.shape, attrs);
     Array out = dst.array(dst_node);
@@ -650,11 +650,7 @@ class Converter {
 
   const CopyOptions& opts_;
   Registry& registry_;
-  json compression_;
-  std::vector<uint64_t> chunks_;
-  std::optional<DType> cast_all_;
-  std::map<DType, DType> casts_;
-  std::vector<std::string> axes_;
+  const std::string codec_id_;
   uint64_t nodes_ = 0;
 };
 
@@ -833,21 +829,16 @@ void require_format(Registry& registry, const std::string& id, const char* role)
 
 // The codec asked for must exist, take every parameter given (a misspelt
 // 'lvl' was written into the metadata and ignored) and accept their values.
-void require_codec(Registry& registry, const json& compression) {
-  if (compression.is_null()) return;
-  const std::string id = compression.value("type", "");
-  if (!registry.find("codec", id)) {
-    bool alias = false;
-    for (const PluginInfo& p : registry.plugins(true))
-      alias = alias || (p.kind == "codec" && std::find(p.aliases.begin(), p.aliases.end(), id) != p.aliases.end());
-    if (!alias)
-      throw Error(ErrorCode::invalid_argument,
-                  "compression '" + id + "' is not known; the codecs: " + ids_of(registry, "codec"));
-  }
+// Returns its canonical id (the registry resolves aliases), "" for none.
+std::string require_codec(Registry& registry, const json& compression) {
+  if (compression.is_null()) return {};
   Codec codec;
   try {
     codec = registry.codec(compression);
   } catch (const Error& e) {
+    if (e.code() == ErrorCode::not_found)
+      throw Error(ErrorCode::invalid_argument, "compression '" + compression.value("type", "") +
+                                                   "' is not known; the codecs: " + ids_of(registry, "codec"));
     throw Error(ErrorCode::invalid_argument, std::string("compression ") + compression.dump() + ": " + e.what());
   }
   std::optional<PluginInfo> info = registry.find("codec", codec.id());
@@ -860,6 +851,7 @@ void require_codec(Registry& registry, const json& compression) {
                                                  " has no parameter '" + key + "'; its parameters: " +
                                                  (known.empty() ? "none" : known));
   }
+  return codec.id();
 }
 
 // Dimension names must be given and distinct (Daf and datg key labels by them).
@@ -883,7 +875,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
   require_format(registry, options.from, "source");
   require_format(registry, options.to, "destination");
-  require_codec(registry, options.compression);
+  const std::string codec_id = require_codec(registry, options.compression);
   require_axes(options.axes);
   if (options.part_count > 0 && (!options.compression.is_null() || !options.chunks.empty()))
     throw Error(ErrorCode::invalid_argument,
@@ -916,7 +908,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
                 dst_path + " does not exist; create it first with --create-only, then run the parts");
   if (exists && (options.overwrite || in_place)) refuse_replacing_other(dst_path, result.to, registry);
 
-  Converter converter(options, registry);
+  Converter converter(options, registry, codec_id);
   Progress progress(options, converter.total_bytes(src, src_node));
   if (in_place) {
     // Add (or with a part run, fill) a node of an existing container.
