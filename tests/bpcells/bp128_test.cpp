@@ -2,6 +2,7 @@
 // must encode to exactly BPCells' arrays and decode back, on every instruction
 // set this CPU has; random inputs must give the same bytes on every path.
 #include "bp128.hpp"
+#include "test_support.hpp"
 
 #include <stowage/plugin.hpp>
 
@@ -20,10 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string fixtures_dir() {
-  const char* v = std::getenv("STOWAGE_FIXTURES");
-  return std::string(v && *v ? v : "tests/fixtures") + "/bpcells/";
-}
+std::string fixtures_dir() { return (test::fixtures() / "bpcells").string() + "/"; }
 
 json load_json(const std::string& name) {
   std::ifstream in(fixtures_dir() + name);
