@@ -658,7 +658,7 @@ class Converter {
 
 bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
-const std::string kTempPrefix = ".stowage-convert.";
+const std::string kTempPrefix = sdk::kStagingPrefix;
 
 // Removes temporaries left by killed conversions to the same destination.
 void clean_stale_temporaries(const fs::path& parent, const std::string& name) {
@@ -753,6 +753,58 @@ class StagingArea {
 
   fs::path destination_, parent_, dir_;
   std::string name_;
+};
+
+// A node added to (or replacing one in) an existing container, written
+// under a hidden sibling name and moved into place whole when complete
+// (Store::move): a kill, a full disk or a cancelled copy leaves the old node
+// or none, never a part. Used where the format moves nodes (N5).
+class NodeStaging {
+ public:
+  NodeStaging(Store& dst, const std::string& node) : dst_(dst), final_(node) {
+    size_t slash = node.rfind('/');
+    std::string parent = slash == std::string::npos ? "" : node.substr(0, slash);
+    leaf_ = slash == std::string::npos ? node : node.substr(slash + 1);
+    hidden_leaf_ = kTempPrefix + std::to_string(::getpid()) + "." + leaf_;
+    staged_ = join(parent, hidden_leaf_);
+    // A format that moves nodes keeps node a/b in the directory <root>/a/b:
+    // what killed copies left there goes first (and our own last attempt).
+    const fs::path parent_dir = fs::path(dst.path()) / parent;
+    clean_stale_temporaries(parent_dir, leaf_);
+    std::error_code ec;
+    fs::remove_all(parent_dir / hidden_leaf_, ec);
+    node_dir_ = parent_dir / hidden_leaf_;
+  }
+  const std::string& node() const { return staged_; }
+  uint64_t bytes() const { return disk_bytes(node_dir_); }
+
+  void publish(bool replace) {
+    dst_.move(staged_, final_, replace);
+    published_ = true;
+  }
+  // Removes the partial node, quietly: the error that stopped the copy is the one to report.
+  void discard() noexcept {
+    if (published_) return;
+    try {
+      dst_.remove(staged_);
+    } catch (...) {
+    }
+    std::error_code ec;
+    fs::remove_all(node_dir_, ec);
+  }
+  Error in_user_words(const Error& e) const {
+    auto rewrite = [&](std::string text) {
+      for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;) text.replace(at, hidden_leaf_.size(), leaf_);
+      return text;
+    };
+    return Error(e.code(), rewrite(e.what()), rewrite(e.path()), e.plugin());
+  }
+
+ private:
+  Store& dst_;
+  std::string final_, leaf_, hidden_leaf_, staged_;
+  fs::path node_dir_;
+  bool published_ = false;
 };
 
 // ---- what the copy must never do -----------------------------------------------------------
@@ -866,6 +918,36 @@ void require_axes(const std::vector<std::string>& axes) {
 
 }  // namespace
 
+bool has_node(const Store& store, const std::string& node) {
+  try {
+    store.describe(node);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::not_found) throw;
+    return false;
+  }
+}
+
+// Writes a node under a hidden name and moves it into place once whole.
+// Returns the bytes it wrote.
+uint64_t copy_node_staged(Converter& converter, const Store& src, const std::string& src_node, Store& dst,
+                          const std::string& dst_node, Progress& progress, bool replace) {
+  NodeStaging staged(dst, dst_node);
+  try {
+    converter.copy(src, src_node, dst, staged.node(), progress);
+    progress.check_cancel();
+    const uint64_t bytes = staged.bytes();
+    staged.publish(replace);
+    return bytes;
+  } catch (const Error& e) {
+    staged.discard();
+    throw staged.in_user_words(e);
+  } catch (...) {
+    staged.discard();
+    throw;
+  }
+}
+
 // ---- the one entry point ----------------------------------------------------------------
 
 CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options,
@@ -913,30 +995,23 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   if (in_place) {
     // Add (or with a part run, fill) a node of an existing container.
     Store dst = Store::open(dst_path, Mode::update, result.to, json::object(), registry);
-    if (!filling_part && !dst_node.empty()) {
-      bool present = true;
-      try {
-        dst.describe(dst_node);
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::not_found) throw;
-        present = false;
-      }
-      if (present) {
-        if (!options.overwrite)
-          throw Error(ErrorCode::invalid_argument, dst_path + "::" + dst_node + " exists; use --overwrite to replace it");
-        dst.remove(dst_node);
-      }
+    const bool adding_node = !filling_part && !dst_node.empty();
+    const bool present = adding_node && has_node(dst, dst_node);
+    if (present && !options.overwrite)
+      throw Error(ErrorCode::invalid_argument, dst_path + "::" + dst_node + " exists; use --overwrite to replace it");
+    if (adding_node && dst.can_move_nodes()) {
+      result.bytes_out = copy_node_staged(converter, src, src_node, dst, dst_node, progress, options.overwrite);
+    } else {
+      // The format cannot move a node: it is written in place (Daf keeps
+      // what it writes pending until close, where each file is renamed in).
+      if (present) dst.remove(dst_node);
+      const uint64_t before = disk_bytes(dst_path);
+      converter.copy(src, src_node, dst, dst_node, progress);
+      dst.close();  // before measuring: some formats write at close
+      const uint64_t after = disk_bytes(dst_path);
+      result.bytes_out = after > before ? after - before : 0;
     }
-    const uint64_t before = disk_bytes(dst_path);
-    converter.copy(src, src_node, dst, dst_node, progress);
     dst.close();
-    // What this copy wrote, not the whole container: the node's directory
-    // where nodes are directories (N5), else the growth of the container.
-    const fs::path node_dir = fs::path(dst_path) / dst_node;
-    const uint64_t after = disk_bytes(dst_path);
-    result.bytes_out = !filling_part && !dst_node.empty() && fs::is_directory(node_dir, ec) ? disk_bytes(node_dir)
-                       : after > before                                                   ? after - before
-                                                                                           : 0;
   } else {
     StagingArea staging(dst_path);
     try {

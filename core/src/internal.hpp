@@ -98,6 +98,7 @@ struct Store::State {
   const stowage_format_vtable* vt = nullptr;
   stowage_store_handle handle = nullptr;
   std::string path, format;
+  uint64_t capabilities = 0;  // the descriptor's STOWAGE_CAP_* bits
   // Readers (describe, read_*) share; structural changes are exclusive, as
   // plugin.h promises to plugins.
   mutable std::shared_mutex mutex;

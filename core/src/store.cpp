@@ -34,6 +34,7 @@ Store Store::open(const std::string& path, Mode mode, std::string format, const 
   auto state = std::make_shared<State>();
   state->registry = &registry;
   state->vt = static_cast<const stowage_format_vtable*>(d->vtable);
+  state->capabilities = d->capabilities;
   state->path = path;
   state->format = format;
   std::string opts = options.is_null() ? "{}" : options.dump();
@@ -120,6 +121,21 @@ void Store::remove(std::string_view node) {
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->remove(st.handle, node.data(), node.size(), &err), err);
+}
+
+bool Store::can_move_nodes() const {
+  const State& st = live(state_);
+  return (st.capabilities & STOWAGE_CAP_MOVE_NODES) &&
+         st.vt->struct_size >= offsetof(stowage_format_vtable, move_node) + sizeof(void*) && st.vt->move_node;
+}
+
+void Store::move(std::string_view from, std::string_view to, bool replace) {
+  if (!can_move_nodes())
+    throw Error(ErrorCode::unsupported, path() + ": format " + format() + " cannot move a node", path());
+  State& st = live(state_);
+  detail::CallError err;
+  std::unique_lock<std::shared_mutex> lock(st.mutex);
+  st.check(st.vt->move_node(st.handle, from.data(), from.size(), to.data(), to.size(), replace ? 1 : 0, &err), err);
 }
 
 template <class View>

@@ -319,6 +319,104 @@ TEST_CASE("a conversion killed half-way leaves no destination, and the next run 
   CHECK(dense_bytes(dst) == dense_bytes((tmp / "big.npy").string()));
 }
 
+// Starts stowage-convert with `args` and sends it `sig` after `delay_ms`; returns its wait status.
+int interrupted_convert(const std::vector<std::string>& args, int delay_ms, int sig) {
+  const std::string program = convert_cmd();
+  std::vector<const char*> argv{program.c_str(), "--quiet"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(argv[0], const_cast<char* const*>(argv.data()));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  ::kill(pid, sig);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+// The names in a container directory that a copy stages under.
+std::string staged_leftovers(const test::fs::path& dir) {
+  std::string found;
+  for (const auto& e : test::fs::recursive_directory_iterator(dir))
+    if (e.path().filename().string().rfind(".stowage-convert.", 0) == 0) found += " " + e.path().string();
+  return found;
+}
+
+TEST_CASE("a node added to or replaced in a container is published whole, whatever stops the copy") {
+  test::TempDir tmp;
+  test::RunResult gen = test::run_python(
+      "import sys, numpy as np\n"
+      "rng = np.random.default_rng(2)\n"
+      "np.save(sys.argv[1], (rng.normal(1000, 50, (96, 512, 512))).astype('<u2'))\n",
+      q(tmp / "big.npy"));
+  REQUIRE_MESSAGE(gen.status == 0, gen.output);
+  const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
+  const std::string big = (tmp / "big.npy").string();
+  const test::fs::path c = tmp / "c.n5";
+  REQUIRE(convert(test::quote(vol + "::labels") + " " + test::quote(c.string() + "::keep")).status == 0);
+  const auto kept = tree_of(c);
+  const std::vector<std::string> slow{"--threads", "1", "--compression", "gzip:level=9", "--chunks", "32,64,64"};
+
+  // Killed while adding: no node, not even a partial one (115 of 324 chunks before).
+  for (int delay_ms : {200, 600}) {
+    CAPTURE(delay_ms);
+    std::vector<std::string> args = slow;
+    args.insert(args.end(), {big, c.string() + "::grp/big"});
+    int status = interrupted_convert(args, delay_ms, SIGKILL);
+    REQUIRE(WIFSIGNALED(status));
+    stowage::Store s = stowage::Store::open(c.string());
+    CHECK(!test::fs::exists(c / "grp" / "big"));
+    CHECK(s.list("grp").empty());  // the staged node is not listed while it is written or after a kill
+  }
+  // Ctrl-C: exit 1 and the process removes its own staged node.
+  {
+    std::vector<std::string> args = slow;
+    args.insert(args.end(), {big, c.string() + "::grp/int"});
+    int status = interrupted_convert(args, 400, SIGINT);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(!test::fs::exists(c / "grp" / "int"));
+  }
+  // The next add to that node completes and clears what the killed runs left.
+  REQUIRE(convert(test::quote(big) + " " + test::quote(c.string() + "::grp/big") + " --compression lz4").status == 0);
+  CHECK_MESSAGE(staged_leftovers(c).empty(), "left behind:" << staged_leftovers(c));
+  const auto source_values = dense_bytes(big);
+  CHECK(dense_bytes(c.string() + "::grp/big") == source_values);
+  CHECK(attributes_of(c.string() + "::keep") == attributes_of(vol + "::labels"));
+
+  // Killed while replacing: the old node stays whole (it was deleted first before).
+  const auto old_tree = tree_of(c / "grp" / "big");
+  {
+    std::vector<std::string> args = slow;
+    args.insert(args.end(), {"--overwrite", big, c.string() + "::grp/big"});
+    REQUIRE(WIFSIGNALED(interrupted_convert(args, 400, SIGKILL)));
+  }
+  CHECK(tree_of(c / "grp" / "big") == old_tree);
+
+  // Two runs replacing one node at once both succeed; the node is one of
+  // them whole (zstd metadata over xz chunks before), never a mix.
+  pid_t a = fork();
+  if (a == 0) {
+    execl(convert_cmd().c_str(), convert_cmd().c_str(), "--quiet", "--threads", "1", "--overwrite",
+          "--compression", "zstd", big.c_str(), (c.string() + "::grp/big").c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  test::RunResult b = convert("--threads 1 --overwrite --compression xz:preset=0 " + test::quote(big) + " " +
+                              test::quote(c.string() + "::grp/big"));
+  int status_a = 0;
+  waitpid(a, &status_a, 0);
+  CHECK(WIFEXITED(status_a));
+  CHECK(WEXITSTATUS(status_a) == 0);
+  CHECK_MESSAGE(b.status == 0, b.output);
+  std::string codec = stowage::Store::open(c.string()).describe("grp/big").codec["type"];
+  CHECK((codec == "zstd" || codec == "xz"));
+  CHECK(dense_bytes(c.string() + "::grp/big") == source_values);
+  CHECK_MESSAGE(staged_leftovers(c).empty(), "left behind:" << staged_leftovers(c));
+}
+
 TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {
   test::TempDir tmp;
   CHECK(test::run(convert_cmd() + " --bogus a b").status == 2);

@@ -250,6 +250,12 @@ class Store {
   void create(std::string_view node, const json& description);
   void set_attributes(std::string_view node, const json& attributes);
   void remove(std::string_view node);
+  // Whether move() is available: the format renames a node whole (a
+  // directory per node, as in N5).
+  bool can_move_nodes() const;
+  // Renames node `from` to `to` in one step a kill cannot leave half done;
+  // with `replace`, an existing `to` is swapped out and removed.
+  void move(std::string_view from, std::string_view to, bool replace);
 
   Array array(std::string_view node = "") const;
   Sparse sparse(std::string_view node = "") const;

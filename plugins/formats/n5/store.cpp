@@ -320,6 +320,9 @@ std::vector<std::string> N5Store::list(std::string_view node) {
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
+    // A node stowage::copy is still writing (or a killed copy left): not
+    // part of the container until it is moved into place.
+    if (name.rfind(stowage::sdk::kStagingPrefix, 0) == 0) continue;
     bool is_dir = e->d_type == DT_DIR;
     if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) is_dir = sdk::is_directory(dir + "/" + name);
     if (is_dir) names.push_back(std::move(name));
@@ -429,6 +432,33 @@ void N5Store::remove(std::string_view node) {
   std::filesystem::remove_all(dir, ec);
   if (ec) sdk::io_fail(dir, "cannot remove", ec.value());
   forget(node);
+}
+
+// A node is a directory, so one rename publishes it whole: the staged node
+// takes the final name, or (replace) trades places with the old one, which
+// is then deleted under the staged name. Two writers replacing one node both
+// succeed and the last rename wins, whole.
+void N5Store::move_node(std::string_view from, std::string_view to, bool replace) {
+  require_writable("move");
+  std::vector<std::string> from_parts = sdk::split_node_path(from), to_parts = sdk::split_node_path(to);
+  if (from_parts.empty() || to_parts.empty()) invalid(root_ + ": cannot move the root");
+  std::string from_dir = node_dir(from_parts), to_dir = node_dir(to_parts);
+  require_existing(from_dir, from);
+  require_outside_datasets(from_parts);
+  require_outside_datasets(to_parts);
+  std::vector<std::string> to_parent(to_parts.begin(), to_parts.end() - 1);
+  require_existing(node_dir(to_parent), join_node(to_parent, to_parent.size()));
+  std::string old;
+  if (replace) {
+    old = sdk::replace_atomically(from_dir, to_dir);
+  } else {
+    sdk::rename_no_replace(from_dir, to_dir);
+  }
+  forget(from);
+  forget(to);
+  std::error_code ec;
+  if (!old.empty()) std::filesystem::remove_all(old, ec);  // the old node, now under the staged name
+  if (ec) sdk::io_fail(old, "cannot remove the replaced node", ec.value());
 }
 
 }  // namespace n5

@@ -41,6 +41,7 @@ class N5Store final : public stowage::sdk::Store {
   void create(std::string_view node, std::string_view json) override;
   void set_attributes(std::string_view node, std::string_view json) override;
   void remove(std::string_view node) override;
+  void move_node(std::string_view from, std::string_view to, bool replace) override;
   bool read_chunk(std::string_view node, const uint64_t* chunk_index, void* out,
                   size_t capacity, uint64_t* chunk_shape) override;
   void write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in,

@@ -269,6 +269,16 @@ typedef struct stowage_format_vtable {
                        size_t node_size, uint64_t count,
                        const char *const *keys, const uint64_t *key_sizes,
                        uint8_t *present, stowage_error *err);
+
+  /* Renames node `from` to `to` (siblings or not, in this store) in one
+   * step that a kill cannot leave half done: stowage::copy writes a node
+   * into an existing container under a hidden name and publishes it with
+   * this. With `replace`, an existing `to` is swapped out and removed;
+   * without, an existing `to` is INVALID_ARGUMENT. Called only when the
+   * descriptor has STOWAGE_CAP_MOVE_NODES. */
+  int (*move_node)(stowage_store_handle store, const char *from,
+                   size_t from_size, const char *to, size_t to_size,
+                   int32_t replace, stowage_error *err);
 } stowage_format_vtable;
 
 /* The size of the first format vtable (up to `command`): the least a plugin
@@ -319,6 +329,7 @@ typedef struct stowage_host {
 #define STOWAGE_CAP_STRINGS (1ull << 10)   /* format holds string arrays */
 #define STOWAGE_CAP_RECORDS (1ull << 11)   /* format holds record sets */
 #define STOWAGE_CAP_GROUPS (1ull << 12)    /* format holds a tree of nodes */
+#define STOWAGE_CAP_MOVE_NODES (1ull << 13) /* move_node renames a node whole */
 
 typedef struct stowage_plugin {
   uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */

@@ -249,6 +249,12 @@ class Store {
     no("append_records");
   }
 
+  // Declare STOWAGE_CAP_MOVE_NODES in the descriptor when overriding this.
+  virtual void move_node(std::string_view from, std::string_view to, bool replace) {
+    (void)from, (void)to, (void)replace;
+    no("move_node");
+  }
+
   virtual std::string command(std::string_view node, std::string_view name,
                               std::string_view args_json) {
     (void)node, (void)args_json;
@@ -439,12 +445,17 @@ struct FormatTrampolines {
     });
   }
 
+  static int move_node(stowage_store_handle h, const char* from, size_t fs, const char* to, size_t ts,
+                       int32_t replace, stowage_error* err) noexcept {
+    return guarded(err, [&] { self(h)->move_node(sv(from, fs), sv(to, ts), replace != 0); });
+  }
+
   static const stowage_format_vtable* vtable() {
     static const stowage_format_vtable vt = {
         sizeof(stowage_format_vtable), identify, open, close, list, describe, create,
         set_attributes, remove, read_chunk, write_chunk, sparse_count, read_sparse,
         append_sparse, read_strings, write_strings, record_count, read_records, record_key,
-        find_key, contains_key, append_records, command, contains_keys};
+        find_key, contains_key, append_records, command, contains_keys, move_node};
     return &vt;
   }
 };

@@ -107,6 +107,11 @@ inline void swap_bytes_inplace(void* data, size_t count, size_t width) {
 
 // ---- node paths ---------------------------------------------------------------
 
+// The name prefix of what stowage::copy stages beside its destination (a
+// whole dataset) or inside it (a node of an existing container, as
+// ".stowage-convert.<pid>.<name>"): hidden, and not listed as a node.
+inline constexpr const char kStagingPrefix[] = ".stowage-convert.";
+
 // Splits a node path ("a/b/c", "" for the root) into its components, refusing
 // absolute paths, "." and ".." components and empty components, so that a
 // node name can never reach outside the store.
@@ -347,6 +352,21 @@ class AtomicFile {
 // (renameat2 RENAME_EXCHANGE). File systems without the exchange (NFS) get
 // the old entry moved aside first, a moment with neither. Returns where the
 // old entry now is, for the caller to remove ("" when there was none).
+// Renames `made` to `final_path`, failing with INVALID_ARGUMENT "exists" if
+// something has that name: atomically where the file system has
+// RENAME_NOREPLACE, else checked just before the rename.
+inline void rename_no_replace(const std::string& made, const std::string& final_path) {
+  if (::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) == 0) return;
+  int e = errno;
+  struct stat st;
+  if (e == EINVAL || e == ENOSYS || e == ENOTSUP) {
+    if (::lstat(final_path.c_str(), &st) != 0 && ::rename(made.c_str(), final_path.c_str()) == 0) return;
+    e = ::lstat(final_path.c_str(), &st) == 0 ? EEXIST : errno;
+  }
+  if (e == EEXIST) invalid(final_path + ": exists");
+  io_fail(final_path, "cannot rename " + made + " into place", e);
+}
+
 inline std::string replace_atomically(const std::string& made, const std::string& final_path) {
   struct stat st;
   const bool exists = ::lstat(final_path.c_str(), &st) == 0;
