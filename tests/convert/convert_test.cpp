@@ -3,12 +3,15 @@
 // destination; --create-only plus --part I/N equals a whole conversion.
 #include "test_support.hpp"
 
+#include <stowage/copy.hpp>
+
 #include <doctest/doctest.h>
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -415,6 +418,47 @@ TEST_CASE("a node added to or replaced in a container is published whole, whatev
   CHECK((codec == "zstd" || codec == "xz"));
   CHECK(dense_bytes(c.string() + "::grp/big") == source_values);
   CHECK_MESSAGE(staged_leftovers(c).empty(), "left behind:" << staged_leftovers(c));
+}
+
+TEST_CASE("a source in one large chunk reports progress and hears a cancel every few MiB") {
+  test::TempDir tmp;
+  // 48 MiB of float64 in a single gzip block: what a one-chunk source looks like.
+  test::RunResult gen = test::run_python(
+      "import sys, numpy as np\n"
+      "np.save(sys.argv[1], np.random.default_rng(3).normal(0, 1, (3072, 2048)))\n",
+      q(tmp / "m.npy"));
+  REQUIRE_MESSAGE(gen.status == 0, gen.output);
+  const std::string one_block = (tmp / "one.n5").string() + "::m";
+  REQUIRE(convert(q(tmp / "m.npy") + " " + test::quote(one_block) + " --chunks 3072,2048 --compression gzip:level=1")
+              .status == 0);
+
+  std::vector<uint64_t> done;
+  stowage::CopyOptions options;
+  options.axes = {"gene", "cell"};
+  options.progress = [&](const stowage::CopyProgress& p) { done.push_back(p.bytes_done); };
+  stowage::CopyResult r = stowage::copy(one_block, (tmp / "m.datg").string(), options);
+  REQUIRE(done.size() >= 6);
+  uint64_t largest_step = done[0];
+  for (size_t i = 1; i < done.size(); ++i) largest_step = std::max(largest_step, done[i] - done[i - 1]);
+  CHECK(largest_step <= (8u << 20));
+  CHECK(done.back() == 3072u * 2048u * 8u);
+  // The destination is not written as one 48 MiB block either, and the summary says so.
+  stowage::NodeInfo info = stowage::Store::open((tmp / "m.datg").string()).describe("");
+  CHECK(info.chunks[0] < 3072);
+  std::string notes;
+  for (const auto& n : r.notes) notes += n + "\n";
+  CHECK_MESSAGE(notes.find("chunks [3072,2048] are over 16 MiB") != std::string::npos, notes);
+  CHECK(dense_bytes((tmp / "m.datg").string()) == dense_bytes((tmp / "m.npy").string()));
+
+  // A cancel asked for at the first report stops the copy before the next write.
+  std::atomic<bool> cancel{false};
+  size_t reports = 0;
+  options.cancel = &cancel;
+  options.progress = [&](const stowage::CopyProgress&) { ++reports, cancel = true; };
+  CHECK_THROWS_WITH(stowage::copy(one_block, (tmp / "c.datg").string(), options),
+                    doctest::Contains("interrupted"));
+  CHECK(reports == 1);
+  CHECK(!test::fs::exists(tmp / "c.datg"));
 }
 
 TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {

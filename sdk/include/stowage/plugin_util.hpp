@@ -135,6 +135,30 @@ inline std::vector<std::string> split_node_path(std::string_view node) {
   return parts;
 }
 
+// ---- chunk shapes ---------------------------------------------------------------
+
+// Chunks of about `target` bytes for a C-order layout: whole trailing
+// dimensions while they fit, then as many rows k of the next dimension as
+// fit (k >= 1), then 1. Every extent is at least 1 (the host divides by
+// them), even along a zero-length dimension. npy's slabs; stowage::copy's
+// default where a source's one chunk would be too large to write as one.
+inline std::vector<uint64_t> c_order_chunks(const std::vector<uint64_t>& shape, size_t element_size,
+                                            uint64_t target) {
+  const size_t n = shape.size();
+  std::vector<uint64_t> chunks(n, 1);
+  uint64_t slab_bytes = element_size;  // bytes of one step along dimension d-1
+  size_t d = n;
+  while (d > 0) {
+    uint64_t extent = std::max<uint64_t>(shape[d - 1], 1);
+    if (slab_bytes > target / extent) break;  // the whole dimension does not fit
+    chunks[d - 1] = extent;
+    slab_bytes *= extent;
+    --d;
+  }
+  if (d > 0) chunks[d - 1] = std::clamp<uint64_t>(target / slab_bytes, 1, std::max<uint64_t>(shape[d - 1], 1));
+  return chunks;
+}
+
 // ---- files --------------------------------------------------------------------
 
 inline std::string errno_text(int e) { return std::strerror(e); }
