@@ -5,8 +5,11 @@
 // The output is built in a hidden temporary directory beside the destination
 // and renamed into place at the end: an error, a cancellation or a kill
 // leaves no destination (at most a temporary, which the next copy to the same
-// destination removes). Adding a node to an existing container (DST::node)
-// writes in place instead; each plugin writes its files atomically.
+// destination removes). A node added to an existing container (DST::node) is
+// written under a hidden name inside it and moved into place whole where the
+// format can move nodes (NodeStaging), else written in place.
+#include "internal.hpp"
+
 #include <stowage/copy.hpp>
 #include <stowage/plugin_util.hpp>  // FileSetCommit: several output files published as one
 
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -291,6 +295,11 @@ class Converter {
   void copy_group(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
                   const std::string& dst_node, Progress& progress) {
     ++nodes_;
+    if (!format_has(dst, STOWAGE_CAP_GROUPS))
+      throw Error(ErrorCode::invalid_argument,
+                  dst.path() + ": format " + dst.format() + " holds one dataset, and " + spec_of(src, src_node) +
+                      " is a group; name one of its nodes (SOURCE::inner/node)",
+                  dst.path());
     if (filling_part())
       ;  // the structure exists already (--create-only)
     else if (!dst_node.empty())
@@ -340,28 +349,46 @@ class Converter {
   }
 
   json attributes_for(const NodeInfo& info) const {
-    if (opts_.drop_metadata) return json::object();
     json attrs = info.attributes;
     attrs.erase(kLabelsAttribute);
     return attrs;
   }
 
-  // Creates a node; when the destination cannot hold the attributes, says
-  // exactly what would be lost and how to allow it.
-  void create_node(Store& dst, const std::string& node, const json& desc, const std::string& what) {
+  // The metadata rule (README, "stowage-convert"): attributes and labels go
+  // wherever the destination keeps them; what it cannot keep is an error
+  // naming it, unless --drop-metadata, which drops just that and says so in
+  // the notes. A format's storage parameters ("storage", e.g. BPCells'
+  // packing) go only to the same format, as its codec does.
+  void create_node(Store& dst, const std::string& node, json desc, const std::string& what,
+                   const json& storage = nullptr) {
+    if (storage.is_object()) desc["storage"] = storage;
+    const std::string dtype = desc.value("dtype", "");
     try {
       dst.create(node, desc);
     } catch (const Error& e) {
-      if (e.code() == ErrorCode::unsupported && attributes_are_the_problem(dst, node, desc))
+      const json& attrs = desc.contains("attributes") ? desc["attributes"] : json::object();
+      if (e.code() != ErrorCode::unsupported || attrs.empty() || !created_without_attributes(dst, node, desc))
+        cannot_create(e, dst, what, dtype.empty() ? nullptr : dtype.c_str());
+      const std::string keys = key_list(attrs), where = node.empty() ? std::string("the array") : node;
+      require_codec_kept(dst, node, what);  // the mistake to report first, if both
+      if (!opts_.drop_metadata)
         throw Error(ErrorCode::invalid_argument,
-                    dst.path() + ": format " + dst.format() + " cannot keep the attributes " +
-                        desc["attributes"].dump() + " of " + (node.empty() ? "the array" : node) +
-                        " (nor its labels); pass --drop-metadata to convert the values only",
+                    dst.path() + ": format " + dst.format() + " cannot keep the attributes " + keys + " of " + where +
+                        "; pass --drop-metadata to convert without them",
                     dst.path());
-      const std::string dtype = desc.value("dtype", "");
-      cannot_create(e, dst, what, dtype.empty() ? nullptr : dtype.c_str());
+      notes.push_back(where + ": dropped the attributes " + keys + ", which " + dst.format() + " cannot keep");
     }
     require_codec_kept(dst, node, what);
+  }
+
+  json storage_for(const Store& src, const Store& dst, const NodeInfo& info) const {
+    return same_format(src, dst) && info.raw.contains("storage") ? info.raw["storage"] : json();
+  }
+
+  static std::string key_list(const json& object) {
+    std::string keys;
+    for (const auto& [key, value] : object.items()) keys += (keys.empty() ? "'" : ", '") + key + "'";
+    return keys;
   }
 
   // A codec the user asked for must be the one the node was written with:
@@ -378,28 +405,23 @@ class Converter {
                 dst.path());
   }
 
-  // Whether the same node without attributes would have been accepted.
-  static bool attributes_are_the_problem(Store& dst, const std::string& node, const json& desc) {
-    if (!desc.contains("attributes") || desc["attributes"].empty()) return false;
+  // Creates the node without its attributes; false if the format refuses
+  // that too (the attributes were not the problem).
+  static bool created_without_attributes(Store& dst, const std::string& node, const json& desc) {
     json bare = desc;
     bare["attributes"] = json::object();
     try {
       dst.create(node, bare);
+      return true;
     } catch (const Error&) {
       return false;
     }
-    try {
-      dst.remove(node);
-    } catch (const Error&) {
-      // Staged output is discarded on error anyway.
-    }
-    return true;
   }
 
   // After create: write labels where the destination keeps them; elsewhere
   // keep them in the node's attributes so they survive a round trip.
   void write_labels(Store& dst, const std::string& dst_node, const std::vector<DimLabels>& dims,
-                    const std::vector<uint64_t>& shape, const json& attributes) {
+                    const std::vector<uint64_t>& shape) {
     NodeInfo created = dst.describe(dst_node);
     json in_attributes = json::array();
     bool any_in_attributes = false;
@@ -425,10 +447,20 @@ class Converter {
         in_attributes.push_back(entry);
       }
     }
-    if (any_in_attributes && !opts_.drop_metadata) {
-      json attrs = attributes;
-      attrs[kLabelsAttribute] = in_attributes;
+    if (!any_in_attributes) return;
+    json attrs = dst.describe(dst_node).attributes;  // what create kept
+    attrs[kLabelsAttribute] = in_attributes;
+    try {
       dst.set_attributes(dst_node, attrs);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unsupported) throw;
+      const std::string where = dst_node.empty() ? std::string("the array") : dst_node;
+      if (!opts_.drop_metadata)
+        throw Error(ErrorCode::invalid_argument,
+                    dst.path() + ": format " + dst.format() + " has no place for the labels of " + where +
+                        "; pass --drop-metadata to convert without them",
+                    dst.path());
+      notes.push_back(where + ": dropped its labels, which " + dst.format() + " cannot keep");
     }
   }
 
@@ -471,8 +503,9 @@ class Converter {
     if (info.fill_value != 0) desc["fill_value"] = info.fill_value;
     if (!filling_part()) {
       create_node(dst, dst_node, desc,
-                  std::string(dtype_name(to)) + " array of rank " + std::to_string(info.shape.size()));
-      write_labels(dst, dst_node, dims, info.shape, attrs);
+                  std::string(dtype_name(to)) + " array of rank " + std::to_string(info.shape.size()),
+                  storage_for(src, dst, info));
+      write_labels(dst, dst_node, dims, info.shape);
     }
     if (opts_.create_only) return;
     Array out = dst.array(dst_node);
@@ -594,8 +627,9 @@ class Converter {
       throw Error(ErrorCode::unsupported, "--cast is not supported for sparse matrices");
     json desc = {{"kind", "sparse"}, {"dtype", dtype_name(info.dtype)}, {"shape", info.shape},
                  {"layout", info.csr ? "csr" : "csc"}, {"attributes", attrs}, {"dims", dims_json(dims)}};
-    create_node(dst, dst_node, desc, std::string("a ") + dtype_name(info.dtype) + " sparse matrix");
-    write_labels(dst, dst_node, dims, info.shape, attrs);
+    create_node(dst, dst_node, desc, std::string("a ") + dtype_name(info.dtype) + " sparse matrix",
+                storage_for(src, dst, info));
+    write_labels(dst, dst_node, dims, info.shape);
     Sparse out = dst.sparse(dst_node);
     const uint64_t majors = in.majors();
     const uint64_t per_major = majors ? std::max<uint64_t>(1, info.nnz / majors) : 1;
@@ -623,7 +657,7 @@ class Converter {
                  {"chunks", chunks}, {"attributes", attrs}, {"dims", dims_json(dims)}};
     if (!opts_.compression.is_null()) desc["codec"] = opts_.compression;
     create_node(dst, dst_node, desc, std::string("a dense ") + dtype_name(to) + " matrix");
-    write_labels(dst, dst_node, dims, info.shape, attrs);
+    write_labels(dst, dst_node, dims, info.shape);
     Array out = dst.array(dst_node);
     size_t in_size = dtype_size(info.dtype), out_size = dtype_size(to);
     // Bands of about 8 MiB, for the same reason as copy_tiles.
@@ -949,7 +983,6 @@ void require_axes(const std::vector<std::string>& axes) {
   }
 }
 
-}  // namespace
 
 bool has_node(const Store& store, const std::string& node) {
   try {
@@ -983,8 +1016,8 @@ uint64_t copy_node_staged(Converter& converter, const Store& src, const std::str
 
 // ---- the one entry point ----------------------------------------------------------------
 
-CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options,
-                Registry& registry) {
+CopyResult copy_with(const std::string& source, const std::string& destination, const CopyOptions& options,
+                     Registry& registry) {
   auto [src_path, src_node] = split_dataset_spec(source);
   auto [dst_path, dst_node] = split_dataset_spec(destination);
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
@@ -1073,6 +1106,26 @@ CopyResult copy(const std::string& source, const std::string& destination, const
   result.seconds = progress.seconds();
   result.notes = converter.notes;
   return result;
+}
+
+}  // namespace
+
+// The plugins' warnings during a copy (a datg name it had to change, a codec
+// it ignores) belong to its result: they go into the notes, which --json
+// prints, instead of standard error; a failed copy still shows them there.
+CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options,
+                Registry& registry) {
+  std::vector<std::string> warnings;
+  try {
+    detail::LogCapture capture(warnings);
+    CopyResult result = copy_with(source, destination, options, registry);
+    result.notes.insert(result.notes.end(), warnings.begin(), warnings.end());
+    return result;
+  } catch (...) {
+    for (const std::string& w : warnings)  // not those about the discarded staging output
+      if (w.find(kTempPrefix) == std::string::npos) std::cerr << "stowage warning: " << w << "\n";
+    throw;
+  }
 }
 
 void parse_cast_spec(const std::string& spec, CopyOptions& options) {

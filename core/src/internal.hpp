@@ -10,6 +10,24 @@
 
 namespace stowage::detail {
 
+// Plugin warnings raised on this thread while a LogCapture lives go into its
+// list instead of standard error: stowage::copy reports them in its notes
+// (--json included). Per thread, so two copies in one process keep theirs.
+class LogCapture {
+ public:
+  explicit LogCapture(std::vector<std::string>& into);
+  ~LogCapture();
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  // Takes a message if a capture is active on this thread.
+  static bool take(const std::string& message);
+
+ private:
+  std::vector<std::string>& into_;
+  LogCapture* outer_;
+};
+
+
 // A stowage_error ready for a call: only the code and the first byte are set,
 // since zeroing all 1 KiB on every codec call measurably costs (~14 ns).
 struct CallError : stowage_error {

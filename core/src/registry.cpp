@@ -257,6 +257,19 @@ std::string Registry::Impl::describe_search_locked() const {
 
 // ---- host function table ----------------------------------------------------------
 
+namespace detail {
+namespace {
+thread_local LogCapture* active_capture = nullptr;
+}
+LogCapture::LogCapture(std::vector<std::string>& into) : into_(into), outer_(active_capture) { active_capture = this; }
+LogCapture::~LogCapture() { active_capture = outer_; }
+bool LogCapture::take(const std::string& message) {
+  if (!active_capture) return false;
+  active_capture->into_.push_back(message);
+  return true;
+}
+}  // namespace detail
+
 namespace {
 
 void host_log(void* ctx, int32_t level, const char* message, size_t size) {
@@ -271,6 +284,7 @@ void host_log(void* ctx, int32_t level, const char* message, size_t size) {
     return STOWAGE_LOG_WARNING;
   }();
   if (level < threshold) return;
+  if (level >= STOWAGE_LOG_WARNING && detail::LogCapture::take(std::string(message, size))) return;
   static const char* names[] = {"debug", "info", "warning", "error"};
   std::cerr << "stowage " << names[std::clamp(level, 0, 3)] << ": " << std::string_view(message, size)
             << "\n";

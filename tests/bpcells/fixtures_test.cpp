@@ -23,9 +23,11 @@ void check_description(const stowage::Store& store, const stowage::json& want) {
   CHECK(info.shape == want["shape"].get<std::vector<uint64_t>>());
   CHECK(info.csr == (want["storage_order"] == "row"));
   CHECK(info.nnz == want["nnz_stored"].get<uint64_t>());
-  CHECK(info.attributes["version"] == want["version"]);
-  CHECK(info.attributes["storage_order"] == want["storage_order"]);
-  CHECK(info.attributes["packed"] == want["packed"]);
+  // How the matrix is stored is "storage", not a user attribute (it has none).
+  CHECK(info.attributes.empty());
+  CHECK(info.raw["storage"]["version"] == want["version"]);
+  CHECK(info.raw["storage"]["storage_order"] == want["storage_order"]);
+  CHECK(info.raw["storage"]["packed"] == want["packed"]);
   REQUIRE(info.dims.size() == 2);
   CHECK(info.dims[0].name == "rows");
   CHECK(info.dims[1].name == "cols");

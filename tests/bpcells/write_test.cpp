@@ -124,7 +124,7 @@ TEST_CASE("names are written one per line and read back; bad names are refused")
   stowage::Store back = stowage::Store::open(path);
   CHECK(back.read_strings("row_names") == std::vector<std::string>{"gène α", "tab\there", ""});
   CHECK(back.describe("").dims[1].labels.empty());
-  CHECK(back.describe("").attributes["packed"] == true);  // BPCells' default
+  CHECK(back.describe("").raw["storage"]["packed"] == true);  // BPCells' default
 }
 
 TEST_CASE("unsorted majors are sorted; duplicates and out-of-range indices are refused") {

@@ -56,6 +56,9 @@ json attributes_of(const std::string& spec) {
   return stowage::Store::open(path).describe(node).attributes;
 }
 
+// The --json summary of a run whose output may start with notes on stderr.
+json summary_of(const std::string& output) { return json::parse(output.substr(output.find("{\n"))); }
+
 test::fs::path fixture(const std::string& rel) { return test::fixtures() / rel; }
 
 }  // namespace
@@ -63,7 +66,17 @@ test::fs::path fixture(const std::string& rel) { return test::fixtures() / rel; 
 TEST_CASE("n5 -> npy -> n5 keeps every value; numpy reads the npy") {
   test::TempDir tmp;
   std::string src = (test::source_root() / "examples" / "volume.n5").string() + "::raw/s0";
-  REQUIRE(convert(test::quote(src) + " " + q(tmp / "s0.npy")).status == 0);
+  // The metadata rule: .npy has no attributes, so they are not dropped unasked...
+  test::RunResult refused = convert(test::quote(src) + " " + q(tmp / "s0.npy"));
+  CHECK(refused.status == 2);
+  CHECK_MESSAGE((refused.output.find("cannot keep the attributes 'resolution', 'units'") != std::string::npos &&
+                 refused.output.find("--drop-metadata") != std::string::npos),
+                refused.output);
+  CHECK(!test::fs::exists(tmp / "s0.npy"));
+  // ...and with --drop-metadata the summary lists what went.
+  test::RunResult dropped = test::run(convert_cmd() + " --json --drop-metadata " + test::quote(src) + " " + q(tmp / "s0.npy"));
+  REQUIRE_MESSAGE(dropped.status == 0, dropped.output);
+  CHECK(summary_of(dropped.output)["notes"].dump().find("dropped the attributes 'resolution', 'units'") != std::string::npos);
   REQUIRE(convert(q(tmp / "s0.npy") + " " + q(tmp / "back.n5") + " --compression zstd").status == 0);
   auto original = dense_bytes(src);
   CHECK(dense_bytes((tmp / "s0.npy").string()) == original);
@@ -459,6 +472,66 @@ TEST_CASE("a source in one large chunk reports progress and hears a cancel every
                     doctest::Contains("interrupted"));
   CHECK(reports == 1);
   CHECK(!test::fs::exists(tmp / "c.datg"));
+}
+
+TEST_CASE("metadata: storage parameters stay with their format; what a format cannot keep is named or dropped on request") {
+  test::TempDir tmp;
+  const std::string counts = (test::source_root() / "examples" / "counts.bpcells").string();
+  // BPCells' version/packing are how it stores the matrix, not attributes:
+  // datg gets none of them, with no warning and no --drop-metadata needed.
+  test::RunResult to_datg = test::run(convert_cmd() + " --json --cast float64 " + test::quote(counts) + " " +
+                                      q(tmp / "c.datg"));
+  REQUIRE_MESSAGE(to_datg.status == 0, to_datg.output);
+  CHECK(to_datg.output.find("warning") == std::string::npos);
+  CHECK(attributes_of((tmp / "c.datg").string()).value("packed", json()).is_null());
+  // Into BPCells again they travel, as a codec does: an unpacked matrix stays unpacked.
+  const std::string unpacked = (tmp / "unpacked").string();
+  {
+    stowage::Store src = stowage::Store::open(counts);
+    stowage::NodeInfo info = src.describe("");
+    stowage::Store dst = stowage::Store::open(unpacked, stowage::Mode::truncate, "bpcells");
+    dst.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", info.shape}, {"layout", "csc"}, {"packed", false}});
+    stowage::Sparse in = src.sparse(""), out = dst.sparse("");
+    out.append(in.read(0, in.majors()), in.majors());
+    dst.close();
+  }
+  stowage::CopyOptions to_bpcells;
+  to_bpcells.to = "bpcells";
+  stowage::copy(unpacked, (tmp / "again").string(), to_bpcells);
+  CHECK(stowage::Store::open((tmp / "again").string()).describe("").raw["storage"]["packed"] == false);
+  CHECK(stowage::Store::open(counts).describe("").raw["storage"]["packed"] == true);
+
+  const std::string n5 = (tmp / "a.n5").string();
+  REQUIRE(convert(q(tmp / "c.datg") + " " + test::quote(n5 + "::m")).status == 0);
+  // A plugin's warning during a copy is in the summary's notes (--json), not lost on stderr.
+  {
+    stowage::Store s = stowage::Store::open(n5, stowage::Mode::update);
+    json attrs = s.describe("m").attributes;
+    attrs["stowage_labels"][0]["labels"][0] = "gene \"1\"";
+    s.set_attributes("m", attrs);
+    s.close();
+  }
+  test::RunResult warned = test::run(convert_cmd() + " --json " + test::quote(n5 + "::m") + " " + q(tmp / "w.datg"));
+  REQUIRE_MESSAGE(warned.status == 0, warned.output);
+  CHECK_MESSAGE(summary_of(warned.output)["notes"].dump().find("which the Java reader") != std::string::npos,
+                warned.output);
+  // datg's attributes: the ones it has a place for travel, any other is refused by name.
+  {
+    stowage::Store s = stowage::Store::open(n5, stowage::Mode::update);
+    json attrs = s.describe("m").attributes;
+    attrs["dataset_name"] = "counts";
+    attrs["lab"] = "north";
+    s.set_attributes("m", attrs);
+    s.close();
+  }
+  test::RunResult refused = convert(test::quote(n5 + "::m") + " " + q(tmp / "b.datg"));
+  CHECK(refused.status == 2);
+  CHECK_MESSAGE((refused.output.find("cannot keep the attributes") != std::string::npos &&
+                 refused.output.find("'lab'") != std::string::npos),
+                refused.output);
+  CHECK(!test::fs::exists(tmp / "b.datg"));
+  test::RunResult kept = convert("--drop-metadata " + test::quote(n5 + "::m") + " " + q(tmp / "b.datg"));
+  REQUIRE_MESSAGE(kept.status == 0, kept.output);
 }
 
 TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {

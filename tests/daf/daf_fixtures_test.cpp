@@ -60,9 +60,9 @@ void check_property(const stowage::Store& store, const std::string& node, const 
   INFO("property ", node);
   json d = store.describe_json(node);
   std::string eltype = e["eltype"];
-  CHECK(d["attributes"]["daf_eltype"] == eltype);
-  CHECK(d["attributes"]["daf_storage"] == e["storage"]);
-  if (e.contains("indtype")) CHECK(d["attributes"]["daf_indtype"] == e["indtype"]);
+  CHECK(d["storage"]["daf_eltype"] == eltype);
+  CHECK(d["storage"]["daf_storage"] == e["storage"]);
+  if (e.contains("indtype")) CHECK(d["storage"]["daf_indtype"] == e["indtype"]);
   if (matrix) CHECK(d["shape"] == e["shape"]);
   else CHECK(d["shape"] == json::array({e["length"]}));
   if (eltype == "String") {
@@ -82,9 +82,9 @@ void check_property(const stowage::Store& store, const std::string& node, const 
   CHECK(dense_bytes(store, node) == want);
 }
 
-// Packed (indexed+zipped) properties say so in their attributes.
+// Packed (indexed+zipped) properties say so in their storage description.
 bool is_packed(const stowage::Store& store, const std::string& node) {
-  return store.describe_json(node)["attributes"].value("daf_packed", false);
+  return store.describe_json(node)["storage"].value("daf_packed", false);
 }
 
 // Properties whose descriptor on disk (or one of its components) is packed.

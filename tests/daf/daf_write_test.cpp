@@ -171,7 +171,7 @@ void check_plugin_reads(const fs::path& repo, const json& want) {
         continue;
       }
       stowage::Array arr = store.array(node);
-      CHECK(arr.info().raw["attributes"]["daf_storage"] == p["storage"]);
+      CHECK(arr.info().raw["storage"]["daf_storage"] == p["storage"]);
       if (p["eltype"] == "Float64") check_same(json(arr.read_all<double>()), p["values"], node);
       if (p["eltype"] == "Int8") check_same(json(arr.read_all<int8_t>()), p["values"], node);
       if (p["eltype"] == "UInt64") check_same(json(arr.read_all<uint64_t>()), p["values"], node);
@@ -381,7 +381,7 @@ TEST_CASE("daf large matrices: many tiles, region writes (read-modify-write), sp
   }
   stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
   CHECK(s.array("matrices/row/col/dense").read_all<double>() == m);
-  CHECK(s.describe_json("matrices/row/col/as_sparse")["attributes"]["daf_storage"] == "sparse");
+  CHECK(s.describe_json("matrices/row/col/as_sparse")["storage"]["daf_storage"] == "sparse");
   CHECK(fs::exists(repo / "matrices/row/col/as_sparse.colptr"));
   json got = peer_read(repo);
   CHECK(got["problems"] == json::array());

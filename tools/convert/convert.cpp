@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", opts.quiet, "No progress bar, notes or summary");
   app.add_flag("--json", opts.as_json, "Print a machine-readable summary (schema in README.md)");
   app.add_flag("--drop-metadata", o.drop_metadata,
-               "Convert values only, dropping attributes and labels the destination cannot keep (e.g. into .npy)");
+               "Drop the attributes and labels the destination cannot keep (e.g. into .npy), listing them in the notes");
   app.add_flag("--create-only", o.create_only,
                "Create the destination's structure without data, for later --part runs");
   app.add_option("--part", opts.part, "Write only part I of N (I/N, 0-based) of the chunks into an existing destination");

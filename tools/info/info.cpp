@@ -81,6 +81,8 @@ struct Walker {
       }
     if (j.contains("attributes") && !j["attributes"].empty())
       std::cout << indent << "    attributes " << j["attributes"].dump() << "\n";
+    if (j.contains("storage") && !j["storage"].empty())
+      std::cout << indent << "    storage " << j["storage"].dump() << "\n";
     if (j.contains("children"))
       for (const json& c : j["children"]) print(c, depth + 1);
   }

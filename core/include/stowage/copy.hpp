@@ -47,7 +47,7 @@ struct CopyOptions {
   CastOverflow cast_overflow = CastOverflow::error;
   std::vector<std::string> axes;       // dimension names for sources without them
   bool overwrite = false;              // replace an existing destination or node
-  bool drop_metadata = false;          // values only: no attributes, no labels
+  bool drop_metadata = false;          // drop what the destination cannot keep (else an error), noted
   bool create_only = false;            // the structure without data, for part runs
   // part_count > 0: write only part part_index of part_count disjoint sets of
   // chunks into an existing destination made by a create_only run.

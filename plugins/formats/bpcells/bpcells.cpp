@@ -56,7 +56,10 @@ json matrix_json(const MatrixVersion& version, const std::string& version_text, 
           {"shape", {rows, cols}},
           {"layout", row_major ? "csr" : "csc"},
           {"nnz", nnz},
-          {"attributes",
+          {"attributes", json::object()},
+          // How the matrix is stored, not what it means: kept by a copy into
+          // BPCells, not carried into other formats as attributes.
+          {"storage",
            {{"version", version_text}, {"storage_order", row_major ? "row" : "col"}, {"packed", version.packed}}},
           {"dims", std::move(dims)}};
 }
@@ -117,13 +120,8 @@ class BPCellsStore : public sdk::Store {
 
   void set_attributes(std::string_view node, std::string_view text) override {
     require_node(node);
-    if (!writer_) sdk::unsupported(path_ + ": BPCells directories have no user attributes to change");
     json attrs = parse_json(text, path_ + ": set_attributes");
-    json current = json::parse(describe(""))["attributes"];
-    for (auto& [key, value] : attrs.items())
-      if (!current.contains(key) || current[key] != value)
-        sdk::unsupported(path_ + ": BPCells directories cannot store attribute '" + key + "' = " + value.dump() +
-                         " (they hold only version, storage_order and packed, fixed at create)");
+    if (!attrs.empty()) refuse_attributes(attrs);
   }
 
   // ---- sparse ----
@@ -198,9 +196,15 @@ class BPCellsStore : public sdk::Store {
     return rows ? reader().row_names() : reader().col_names();
   }
 
+  [[noreturn]] void refuse_attributes(const json& attrs) const {
+    std::string keys;
+    for (auto& [key, value] : attrs.items()) keys += (keys.empty() ? "'" : ", '") + key + "'";
+    sdk::unsupported(path_ + ": BPCells directories hold no attributes (given " + keys + ")");
+  }
+
   // Reads a create() description: kind "sparse", dtype, shape, layout and
-  // whether to bit-pack (top-level "packed", else attributes, else the open
-  // option, else BPCells' default: packed).
+  // whether to bit-pack (top-level "packed", else "storage": {"packed"} as
+  // describe() gives it, else the open option, else BPCells' default: packed).
   MatrixSpec spec_from(const json& desc) const {
     std::string where = path_ + ": create";
     if (desc.value("kind", "") != "sparse")
@@ -218,19 +222,15 @@ class BPCellsStore : public sdk::Store {
     spec.cols = shape[1].get<uint64_t>();
     spec.row_major = layout == "csr";
     json attrs = desc.contains("attributes") && desc["attributes"].is_object() ? desc["attributes"] : json::object();
+    if (!attrs.empty()) refuse_attributes(attrs);
+    const json storage = desc.contains("storage") && desc["storage"].is_object() ? desc["storage"] : json::object();
     spec.version.packed = spec.version.value != Element::uint64;
     if (options_.contains("packed") && options_["packed"].is_boolean()) spec.version.packed = options_["packed"];
-    if (attrs.contains("version") && attrs["version"].is_string())
-      if (auto v = parse_version(attrs["version"].get<std::string>())) spec.version.packed = v->packed;
-    if (attrs.contains("packed") && attrs["packed"].is_boolean()) spec.version.packed = attrs["packed"];
+    if (storage.contains("packed") && storage["packed"].is_boolean()) spec.version.packed = storage["packed"];
     if (desc.contains("packed")) {
       if (!desc["packed"].is_boolean()) sdk::invalid(where + ": \"packed\" must be true or false");
       spec.version.packed = desc["packed"];
     }
-    for (auto& [key, value] : attrs.items())
-      if (key != "version" && key != "storage_order" && key != "packed")
-        sdk::log(STOWAGE_LOG_WARNING, path_ + ": BPCells directories have no place for attribute '" + key +
-                                          "'; it is not written");
     return spec;
   }
 

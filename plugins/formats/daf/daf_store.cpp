@@ -76,7 +76,7 @@ OJson array_json(const NodeRef& ref, ElType t, const Tiling& tiling) {
   return j;
 }
 
-OJson property_attributes(const Descriptor& d, uint64_t nnz) {
+OJson property_storage(const Descriptor& d, uint64_t nnz) {
   OJson a;
   a["daf_eltype"] = julia_name(d.eltype);
   a["daf_storage"] = d.sparse ? "sparse" : "dense";
@@ -267,7 +267,8 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
     const PendingArray& p = it->second;
     OJson j = array_json(ref, p.eltype, p.tiling);
     j["dims"] = dims_json(ref);
-    j["attributes"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", p.store_sparse ? "sparse" : "dense"}};
+    j["attributes"] = OJson::object();
+    j["storage"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", p.store_sparse ? "sparse" : "dense"}};
     return j.dump();
   }
   if (auto it = pending_sparse_.find(key); it != pending_sparse_.end()) {
@@ -275,8 +276,9 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
     OJson j{{"kind", "sparse"}, {"dtype", info(p.eltype).dtype}, {"shape", {p.rows, p.cols}}, {"layout", "csc"},
             {"nnz", p.colptr.back()}};
     j["dims"] = dims_json(ref);
-    j["attributes"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", "sparse"},
-                       {"daf_indtype", julia_name(p.indtype)}};
+    j["attributes"] = OJson::object();
+    j["storage"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", "sparse"},
+                    {"daf_indtype", julia_name(p.indtype)}};
     return j.dump();
   }
   auto p = property(ref, node);
@@ -290,7 +292,10 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
     j = array_json(ref, p->desc.eltype, p->tiling);
   }
   j["dims"] = dims_json(ref);
-  j["attributes"] = property_attributes(p->desc, p->nnz);
+  // How the property is stored, not what it means: "storage" goes only to
+  // another Daf repository (stowage::copy), never into another format.
+  j["attributes"] = OJson::object();
+  j["storage"] = property_storage(p->desc, p->nnz);
   return j.dump();
 }
 

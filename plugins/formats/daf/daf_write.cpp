@@ -46,20 +46,35 @@ ElType numeric_dtype(const Json& d, std::string_view node) {
   return *t;
 }
 
-// The index type asked for in attributes.daf_indtype, if it can index `size`.
+// A storage hint ("daf_storage", "daf_indtype") from the description's
+// "storage" object, as describe() gives it, or from its attributes (where
+// this plugin put them before).
+std::string storage_hint(const Json& d, const char* key) {
+  for (const char* where : {"storage", "attributes"}) {
+    auto a = d.find(where);
+    if (a != d.end() && a->is_object() && a->contains(key)) return string_or(*a, key, "");
+  }
+  return "";
+}
+
+// The index type asked for in daf_indtype, if it can index `size`.
 ElType choose_indtype(const Json& d, uint64_t size) {
   ElType t = indtype_for_size(size);
-  auto a = d.find("attributes");
-  if (a != d.end() && a->is_object()) {
-    if (auto asked = parse_julia_name(string_or(*a, "daf_indtype", "")))
-      if (is_integer(*asked) && max_index(*asked) >= size) t = *asked;
-  }
+  if (auto asked = parse_julia_name(storage_hint(d, "daf_indtype")))
+    if (is_integer(*asked) && max_index(*asked) >= size) t = *asked;
   return t;
 }
 
-bool asks_sparse(const Json& d) {
-  auto a = d.find("attributes");
-  return a != d.end() && a->is_object() && string_or(*a, "daf_storage", "") == "sparse";
+bool asks_sparse(const Json& d) { return storage_hint(d, "daf_storage") == "sparse"; }
+
+// A property has no user attributes (Daf keeps them only on the root, as
+// scalars): refused, naming them, rather than dropped.
+void refuse_property_attributes(const Json& attributes, std::string_view node) {
+  if (!attributes.is_object()) return;
+  for (const auto& [key, value] : attributes.items())
+    if (key.compare(0, 4, "daf_") != 0)
+      sdk::unsupported(std::string(node) + ": Daf keeps user attributes only on the root (as scalars); got '" +
+                       key + "'");
 }
 
 void check_vector_name(const NodeRef& ref) {
@@ -174,6 +189,7 @@ void DafStore::create(std::string_view node, std::string_view json) {
     return;  // groups exist implicitly
   }
   check_vector_name(ref);
+  if (auto a = d.find("attributes"); a != d.end()) refuse_property_attributes(*a, node);
   if (kind == "array") return create_array(ref, node, d);
   if (kind == "sparse") return create_sparse(ref, node, d);
   if (kind == "strings") {  // the values come with write_strings
@@ -267,10 +283,7 @@ void DafStore::set_attributes(std::string_view node, std::string_view json) {
   Json a = parse_description(json, node);
   NodeRef ref = parse_node(node);
   if (ref.kind == NodeRef::Root) return set_scalars(a);
-  for (const auto& [key, value] : a.items())
-    if (key.compare(0, 4, "daf_") != 0)
-      sdk::unsupported(std::string(node) + ": Daf keeps user attributes only on the root (as scalars); got '" + key +
-                       "'");
+  refuse_property_attributes(a, node);
 }
 
 // The root's attributes are the scalars; "daf_types" maps a name to its Daf

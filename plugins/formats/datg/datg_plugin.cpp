@@ -46,19 +46,24 @@ std::string string_attribute(const json& attributes, const char* key) {
   return v.get<std::string>();
 }
 
-// Takes the metadata strings from user attributes; datg has no room for any
-// other attribute, so those are reported and dropped.
+// Takes the metadata strings from user attributes. datg has no room for any
+// other attribute: those are refused (UNSUPPORTED, naming them), so nothing
+// is lost unnoticed; stowage::copy drops them only when asked to.
 datg::Metadata metadata_from(const json& attributes, datg::Metadata metadata) {
   if (attributes.is_null()) return metadata;
   if (!attributes.is_object()) sdk::invalid("datg: \"attributes\" must be a JSON object");
+  std::string others;
   for (auto it = attributes.begin(); it != attributes.end(); ++it) {
     const std::string& key = it.key();
     if (key == kDatasetName) metadata.dataset_name = string_attribute(attributes, kDatasetName);
     else if (key == kRowEntity) metadata.row_entity = string_attribute(attributes, kRowEntity);
     else if (key == kColumnEntity) metadata.column_entity = string_attribute(attributes, kColumnEntity);
     else if (key != kCreated)  // kept by keep_created()
-      sdk::log(STOWAGE_LOG_WARNING, "datg cannot store attribute \"" + key + "\"; it is dropped");
+      others += (others.empty() ? "'" : ", '") + key + "'";
   }
+  if (!others.empty())
+    sdk::unsupported(std::string("datg keeps only the attributes ") + kDatasetName + ", " + kRowEntity + ", " +
+                     kColumnEntity + " and " + kCreated + ", not " + others);
   return metadata;
 }
 

@@ -116,7 +116,7 @@ class NpyStore final : public sdk::Store {
     check_node(node);
     json a = json::parse(attributes.begin(), attributes.end(), nullptr, false);
     if (a.is_discarded() || !a.is_object()) sdk::invalid(path_ + ": attributes must be a JSON object");
-    if (!a.empty()) sdk::unsupported(path_ + ": .npy files hold no attributes (got " + a.dump() + ")");
+    if (!a.empty()) refuse_attributes(a);
   }
 
   bool read_chunk(std::string_view node, const uint64_t* index, void* out, size_t capacity,
@@ -195,6 +195,14 @@ class NpyStore final : public sdk::Store {
     has_array_ = true;
   }
 
+  // Names the keys only: their values (a label list) can be megabytes.
+  [[noreturn]] void refuse_attributes(const json& attributes) const {
+    std::string keys;
+    if (attributes.is_object())
+      for (auto& [key, value] : attributes.items()) keys += (keys.empty() ? "'" : ", '") + key + "'";
+    sdk::unsupported(path_ + ": .npy files hold no attributes (given " + (keys.empty() ? attributes.dump() : keys) + ")");
+  }
+
   npy::Header header_from_description(std::string_view description) const {
     json d = json::parse(description.begin(), description.end(), nullptr, false);
     if (d.is_discarded() || !d.is_object()) sdk::invalid(path_ + ": the description is not a JSON object");
@@ -203,6 +211,8 @@ class NpyStore final : public sdk::Store {
       sdk::unsupported(path_ + ": .npy holds a dense array, not a '" + kind + "' node");
     if (!d.contains("dtype") || !d["dtype"].is_string()) sdk::invalid(path_ + ": the description lacks a dtype");
     if (!d.contains("shape") || !d["shape"].is_array()) sdk::invalid(path_ + ": the description lacks a shape");
+    if (d.contains("attributes") && !d["attributes"].is_null() && !d["attributes"].empty())
+      refuse_attributes(d["attributes"]);
     npy::Header h;
     h.dtype = d["dtype"].get<std::string>();
     npy::descr_for(h.dtype, path_);  // refuses dtypes .npy cannot hold
