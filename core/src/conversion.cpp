@@ -684,19 +684,37 @@ class Converter {
   void copy_strings(const Store& src, const std::string& src_node, Store& dst, const std::string& dst_node) {
     ++nodes_;
     if (filling_part()) return;
+    if (format_has(dst, STOWAGE_CAP_GROUPS)) {
+      // In a container a string node is a node of its own: its attributes,
+      // and within the format its blocks and codec, go with it.
+      const NodeInfo info = src.describe(src_node);
+      json desc = {{"kind", "strings"}, {"shape", info.shape}, {"attributes", attributes_for(info)}};
+      add_layout(desc, src, dst, info);
+      create_node(dst, dst_node, desc, "a string array");
+    }
     dst.write_strings(dst_node, src.read_strings(src_node));
+  }
+
+  // The blocks and codec of a string or record node, where the destination
+  // is the source's format or --compression names a codec.
+  void add_layout(json& desc, const Store& src, const Store& dst, const NodeInfo& info) const {
+    if (same_format(src, dst) && info.raw.contains("chunks")) desc["chunks"] = info.raw["chunks"];
+    json codec = codec_for(src, dst, info);
+    if (!codec.is_null()) desc["codec"] = codec;
   }
 
   void copy_records(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
                     const std::string& dst_node, Progress& progress) {
     ++nodes_;
     if (filling_part()) return;
-    try {
-      dst.create(dst_node, {{"kind", "records"}, {"attributes", info.attributes}});
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::unsupported || !format_has(dst, STOWAGE_CAP_RECORDS))
-        cannot_create(e, dst, "a record set");
-    }
+    json desc = {{"kind", "records"}, {"count", info.count}, {"attributes", attributes_for(info)}};
+    if (same_format(src, dst) && info.raw.contains("shape")) desc["shape"] = info.raw["shape"];
+    add_layout(desc, src, dst, info);
+    if (!format_has(dst, STOWAGE_CAP_RECORDS))
+      throw Error(ErrorCode::invalid_argument,
+                  dst.path() + ": format " + dst.format() + " cannot hold a record set (" + spec_of(src, src_node) + ")",
+                  dst.path());
+    create_node(dst, dst_node, desc, "a record set");
     Records in = src.records(src_node);
     Records out = dst.records(dst_node);
     uint64_t n = in.size();

@@ -534,6 +534,57 @@ TEST_CASE("metadata: storage parameters stay with their format; what a format ca
   REQUIRE_MESSAGE(kept.status == 0, kept.output);
 }
 
+// Every node of a store below `node`: its description (codec keys in any
+// order) and its values, whatever its kind.
+void check_same_tree(const stowage::Store& a, const stowage::Store& b, const std::string& node) {
+  CAPTURE(node);
+  const stowage::NodeInfo x = a.describe(node), y = b.describe(node);
+  REQUIRE(x.kind == y.kind);
+  CHECK(nlohmann::json::parse(x.attributes.dump()) == nlohmann::json::parse(y.attributes.dump()));
+  // (The N5 plugin writes blosc's typesize, the element size N5 Java leaves implicit.)
+  nlohmann::json cx = nlohmann::json::parse(x.codec.dump()), cy = nlohmann::json::parse(y.codec.dump());
+  if (cx.is_object() && cx.value("type", "") == "blosc") cx.erase("typesize"), cy.erase("typesize");
+  CHECK(cx == cy);
+  CHECK(x.raw.value("chunks", json()) == y.raw.value("chunks", json()));
+  CHECK(x.shape == y.shape);
+  switch (x.kind) {
+    case stowage::NodeKind::group:
+      REQUIRE(a.list(node) == b.list(node));
+      for (const auto& child : a.list(node)) check_same_tree(a, b, node.empty() ? child : node + "/" + child);
+      break;
+    case stowage::NodeKind::array:
+      CHECK(dense_bytes(a.path() + "::" + node) == dense_bytes(b.path() + "::" + node));
+      break;
+    case stowage::NodeKind::strings:
+      CHECK(a.read_strings(node) == b.read_strings(node));
+      break;
+    case stowage::NodeKind::records: {
+      stowage::Records ra = a.records(node), rb = b.records(node);
+      REQUIRE(ra.size() == rb.size());
+      for (uint64_t i = 0; i < ra.size(); ++i) CHECK(ra.read(i) == rb.read(i));
+      break;
+    }
+    case stowage::NodeKind::sparse:
+      break;
+  }
+}
+
+TEST_CASE("an N5 container written by N5 Java converts whole: string and object datasets keep blocks and codec") {
+  test::TempDir tmp;
+  const std::string java = fixture("n5/java-style.n5").string(), copy = (tmp / "j.n5").string();
+  test::RunResult r = convert(test::quote(java) + " " + test::quote(copy));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  stowage::Store a = stowage::Store::open(java), b = stowage::Store::open(copy);
+  check_same_tree(a, b, "");
+  // The object blocks are N5 Java's bytes exactly (mode 2, raw); the string
+  // blocks are gzip again, in blocks of 3 as Java wrote them.
+  for (const char* block : {"0", "1"})
+    CHECK(test::read_file(test::fs::path(copy) / "optional/object_1d" / block) ==
+          test::read_file(test::fs::path(java) / "optional/object_1d" / block));
+  CHECK(b.describe("optional/string_1d").raw["chunks"] == json::array({3}));
+  CHECK(b.describe("optional/string_1d").codec["type"] == "gzip");
+}
+
 TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {
   test::TempDir tmp;
   CHECK(test::run(convert_cmd() + " --bogus a b").status == 2);

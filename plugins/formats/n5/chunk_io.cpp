@@ -191,39 +191,44 @@ void N5Store::write_file(const std::string& path, std::initializer_list<Piece> p
 
 namespace {
 // Strings per block of a string dataset we write.
-constexpr uint64_t kStringBlock = 4096;
 }  // namespace
 
 // Writes a whole 1-D string dataset the way N5 Java does: varlength (mode 1)
 // blocks whose numElements is the payload's byte length, each string
 // followed by a NUL. An existing string dataset at `node` is replaced (its
-// user attributes are kept).
+// user attributes, blocks and codec are kept).
 void N5Store::write_strings(std::string_view node, const std::vector<std::string_view>& values) {
   require_writable("write_strings");
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_outside_datasets(parts);
-  json user = json::object();  // a replaced string dataset keeps its user attributes
+  Dataset meta;
+  meta.type = *find_data_type("string");
+  meta.chunks = {std::max<uint64_t>(1, std::min<uint64_t>(values.size(), kStringBlock))};
+  meta.compression = json{{"type", "raw"}};
+  // A replaced string dataset (or one create made empty) keeps its user
+  // attributes, blocks and codec.
+  json user = json::object();
   if (std::optional<json> old = sdk::is_directory(dir) ? read_attributes(dir) : std::nullopt;
       old && is_dataset(*old)) {
     if ((*old)["dataType"] != "string") invalid(dir + ": is a numeric dataset, not a string dataset");
     user = user_attributes(*old, parts.empty());
+    Dataset was = parse_dataset(*old, dir + kAttributesFile);
+    meta.chunks = was.chunks;
+    meta.compression = was.compression;
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     if (ec) sdk::io_fail(dir, "cannot replace", ec.value());
   }
   for (std::string_view v : values)
     if (v.find('\0') != std::string_view::npos) invalid(dir + ": N5 strings cannot contain NUL");
-  Dataset meta;
-  meta.type = *find_data_type("string");
   meta.shape = {values.size()};
-  meta.chunks = {std::max<uint64_t>(1, std::min<uint64_t>(values.size(), kStringBlock))};
-  meta.compression = json{{"type", "raw"}};
   sdk::make_directories(dir);
   write_attributes(dir, dataset_attributes(meta, user));
   forget(node);
   if (!parts.empty()) ensure_root_version();
 
+  std::shared_ptr<OpenDataset> ds = dataset(node);
   std::string payload;
   for (uint64_t first = 0; first < values.size(); first += meta.chunks[0]) {
     uint64_t count = std::min<uint64_t>(meta.chunks[0], values.size() - first);
@@ -233,8 +238,26 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
     uint8_t header[max_header_size(1)];
     size_t header_size = write_varlength_header(header, &count, 1, static_cast<uint32_t>(payload.size()));
     uint64_t chunk = first / meta.chunks[0];
-    write_file(chunk_path(dir, &chunk, 1), {{header, header_size}, {payload.data(), payload.size()}});
+    write_variable(*ds, chunk_path(dir, &chunk, 1), header, header_size, payload);
   }
+}
+
+// A string or object block: the header, then the payload through the dataset's codec.
+void N5Store::write_variable(const OpenDataset& ds, const std::string& path, const uint8_t* header,
+                             size_t header_size, std::string_view payload) const {
+  if (ds.raw) return write_file(path, {{header, header_size}, {payload.data(), payload.size()}});
+  CodecPool::Lease codec = ds.codec.acquire();
+  std::vector<uint8_t>& buf = scratch(header_size + codec->bound(payload.size()));
+  std::memcpy(buf.data(), header, header_size);
+  size_t encoded;
+  try {
+    encoded = codec->encode(payload.data(), payload.size(), buf.data() + header_size, buf.size() - header_size);
+  } catch (const sdk::Error& e) {
+    fail(e.code(), path + ": " + e.what());
+  }
+  if (header_size + encoded > kMaxChunkBytes)
+    invalid(path + ": the encoded block is " + std::to_string(header_size + encoded) + " bytes, over N5's 2 GiB limit");
+  write_file(path, {{buf.data(), header_size + encoded}});
 }
 
 void N5Store::read_strings(std::string_view node, uint64_t begin, uint64_t end,
@@ -298,6 +321,26 @@ void N5Store::read_records(std::string_view node, uint64_t begin, uint64_t end,
   for (uint64_t i = begin; i < end; ++i) {
     std::optional<std::string> bytes = read_variable(*ds, object_path(*ds, i), nullptr);
     item(bytes ? bytes->data() : "", bytes ? bytes->size() : 0);  // a missing block is empty
+  }
+}
+
+void N5Store::append_records(std::string_view node, uint64_t count, const void* const* records,
+                             const uint64_t* sizes) {
+  require_writable("append_records");
+  std::shared_ptr<OpenDataset> ds = dataset(node);
+  if (ds->meta.type.kind != ElementKind::object)
+    invalid(ds->dir + ": records are the blocks of an \"object\" dataset");
+  uint64_t& next = records_appended_[std::string(node)];
+  if (count > ds->meta.block_count() - next)
+    invalid(ds->dir + ": " + std::to_string(next + count) + " records do not fit its " +
+            std::to_string(ds->meta.block_count()) + " blocks");
+  for (uint64_t i = 0; i < count; ++i, ++next) {
+    if (sizes[i] > kMaxChunkBytes) invalid(ds->dir + ": a record exceeds N5's 2 GiB block limit");
+    uint8_t header[6];
+    sdk::store_be<uint16_t>(header, kModeObject);
+    sdk::store_be<uint32_t>(header + 2, static_cast<uint32_t>(sizes[i]));
+    write_variable(*ds, object_path(*ds, next), header, sizeof header,
+                   std::string_view(static_cast<const char*>(records[i]), sizes[i]));
   }
 }
 

@@ -21,6 +21,10 @@ using json = nlohmann::ordered_json;
 
 // The spec limits a chunk (block) to 2 GiB (README rule 7).
 constexpr uint64_t kMaxChunkBytes = uint64_t(1) << 31;
+// A node's metadata file, relative to its directory.
+constexpr const char* kAttributesFile = "/attributes.json";
+// Strings in one block of a string dataset stowage creates with no blockSize given.
+constexpr uint64_t kStringBlock = 4096;
 // The container version this plugin writes, and the newest major it reads.
 constexpr const char* kWrittenVersion = "4.0.0";
 constexpr int kNewestMajor = 4;

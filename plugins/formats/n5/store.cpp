@@ -25,7 +25,6 @@ using namespace io;
 
 namespace {
 
-constexpr const char* kAttributesFile = "/attributes.json";
 // attributes.json is metadata: refuse to slurp anything absurdly large.
 constexpr uint64_t kMaxAttributesBytes = uint64_t(1) << 28;
 
@@ -104,6 +103,30 @@ Dataset dataset_from_description(const json& d) {
     unsupported("n5 create: N5 has no fill value (missing chunks read as 0), got " +
                 d["fill_value"].dump());
   ds.compression = canonical_compression(d.value("codec", json()), ds.type.size);
+  return ds;
+}
+
+// A string or object dataset from a create() description: the "chunks" and
+// "codec" given (a copy of an N5 container keeps them), else blocks of up to
+// kStringBlock strings or of one record, raw. A string dataset starts empty
+// (write_strings sizes it); an object dataset has the "shape" given, else
+// "count" records in one dimension.
+Dataset variable_dataset(const json& d, const std::string& kind, const std::string& dir) {
+  Dataset ds;
+  ds.type = *find_data_type(kind == "strings" ? "string" : "object");
+  if (kind == "strings") {
+    ds.shape = {0};
+    ds.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1, INT32_MAX) : std::vector<uint64_t>{kStringBlock};
+    if (ds.chunks.size() != 1) invalid(dir + ": N5 string datasets here are one-dimensional");
+  } else {
+    ds.shape = d.contains("shape") ? description_extents(d, "shape", 0, INT64_MAX)
+                                   : std::vector<uint64_t>{d.value("count", uint64_t{0})};
+    ds.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1, INT32_MAX)
+                                     : std::vector<uint64_t>(ds.shape.size(), 1);
+    if (ds.chunks.size() != ds.shape.size() || ds.shape.empty())
+      invalid(dir + ": an object dataset needs \"shape\" and \"chunks\" of the same rank");
+  }
+  ds.compression = canonical_compression(d.value("codec", json()), 1);
   return ds;
 }
 
@@ -349,12 +372,12 @@ std::string N5Store::describe(std::string_view node) {
       if (ds.ndim() != 1)
         unsupported(dir + ": string datasets with " + std::to_string(ds.ndim()) +
                     " dimensions are not supported (only 1-D)");
-      return json{{"kind", "strings"}, {"shape", ds.shape}, {"codec", ds.compression},
+      return json{{"kind", "strings"}, {"shape", ds.shape}, {"chunks", ds.chunks}, {"codec", ds.compression},
                   {"attributes", user}}
           .dump();
     case ElementKind::object:  // one record per block
-      return json{{"kind", "records"}, {"count", ds.block_count()}, {"codec", ds.compression},
-                  {"attributes", user}}
+      return json{{"kind", "records"}, {"count", ds.block_count()}, {"shape", ds.shape},
+                  {"chunks", ds.chunks}, {"codec", ds.compression}, {"attributes", user}}
           .dump();
   }
   fail(STOWAGE_INTERNAL, dir + ": unhandled element kind");
@@ -381,13 +404,16 @@ void N5Store::create(std::string_view node, std::string_view text) {
     json version = attrs.contains("n5") ? attrs["n5"] : json();
     attrs = dataset_attributes(dataset_from_description(d), user);
     if (!version.is_null()) attrs = with_version_first(version, attrs);
-  } else if (kind == "strings") {  // an empty string dataset; write_strings fills it
-    write_strings(node, {});
-    if (!user.empty()) set_attributes(node, user.dump());
-    return;
+  } else if (kind == "strings" || kind == "records") {
+    // An empty string dataset (write_strings fills it) or an object dataset
+    // (append_records fills it), with the blocks and codec asked for.
+    json version = attrs.contains("n5") ? attrs["n5"] : json();
+    attrs = dataset_attributes(variable_dataset(d, kind, dir), user);
+    if (!version.is_null()) attrs = with_version_first(version, attrs);
+    records_appended_.erase(std::string(node));
   } else {
     unsupported("n5 create: cannot create a node of kind \"" + kind +
-                "\" (groups, arrays and strings only)");
+                "\" (groups, arrays, strings and records only)");
   }
   if (parts.empty() && !attrs.contains("n5")) attrs = with_version_first(kWrittenVersion, attrs);
 

@@ -55,6 +55,9 @@ class N5Store final : public stowage::sdk::Store {
   void read_records(std::string_view node, uint64_t begin, uint64_t end,
                     const stowage::sdk::ItemFn& item) override;
   std::string record_key(std::string_view node, uint64_t index) override;
+  // Writes the next records into blocks 0, 1, ... of an object dataset made by create.
+  void append_records(std::string_view node, uint64_t count, const void* const* records,
+                      const uint64_t* sizes) override;
 
  private:
   // A dataset opened for chunk I/O, cached per node.
@@ -87,6 +90,8 @@ class N5Store final : public stowage::sdk::Store {
   static void decode(const OpenDataset& ds, const std::string& path, const uint8_t* payload,
                      size_t payload_size, uint8_t* out, size_t bytes);
   std::string object_path(const OpenDataset& ds, uint64_t index) const;
+  void write_variable(const OpenDataset& ds, const std::string& path, const uint8_t* header,
+                      size_t header_size, std::string_view payload) const;
   using Piece = std::pair<const void*, size_t>;
   void write_file(const std::string& path, std::initializer_list<Piece> pieces) const;
 
@@ -99,6 +104,8 @@ class N5Store final : public stowage::sdk::Store {
   // cache is unchanged (generation_, bumped by forget()).
   const uint64_t id_;
   std::atomic<uint64_t> generation_{0};
+  // The next block append_records writes, per object dataset.
+  std::unordered_map<std::string, uint64_t> records_appended_;
 };
 
 }  // namespace n5
