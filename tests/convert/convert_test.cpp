@@ -284,15 +284,19 @@ TEST_CASE("--create-only then --part I/N equals a whole conversion") {
   CHECK(convert(test::quote(vol) + " " + test::quote(dst) + " --part 0/3 --chunks 8,8,8").status == 2);
 }
 
-TEST_CASE("a conversion killed half-way leaves no destination, and the next run cleans up") {
-  test::TempDir tmp;
-  // 48 MB of noisy data that gzip -9 needs a while for.
+// 48 MB of noisy uint16 (96x512x512) that gzip -9 needs a while for: a copy to interrupt.
+void save_noisy_volume(const test::fs::path& npy, int seed) {
   test::RunResult gen = test::run_python(
       "import sys, numpy as np\n"
-      "rng = np.random.default_rng(1)\n"
+      "rng = np.random.default_rng(int(sys.argv[2]))\n"
       "np.save(sys.argv[1], (rng.normal(1000, 50, (96, 512, 512))).astype('<u2'))\n",
-      q(tmp / "big.npy"));
+      q(npy) + " " + std::to_string(seed));
   REQUIRE_MESSAGE(gen.status == 0, gen.output);
+}
+
+TEST_CASE("a conversion killed half-way leaves no destination, and the next run cleans up") {
+  test::TempDir tmp;
+  save_noisy_volume(tmp / "big.npy", 1);
   std::string dst = (tmp / "out.n5").string();
   for (int delay_ms : {150, 400, 900}) {
     CAPTURE(delay_ms);
@@ -363,12 +367,7 @@ std::string staged_leftovers(const test::fs::path& dir) {
 
 TEST_CASE("a node added to or replaced in a container is published whole, whatever stops the copy") {
   test::TempDir tmp;
-  test::RunResult gen = test::run_python(
-      "import sys, numpy as np\n"
-      "rng = np.random.default_rng(2)\n"
-      "np.save(sys.argv[1], (rng.normal(1000, 50, (96, 512, 512))).astype('<u2'))\n",
-      q(tmp / "big.npy"));
-  REQUIRE_MESSAGE(gen.status == 0, gen.output);
+  save_noisy_volume(tmp / "big.npy", 2);
   const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   const std::string big = (tmp / "big.npy").string();
   const test::fs::path c = tmp / "c.n5";
