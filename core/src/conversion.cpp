@@ -745,15 +745,23 @@ bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid)
 
 const std::string kTempPrefix = sdk::kStagingPrefix;
 
+// The hidden name a copy by process `pid` stages `name` under:
+// ".stowage-convert.<pid>.<name>", with the name cut so the whole stays
+// within the 255 bytes a file name may have (a 245-character destination
+// failed with "File name too long" before).
+std::string staged_name(long pid, const std::string& name) {
+  std::string head = kTempPrefix + std::to_string(pid) + ".";
+  return head + name.substr(0, std::min(name.size(), 255 - std::min<size_t>(head.size(), 255)));
+}
+
 // Removes temporaries left by killed conversions to the same destination.
 void clean_stale_temporaries(const fs::path& parent, const std::string& name) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
     std::string f = entry.path().filename().string();
     if (f.rfind(kTempPrefix, 0) != 0) continue;
-    size_t dot = f.find('.', kTempPrefix.size());
-    if (dot == std::string::npos || f.substr(dot + 1) != name) continue;
-    long pid = std::atol(f.substr(kTempPrefix.size(), dot - kTempPrefix.size()).c_str());
+    long pid = std::atol(f.c_str() + kTempPrefix.size());
+    if (f != staged_name(pid, name)) continue;
     if (!process_alive(pid)) fs::remove_all(entry.path(), ec);
   }
 }
@@ -782,7 +790,7 @@ class StagingArea {
     // whose temporaries are in its staging directory: finish it first.
     sdk::complete_file_set_commit(destination_.string());
     clean_stale_temporaries(parent_, name_);
-    dir_ = parent_ / (kTempPrefix + std::to_string(::getpid()) + "." + name_);
+    dir_ = parent_ / staged_name(::getpid(), name_);
     fs::create_directories(dir_);
   }
   ~StagingArea() {
@@ -850,7 +858,7 @@ class NodeStaging {
     size_t slash = node.rfind('/');
     std::string parent = slash == std::string::npos ? "" : node.substr(0, slash);
     leaf_ = slash == std::string::npos ? node : node.substr(slash + 1);
-    hidden_leaf_ = kTempPrefix + std::to_string(::getpid()) + "." + leaf_;
+    hidden_leaf_ = staged_name(::getpid(), leaf_);
     staged_ = join(parent, hidden_leaf_);
     // A format that moves nodes keeps node a/b in the directory <root>/a/b:
     // what killed copies left there goes first (and our own last attempt).

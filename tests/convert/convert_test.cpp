@@ -584,6 +584,21 @@ TEST_CASE("an N5 container written by N5 Java converts whole: string and object 
   CHECK(b.describe("optional/string_1d").codec["type"] == "gzip");
 }
 
+TEST_CASE("names up to the file system's limit work, as a destination and as a new node") {
+  test::TempDir tmp;
+  const std::string vol = (test::source_root() / "examples" / "volume.n5").string() + "::labels";
+  const std::string name(251, 'n');  // + ".n5": 254 bytes, staged under a hidden name that must be cut
+  test::RunResult whole = convert(test::quote(vol) + " " + q(tmp / (name + ".n5")));
+  CHECK_MESSAGE(whole.status == 0, whole.output);
+  CHECK(dense_bytes((tmp / (name + ".n5")).string()) == dense_bytes(vol));
+  REQUIRE(convert(test::quote(vol) + " " + test::quote((tmp / "c.n5").string() + "::small")).status == 0);
+  const std::string node = (tmp / "c.n5").string() + "::" + std::string(255, 'k');  // staged inside c.n5
+  test::RunResult added = convert(test::quote(vol) + " " + test::quote(node));
+  CHECK_MESSAGE(added.status == 0, added.output);
+  CHECK(dense_bytes(node) == dense_bytes(vol));
+  CHECK(staged_leftovers(tmp.path()).empty());
+}
+
 TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {
   test::TempDir tmp;
   CHECK(test::run(convert_cmd() + " --bogus a b").status == 2);
