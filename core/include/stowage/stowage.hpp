@@ -111,6 +111,16 @@ std::string capability_letters(uint64_t caps);  // "rwtp" style
 
 struct LoadedPlugin;  // internal
 
+// What `stowage-plugin-list --json` prints, for every front end (the tool,
+// the Python package): one plugin's entry (detail adds build_info and
+// params_schema), and the whole document {"stowage_version", "abi",
+// "search_path", "plugins"} of `plugins` in the order given.
+json plugin_info_json(const PluginInfo& plugin, bool detail = false);
+class Registry;
+json plugin_list_json(const Registry& registry, const std::vector<PluginInfo>& plugins);
+// Sorts by kind, id, then state (the order the tools print).
+void sort_plugins(std::vector<PluginInfo>& plugins);
+
 class Codec;
 class Store;
 
