@@ -150,7 +150,7 @@ uint64_t product(const std::vector<uint64_t>& v) {
 // A vector's storage handed to numpy without a copy: the array's base owns it.
 template <class T>
 py::array adopt(std::vector<T>&& v, py::dtype dtype) {
-  if (v.empty()) return py::array(dtype, {0});
+  if (v.empty()) return py::array(dtype, std::vector<py::ssize_t>{0});
   auto* owner = new std::vector<T>(std::move(v));
   py::capsule free_when_done(owner, [](void* p) { delete static_cast<std::vector<T>*>(p); });
   size_t n = owner->size() * sizeof(T) / static_cast<size_t>(dtype.itemsize());

@@ -593,14 +593,16 @@ class Sparse(_Dimensioned):
 
 
 class Strings(_Node):
-    """An array of str (names, axes). ``s[i]`` -> str, ``s[a:b]`` -> list."""
+    """An array of str (names, axes; a Daf string matrix reads in C order).
+
+    ``s[i]`` -> str, ``s[a:b]`` -> list of str, ``len(s)`` the number of strings."""
 
     def __len__(self):
-        return int(self._info["shape"][0]) if self._info.get("shape") else 0
+        return int(np.prod(self.shape, dtype=np.uint64))
 
     @property
     def shape(self):
-        return tuple(self._info.get("shape") or (len(self),))
+        return tuple(self._info.get("shape") or (0,))
 
     def __getitem__(self, key):
         n = len(self)
@@ -610,8 +612,7 @@ class Strings(_Node):
             if not r:
                 return []
             lo, hi = min(r[0], r[-1]), max(r[0], r[-1]) + 1
-            values = self.store._core.read_strings(self.node, lo, hi)
-            return values[r[0] - lo :: step] if step > 0 else values[r[0] - lo :: step]
+            return self.store._core.read_strings(self.node, lo, hi)[r[0] - lo :: step]
         i = operator.index(key)
         if i < -n or i >= n:
             raise IndexError(f"index {i} is out of range for {n} strings")
