@@ -89,6 +89,9 @@ class Store:
 
     def __init__(self, core, mode, plugin_path=None, options=None):
         self._core = core
+        # Kept here so that a closed store still pickles and prints.
+        self._path = core.path
+        self._format = core.format
         self.mode = mode
         self.plugin_path = plugin_path
         self._options = options
@@ -97,12 +100,12 @@ class Store:
     @property
     def path(self):
         """The path as given to :func:`open`."""
-        return self._core.path
+        return self._path
 
     @property
     def format(self):
         """The format id (``"n5"``, ``"datg"``, ...)."""
-        return self._core.format
+        return self._format
 
     @property
     def attrs(self):
