@@ -194,7 +194,7 @@ def test_a_forked_child_reads_after_the_parent_did():
     want = int(a[...].astype(np.int64).sum())
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
-    child = ctx.Process(target=_read_in_child, args=(a, queue))
+    child = ctx.Process(target=_read_in_child, args=(a, queue), daemon=True)
     child.start()
     child.join(60)
     assert child.exitcode == 0
