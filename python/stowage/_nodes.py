@@ -446,6 +446,13 @@ def _normalize_index(key, shape):
     return out
 
 
+def _picks(dims):
+    """What to take from the bounding box of an index: each step, and 0 on
+    integer-indexed axes (which drops them)."""
+    return tuple(0 if drop else slice(first, None, step) if count else slice(0, 0)
+                 for _, count, step, first, drop in dims)
+
+
 class Array(_Dimensioned):
     """A dense n-d array.
 
@@ -503,12 +510,11 @@ class Array(_Dimensioned):
         box = np.empty(counts, self.dtype)
         if box.size:
             self._core.read([o for o, _, _, _, _ in dims], counts, box)
-        if any(step != 1 for _, _, step, _, _ in dims):
-            # Other steps read the bounding box and pick from it (fast for
-            # small steps; a step of k reads k times what it returns).
-            picks = tuple(slice(first, None, step) if c else slice(0, 0) for _, c, step, first, _ in dims)
-            box = np.ascontiguousarray(box[picks])
-        return box.reshape([n for n, (_, _, _, _, drop) in zip(box.shape, dims) if not drop])
+        # Steps other than 1 read the bounding box and pick from it (fast for
+        # small steps; a step of k reads k times what it returns). Without
+        # steps the picks only drop the integer-indexed axes: no copy.
+        out = box[_picks(dims) + (Ellipsis,)]  # the Ellipsis keeps a 0-d array an array
+        return out if out.flags.c_contiguous else out.copy()
 
     def __setitem__(self, key, value):
         dims = _normalize_index(key, self.shape)
@@ -516,17 +522,10 @@ class Array(_Dimensioned):
         counts = [c for _, c, _, _, _ in dims]
         if 0 in counts:
             return
+        box = np.empty(counts, self.dtype)
         if any(step != 1 for _, _, step, _, _ in dims):
-            box = np.empty(counts, self.dtype)
-            self._core.read(offset, counts, box)
-            picks = tuple(slice(first, None, step) for _, _, step, first, _ in dims)
-            view = box[picks]
-            view[...] = np.asarray(value).reshape(view.shape) if np.ndim(value) else value
-        else:
-            kept = [c for c, (_, _, _, _, drop) in zip(counts, dims) if not drop]
-            box = np.empty(kept, self.dtype)
-            box[...] = value
-            box = box.reshape(counts)
+            self._core.read(offset, counts, box)  # the elements between the steps are kept
+        box[_picks(dims)] = value  # numpy's broadcasting and casting
         self._core.write(offset, counts, box)
 
     def __array__(self, dtype=None):

@@ -124,3 +124,11 @@ def test_the_stubs_and_docstrings_describe_the_runtime_api():
         public = {m for m in dir(cls) if not m.startswith("_") and m not in ("batch", "mode", "plugin_path")}
         assert public <= members, f"{cls.__name__}: {public - members} not in the stubs"
         assert members - {"__init__", "__enter__", "__exit__"} <= set(dir(cls)), cls.__name__
+
+
+def test_the_package_under_test_is_this_builds():
+    # meson test puts <build>/python first on PYTHONPATH: an installed copy
+    # must not be what these tests exercise.
+    assert pathlib.Path(stowage.__file__).resolve().is_relative_to(BUILD.resolve() / "python")
+    assert pathlib.Path(stowage._core.__file__).resolve().is_relative_to(BUILD.resolve() / "python")
+    assert all(BUILD.resolve() in pathlib.Path(p["path"]).resolve().parents for p in stowage.plugins())
