@@ -245,6 +245,7 @@ py::object convert(const std::string& source, const std::string& destination, co
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "stowage's C++ library (libstowage) as seen from Python; use the stowage package.";
+  init_sample_decoder();
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -289,10 +290,7 @@ PYBIND11_MODULE(_core, m) {
       py::arg("id"), py::arg("plugin_path") = py::none());
   m.def("convert", &convert, py::arg("source"), py::arg("destination"), py::arg("options"),
         py::arg("progress") = py::none(), py::arg("plugin_path") = py::none());
-  m.def("decode_sample", [](py::bytes b) {
-    std::string_view bytes = b;
-    return value_to_python(stowage::sample::decode(bytes));
-  });
+  m.def("decode_sample", [](py::bytes b) { return decode_sample(std::string_view(b)); });
 
   py::class_<stowage::Store>(m, "Store")
       .def_static(
@@ -412,17 +410,24 @@ PYBIND11_MODULE(_core, m) {
       .def("contains", py::overload_cast<std::string_view>(&stowage::Records::contains, py::const_))
       .def("read_range",
            [](const stowage::Records& r, uint64_t begin, uint64_t end, bool decode) {
-             // Samples are collected without the GIL, then made into Python
-             // objects: one plugin call for a whole batch.
-             std::vector<std::string> raw;
-             {
-               py::gil_scoped_release release;
-               raw.reserve(end > begin ? end - begin : 0);
-               r.read_range(begin, end, [&](std::string_view s) { raw.emplace_back(s); });
-             }
-             py::list out(raw.size());
-             for (size_t i = 0; i < raw.size(); ++i)
-               out[i] = decode ? value_to_python(stowage::sample::decode(raw[i])) : py::object(py::bytes(raw[i]));
+             // One plugin call for the whole batch; each sample becomes its
+             // Python object while the plugin's buffer is still valid.
+             py::list out;
+             std::exception_ptr failure;
+             uint64_t index = begin;
+             r.read_range(begin, end, [&](std::string_view s) {
+               if (failure) return;
+               try {
+                 out.append(decode ? decode_sample(s) : py::object(py::bytes(s.data(), s.size())));
+               } catch (const stowage::Error& e) {
+                 failure = std::make_exception_ptr(
+                     stowage::Error(e.code(), "sample " + std::to_string(index) + ": " + e.what()));
+               } catch (...) {
+                 failure = std::current_exception();
+               }
+               ++index;
+             });
+             if (failure) std::rethrow_exception(failure);
              return out;
            })
       .def("append", [](const stowage::Records& r, const std::vector<std::string>& samples) {
