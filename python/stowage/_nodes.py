@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from . import _core
-from ._errors import InvalidArgumentError, NodeNotFoundError
+from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError
 
 __all__ = ["open", "Store", "Group", "Array", "Sparse", "Strings", "Records"]
 
@@ -647,6 +647,12 @@ class Records(_Node):
     def __len__(self):
         return len(self._core)
 
+    def _read(self, begin, end, decode=True):
+        try:
+            return self._core.read_range(begin, end, decode)
+        except CorruptError as e:  # the decoder names the sample; add the dataset
+            raise CorruptError(f"{self.store.path}: {e}", code=e.code, path=self.store.path, plugin=e.plugin) from None
+
     def _index(self, i):
         n = len(self)
         i = operator.index(i)
@@ -658,10 +664,10 @@ class Records(_Node):
         if isinstance(i, slice):
             start, stop, step = i.indices(len(self))
             if step == 1:
-                return self._core.read_range(start, max(start, stop), True)
+                return self._read(start, max(start, stop))
             return [self[j] for j in range(start, stop, step)]
         i = self._index(i)
-        return self._core.read_range(i, i + 1, True)[0]
+        return self._read(i, i + 1)[0]
 
     def raw(self, i):
         """The sample's msgpack bytes, unchanged."""
@@ -690,13 +696,13 @@ class Records(_Node):
     def __iter__(self):
         n = len(self)
         for begin in range(0, n, self.batch):
-            yield from self._core.read_range(begin, min(n, begin + self.batch), True)
+            yield from self._read(begin, min(n, begin + self.batch))
 
     def iter_raw(self):
         """The msgpack bytes of every sample, in order."""
         n = len(self)
         for begin in range(0, n, self.batch):
-            yield from self._core.read_range(begin, min(n, begin + self.batch), False)
+            yield from self._read(begin, min(n, begin + self.batch), False)
 
 
 _KINDS.update(group=Group, array=Array, sparse=Sparse, strings=Strings, records=Records)

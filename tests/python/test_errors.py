@@ -132,3 +132,17 @@ def test_the_package_under_test_is_this_builds():
     assert pathlib.Path(stowage.__file__).resolve().is_relative_to(BUILD.resolve() / "python")
     assert pathlib.Path(stowage._core.__file__).resolve().is_relative_to(BUILD.resolve() / "python")
     assert all(BUILD.resolve() in pathlib.Path(p["path"]).resolve().parents for p in stowage.plugins())
+
+
+def test_a_sample_that_does_not_decode_is_corrupt_naming_it(tmp_path):
+    import msgpack
+
+    bad = {"key": "b", "x": {b"nd": True, b"type": "<f4", b"kind": b"", b"shape": [3], b"data": b"abc"}}
+    with stowage.open(tmp_path / "s.msgpack", "w") as store:
+        store.write_records("", [{"key": "a", "v": 1}, msgpack.packb(bad, use_bin_type=True)])
+    r = stowage.open(tmp_path / "s.msgpack")[""]
+    assert r[0] == {"key": "a", "v": 1}
+    assert r.raw(1) == msgpack.packb(bad, use_bin_type=True)  # the bytes are fine, the values are not
+    for read in (lambda: r[1], lambda: list(r)):
+        e = raised(stowage.CorruptError, ValueError, read)
+        assert str(tmp_path / "s.msgpack") in str(e) and "sample 1" in str(e) and "needs 12 data bytes, has 3" in str(e)
