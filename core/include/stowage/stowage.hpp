@@ -347,6 +347,13 @@ class Sparse {
   // The same into a slice whose buffers are reused (no allocation or zero
   // fill once they are large enough): for streaming through a matrix.
   void read_into(uint64_t major_begin, uint64_t major_end, SparseSlice& slice) const;
+  // The same into the caller's buffers, for hosts that own their arrays (the
+  // Python package reads into numpy arrays): count() gives the values in
+  // [major_begin, major_end); indptr holds end-begin+1 entries, indices
+  // and values nnz each.
+  uint64_t count(uint64_t major_begin, uint64_t major_end) const;
+  void read_into(uint64_t major_begin, uint64_t major_end, uint64_t nnz, uint64_t* indptr, uint32_t* indices,
+                 void* values) const;
   // Reads a dense C-order region [row0,row0+rows) x [col0,col0+cols).
   void read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const;
   void append(const SparseSlice& slice, uint64_t n_major) const;
