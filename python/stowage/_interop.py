@@ -40,7 +40,10 @@ class _DaskSource:
     def __getitem__(self, key):
         if isinstance(self.array, Array):
             return self.array[key]
-        return np.asarray(self.array)[key]
+        # A block of a sparse matrix: that window, read dense.
+        rows, cols = (k.indices(n) for k, n in zip(key, self.shape))
+        return self.array.read_dense(rows[0], cols[0], max(0, rows[1] - rows[0]), max(0, cols[1] - cols[0]))[
+            :: rows[2], :: cols[2]]
 
 
 def to_xarray(array, name=None):

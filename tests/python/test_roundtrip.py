@@ -136,6 +136,14 @@ def test_dask_array_on_the_native_chunk_grid():
     assert int(d.sum().compute()) == int(a[...].astype(np.int64).sum())
 
 
+def test_dask_over_a_sparse_matrix_reads_dense_blocks():
+    m = stowage.open(fixture("bpcells", "uint_packed_col_multichunk"))[""]
+    d = stowage.to_dask(m, chunks=(7, 2))
+    assert d.numblocks[0] > 1 and d.numblocks[1] > 1
+    assert np.array_equal(d.compute(scheduler="threads"), np.asarray(m))
+    assert np.array_equal(np.asarray(m), m.to_scipy().toarray())
+
+
 def test_convert_returns_the_tools_summary(tmp_path):
     src = fixture("n5", "zarr-written.n5")
     calls = []
