@@ -221,6 +221,14 @@ SparseSlice Sparse::read(uint64_t begin, uint64_t end) const {
 }
 
 void Sparse::read_into(uint64_t begin, uint64_t end, SparseSlice& s) const {
+  uint64_t nnz = count(begin, end);
+  s.indptr.resize(end - begin + 1);
+  s.indices.resize(nnz);
+  s.values.resize(nnz * dtype_size(info_.dtype));
+  read_into(begin, end, nnz, s.indptr.data(), s.indices.data(), s.values.data());
+}
+
+uint64_t Sparse::count(uint64_t begin, uint64_t end) const {
   Store::State& st = live(store_);
   if (begin > end || end > majors())
     throw Error(ErrorCode::invalid_argument,
@@ -231,20 +239,31 @@ void Sparse::read_into(uint64_t begin, uint64_t end, SparseSlice& s) const {
   uint64_t nnz = 0;
   detail::CallError err;
   st.check(st.vt->sparse_count(st.handle, node_.data(), node_.size(), begin, end, &nnz, &err), err);
-  s.indptr.resize(end - begin + 1);
-  s.indices.resize(nnz);
-  s.values.resize(nnz * dtype_size(info_.dtype));
-  st.check(st.vt->read_sparse(st.handle, node_.data(), node_.size(), begin, end, s.indptr.data(),
-                              s.indices.data(), s.values.data(), nnz, &err),
+  return nnz;
+}
+
+void Sparse::read_into(uint64_t begin, uint64_t end, uint64_t nnz, uint64_t* indptr, uint32_t* indices,
+                       void* values) const {
+  Store::State& st = live(store_);
+  if (begin > end || end > majors())
+    throw Error(ErrorCode::invalid_argument,
+                st.path + "::" + node_ + ": major range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                    ") is outside 0.." + std::to_string(majors()),
+                st.path);
+  std::shared_lock<std::shared_mutex> lock(st.mutex);
+  detail::CallError err;
+  st.check(st.vt->read_sparse(st.handle, node_.data(), node_.size(), begin, end, indptr, indices, values, nnz,
+                              &err),
            err);
   // A plugin is not trusted to be right: check what consumers rely on.
-  bool monotone = s.indptr.front() == 0 && s.indptr.back() == nnz;
-  for (size_t i = 0; i + 1 < s.indptr.size(); ++i) monotone &= s.indptr[i] <= s.indptr[i + 1];
+  const uint64_t n = end - begin + 1;
+  bool monotone = indptr[0] == 0 && indptr[n - 1] == nnz;
+  for (uint64_t i = 0; i + 1 < n; ++i) monotone &= indptr[i] <= indptr[i + 1];
   if (!monotone)
     throw Error(ErrorCode::corrupt, st.path + ": format " + st.format + " returned a malformed indptr", st.path,
                 st.plugin_name());
   uint32_t max_index = 0;
-  for (uint32_t ix : s.indices) max_index = std::max(max_index, ix);  // vectorizes
+  for (uint64_t k = 0; k < nnz; ++k) max_index = std::max(max_index, indices[k]);  // vectorizes
   uint64_t minors = info_.csr ? info_.shape[1] : info_.shape[0];
   if (nnz && max_index >= minors)
     throw Error(ErrorCode::corrupt,

@@ -9,6 +9,8 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+
+#include <pthread.h>
 #include <thread>
 
 namespace stowage::detail {
@@ -18,8 +20,16 @@ namespace {
 class Pool {
  public:
   static Pool& instance() {
-    static Pool* pool = new Pool();  // never destroyed: workers may outlive static destructors
-    return *pool;
+    static std::once_flag once;
+    std::call_once(once, [] {
+      current() = new Pool();  // never destroyed: workers may outlive static destructors
+      // A forked child (Python's multiprocessing, PyTorch's DataLoader
+      // workers) has none of the parent's threads: the old pool would wait
+      // for them forever. The child starts a new one; the old is leaked, as
+      // its mutex may have been held by a thread that is gone.
+      pthread_atfork(nullptr, nullptr, [] { current() = new Pool(); });
+    });
+    return *current();
   }
 
   // Runs `job` on up to `helpers` pool threads plus the calling thread.
@@ -63,6 +73,11 @@ class Pool {
       ++finished_;
       done_cv_.notify_all();
     }
+  }
+
+  static Pool*& current() {
+    static Pool* pool = nullptr;
+    return pool;
   }
 
   std::mutex mutex_;

@@ -59,10 +59,7 @@ int convert(Options& opts, stowage::Registry& registry) {
   if (!opts.quiet)
     for (const auto& note : r.notes) std::cerr << "stowage-convert: note: " << note << "\n";
   if (opts.as_json) {
-    stowage::json summary = {{"source", opts.src}, {"destination", opts.dst}, {"from", r.from}, {"to", r.to},
-                             {"nodes", r.nodes}, {"chunks", r.chunks}, {"bytes_in", r.bytes_in},
-                             {"bytes_out", r.bytes_out}, {"ratio", ratio}, {"seconds", r.seconds},
-                             {"mb_per_s", mb_per_s}, {"notes", r.notes}};
+    stowage::json summary = stowage::copy_summary_json(r, opts.src, opts.dst);
     if (!opts.part.empty()) summary["part"] = opts.part;
     std::cout << summary.dump(2) << "\n";
   } else if (!opts.quiet) {

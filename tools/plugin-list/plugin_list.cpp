@@ -19,27 +19,6 @@ std::string state_text(const PluginInfo& p) {
   }
 }
 
-json to_json(const PluginInfo& p, bool detail) {
-  json j;
-  j["id"] = p.id;
-  j["kind"] = p.kind;
-  j["state"] = stowage::plugin_state_name(p.state);
-  if (!p.reason.empty()) j[p.state == PluginState::shadowed ? "shadowed_by" : "reason"] = p.reason;
-  j["path"] = p.path;
-  j["version"] = p.version;
-  j["abi"] = p.abi_version;
-  j["capabilities"] = stowage::capability_letters(p.capabilities);
-  j["description"] = p.description;
-  j["aliases"] = p.aliases;
-  j["extensions"] = p.extensions;
-  if (detail) {
-    j["build_info"] = p.build_info;
-    json schema = json::parse(p.params_schema.empty() ? "{}" : p.params_schema, nullptr, false);
-    j["params_schema"] = schema.is_discarded() ? json(p.params_schema) : schema;
-  }
-  return j;
-}
-
 void print_table(const std::vector<PluginInfo>& plugins) {
   std::vector<std::vector<std::string>> rows = {{"ID", "KIND", "VERSION", "ABI", "CAPS", "STATE", "PATH"}};
   for (const PluginInfo& p : plugins)
@@ -103,9 +82,7 @@ int main(int argc, char** argv) {
   return stowage::tool::run(app, [&] {
     stowage::Registry& registry = stowage::tool::make_registry(common);
     std::vector<PluginInfo> plugins = registry.plugins(!no_load);
-    std::sort(plugins.begin(), plugins.end(), [](const PluginInfo& a, const PluginInfo& b) {
-      return std::tie(a.kind, a.id, a.state) < std::tie(b.kind, b.id, b.state);
-    });
+    stowage::sort_plugins(plugins);
     bool any_failed = std::any_of(plugins.begin(), plugins.end(),
                                   [](const PluginInfo& p) { return p.state == PluginState::failed; });
     if (!detail.empty()) {
@@ -117,20 +94,13 @@ int main(int argc, char** argv) {
         return 1;
       }
       if (as_json)
-        std::cout << to_json(*it, true).dump(2) << "\n";
+        std::cout << stowage::plugin_info_json(*it, true).dump(2) << "\n";
       else
         print_detail(*it);
       return check && it->state == PluginState::failed ? 1 : 0;
     }
     if (as_json) {
-      json out;
-      out["stowage_version"] = stowage::version();
-      out["abi"] = STOWAGE_PLUGIN_ABI;
-      out["search_path"] = json::array();
-      for (const auto& [dir, exists] : registry.search_path())
-        out["search_path"].push_back({{"path", dir}, {"exists", exists}});
-      out["plugins"] = json::array();
-      for (const PluginInfo& p : plugins) out["plugins"].push_back(to_json(p, false));
+      json out = stowage::plugin_list_json(registry, plugins);
       std::cout << out.dump(2) << "\n";
     } else {
       print_table(plugins);

@@ -71,6 +71,11 @@ struct CopyResult {
 CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options = {},
                 Registry& registry = Registry::global());
 
+// The summary `stowage-convert --json` prints: {"source", "destination",
+// "from", "to", "nodes", "chunks", "bytes_in", "bytes_out", "ratio",
+// "seconds", "mb_per_s", "notes"}, source and destination as given.
+json copy_summary_json(const CopyResult& result, const std::string& source, const std::string& destination);
+
 // The short forms the tools take, parsed once for every front end:
 // "zstd", "gzip:level=9,useZlib=true" or a JSON object -> N5 compression JSON.
 json parse_compression_spec(const std::string& spec);

@@ -111,6 +111,16 @@ std::string capability_letters(uint64_t caps);  // "rwtp" style
 
 struct LoadedPlugin;  // internal
 
+// What `stowage-plugin-list --json` prints, for every front end (the tool,
+// the Python package): one plugin's entry (detail adds build_info and
+// params_schema), and the whole document {"stowage_version", "abi",
+// "search_path", "plugins"} of `plugins` in the order given.
+json plugin_info_json(const PluginInfo& plugin, bool detail = false);
+class Registry;
+json plugin_list_json(const Registry& registry, const std::vector<PluginInfo>& plugins);
+// Sorts by kind, id, then state (the order the tools print).
+void sort_plugins(std::vector<PluginInfo>& plugins);
+
 class Codec;
 class Store;
 
@@ -343,6 +353,13 @@ class Sparse {
   // The same into a slice whose buffers are reused (no allocation or zero
   // fill once they are large enough): for streaming through a matrix.
   void read_into(uint64_t major_begin, uint64_t major_end, SparseSlice& slice) const;
+  // The same into the caller's buffers, for hosts that own their arrays (the
+  // Python package reads into numpy arrays): count() gives the values in
+  // [major_begin, major_end); indptr holds end-begin+1 entries, indices
+  // and values nnz each.
+  uint64_t count(uint64_t major_begin, uint64_t major_end) const;
+  void read_into(uint64_t major_begin, uint64_t major_end, uint64_t nnz, uint64_t* indptr, uint32_t* indices,
+                 void* values) const;
   // Reads a dense C-order region [row0,row0+rows) x [col0,col0+cols).
   void read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const;
   void append(const SparseSlice& slice, uint64_t n_major) const;

@@ -1,0 +1,54 @@
+"""stowage.convert and stowage.plugins: the library calls behind
+stowage-convert and stowage-plugin-list, with the same results (their
+--json documents, built by the same C++ functions)."""
+
+import os
+
+from . import _core
+
+__all__ = ["convert", "plugins", "plugin_detail"]
+
+
+def convert(source, destination, *, progress=None, plugin_path=None, threads=None, **options):
+    """Convert a dataset, or a node of one (``"PATH::inner/node"``), into any
+    format, as ``stowage-convert SOURCE DESTINATION`` does; returns its
+    ``--json`` summary as a dict (``source``, ``destination``, ``from``,
+    ``to``, ``nodes``, ``chunks``, ``bytes_in``, ``bytes_out``, ``ratio``,
+    ``seconds``, ``mb_per_s``, ``notes``).
+
+    Options (the tool's, with ``_`` for ``-``): ``from_`` and ``to`` (format
+    ids), ``compression`` (a dict or a short form such as ``"zstd:level=5"``),
+    ``chunks`` (a list or ``"64,64,64"``), ``cast`` (``"float32"`` or
+    ``"bool=uint8,uint32=float64"``), ``cast_overflow`` (``"error"``,
+    ``"clip"``, ``"wrap"``), ``axes`` (a list or ``"gene,cell"``),
+    ``overwrite``, ``drop_metadata``, ``create_only``, ``part=(i, n)``.
+    ``progress``: called with a dict (``bytes_done``, ``bytes_total``,
+    ``chunks``, ``seconds``) after each chunk, from a worker thread; an
+    exception it raises stops the conversion (nothing is written) and is
+    raised here. ``threads``: worker threads (default: all cores).
+    Errors raise :class:`stowage.Error` subclasses, and nothing is written.
+    """
+    if threads is not None:
+        _core.set_threads(int(threads))
+    if "from" in options:  # convert(src, dst, **{"from": "n5"})
+        options["from_"] = options.pop("from")
+    path = None if plugin_path is None else [os.fsdecode(os.fspath(p)) for p in plugin_path]
+    return _core.convert(os.fsdecode(os.fspath(source)), os.fsdecode(os.fspath(destination)), options,
+                         progress, path)
+
+
+def plugins(*, plugin_path=None, load=True):
+    """Every plugin found, as the entries of ``stowage-plugin-list --json``
+    (dicts with ``id``, ``kind``, ``state``, ``path``, ``version``, ``abi``,
+    ``capabilities``, ``description``, ``aliases``, ``extensions`` and
+    ``reason`` or ``shadowed_by`` when they apply). ``load=False`` lists the
+    files without loading them."""
+    path = None if plugin_path is None else [os.fsdecode(os.fspath(p)) for p in plugin_path]
+    return _core.plugins(path, load)["plugins"]
+
+
+def plugin_detail(id, *, plugin_path=None):  # noqa: A002 (the tool's --detail ID)
+    """One plugin's entry with ``build_info`` and ``params_schema``
+    (``stowage-plugin-list --detail ID --json``), or None."""
+    path = None if plugin_path is None else [os.fsdecode(os.fspath(p)) for p in plugin_path]
+    return _core.plugin_detail(id, path)

@@ -1,0 +1,209 @@
+"""Round trips between the Python package and real peers: zarr-python's N5
+store, numpy's .npy, scipy.sparse, msgpack/msgpack-numpy (what datadings
+writes with); stowage.convert and stowage.plugins against the tools."""
+
+import json
+import multiprocessing
+import os
+import pathlib
+import subprocess
+
+import msgpack
+import msgpack_numpy
+import numcodecs
+import numpy as np
+import pytest
+import scipy.sparse
+import zarr
+import zarr.n5
+
+import stowage
+from conftest import fixture
+
+BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
+
+
+def tool(name):
+    return str(BUILD / "tools" / name.replace("stowage-", "") / name)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "uint32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("compression", [None, "gzip", "zstd:level=5", "blosc", "bzip2", "xz"])
+def test_n5_written_by_stowage_reads_in_zarr(tmp_path, dtype, compression):
+    rng = np.random.default_rng(1)
+    values = (rng.random((13, 21, 9)) * 100).astype(dtype)
+    with stowage.open(tmp_path / "out.n5", "w") as store:
+        store.create_group("g", attrs={"unit": "nm"})
+        a = store.create_array("g/v", values.shape, dtype, chunks=(4, 8, 5), compression=compression, attrs={"k": [1, 2]})
+        a[...] = values
+    z = zarr.open(zarr.n5.N5Store(str(tmp_path / "out.n5")), mode="r")
+    assert z["g/v"].shape == values.shape and z["g/v"].chunks == (4, 8, 5)
+    assert np.array_equal(z["g/v"][...], values)
+    assert z["g/v"].attrs["k"] == [1, 2] and z["g"].attrs["unit"] == "nm"
+
+
+def test_n5_written_by_zarr_reads_in_stowage(tmp_path):
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 60000, (37, 50), dtype=np.uint16)
+    root = zarr.group(zarr.n5.N5Store(str(tmp_path / "z.n5")))
+    root.create_dataset("a", data=values, chunks=(10, 16), compressor=numcodecs.Zstd(3))
+    root.create_dataset("b", data=values.astype(np.float64) / 7, chunks=(8, 8), compressor=numcodecs.GZip(5))
+    store = stowage.open(tmp_path / "z.n5")
+    assert np.array_equal(store["a"][...], values)
+    assert np.array_equal(store["b"][3:30, 1:49], (values.astype(np.float64) / 7)[3:30, 1:49])
+    assert store["a"].codec["type"] == "zstd"
+
+
+def test_partial_chunk_writes_read_modify_write(tmp_path):
+    model = np.zeros((30, 41), np.int32)
+    store = stowage.open(tmp_path / "w.n5", "w")
+    a = store.create_array("a", model.shape, np.int32, chunks=(7, 9), compression="gzip")
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        r0, r1 = sorted(rng.integers(0, 31, 2))
+        c0, c1 = sorted(rng.integers(0, 42, 2))
+        block = rng.integers(-1000, 1000, (r1 - r0, c1 - c0), dtype=np.int32)
+        a[r0:r1, c0:c1] = block
+        model[r0:r1, c0:c1] = block
+    a[5] = 99  # a scalar broadcast into a row (an integer index)
+    model[5] = 99
+    a[::3, 7] = np.arange(10)  # a step
+    model[::3, 7] = np.arange(10)
+    store.close()
+    assert np.array_equal(stowage.open(tmp_path / "w.n5")["a"][...], model)
+    out = np.empty((10, 10), np.int32)
+    assert stowage.open(tmp_path / "w.n5")["a"].read(out=out, offset=(3, 4)) is out
+    assert np.array_equal(out, model[3:13, 4:14])
+
+
+def test_npy_both_ways(tmp_path):
+    values = np.arange(60, dtype=np.float32).reshape(3, 4, 5) / 3
+    np.save(tmp_path / "in.npy", values)
+    assert np.array_equal(stowage.open(tmp_path / "in.npy")[""][...], values)
+    assert np.array_equal(np.asarray(stowage.open(tmp_path / "in.npy")[""]), values)
+    with stowage.open(tmp_path / "out.npy", "w") as store:
+        store.create_array("", values.shape, values.dtype)[...] = values
+    assert np.array_equal(np.load(tmp_path / "out.npy"), values)
+
+
+@pytest.mark.parametrize("layout", ["csc", "csr"])
+def test_scipy_through_bpcells(tmp_path, layout):
+    m = scipy.sparse.random(50, 70, density=0.1, format=layout, dtype=np.float64, random_state=4)
+    with stowage.open(tmp_path / "m", "w", format="bpcells") as store:
+        store.write_sparse("", m, dims=[("genes", [f"g{i}" for i in range(50)]), ("cells", [f"c{i}" for i in range(70)])])
+    s = stowage.open(tmp_path / "m")[""]
+    assert s.format == layout and s.nnz == m.nnz and s.shape == m.shape
+    back = s.to_scipy()
+    assert back.format == layout and (back != m).nnz == 0
+    assert s.dims[0][1][:2] == ["g0", "g1"] and s.dims[1][1][-1] == "c69"
+    sub = s.to_scipy(major=slice(10, 20))
+    want = m.tocsc()[:, 10:20] if layout == "csc" else m.tocsr()[10:20, :]
+    assert (sub != want).nnz == 0
+    assert np.array_equal(np.asarray(s), m.toarray())
+
+
+def test_records_match_msgpack_numpy(tmp_path):
+    samples = [{"key": f"s{i:03}", "image": np.full((4, 5), i, np.uint8), "label": i, "w": np.float32(i / 2)}
+               for i in range(300)]
+    with stowage.open(tmp_path / "set.msgpack", "w") as store:
+        store.write_records("", samples[:100])
+        store.write_records("", [msgpack.packb(s, default=msgpack_numpy.encode, use_bin_type=True) for s in samples[100:]])
+    r = stowage.open(tmp_path / "set.msgpack")[""]
+    assert len(r) == 300
+    for i, got in enumerate(r):
+        want = msgpack.unpackb(r.raw(i), object_hook=msgpack_numpy.decode, raw=False)
+        assert got.keys() == want.keys() == samples[i].keys()
+        assert np.array_equal(got["image"], samples[i]["image"]) and got["image"].dtype == np.uint8
+        assert got["label"] == i and type(got["w"]) is np.float32 and got["w"] == want["w"]
+    assert r.find("s123") == 123 and "s299" in r and "s300" not in r
+
+
+def test_xarray_has_dimension_names_and_labels():
+    a = stowage.open(fixture("datg", "basic_4x5.datg"))[""]
+    x = stowage.to_xarray(a)
+    assert x.dims == ("Rows", "Cols")
+    assert list(x.coords["Rows"].values) == ["row1", "row2", "row3", "row4"]
+    assert list(x.coords["Cols"].values) == ["col1", "col2", "col3", "col4", "col5"]
+    assert np.array_equal(x.values, a[...], equal_nan=True)
+    assert x.attrs["dataset_name"] == "Title"
+
+
+def test_dask_array_on_the_native_chunk_grid():
+    a = stowage.open(fixture("n5", "zarr-written.n5"))["zlib/int32_3d"]
+    d = stowage.to_dask(a)
+    assert d.chunksize == a.chunks and d.shape == a.shape and d.dtype == a.dtype
+    assert np.array_equal(d.compute(scheduler="threads"), a[...])
+    assert int(d.sum().compute()) == int(a[...].astype(np.int64).sum())
+
+
+def test_dask_over_a_sparse_matrix_reads_dense_blocks():
+    m = stowage.open(fixture("bpcells", "uint_packed_col_multichunk"))[""]
+    d = stowage.to_dask(m, chunks=(7, 2))
+    assert d.numblocks[0] > 1 and d.numblocks[1] > 1
+    assert np.array_equal(d.compute(scheduler="threads"), np.asarray(m))
+    assert np.array_equal(np.asarray(m), m.to_scipy().toarray())
+
+
+def test_convert_returns_the_tools_summary(tmp_path):
+    src = fixture("n5", "zarr-written.n5")
+    calls = []
+    summary = stowage.convert(src, tmp_path / "py.n5", compression="zstd:level=3", progress=calls.append)
+    tool_out = subprocess.run([tool("stowage-convert"), str(src), str(tmp_path / "tool.n5"), "--compression",
+                               "zstd:level=3", "--json", "--quiet"], check=True, capture_output=True, text=True)
+    from_tool = json.loads(tool_out.stdout)
+    assert summary.keys() == from_tool.keys()
+    for key in ("from", "to", "nodes", "chunks", "bytes_in", "bytes_out", "notes"):
+        assert summary[key] == from_tool[key], key
+    assert calls and calls[-1]["bytes_done"] == calls[-1]["bytes_total"] == summary["bytes_in"]
+    got = stowage.open(tmp_path / "py.n5")
+    ref = stowage.open(src)
+    for name in ("raw/int16_2d", "blosc/float64_3d", "sparse/uint16_2d"):
+        assert got[name].codec["type"] == "zstd"
+        assert np.array_equal(got[name][...], ref[name][...])
+
+
+def test_convert_stops_when_progress_raises_and_writes_nothing(tmp_path):
+    def stop(p):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        stowage.convert(fixture("n5", "zarr-written.n5"), tmp_path / "never.n5", progress=stop)
+    assert not (tmp_path / "never.n5").exists()
+
+
+def test_convert_options_reach_the_library(tmp_path):
+    src = str(fixture("datg", "basic_4x5.datg"))
+    s = stowage.convert(src, tmp_path / "m.npy", drop_metadata=True, cast="float32")
+    assert s["to"] == "npy"
+    assert np.array_equal(np.load(tmp_path / "m.npy"), stowage.open(src)[""][...].astype(np.float32))
+    with pytest.raises(stowage.InvalidArgumentError, match="level"):
+        stowage.convert(src, tmp_path / "x.n5", compression="zstd:lvl=5")
+    with pytest.raises(stowage.InvalidArgumentError, match="unknown option"):
+        stowage.convert(src, tmp_path / "x.n5", colour="blue")
+
+
+def test_plugins_are_the_tools_list():
+    tool_out = subprocess.run([tool("stowage-plugin-list"), "--json"], check=True, capture_output=True, text=True)
+    assert stowage.plugins() == json.loads(tool_out.stdout)["plugins"]
+    ids = {p["id"] for p in stowage.plugins()}
+    assert {"n5", "datg", "daf", "bpcells", "datadings", "npy", "gzip", "zstd", "blosc"} <= ids
+    assert all(p["state"] == "loaded" for p in stowage.plugins())
+    assert "params_schema" in stowage.plugin_detail("zstd")
+
+
+def _read_in_child(array, queue):
+    queue.put(int(array[...].astype(np.int64).sum()))
+
+
+def test_a_forked_child_reads_after_the_parent_did():
+    # The parent's thread pool does not survive fork(); the child must not
+    # wait for its threads (DataLoader and multiprocessing fork by default).
+    a = stowage.open(fixture("n5", "zarr-written.n5"))["zstd/uint64_2d"]
+    want = int(a[...].astype(np.int64).sum())
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_read_in_child, args=(a, queue), daemon=True)
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=1) == want
