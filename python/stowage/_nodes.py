@@ -325,6 +325,14 @@ class _Node:
         self._info = self.store._core.describe(self.node)
 
     @property
+    def storage(self):
+        """How the format stores this node, beside its meaning (a new dict):
+        BPCells' ``version``/``packed``, Daf's ``daf_eltype``... Empty where
+        the format reports none. Not attributes: conversions keep it only
+        within the same format."""
+        return dict(self._info.get("storage") or {})
+
+    @property
     def name(self):
         """The last component of the node path ("" for the root)."""
         return self.node.rsplit("/", 1)[-1]

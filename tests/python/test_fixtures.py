@@ -171,7 +171,8 @@ def test_bpcells_fixture(name):
     assert m.shape == tuple(want["shape"]) and m.dtype == np.dtype(want["dtype"])
     assert m.format == ("csr" if want["storage_order"] == "row" else "csc")
     assert m.nnz == want["nnz_stored"]
-    assert m.attrs["version"] == want["version"]
+    assert m.storage["version"] == want["version"]  # how it is stored, not an attribute
+    assert m.attrs == {}
     assert [d[0] for d in m.dims] == ["rows", "cols"]
     assert m.dims[0][1] == want["row_names"] and m.dims[1][1] == want["col_names"]
     expected_bin = fixture("bpcells", want["data"]["file"]).read_bytes()
@@ -200,8 +201,8 @@ def test_bpcells_fixture(name):
 def check_daf_property(store, node, e, matrix):
     p = store[node]
     eltype = e["eltype"]
-    assert p.attrs["daf_eltype"] == eltype
-    assert p.attrs["daf_storage"] == e["storage"]
+    assert p.storage["daf_eltype"] == eltype
+    assert p.storage["daf_storage"] == e["storage"]
     assert p.shape == (tuple(e["shape"]) if matrix else (e["length"],))
     if eltype == "String":
         assert isinstance(p, stowage.Strings)
