@@ -23,6 +23,11 @@ namespace {
 
 constexpr unsigned kPositions = 32;  // values per lane in a chunk
 
+// Width lists for building per-width dispatch tables (0..31; 32 is a memcpy).
+#define BP128_WIDTHS(X)                                                                       \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) \
+      X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+
 unsigned bit_width(uint32_t v) { return v == 0 ? 0 : 32 - unsigned(__builtin_clz(v)); }
 
 uint32_t zigzag(uint32_t d) { return (d << 1) ^ uint32_t(int32_t(d) >> 31); }
@@ -104,6 +109,27 @@ void decode_chunk_scalar(Variant v, const uint32_t* in, unsigned bits, uint32_t 
   untransform_scalar(v, start, out);
 }
 
+// A chunk of 32-bit values is stored untransformed (every variant).
+void copy_chunk(const uint32_t* in, uint32_t, uint32_t* out) {
+  std::memcpy(out, in, kChunkValues * sizeof(uint32_t));
+}
+
+// Scalar decoders with the width and variant fixed, for the ChunkDecoders table.
+template <Variant V, unsigned B>
+void decode_scalar_fixed(const uint32_t* in, uint32_t start, uint32_t* out) {
+  unpack_scalar(in, B, out);
+  untransform_scalar(V, start, out);
+}
+
+#define BP128_SCALAR_ENTRY_vanilla(B) &decode_scalar_fixed<Variant::vanilla, B>,
+#define BP128_SCALAR_ENTRY_m1(B) &decode_scalar_fixed<Variant::m1, B>,
+#define BP128_SCALAR_ENTRY_d1(B) &decode_scalar_fixed<Variant::d1, B>,
+#define BP128_SCALAR_ENTRY_d1z(B) &decode_scalar_fixed<Variant::d1z, B>,
+#define BP128_SCALAR_TABLE(V) {{BP128_WIDTHS(BP128_SCALAR_ENTRY_##V) &copy_chunk}}
+// Indexed by variant.
+const ChunkDecoders kScalarDecoders[4] = {BP128_SCALAR_TABLE(vanilla), BP128_SCALAR_TABLE(m1),
+                                          BP128_SCALAR_TABLE(d1), BP128_SCALAR_TABLE(d1z)};
+
 #ifdef BP128_X86
 
 // ============================================================================
@@ -111,13 +137,8 @@ void decode_chunk_scalar(Variant v, const uint32_t* in, unsigned bits, uint32_t 
 // shift and word index is a constant after the 32 positions are unrolled.
 // ============================================================================
 
-using DecodeFn = void (*)(const uint32_t* in, uint32_t start, uint32_t* out);
 using PackFn = void (*)(const uint32_t* t, uint32_t* out);
 
-// Width lists for building per-width dispatch tables (0..31; 32 is a memcpy).
-#define BP128_WIDTHS(X)                                                                       \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) \
-      X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
 
 namespace sse2 {
 
@@ -211,13 +232,13 @@ uint32_t transform(Variant v, const uint32_t* in, uint32_t* t) {
 #define BP128_PACK_ENTRY(B) &pack<B>,
 const PackFn kPack[32] = {BP128_WIDTHS(BP128_PACK_ENTRY)};
 
-#define BP128_DECODE_TABLE(OP) {BP128_WIDTHS(BP128_DECODE_ENTRY_##OP)}
+#define BP128_DECODE_TABLE(OP) {{BP128_WIDTHS(BP128_DECODE_ENTRY_##OP) &copy_chunk}}
 #define BP128_DECODE_ENTRY_Identity(B) &unpack<B, Identity>,
 #define BP128_DECODE_ENTRY_PlusOne(B) &unpack<B, PlusOne>,
 #define BP128_DECODE_ENTRY_PrefixSum(B) &unpack<B, PrefixSum>,
 #define BP128_DECODE_ENTRY_UnzigzagPrefixSum(B) &unpack<B, UnzigzagPrefixSum>,
-// Indexed by [variant][bits].
-const DecodeFn kDecode[4][32] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABLE(PlusOne),
+// Indexed by variant, then bit width.
+const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABLE(PlusOne),
                                  BP128_DECODE_TABLE(PrefixSum),
                                  BP128_DECODE_TABLE(UnzigzagPrefixSum)};
 
@@ -337,7 +358,7 @@ uint32_t transform(Variant v, const uint32_t* in, uint32_t* t) {
   return uint32_t(_mm_cvtsi128_si32(a));
 }
 
-const DecodeFn kDecode[4][32] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABLE(PlusOne),
+const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABLE(PlusOne),
                                  BP128_DECODE_TABLE(PrefixSum),
                                  BP128_DECODE_TABLE(UnzigzagPrefixSum)};
 
@@ -424,19 +445,22 @@ unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
   return encode_chunk_scalar(v, in, out);
 }
 
+const ChunkDecoders& chunk_decoders(Variant v, Isa isa) {
+  isa = usable(isa);
+  int variant = static_cast<int>(v);
+#ifdef BP128_X86
+  if (isa == Isa::avx2) return avx2::kDecode[variant];
+  if (isa == Isa::sse2) return sse2::kDecode[variant];
+#endif
+  return kScalarDecoders[variant];
+}
+
 void decode_chunk(Variant v, const uint32_t* in, unsigned bits, uint32_t start, uint32_t* out,
                   Isa isa) {
   if (bits > 32) sdk::fail(STOWAGE_INTERNAL, "bp128: bit width " + std::to_string(bits) + " > 32");
   isa = usable(isa);
   if (isa == Isa::scalar) return decode_chunk_scalar(v, in, bits, start, out);
-#ifdef BP128_X86
-  if (bits == 32) {
-    std::memcpy(out, in, kChunkValues * sizeof(uint32_t));  // stored untransformed
-    return;
-  }
-  const auto& table = isa == Isa::avx2 ? avx2::kDecode : sse2::kDecode;
-  table[static_cast<int>(v)][bits](in, start, out);
-#endif
+  chunk_decoders(v, isa).by_width[bits](in, start, out);
 }
 
 // ---- Encoder ------------------------------------------------------------------

@@ -51,6 +51,15 @@ unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa);
 void decode_chunk(Variant v, const uint32_t* in, unsigned bits, uint32_t start, uint32_t* out,
                   Isa isa);
 
+// The decoders of one variant for one instruction set, indexed by bit width
+// 0..32 (32: the stored words verbatim), chosen once: a reader decoding chunk
+// after chunk calls by_width[bits] instead of dispatching on every chunk.
+using ChunkDecodeFn = void (*)(const uint32_t* in, uint32_t start, uint32_t* out);
+struct ChunkDecoders {
+  ChunkDecodeFn by_width[33];
+};
+const ChunkDecoders& chunk_decoders(Variant v, Isa isa = detected_isa());
+
 // ---- whole arrays -------------------------------------------------------------
 
 // The arrays BPCells stores for one encoded integer array (count not included).

@@ -21,12 +21,19 @@ class PackedArray {
  public:
   PackedArray(const std::string& dir, const std::string& name, bp128::Variant variant,
               uint64_t count, int format_version);
-  // Decodes values [first, first+n).
+  // Decodes values [first, first+n) into out, chunk by chunk, through the
+  // calling thread's window on the data (see reader.cpp).
   void read(uint64_t first, uint64_t n, uint32_t* out) const;
   const std::string& data_path() const { return data_.path(); }
 
  private:
-  bp128::Variant variant_;
+  struct Window;
+  Window& window() const;
+  const uint32_t* chunk_words(Window& w, uint64_t chunk, uint64_t last_chunk) const;
+  void decode(const uint32_t* words, uint64_t chunk, uint32_t* out) const;
+
+  uint64_t id_;  // names this array in the threads' windows; never reused
+  const bp128::ChunkDecoders* decoders_;
   ArrayFile data_;
   std::vector<uint64_t> offsets_;  // word offset of each chunk, nchunks+1 entries
   std::vector<uint32_t> starts_;
