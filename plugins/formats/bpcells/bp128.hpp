@@ -12,8 +12,9 @@
 // each chunk, modulo 2^32), idx_offsets (where idx wrapped) and, for d1/d1z,
 // starts (the first value of each chunk). See docs/formats/bpcells.md.
 //
-// Every kernel has a scalar, an SSE2 and an AVX2 implementation producing the
-// same bytes; detected_isa() picks the best one the CPU has at run time.
+// Decoding has a scalar, an SSE2 and an AVX2 implementation, encoding a scalar
+// and an SSE2 one (used on AVX2 CPUs too), all producing the same bytes;
+// detected_isa() picks the best one the CPU has at run time.
 #pragma once
 
 #include <cstddef>

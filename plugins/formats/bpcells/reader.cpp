@@ -233,16 +233,14 @@ uint64_t MatrixReader::count(uint64_t begin, uint64_t end) const {
 // Indices must lie inside the matrix and increase strictly within each major
 // (BPCells sorts them); this also catches an idxptr that runs into the
 // padding of the last BP-128 chunk, which repeats the last index.
-namespace {
-// Whether v[0..n) increases strictly. Branch-free so that it vectorizes, and
-// built for AVX2 too (unsigned compares are native there): as a bool chain
-// it took 9% of a column-by-column read, as SSE2 8%.
+// Branch-free so that it vectorizes, and built for AVX2 too (unsigned
+// compares are native there): as a bool chain it took 9% of a column-by-
+// column read, as SSE2 8%.
 __attribute__((target_clones("avx2", "default"))) bool strictly_increasing(const uint32_t* v, uint64_t n) {
   uint32_t bad = 0;
   for (uint64_t k = 1; k < n; ++k) bad |= uint32_t(v[k] <= v[k - 1]);
   return bad == 0;
 }
-}  // namespace
 
 void MatrixReader::check_indices(const uint64_t* indptr, uint64_t n_majors, const uint32_t* indices) const {
   for (uint64_t m = 0; m < n_majors; ++m) {

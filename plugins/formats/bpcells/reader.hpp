@@ -83,6 +83,9 @@ class MatrixReader {
   std::optional<PackedArray> packed_index_, packed_val_;
 };
 
+// Whether v[0..n) increases strictly (a major's indices as BPCells stores them).
+bool strictly_increasing(const uint32_t* v, uint64_t n);
+
 // Whether `path` looks like a BPCells matrix directory (a cheap check of its
 // version file).
 bool looks_like_matrix_dir(const std::string& path);
