@@ -145,37 +145,35 @@ namespace sse2 {
 inline __m128i load(const uint32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 inline void store(uint32_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 
-// The encode-side transform of one register of 4 input values: x, x - 1,
-// the delta to the value before, or its zigzag. Applied while packing, so the
-// transformed chunk is never stored: an AVX2 transform into memory read back
-// by the 128-bit pack ran m1 at 1.8 G ints/s against 3.5 for the SSE2 path
-// (256-bit stores do not forward to 128-bit loads).
+// The encode-side transform of the 4 inputs at position p (in[4p..4p+3]):
+// x, x - 1, the delta to the value before, or its zigzag. Applied while
+// packing, so the transformed chunk is never stored: an AVX2 transform into
+// memory read back by the 128-bit pack ran m1 at 1.8 G ints/s against 3.5
+// for this path (256-bit stores do not forward to 128-bit loads). The value
+// before each input is an unaligned load one element back (the first
+// input's is itself: its delta is 0).
 template <Variant V>
-struct Forward {
-  __m128i prev;  // the previous 4 inputs (d1/d1z)
-  explicit Forward(const uint32_t* in) : prev(_mm_set1_epi32(int(in[0]))) {}  // the first delta is 0
-  __m128i operator()(__m128i x) {
-    if constexpr (V == Variant::vanilla) {
-      return x;
-    } else if constexpr (V == Variant::m1) {
-      return _mm_sub_epi32(x, _mm_set1_epi32(1));
-    } else {
-      __m128i before = _mm_or_si128(_mm_slli_si128(x, 4), _mm_srli_si128(prev, 12));
-      __m128i y = _mm_sub_epi32(x, before);
-      prev = x;
-      if constexpr (V == Variant::d1z) y = _mm_xor_si128(_mm_slli_epi32(y, 1), _mm_srai_epi32(y, 31));
-      return y;
-    }
+inline __m128i forward(const uint32_t* in, unsigned p) {
+  __m128i x = load(in + 4 * p);
+  if constexpr (V == Variant::vanilla) {
+    return x;
+  } else if constexpr (V == Variant::m1) {
+    return _mm_sub_epi32(x, _mm_set1_epi32(1));
+  } else {
+    __m128i before = p == 0 ? _mm_or_si128(_mm_slli_si128(x, 4), _mm_cvtsi32_si128(int(in[0])))
+                            : load(in + 4 * p - 1);
+    __m128i y = _mm_sub_epi32(x, before);
+    if constexpr (V == Variant::d1z) y = _mm_xor_si128(_mm_slli_epi32(y, 1), _mm_srai_epi32(y, 31));
+    return y;
   }
-};
+}
 
 // The OR of the transformed chunk, for its bit width.
 template <Variant V>
 uint32_t transformed_or(const uint32_t* in) {
-  Forward<V> forward(in);
   __m128i any = _mm_setzero_si128();
 #pragma GCC unroll 32
-  for (unsigned p = 0; p < kPositions; ++p) any = _mm_or_si128(any, forward(load(in + 4 * p)));
+  for (unsigned p = 0; p < kPositions; ++p) any = _mm_or_si128(any, forward<V>(in, p));
   any = _mm_or_si128(any, _mm_srli_si128(any, 8));
   any = _mm_or_si128(any, _mm_srli_si128(any, 4));
   return uint32_t(_mm_cvtsi128_si32(any));
@@ -184,12 +182,11 @@ uint32_t transformed_or(const uint32_t* in) {
 // Transforms and packs 128 inputs at width B (1..31).
 template <Variant V, unsigned B>
 void pack(const uint32_t* in, uint32_t* out) {
-  Forward<V> forward(in);
   __m128i acc = _mm_setzero_si128();
 #pragma GCC unroll 32
   for (unsigned p = 0; p < kPositions; ++p) {
     const unsigned s = p * B, sh = s % 32;
-    __m128i v = forward(load(in + 4 * p));
+    __m128i v = forward<V>(in, p);
     acc = _mm_or_si128(acc, _mm_slli_epi32(v, sh));
     if (sh + B >= 32) {  // this lane word is full
       store(out + 4 * (s / 32), acc);
@@ -202,9 +199,10 @@ void pack(const uint32_t* in, uint32_t* out) {
 template <Variant V>
 const PackFn kPack[32] = {BP128_WIDTHS(BP128_PACK_ENTRY)};
 
+// Packs a chunk whose transformed values OR to `any`; returns its width.
 template <Variant V>
-unsigned encode(const uint32_t* in, uint32_t* out) {
-  unsigned bits = bit_width(transformed_or<V>(in));
+unsigned pack_chunk(uint32_t any, const uint32_t* in, uint32_t* out) {
+  unsigned bits = bit_width(any);
   if (bits == 32)
     std::memcpy(out, in, kChunkValues * sizeof(uint32_t));  // BPCells stores 32-bit chunks untransformed
   else if (bits > 0)
@@ -272,8 +270,8 @@ const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TAB
 
 // ============================================================================
 // AVX2: decode handles two positions (8 values) per 256-bit register with
-// per-half variable shifts. Encoding stays SSE2 (the 4-lane layout is 128
-// bits wide by design; see Forward).
+// per-half variable shifts; an encode's width pass is 8-wide, its pack stays
+// SSE2 (the 4-lane layout is 128 bits wide by design; see sse2::forward).
 // Only intrinsics and code of this block are compiled for AVX2, so no inline
 // function shared with the rest of the program can pick up AVX2 instructions.
 // ============================================================================
@@ -360,6 +358,30 @@ const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TAB
                                  BP128_DECODE_TABLE(PrefixSum),
                                  BP128_DECODE_TABLE(UnzigzagPrefixSum)};
 
+// sse2::transformed_or 8 values at a time (the width pass of an encode; the
+// pack itself stays 128 bits wide).
+template <Variant V>
+uint32_t transformed_or(const uint32_t* in) {
+  __m256i any = _mm256_setzero_si256();
+#pragma GCC unroll 16
+  for (unsigned i = 0; i < kChunkValues; i += 8) {
+    __m256i x = load(in + i), y = x;
+    if constexpr (V == Variant::m1) {
+      y = _mm256_sub_epi32(x, _mm256_set1_epi32(1));
+    } else if constexpr (V == Variant::d1 || V == Variant::d1z) {
+      __m256i before = i == 0 ? _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6))
+                              : load(in + i - 1);
+      y = _mm256_sub_epi32(x, before);
+      if constexpr (V == Variant::d1z) y = _mm256_xor_si256(_mm256_slli_epi32(y, 1), _mm256_srai_epi32(y, 31));
+    }
+    any = _mm256_or_si256(any, y);
+  }
+  __m128i a = _mm_or_si128(_mm256_castsi256_si128(any), _mm256_extracti128_si256(any, 1));
+  a = _mm_or_si128(a, _mm_srli_si128(a, 8));
+  a = _mm_or_si128(a, _mm_srli_si128(a, 4));
+  return uint32_t(_mm_cvtsi128_si32(a));
+}
+
 }  // namespace avx2
 
 #if defined(__clang__)
@@ -370,13 +392,20 @@ const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TAB
 
 // ---- dispatch ----------------------------------------------------------------
 
-// Encoding is SSE2 on AVX2 CPUs too: the 4-lane layout is 128 bits wide.
-unsigned encode_chunk_simd(Variant v, const uint32_t* in, uint32_t* out) {
+// The width pass runs 8 values at a time on AVX2; the pack is SSE2 on every
+// CPU (the 4-lane layout is 128 bits wide).
+template <Variant V>
+unsigned encode_simd(const uint32_t* in, uint32_t* out, Isa isa) {
+  uint32_t any = isa == Isa::avx2 ? avx2::transformed_or<V>(in) : sse2::transformed_or<V>(in);
+  return sse2::pack_chunk<V>(any, in, out);
+}
+
+unsigned encode_chunk_simd(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
   switch (v) {
-    case Variant::vanilla: return sse2::encode<Variant::vanilla>(in, out);
-    case Variant::m1: return sse2::encode<Variant::m1>(in, out);
-    case Variant::d1: return sse2::encode<Variant::d1>(in, out);
-    case Variant::d1z: return sse2::encode<Variant::d1z>(in, out);
+    case Variant::vanilla: return encode_simd<Variant::vanilla>(in, out, isa);
+    case Variant::m1: return encode_simd<Variant::m1>(in, out, isa);
+    case Variant::d1: return encode_simd<Variant::d1>(in, out, isa);
+    case Variant::d1z: return encode_simd<Variant::d1z>(in, out, isa);
   }
   return 0;
 }
@@ -438,7 +467,7 @@ Isa usable(Isa isa) { return static_cast<int>(isa) > static_cast<int>(detected_i
 unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
   isa = usable(isa);
 #ifdef BP128_X86
-  if (isa != Isa::scalar) return encode_chunk_simd(v, in, out);
+  if (isa != Isa::scalar) return encode_chunk_simd(v, in, out, isa);
 #endif
   return encode_chunk_scalar(v, in, out);
 }

@@ -13,7 +13,7 @@
 // starts (the first value of each chunk). See docs/formats/bpcells.md.
 //
 // Decoding has a scalar, an SSE2 and an AVX2 implementation, encoding a scalar
-// and an SSE2 one (used on AVX2 CPUs too), all producing the same bytes;
+// and an SSE2 one (its width pass also AVX2), all producing the same bytes;
 // detected_isa() picks the best one the CPU has at run time.
 #pragma once
 
