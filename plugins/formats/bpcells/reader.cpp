@@ -53,6 +53,7 @@ PackedArray::Window& PackedArray::window() const {
 // kWindowWords when the read continues the window (streaming), else just the
 // chunks up to `last_chunk` (a random read).
 const uint32_t* PackedArray::chunk_words(Window& w, uint64_t chunk, uint64_t last_chunk) const {
+  if (mapped_) return mapped_ + offsets_[chunk];
   const uint64_t begin = offsets_[chunk], end = offsets_[chunk + 1];
   if (begin >= w.begin && end <= w.end) return w.words.get() + (begin - w.begin);
   const bool streaming = begin >= w.begin && begin <= w.end && w.end > 0;
@@ -74,7 +75,7 @@ void PackedArray::decode(const uint32_t* words, uint64_t chunk, uint32_t* out) c
 // ---- PackedArray --------------------------------------------------------------
 
 PackedArray::PackedArray(const std::string& dir, const std::string& name, bp128::Variant variant,
-                         uint64_t count, int format_version)
+                         uint64_t count, int format_version, bool map)
     : id_(next_array_id++), decoders_(&bp128::chunk_decoders(variant)),
       data_(dir + "/" + name + "_data", Element::uint32) {
   uint64_t chunks = (count + bp128::kChunkValues - 1) / bp128::kChunkValues;
@@ -96,6 +97,11 @@ PackedArray::PackedArray(const std::string& dir, const std::string& name, bp128:
   if (bp128::has_starts(variant))
     starts_ = ArrayFile(dir + "/" + name + "_starts", Element::uint32)
                   .read_exactly<uint32_t>(chunks, "one per 128 values");
+  if (map) {
+    const void* words = nullptr;
+    mapping_ = data_.map(&words);
+    mapped_ = static_cast<const uint32_t*>(words);
+  }
 }
 
 // Whole chunks are decoded straight into `out`; the partial ones at either
@@ -123,7 +129,7 @@ void PackedArray::read(uint64_t first, uint64_t n, uint32_t* out) const {
 
 // ---- MatrixReader ------------------------------------------------------------
 
-MatrixReader::MatrixReader(std::string dir) : dir_(std::move(dir)) {
+MatrixReader::MatrixReader(std::string dir, bool map) : dir_(std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
   if (!sdk::is_directory(dir_)) {
     if (!sdk::path_exists(dir_)) sdk::fail(STOWAGE_NOT_FOUND, dir_ + ": no such directory");
@@ -135,9 +141,9 @@ MatrixReader::MatrixReader(std::string dir) : dir_(std::move(dir)) {
   read_idxptr();
   const uint64_t nnz = idxptr_.back();
   if (version_.packed) {
-    packed_index_.emplace(dir_, "index", bp128::Variant::d1z, nnz, version_.format);
+    packed_index_.emplace(dir_, "index", bp128::Variant::d1z, nnz, version_.format, map);
     if (version_.value == Element::uint32)
-      packed_val_.emplace(dir_, "val", bp128::Variant::m1, nnz, version_.format);
+      packed_val_.emplace(dir_, "val", bp128::Variant::m1, nnz, version_.format, map);
   } else {
     index_.emplace(file("index"), Element::uint32);
     index_->require_count(nnz, "the number of stored values, the last idxptr entry");

@@ -19,10 +19,11 @@ namespace stowage::bpcells {
 // (v2), <name>_starts (d1/d1z).
 class PackedArray {
  public:
+  // `map`: decode from a read-only map of <name>_data (else through pread).
   PackedArray(const std::string& dir, const std::string& name, bp128::Variant variant,
-              uint64_t count, int format_version);
-  // Decodes values [first, first+n) into out, chunk by chunk, through the
-  // calling thread's window on the data (see reader.cpp).
+              uint64_t count, int format_version, bool map);
+  // Decodes values [first, first+n) into out, chunk by chunk, straight from
+  // the map or through the calling thread's window on the data (reader.cpp).
   void read(uint64_t first, uint64_t n, uint32_t* out) const;
   const std::string& data_path() const { return data_.path(); }
 
@@ -35,13 +36,16 @@ class PackedArray {
   uint64_t id_;  // names this array in the threads' windows; never reused
   const bp128::ChunkDecoders* decoders_;
   ArrayFile data_;
+  std::shared_ptr<const void> mapping_;  // keeps mapped_ valid
+  const uint32_t* mapped_ = nullptr;     // the data words, when mapped
   std::vector<uint64_t> offsets_;  // word offset of each chunk, nchunks+1 entries
   std::vector<uint32_t> starts_;
 };
 
 class MatrixReader {
  public:
-  explicit MatrixReader(std::string dir);
+  // `map`: decode packed data from read-only maps (the "mmap" open option).
+  explicit MatrixReader(std::string dir, bool map = true);
 
   const std::string& dir() const { return dir_; }
   const MatrixVersion& version() const { return version_; }
