@@ -47,6 +47,8 @@ namespace {
 // are the same clock; --clock cpu: this thread's CPU time (ours only).
 bool kCpuClock = false;
 int kRuns = 5;
+// Writes are slower to repeat (each replaces a 30 MB directory): two fewer.
+int write_runs() { return std::max(1, kRuns - 2); }
 
 double now_seconds() {
   if (!kCpuClock) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -185,8 +187,8 @@ struct Ours {
 Ours bench_ours(const CountMatrix& m, const fs::path& dir) {
   Ours o;
   std::string packed = (dir / "packed").string(), unpacked = (dir / "unpacked").string();
-  o.write_packed = best_seconds([&] { write_matrix(m, packed, true); }, std::max(1, kRuns - 2));
-  o.write_unpacked = best_seconds([&] { write_matrix(m, unpacked, false); }, std::max(1, kRuns - 2));
+  o.write_packed = best_seconds([&] { write_matrix(m, packed, true); }, write_runs());
+  o.write_unpacked = best_seconds([&] { write_matrix(m, unpacked, false); }, write_runs());
   o.packed_bytes = directory_bytes(packed);
   o.unpacked_bytes = directory_bytes(unpacked);
 
@@ -237,7 +239,8 @@ Peer run_peer(const std::string& rscript, const std::string& library, const fs::
   fs::path script = fs::path(src ? src : ".") / "bench" / "bpcells" / "peer_bpcells.R";
   p.out_dir = (dir / "bpcells-written").string();
   std::string cmd = "R_LIBS='" + library + "' " + rscript + " --vanilla " + script.string() + " " +
-                    (dir / "packed").string() + " " + p.out_dir + " " + std::to_string(kRuns);
+                    (dir / "packed").string() + " " + p.out_dir + " " + std::to_string(kRuns) + " " +
+                    std::to_string(write_runs());
   FILE* f = ::popen(cmd.c_str(), "r");
   if (!f) return p;
   char line[4096];
@@ -269,7 +272,7 @@ void print_table(const CountMatrix& m, const Ours& o, const Peer* peer) {
   auto rate = [&](double s) { return nnz / s / M; };
   std::printf("\nMatrix %llu x %llu uint32, %.2f M non-zeros (%.2f%%), one thread, page cache\n",
               (unsigned long long)m.rows, (unsigned long long)m.cols, nnz / M, 100.0 * nnz / double(m.rows * m.cols));
-  std::printf("Rules: best of %d runs (writes: %d), %s, ours and BPCells' alike\n\n", kRuns, std::max(1, kRuns - 2),
+  std::printf("Rules: best of %d runs (writes: %d), %s, ours and BPCells' alike\n\n", kRuns, write_runs(),
               kCpuClock ? "this thread's CPU time" : "wall time");
   std::printf("  %-52s %12s %12s %8s\n", "operation", "stowage", "BPCells", "ratio");
   auto row = [&](const char* what, double ours, const char* peer_key) {
