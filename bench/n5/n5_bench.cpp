@@ -11,6 +11,7 @@
 // process follows as a second table (z5_peer.cpp; raw, gzip, zstd, blosc).
 //
 // Usage: n5_bench [--dir DIR] [--codecs raw,gzip,...,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer]
+//                 [--no-zarr]   (--no-peer: neither zarr-python nor z5; --no-zarr: z5 only)
 // (meson: `ninja -C build bench-n5` runs it with the build tree's plugins)
 #include <stowage/stowage.hpp>
 
@@ -518,16 +519,17 @@ void print_table(const std::vector<CodecCase>& codecs, const std::map<std::strin
 int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / "stowage-n5-bench";
   std::string only;
-  bool peer = true;
+  bool peer = true, zarr_peer = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (a == "--codecs" && i + 1 < argc) only = argv[++i];
     else if (a == "--no-peer") peer = false;
+    else if (a == "--no-zarr") zarr_peer = false;
     else if (a == "--runs" && i + 1 < argc) kRuns = std::max(1, std::atoi(argv[++i]));
     else if (a == "--clock" && i + 1 < argc) kCpuClock = std::string(argv[++i]) == "cpu";
     else {
-      std::cerr << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer]\n"
+      std::cerr << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer] [--no-zarr]\n"
                    "(default: " << kDefaultCodecs << ")\n";
       return 2;
     }
@@ -548,7 +550,7 @@ int main(int argc, char** argv) {
       ours[c.name] = run_codec(c, dir, vol, chunks);
     }
     std::map<std::string, json> zarr;
-    if (peer) {
+    if (peer && zarr_peer) {
       std::cerr << "zarr-python peer...\n";
       zarr = run_peer(dir, codecs);
     }
