@@ -19,15 +19,16 @@ constexpr size_t kWindows = 4;
 std::atomic<uint64_t> next_array_id{1};
 }  // namespace
 
-// What one thread keeps of one packed array between reads: a window of its
-// _data words, and the chunk it decoded last. Reading a 20000 x 30000 matrix
-// (14.8 M values) column by column used to make two preads of a few hundred
-// bytes per column: 40% of the time went to the kernel (perf, 228 M nnz/s).
-// Once reads run on from where the window ends, one pread fetches the next
-// kWindowWords; a random read fetches only its own chunks. A column ending
-// inside a chunk leaves it decoded here for the next column, which would
-// otherwise decode it a second time (one chunk in four, at ~490 values per
-// column).
+// What one thread keeps of one packed array between reads: the chunk it
+// decoded last and, when the data is read with pread ({"mmap": false}), a
+// window of its _data words. A column ending inside a chunk leaves it decoded
+// here for the next column, which would otherwise decode it a second time
+// (one chunk in four at ~490 values per column). The window: reading a
+// 20000 x 30000 matrix (14.8 M values) column by column used to make two
+// preads of a few hundred bytes per column, 40% of the time in the kernel
+// (perf, 228 M nnz/s); once reads run on from where the window ends, one
+// pread fetches the next kWindowWords, while a random read fetches only its
+// own chunks.
 struct PackedArray::Window {
   uint64_t owner = 0;           // PackedArray::id_; 0: unused
   uint64_t begin = 0, end = 0;  // data words [begin, end) are in `words`
@@ -236,17 +237,18 @@ uint64_t MatrixReader::count(uint64_t begin, uint64_t end) const {
   return idxptr_[end] - idxptr_[begin];
 }
 
-// Indices must lie inside the matrix and increase strictly within each major
-// (BPCells sorts them); this also catches an idxptr that runs into the
-// padding of the last BP-128 chunk, which repeats the last index.
 // Branch-free so that it vectorizes, and built for AVX2 too (unsigned
 // compares are native there): as a bool chain it took 9% of a column-by-
-// column read, as SSE2 8%.
+// column read, vectorized 5-7%.
 __attribute__((target_clones("avx2", "default"))) bool strictly_increasing(const uint32_t* v, uint64_t n) {
   uint32_t bad = 0;
   for (uint64_t k = 1; k < n; ++k) bad |= uint32_t(v[k] <= v[k - 1]);
   return bad == 0;
 }
+
+// Indices must lie inside the matrix and increase strictly within each major
+// (BPCells sorts them); this also catches an idxptr that runs into the
+// padding of the last BP-128 chunk, which repeats the last index.
 
 void MatrixReader::check_indices(const uint64_t* indptr, uint64_t n_majors, const uint32_t* indices) const {
   for (uint64_t m = 0; m < n_majors; ++m) {
