@@ -1,11 +1,21 @@
-// BPCells benchmark, one core:
+// BPCells benchmark, one thread:
 //   1. BP-128 d1z (matrix index) and m1 (counts) encode/decode in integers/s,
 //      for each instruction set the CPU has (scalar, SSE2, AVX2);
-//   2. a 30,000 x 10,000 count matrix at 5% density (15 M non-zeros) through
-//      the stowage API: write packed, read everything, read 100 random
-//      columns; non-zeros/s and size against the unpacked directory.
-// Figures are medians over rounds of this thread's CPU time (the machine may
-// be shared; cache and memory contention still show, so read them as a band).
+//   2. a 20,000 x 30,000 uint32 count matrix with 14.8 M non-zeros (2.47%,
+//      the matrix of issue 22) through the stowage API: write packed and
+//      unpacked from memory, the column-by-column streamed read
+//      (Sparse::read_into one column at a time, summing each column), the
+//      whole matrix into CSC arrays, 100 random columns;
+//   3. with --r-library DIR (bench/bpcells/setup-peer builds BPCells there):
+//      the BPCells R package on the same matrix in the same run
+//      (peer_bpcells.R): write_matrix_dir(compress = TRUE) from memory,
+//      colSums on the open directory, conversion to a dgCMatrix; and our
+//      streamed read of the directory BPCells wrote.
+// Every figure is the best of --runs runs (default 5) of wall time, ours and
+// BPCells' alike (--clock cpu: this thread's CPU time, ours only).
+//
+// Usage: bpcells_bench [--rows R --cols C --density D] [--runs N] [--clock wall|cpu]
+//                      [--r-library DIR] [--rscript PROGRAM] [--dir DIR]
 #include "bp128.hpp"
 
 #include <stowage/stowage.hpp>
@@ -19,7 +29,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -30,35 +43,39 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// CPU time of this thread (user + system), so that other processes sharing
-// the cores do not count against us; set STOWAGE_BENCH_WALL=1 for wall time.
+// Wall time by default, so that BPCells' figures (timed inside R) and ours
+// are the same clock; --clock cpu: this thread's CPU time (ours only).
+bool kCpuClock = false;
+int kRuns = 5;
+// Writes are slower to repeat (each replaces a 30 MB directory): two fewer.
+int write_runs() { return std::max(1, kRuns - 2); }
+
 double now_seconds() {
-  static const bool wall = std::getenv("STOWAGE_BENCH_WALL") != nullptr;
-  if (wall) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (!kCpuClock) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-double seconds_of(const std::function<void()>& fn) {
-  double t0 = now_seconds();
-  fn();
-  return now_seconds() - t0;
-}
-
-double median_seconds(int rounds, const std::function<void()>& fn) {
-  std::vector<double> t;
-  for (int i = 0; i < rounds; ++i) t.push_back(seconds_of(fn));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+// The best of kRuns runs (of `runs` when given): a single run on a shared
+// VM swings by 20-30%, and the best is the least disturbed one.
+double best_seconds(const std::function<void()>& fn, int runs = 0) {
+  double best = 1e30;
+  for (int i = 0; i < (runs ? runs : kRuns); ++i) {
+    double t0 = now_seconds();
+    fn();
+    best = std::min(best, now_seconds() - t0);
+  }
+  return best;
 }
 
 // Column-major count matrix: row indices of each column sorted, values small
-// counts (geometric, mean 2), like single-cell RNA counts.
+// counts (1 + geometric, mean 2), like single-cell RNA counts.
 struct CountMatrix {
   uint64_t rows = 0, cols = 0;
-  std::vector<uint64_t> indptr{0};
-  std::vector<uint32_t> indices, values;
+  stowage::SparseSlice csc;  // values: uint32
+  uint64_t nnz() const { return csc.indices.size(); }
+  const uint32_t* values() const { return csc.values_as<uint32_t>(); }
 };
 
 CountMatrix make_counts(uint64_t rows, uint64_t cols, double density, uint32_t seed) {
@@ -67,23 +84,28 @@ CountMatrix make_counts(uint64_t rows, uint64_t cols, double density, uint32_t s
   m.cols = cols;
   std::mt19937_64 rng(seed);
   std::geometric_distribution<uint32_t> gap(density), count(0.5);
+  std::vector<uint32_t> values;
+  m.csc.indptr.push_back(0);
   for (uint64_t c = 0; c < cols; ++c) {
     for (uint64_t r = gap(rng); r < rows; r += 1 + gap(rng)) {
-      m.indices.push_back(uint32_t(r));
-      m.values.push_back(1 + count(rng));
+      m.csc.indices.push_back(uint32_t(r));
+      values.push_back(1 + count(rng));
     }
-    m.indptr.push_back(m.indices.size());
+    m.csc.indptr.push_back(m.csc.indices.size());
   }
+  m.csc.values.resize(values.size() * sizeof(uint32_t));
+  std::memcpy(m.csc.values.data(), values.data(), m.csc.values.size());
   return m;
 }
 
 void bench_kernels(const CountMatrix& m) {
-  std::printf("BP-128 kernels, one core, %zu values (matrix index stream / count values)\n", m.indices.size());
+  std::printf("BP-128 kernels, one thread, %zu values (matrix index stream / count values)\n", m.csc.indices.size());
   std::printf("  %-8s %-6s %14s %14s\n", "variant", "isa", "encode Mint/s", "decode Mint/s");
+  std::vector<uint32_t> values(m.values(), m.values() + m.nnz());
   struct Case {
     bp::Variant variant;
     const std::vector<uint32_t>* input;
-  } cases[] = {{bp::Variant::d1z, &m.indices}, {bp::Variant::m1, &m.values}};
+  } cases[] = {{bp::Variant::d1z, &m.csc.indices}, {bp::Variant::m1, &values}};
   for (const Case& c : cases) {
     const std::vector<uint32_t>& in = *c.input;
     size_t n = in.size() / bp::kChunkValues * bp::kChunkValues;
@@ -92,7 +114,7 @@ void bench_kernels(const CountMatrix& m) {
       std::vector<uint32_t> packed(n + 4), decoded(n);
       std::vector<unsigned> bits(n / bp::kChunkValues);
       std::vector<uint64_t> offsets(bits.size() + 1);
-      double enc = median_seconds(5, [&] {
+      double enc = best_seconds([&] {
         uint64_t w = 0;
         for (size_t i = 0; i < bits.size(); ++i) {
           offsets[i] = w;
@@ -101,7 +123,7 @@ void bench_kernels(const CountMatrix& m) {
         }
         offsets[bits.size()] = w;
       });
-      double dec = median_seconds(5, [&] {
+      double dec = best_seconds([&] {
         for (size_t i = 0; i < bits.size(); ++i)
           bp::decode_chunk(c.variant, &packed[offsets[i]], bits[i], in[i * 128], &decoded[i * 128], isa);
       });
@@ -118,6 +140,8 @@ uint64_t directory_bytes(const fs::path& dir) {
   return total;
 }
 
+// From memory, like write_matrix_dir from an in-memory matrix: open, create,
+// one append of every column, close (which renames the directory in place).
 void write_matrix(const CountMatrix& m, const std::string& path, bool packed) {
   stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
   store.create("", {{"kind", "sparse"},
@@ -125,112 +149,210 @@ void write_matrix(const CountMatrix& m, const std::string& path, bool packed) {
                     {"shape", {m.rows, m.cols}},
                     {"layout", "csc"},
                     {"packed", packed}});
-  stowage::Sparse out = store.sparse("");
-  const uint64_t batch = 100;  // columns per append, as a streaming converter would
-  for (uint64_t c = 0; c < m.cols; c += batch) {
-    uint64_t n = std::min(batch, m.cols - c), first = m.indptr[c], last = m.indptr[c + n];
-    stowage::SparseSlice s;
-    for (uint64_t j = c; j <= c + n; ++j) s.indptr.push_back(m.indptr[j] - first);
-    s.indices.assign(m.indices.begin() + first, m.indices.begin() + last);
-    s.values.resize((last - first) * 4);
-    std::memcpy(s.values.data(), &m.values[first], s.values.size());
-    out.append(s, n);
-  }
+  store.sparse("").append(m.csc, m.cols);
   store.close();
 }
 
-double plugin_read_all_seconds(const std::string& path, uint64_t cols, uint64_t nnz) {
-  auto* plugin = stowage::Registry::global().load("format", "bpcells");
-  auto* vt = static_cast<const stowage_format_vtable*>(plugin->vtable);
-  stowage_store_handle h = nullptr;
-  stowage_error err{};
-  if (vt->open(path.data(), path.size(), STOWAGE_MODE_READ, "{}", 2, &h, &err) != STOWAGE_OK) {
-    std::printf("  open failed: %s\n", err.message);
-    return 1;
+uint64_t column_sums(const stowage::Sparse& mat, std::vector<uint64_t>& sums) {
+  sums.assign(mat.majors(), 0);
+  stowage::SparseSlice s;
+  uint64_t total = 0;
+  for (uint64_t c = 0; c < mat.majors(); ++c) {
+    mat.read_into(c, c + 1, s);
+    const uint32_t* v = s.values_as<uint32_t>();
+    uint64_t sum = 0;
+    for (size_t k = 0, n = s.indices.size(); k < n; ++k) sum += v[k];
+    sums[c] = sum;
+    total += sum;
   }
-  std::vector<uint64_t> indptr(cols + 1);
-  std::unique_ptr<uint32_t[]> indices(new uint32_t[nnz]), values(new uint32_t[nnz]);
-  double t = median_seconds(5, [&] {
-    if (vt->read_sparse(h, "", 0, 0, cols, indptr.data(), indices.get(), values.get(), nnz, &err) != STOWAGE_OK)
-      std::printf("  read failed: %s\n", err.message);
-  });
-  vt->close(h, &err);
-  return t;
+  return total;
 }
 
-void bench_matrix(const CountMatrix& m) {
-  fs::path dir = fs::temp_directory_path() / ("stowage-bpcells-bench-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+// The streamed read: one column per Sparse::read_into into one reused slice,
+// each column summed (what colSums does). Returns the sum of the sums. The
+// store is opened and closed inside, as BPCells' colSums opens the files of
+// the directory on each call (its open_matrix_dir, outside its timing, reads
+// only the shape, names and type).
+uint64_t column_sums(const std::string& path, std::vector<uint64_t>& sums) {
+  stowage::Store store = stowage::Store::open(path);
+  return column_sums(store.sparse(""), sums);
+}
+
+struct Ours {
+  double write_packed = 0, write_unpacked = 0, stream = 0, stream_open = 0, csc = 0, csc_unpacked = 0, random100 = 0;
+  double stream_peer_dir = 0;  // the directory BPCells wrote
+  uint64_t random_nnz = 0, packed_bytes = 0, unpacked_bytes = 0, total = 0;
+};
+
+Ours bench_ours(const CountMatrix& m, const fs::path& dir) {
+  Ours o;
   std::string packed = (dir / "packed").string(), unpacked = (dir / "unpacked").string();
-  const double nnz = double(m.indices.size());
-  std::printf("\nMatrix %llu x %llu, %.1f M non-zeros (%.2f%%), one core, page cache\n",
-              (unsigned long long)m.rows, (unsigned long long)m.cols, nnz / 1e6,
-              100.0 * nnz / double(m.rows * m.cols));
+  o.write_packed = best_seconds([&] { write_matrix(m, packed, true); }, write_runs());
+  o.write_unpacked = best_seconds([&] { write_matrix(m, unpacked, false); }, write_runs());
+  o.packed_bytes = directory_bytes(packed);
+  o.unpacked_bytes = directory_bytes(unpacked);
 
-  double write_packed = median_seconds(3, [&] { write_matrix(m, packed, true); });
-  double write_unpacked = median_seconds(3, [&] { write_matrix(m, unpacked, false); });
-  uint64_t packed_bytes = directory_bytes(packed), unpacked_bytes = directory_bytes(unpacked);
-
+  std::vector<uint64_t> sums;
+  o.stream = best_seconds([&] { o.total = column_sums(packed, sums); });
   stowage::Store store = stowage::Store::open(packed);
   stowage::Sparse mat = store.sparse("");
-  uint64_t checksum = 0;
-  double read_all = median_seconds(5, [&] {
-    stowage::SparseSlice s = mat.read(0, m.cols);
-    checksum += s.indices.size();
-  });
-  // Streaming in batches of 100 columns: what a converter or an analysis loop does.
-  double read_batched = median_seconds(5, [&] {
-    for (uint64_t c = 0; c < m.cols; c += 100) checksum += mat.read(c, std::min(c + 100, m.cols)).indices.size();
-  });
-  // The plugin alone, through its C vtable, into reused caller-owned buffers:
-  // the difference to "read all" is the cost of Sparse::read's fresh vectors.
-  double read_direct = plugin_read_all_seconds(packed, m.cols, m.indices.size());
+  // The same on a store kept open: after the first run the data's pages are
+  // mapped, so this is a later pass over an open matrix.
+  o.stream_open = best_seconds([&] { column_sums(mat, sums); });
+  uint64_t check = 0;
+  // Into fresh CSC arrays, as a conversion to a dgCMatrix makes them.
+  o.csc = best_seconds([&] { check += mat.read(0, m.cols).indices.size(); });
+  stowage::Store plain = stowage::Store::open(unpacked);
+  o.csc_unpacked = best_seconds([&] { check += plain.sparse("").read(0, m.cols).indices.size(); });
   std::mt19937 rng(1);
   std::vector<uint64_t> picks(100);
-  uint64_t picked_nnz = 0;
   for (uint64_t& c : picks) {
     c = rng() % m.cols;
-    picked_nnz += m.indptr[c + 1] - m.indptr[c];
+    o.random_nnz += m.csc.indptr[c + 1] - m.csc.indptr[c];
   }
-  double read_100 = median_seconds(5, [&] {
-    for (uint64_t c : picks) checksum += mat.read(c, c + 1).indices.size();
+  o.random100 = best_seconds([&] {
+    for (uint64_t c : picks) check += mat.read(c, c + 1).indices.size();
   });
-  stowage::Store plain = stowage::Store::open(unpacked);
-  double read_all_unpacked = median_seconds(5, [&] { checksum += plain.sparse("").read(0, m.cols).indices.size(); });
+  if (check == 0) std::printf("  (nothing read?)\n");
+  // The sums against the matrix in memory: a fast wrong read is no figure.
+  uint64_t expected = 0;
+  for (uint64_t k = 0; k < m.nnz(); ++k) expected += m.values()[k];
+  if (o.total != expected) std::printf("  MISMATCH: column sums total %llu, expected %llu\n",
+                                       (unsigned long long)o.total, (unsigned long long)expected);
+  return o;
+}
 
-  std::printf("  write packed       %8.1f M nnz/s  (%.2f s)\n", nnz / write_packed / 1e6, write_packed);
-  std::printf("  write unpacked     %8.1f M nnz/s  (%.2f s)\n", nnz / write_unpacked / 1e6, write_unpacked);
-  std::printf("  read all packed    %8.1f M nnz/s  (%.3f s)\n", nnz / read_all / 1e6, read_all);
-  std::printf("  read all packed, 100 columns at a time %8.1f M nnz/s  (%.3f s)\n", nnz / read_batched / 1e6,
-              read_batched);
-  std::printf("  read all packed, plugin vtable, reused buffers %8.1f M nnz/s  (%.3f s)\n", nnz / read_direct / 1e6,
-              read_direct);
-  std::printf("  read all unpacked  %8.1f M nnz/s  (%.3f s)\n", nnz / read_all_unpacked / 1e6, read_all_unpacked);
-  std::printf("  read 100 random columns (packed): %.2f ms, %.1f M nnz/s\n", read_100 * 1e3,
-              double(picked_nnz) / read_100 / 1e6);
-  std::printf("  size: packed %.1f MB, unpacked %.1f MB, ratio %.2fx (%.2f bits per non-zero)\n",
-              packed_bytes / 1e6, unpacked_bytes / 1e6, double(unpacked_bytes) / double(packed_bytes),
-              8.0 * double(packed_bytes) / nnz);
-  if (checksum == 0) std::printf("  (checksum 0?)\n");
-  fs::remove_all(dir);
+// ---- the BPCells R package ------------------------------------------------------
+
+struct Peer {
+  std::map<std::string, double> seconds;  // write, colSums, dgCMatrix
+  std::string version, out_dir;
+  double total = -1;  // sum of colSums
+  bool ok = false;
+};
+
+// Runs bench/bpcells/peer_bpcells.R on our packed directory; it prints
+// "name value" lines.
+Peer run_peer(const std::string& rscript, const std::string& library, const fs::path& dir) {
+  Peer p;
+  const char* src = std::getenv("STOWAGE_SOURCE_ROOT");
+  fs::path script = fs::path(src ? src : ".") / "bench" / "bpcells" / "peer_bpcells.R";
+  p.out_dir = (dir / "bpcells-written").string();
+  std::string cmd = "R_LIBS='" + library + "' " + rscript + " --vanilla " + script.string() + " " +
+                    (dir / "packed").string() + " " + p.out_dir + " " + std::to_string(kRuns) + " " +
+                    std::to_string(write_runs());
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f) return p;
+  char line[4096];
+  while (std::fgets(line, sizeof line, f)) {
+    char name[256], value[256];
+    if (std::sscanf(line, "%255s %255s", name, value) != 2) continue;
+    std::string n = name;
+    if (n == "version") p.version = value;
+    else if (n == "total") p.total = std::atof(value);
+    else p.seconds[n] = std::atof(value);
+  }
+  p.ok = ::pclose(f) == 0 && p.seconds.size() == 3;
+  if (!p.ok) std::cerr << "peer_bpcells.R failed (" << cmd << ")\n";
+  return p;
+}
+
+bool same_files(const fs::path& a, const fs::path& b) {
+  for (const auto& e : fs::directory_iterator(a)) {
+    fs::path other = b / e.path().filename();
+    if (!fs::exists(other) || fs::file_size(other) != fs::file_size(e.path())) return false;
+    std::ifstream x(e.path(), std::ios::binary), y(other, std::ios::binary);
+    if (!std::equal(std::istreambuf_iterator<char>(x), {}, std::istreambuf_iterator<char>(y))) return false;
+  }
+  return true;
+}
+
+void print_table(const CountMatrix& m, const Ours& o, const Peer* peer) {
+  const double nnz = double(m.nnz()), M = 1e6;
+  auto rate = [&](double s) { return nnz / s / M; };
+  std::printf("\nMatrix %llu x %llu uint32, %.2f M non-zeros (%.2f%%), one thread, page cache\n",
+              (unsigned long long)m.rows, (unsigned long long)m.cols, nnz / M, 100.0 * nnz / double(m.rows * m.cols));
+  std::printf("Rules: best of %d runs (writes: %d), %s, ours and BPCells' alike\n\n", kRuns, write_runs(),
+              kCpuClock ? "this thread's CPU time" : "wall time");
+  std::printf("  %-52s %12s %12s %8s\n", "operation", "stowage", "BPCells", "ratio");
+  auto row = [&](const char* what, double ours, const char* peer_key) {
+    if (peer && peer->ok && peer->seconds.count(peer_key)) {
+      double theirs = peer->seconds.at(peer_key);
+      std::printf("  %-52s %12.1f %12.1f %7.2fx\n", what, rate(ours), rate(theirs), theirs / ours);
+    } else {
+      std::printf("  %-52s %12.1f %12s %8s\n", what, rate(ours), "", "");
+    }
+  };
+  std::printf("  (M nnz/s)\n");
+  row("write packed (BPCells: write_matrix_dir compress=TRUE)", o.write_packed, "write");
+  row("streamed read, column sums (BPCells: colSums)", peer && peer->ok ? o.stream_peer_dir : o.stream, "colSums");
+  row("read into CSC (BPCells: as(, \"dgCMatrix\"))", o.csc, "dgCMatrix");
+  row("write unpacked", o.write_unpacked, "");
+  row("streamed read, column sums, our own directory", o.stream, "");
+  row("the same, store kept open (a later pass)", o.stream_open, "");
+  row("read into CSC, unpacked", o.csc_unpacked, "");
+  std::printf("  read 100 random columns (packed): %.3f ms, %.1f M nnz/s\n", o.random100 * 1e3,
+              double(o.random_nnz) / o.random100 / M);
+  std::printf("  size: packed %.1f MB, unpacked %.1f MB, ratio %.2fx (%.2f bits per non-zero)\n", o.packed_bytes / M,
+              o.unpacked_bytes / M, double(o.unpacked_bytes) / double(o.packed_bytes), 8.0 * double(o.packed_bytes) / nnz);
+  if (peer && peer->ok) {
+    std::printf("\nBPCells %s (R, one thread). Its colSums is on the directory it wrote, and so is our\n"
+                "streamed read in that row. Its dgCMatrix holds double values and int indices; our CSC uint32.\n",
+                peer->version.c_str());
+    std::printf("BPCells' directory is %s ours byte for byte; its colSums total %s ours.\n",
+                same_files(peer->out_dir, fs::path(peer->out_dir).parent_path() / "packed") ? "identical to"
+                                                                                            : "DIFFERENT from",
+                peer->total == double(o.total) ? "equals" : "DIFFERS from");
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint64_t rows = 30000, cols = 10000;
-  if (argc == 3) {  // smaller runs: bpcells_bench ROWS COLS
-    rows = std::stoull(argv[1]);
-    cols = std::stoull(argv[2]);
+  uint64_t rows = 20000, cols = 30000;
+  double density = 0.0247;  // 14.8 M non-zeros at 20000 x 30000
+  std::string library, rscript = "Rscript";
+  fs::path dir = fs::temp_directory_path() / ("stowage-bpcells-bench-" + std::to_string(::getpid()));
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--rows") rows = std::stoull(next());
+    else if (a == "--cols") cols = std::stoull(next());
+    else if (a == "--density") density = std::stod(next());
+    else if (a == "--runs") kRuns = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--clock") kCpuClock = next() == "cpu";
+    else if (a == "--r-library") library = next();
+    else if (a == "--rscript") rscript = next();
+    else if (a == "--dir") dir = next();
+    else {
+      std::cerr << "usage: bpcells_bench [--rows R --cols C --density D] [--runs N] [--clock wall|cpu]\n"
+                   "                     [--r-library DIR] [--rscript PROGRAM] [--dir DIR]\n";
+      return 2;
+    }
+  }
+  if (!library.empty() && kCpuClock) {
+    std::cerr << "bpcells_bench: --clock cpu times ours only; BPCells is timed in wall time\n";
+    return 2;
   }
   stowage::Registry::global().set_threads(1);
-  CountMatrix m = make_counts(rows, cols, 0.05, 42);
-  std::printf("BP-128 best instruction set here: %s; timing: %s\n", bp::isa_name(bp::detected_isa()),
-              std::getenv("STOWAGE_BENCH_WALL") ? "wall clock" : "thread CPU time");
-  std::printf("Rules (every figure): the median of 5 rounds (writes: 3) of %s; one thread; reads from\n"
-              "the page cache (the files were just written); no peer runs in this program.\n\n",
-              std::getenv("STOWAGE_BENCH_WALL") ? "wall-clock time" : "this thread's CPU time");
-  bench_kernels(m);
-  bench_matrix(m);
+  try {
+    CountMatrix m = make_counts(rows, cols, density, 42);
+    std::printf("BP-128 best instruction set here: %s\n", bp::isa_name(bp::detected_isa()));
+    bench_kernels(m);
+    fs::create_directories(dir);
+    Ours o = bench_ours(m, dir);
+    Peer peer;
+    if (!library.empty()) {
+      std::cerr << "BPCells (R) peer...\n";
+      peer = run_peer(rscript, library, dir);
+      std::vector<uint64_t> sums;
+      if (peer.ok) o.stream_peer_dir = best_seconds([&] { column_sums(peer.out_dir, sums); });
+    }
+    print_table(m, o, library.empty() ? nullptr : &peer);
+    fs::remove_all(dir);
+  } catch (const std::exception& e) {
+    std::cerr << "bpcells_bench: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }

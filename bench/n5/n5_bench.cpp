@@ -7,9 +7,17 @@
 // zarr-python's N5FSStore (peer_zarr_n5.py). Every figure is the best of
 // --runs runs (default 3). Prints a table with ratios. Never run by the tests.
 //
+// Built with -Dz5_include=DIR, the same workload through z5 (C++) in this
+// process follows as a second table (z5_peer.cpp; raw, gzip, zstd, blosc).
+//
 // Usage: n5_bench [--dir DIR] [--codecs raw,gzip,...,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer]
+//                 [--no-zarr]   (--no-peer: neither zarr-python nor z5; --no-zarr: z5 only)
 // (meson: `ninja -C build bench-n5` runs it with the build tree's plugins)
 #include <stowage/stowage.hpp>
+
+#ifdef STOWAGE_BENCH_Z5
+#include "z5_peer.hpp"
+#endif
 
 #include <fcntl.h>
 #include <time.h>
@@ -313,6 +321,17 @@ double plugin_write_time(const fs::path& path, const json& desc,
   return t;
 }
 
+// The 1000 chunks (grid coordinates) of the random-chunk figure, ours and z5's.
+const std::vector<std::vector<uint64_t>>& random_chunks() {
+  static const std::vector<std::vector<uint64_t>> picks = [] {
+    std::mt19937 rng(1);
+    std::vector<std::vector<uint64_t>> p;
+    for (int i = 0; i < 1000; ++i) p.push_back({rng() % 4, rng() % 8, rng() % 8});
+    return p;
+  }();
+  return picks;
+}
+
 // Every fresh write (ours, the plugin's, the limit's) goes to a directory
 // that never existed: ext4 here is slow to create files right after deleting
 // others (see bench/convert), which would time the deletion.
@@ -374,9 +393,8 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
     stowage::Registry::global().set_threads(1);
     std::vector<uint16_t> one(64 * 64 * 64);
     f.random_us = best_of_runs([&] {
-      std::mt19937 rng(1);  // the same 1000 chunks each run
-      for (int i = 0; i < 1000; ++i) {
-        std::vector<uint64_t> at = {rng() % 4 * 64, rng() % 8 * 64, rng() % 8 * 64};
+      for (const std::vector<uint64_t>& c : random_chunks()) {
+        std::vector<uint64_t> at = {c[0] * 64, c[1] * 64, c[2] * 64};
         a.read(at, kChunks, one.data());
       }
     }) / 1000 * 1e6;
@@ -414,6 +432,33 @@ std::map<std::string, json> run_peer(const fs::path& dir, const std::vector<Code
 }
 
 double mbs(double secs) { return secs > 0 ? kVolumeBytes / kMB / secs : 0; }
+
+#ifdef STOWAGE_BENCH_Z5
+// z5 (C++, header-only, built with -Dz5_include) in this process on the same
+// volume, chunks, codecs and random chunks, one thread, best of kRuns.
+void run_and_print_z5(const fs::path& dir, const std::vector<CodecCase>& codecs, const std::vector<uint16_t>& vol,
+                      const std::map<std::string, Figures>& ours) {
+  std::map<std::string, std::string> configs;
+  for (const auto& c : codecs) configs[c.name] = as_written(c).dump();
+  std::map<std::string, z5_peer::Figures> z5 = z5_peer::run(dir.string(), vol, configs, random_chunks(), kRuns, kCpuClock);
+  std::printf("\nz5 (C++, same process, one thread, best of %d; %s); MB/s of uncompressed data, chunk in us\n", kRuns,
+              kCpuClock ? "CPU time" : "wall time");
+  std::printf("%-6s | %7s %7s %9s | %7s %7s %9s | %6s %6s %6s | %6s %6s\n", "codec", "write1", "read1", "chunk_us",
+              "z5W", "z5R", "z5chunk", "W/z5", "R/z5", "C/z5", "ratio", "z5rat");
+  for (const auto& c : codecs) {
+    if (!z5.count(c.name)) continue;
+    const Figures& f = ours.at(c.name);
+    const z5_peer::Figures& z = z5.at(c.name);
+    std::printf("%-6s | %7.0f %7.0f %9.0f | %7.0f %7.0f %9.0f | %6.2f %6.2f %6.2f | %6.2f %6.2f\n", c.name.c_str(),
+                mbs(f.write1), mbs(f.read1), f.random_us, mbs(z.write_s), mbs(z.read_s), z.random_chunk_us,
+                z.write_s / f.write1, z.read_s / f.read1, z.random_chunk_us / f.random_us,
+                kVolumeBytes / double(f.bytes), kVolumeBytes / double(z.bytes));
+  }
+  std::printf("W/z5, R/z5: our write1/read1 over z5's (above 1: we are faster); C/z5: z5's random chunk time over\n"
+              "ours; ratio, z5rat: uncompressed/stored, ours and z5's. z5 writes with writeSubarray into a dataset\n"
+              "just created (as our write1), reads with readSubarray (whole volume; each random chunk).\n");
+}
+#endif
 
 void print_rules() {
   std::printf("Clock: %s\n", kCpuClock ? "CPU time of each process (user + system, all threads), not wall time"
@@ -474,16 +519,17 @@ void print_table(const std::vector<CodecCase>& codecs, const std::map<std::strin
 int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / "stowage-n5-bench";
   std::string only;
-  bool peer = true;
+  bool peer = true, zarr_peer = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) dir = argv[++i];
     else if (a == "--codecs" && i + 1 < argc) only = argv[++i];
     else if (a == "--no-peer") peer = false;
+    else if (a == "--no-zarr") zarr_peer = false;
     else if (a == "--runs" && i + 1 < argc) kRuns = std::max(1, std::atoi(argv[++i]));
     else if (a == "--clock" && i + 1 < argc) kCpuClock = std::string(argv[++i]) == "cpu";
     else {
-      std::cerr << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer]\n"
+      std::cerr << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer] [--no-zarr]\n"
                    "(default: " << kDefaultCodecs << ")\n";
       return 2;
     }
@@ -504,11 +550,17 @@ int main(int argc, char** argv) {
       ours[c.name] = run_codec(c, dir, vol, chunks);
     }
     std::map<std::string, json> zarr;
-    if (peer) {
+    if (peer && zarr_peer) {
       std::cerr << "zarr-python peer...\n";
       zarr = run_peer(dir, codecs);
     }
     print_table(codecs, ours, zarr);
+#ifdef STOWAGE_BENCH_Z5
+    if (peer) {
+      std::cerr << "z5 peer...\n";
+      run_and_print_z5(dir, codecs, vol, ours);
+    }
+#endif
   } catch (const std::exception& e) {
     std::cerr << "n5_bench: " << e.what() << "\n";
     return 1;

@@ -214,6 +214,19 @@ void Store::close() {
 
 // ---- Sparse ------------------------------------------------------------------------
 
+namespace {
+// Whether every index is below `limit`. One OR chain, built for AVX2 too: the
+// running max it replaced (a dependent pand/pandn/por chain in SSE2) took 20%
+// of a column-by-column read of a BPCells matrix.
+__attribute__((target_clones("avx2", "default"))) bool all_below(const uint32_t* v, uint64_t n, uint64_t limit) {
+  if (limit > UINT32_MAX) return true;
+  const uint32_t lim = uint32_t(limit);
+  uint32_t over = 0;
+  for (uint64_t i = 0; i < n; ++i) over |= uint32_t(v[i] >= lim);
+  return over == 0;
+}
+}  // namespace
+
 SparseSlice Sparse::read(uint64_t begin, uint64_t end) const {
   SparseSlice s;
   read_into(begin, end, s);
@@ -262,14 +275,14 @@ void Sparse::read_into(uint64_t begin, uint64_t end, uint64_t nnz, uint64_t* ind
   if (!monotone)
     throw Error(ErrorCode::corrupt, st.path + ": format " + st.format + " returned a malformed indptr", st.path,
                 st.plugin_name());
-  uint32_t max_index = 0;
-  for (uint64_t k = 0; k < nnz; ++k) max_index = std::max(max_index, indices[k]);  // vectorizes
   uint64_t minors = info_.csr ? info_.shape[1] : info_.shape[0];
-  if (nnz && max_index >= minors)
+  if (!all_below(indices, nnz, minors)) {
+    uint32_t max_index = *std::max_element(indices, indices + nnz);
     throw Error(ErrorCode::corrupt,
                 st.path + ": index " + std::to_string(max_index) + " is outside the matrix (" + std::to_string(minors) +
                     ")",
                 st.path, st.plugin_name());
+  }
 }
 
 void Sparse::read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const {

@@ -225,3 +225,63 @@ TEST_CASE("concurrent range reads of one store agree with the source") {
   for (auto& th : threads) th.join();
   CHECK(mismatches == std::vector<int>(4, 0));
 }
+
+// Reads decode from maps of the packed data or, with {"mmap": false}, through
+// a per-thread window on it (128 KiB, refilled as a read runs past it); both
+// reuse the chunk a column ended in. These matrices are larger than a window,
+// and the reads walk them forwards, backwards, in runs of random length and
+// interleaved across three stores (six packed arrays, more than the four
+// windows a thread keeps).
+TEST_CASE("streamed reads, mapped and through the read windows, agree with the source") {
+  test::TempDir tmp;
+  std::vector<Matrix> ms;
+  for (uint32_t k = 0; k < 3; ++k) {
+    ms.push_back(random_matrix("uint32", 3000, 1500, false, 0.05, 30 + k));
+    write_matrix(ms.back(), (tmp / ("m" + std::to_string(k))).string(), true, 5 + k);
+  }
+  for (bool map : {true, false}) {
+    CAPTURE(map);
+    std::vector<stowage::Store> stores;
+    for (uint32_t k = 0; k < 3; ++k)
+      stores.push_back(stowage::Store::open((tmp / ("m" + std::to_string(k))).string(), stowage::Mode::read, "bpcells",
+                                            {{"mmap", map}}));
+    CHECK(fs::file_size(tmp / "m0" / "index_data") > 200000);  // more than a window
+    auto same = [](const Matrix& m, uint64_t b, uint64_t e, const stowage::SparseSlice& s) {
+      uint64_t first = m.indptr[b], last = m.indptr[e];
+      for (uint64_t j = b; j <= e; ++j)
+        if (s.indptr[j - b] != m.indptr[j] - first) return false;
+      return s.indices.size() == last - first &&
+             std::equal(s.indices.begin(), s.indices.end(), m.indices.begin() + first) &&
+             std::equal(s.values.begin(), s.values.end(), m.values.begin() + first * 4);
+    };
+    stowage::SparseSlice s;
+    int bad_forward = 0, bad_backward = 0, bad_runs = 0, bad_interleaved = 0;
+    stowage::Sparse mat = stores[0].sparse("");
+    for (uint64_t c = 0; c < 1500; ++c) {
+      mat.read_into(c, c + 1, s);
+      bad_forward += !same(ms[0], c, c + 1, s);
+    }
+    for (uint64_t c = 1500; c-- > 0;) {
+      mat.read_into(c, c + 1, s);
+      bad_backward += !same(ms[0], c, c + 1, s);
+    }
+    std::mt19937 rng(3);
+    for (uint64_t c = 0; c < 1500;) {
+      uint64_t e = std::min<uint64_t>(1500, c + rng() % 40);
+      mat.read_into(c, e, s);
+      bad_runs += !same(ms[0], c, e, s);
+      c = e + rng() % 3;  // sometimes skip a column or two
+    }
+    for (uint64_t c = 0; c < 1500; ++c)
+      for (int k = 0; k < 3; ++k) {
+        stores[k].sparse("").read_into(c, c + 1, s);
+        bad_interleaved += !same(ms[k], c, c + 1, s);
+      }
+    CHECK(bad_forward == 0);
+    CHECK(bad_backward == 0);
+    CHECK(bad_runs == 0);
+    CHECK(bad_interleaved == 0);
+  }
+  CHECK_THROWS_AS(stowage::Store::open((tmp / "m0").string(), stowage::Mode::read, "bpcells", {{"mmap", 1}}),
+                  stowage::Error);
+}

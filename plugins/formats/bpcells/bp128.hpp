@@ -12,8 +12,9 @@
 // each chunk, modulo 2^32), idx_offsets (where idx wrapped) and, for d1/d1z,
 // starts (the first value of each chunk). See docs/formats/bpcells.md.
 //
-// Every kernel has a scalar, an SSE2 and an AVX2 implementation producing the
-// same bytes; detected_isa() picks the best one the CPU has at run time.
+// Decoding has a scalar, an SSE2 and an AVX2 implementation, encoding a scalar
+// and an SSE2 one (its width pass also AVX2), all producing the same bytes;
+// detected_isa() picks the best one the CPU has at run time.
 #pragma once
 
 #include <cstddef>
@@ -50,6 +51,15 @@ unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa);
 // `start` is starts[i] for d1/d1z and ignored otherwise.
 void decode_chunk(Variant v, const uint32_t* in, unsigned bits, uint32_t start, uint32_t* out,
                   Isa isa);
+
+// The decoders of one variant for one instruction set, indexed by bit width
+// 0..32 (32: the stored words verbatim), chosen once: a reader decoding chunk
+// after chunk calls by_width[bits] instead of dispatching on every chunk.
+using ChunkDecodeFn = void (*)(const uint32_t* in, uint32_t start, uint32_t* out);
+struct ChunkDecoders {
+  ChunkDecodeFn by_width[33];
+};
+const ChunkDecoders& chunk_decoders(Variant v, Isa isa = detected_isa());
 
 // ---- whole arrays -------------------------------------------------------------
 

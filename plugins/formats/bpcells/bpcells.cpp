@@ -71,7 +71,7 @@ class BPCellsStore : public sdk::Store {
     bool exists = sdk::path_exists(path_);
     bool want_existing = mode_ == STOWAGE_MODE_READ || mode_ == STOWAGE_MODE_UPDATE;
     if (want_existing || (mode_ == STOWAGE_MODE_CREATE && exists && looks_like_matrix_dir(path_)))
-      reader_ = std::make_unique<MatrixReader>(path_);
+      reader_ = std::make_unique<MatrixReader>(path_, map_files());
   }
 
   void close() override {
@@ -202,6 +202,16 @@ class BPCellsStore : public sdk::Store {
     sdk::unsupported(path_ + ": BPCells directories hold no attributes (given " + keys + ")");
   }
 
+  // Whether reads decode from read-only maps of the packed data (the default:
+  // a column-by-column read of BPCells' own directory ran at 885 M nnz/s
+  // through pread windows, 1250 from maps) or through pread ("mmap": false,
+  // for a file system where another program may truncate files being read).
+  bool map_files() const {
+    if (!options_.contains("mmap")) return true;
+    if (!options_["mmap"].is_boolean()) sdk::invalid(path_ + ": open option \"mmap\" must be true or false");
+    return options_["mmap"].get<bool>();
+  }
+
   // Reads a create() description: kind "sparse", dtype, shape, layout and
   // whether to bit-pack (top-level "packed", else "storage": {"packed"} as
   // describe() gives it, else the open option, else BPCells' default: packed).
@@ -260,7 +270,7 @@ class BPCellsFormat {
 STOWAGE_DEFINE_FORMAT_PLUGIN(
     stowage::bpcells::BPCellsFormat, "bpcells", "1.0.0",
     "BPCells matrix directories (packed/unpacked uint, float, double; v1 and v2) with SIMD BP-128",
-    R"({"packed": {"type": "boolean", "default": true}})",
+    R"({"packed": {"type": "boolean", "default": true}, "mmap": {"type": "boolean", "default": true}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL | STOWAGE_CAP_SPARSE |
         STOWAGE_CAP_STRINGS,
     nullptr)

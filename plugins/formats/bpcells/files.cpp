@@ -1,5 +1,7 @@
 #include "files.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -70,6 +72,15 @@ void ArrayFile::read(uint64_t first, uint64_t n, void* out) const {
                  ") are past the end of the array (" + std::to_string(count_) + " elements)");
   size_t esize = element_size(type_);
   file_.read_at(out, n * esize, kMagicSize + first * esize);
+}
+
+std::shared_ptr<const void> ArrayFile::map(const void** elements) const {
+  *elements = nullptr;
+  const size_t size = kMagicSize + count_ * element_size(type_);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, file_.fd(), 0);
+  if (p == MAP_FAILED) return nullptr;
+  *elements = static_cast<const char*>(p) + kMagicSize;
+  return std::shared_ptr<const void>(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
 }
 
 void ArrayFile::require_count(uint64_t expected, const char* what) const {

@@ -8,6 +8,7 @@
 #include <stowage/plugin_util.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,12 @@ class ArrayFile {
     return out;
   }
   void require_count(uint64_t expected, const char* what) const;
+  // The elements mapped read-only, or null when the system refuses the map.
+  // Valid while the returned owner lives. BPCells and stowage never change a
+  // file in place (both write a new directory), so a map stays valid even
+  // after the directory is replaced; a file truncated under a live map by
+  // some other program would fault, hence the "mmap": false open option.
+  std::shared_ptr<const void> map(const void** elements) const;
 
  private:
   sdk::File file_;

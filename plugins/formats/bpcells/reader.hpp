@@ -19,22 +19,33 @@ namespace stowage::bpcells {
 // (v2), <name>_starts (d1/d1z).
 class PackedArray {
  public:
+  // `map`: decode from a read-only map of <name>_data (else through pread).
   PackedArray(const std::string& dir, const std::string& name, bp128::Variant variant,
-              uint64_t count, int format_version);
-  // Decodes values [first, first+n).
+              uint64_t count, int format_version, bool map);
+  // Decodes values [first, first+n) into out, chunk by chunk, straight from
+  // the map or through the calling thread's window on the data (reader.cpp).
   void read(uint64_t first, uint64_t n, uint32_t* out) const;
   const std::string& data_path() const { return data_.path(); }
 
  private:
-  bp128::Variant variant_;
+  struct Window;
+  Window& window() const;
+  const uint32_t* chunk_words(Window& w, uint64_t chunk, uint64_t last_chunk) const;
+  void decode(const uint32_t* words, uint64_t chunk, uint32_t* out) const;
+
+  uint64_t id_;  // names this array in the threads' windows; never reused
+  const bp128::ChunkDecoders* decoders_;
   ArrayFile data_;
+  std::shared_ptr<const void> mapping_;  // keeps mapped_ valid
+  const uint32_t* mapped_ = nullptr;     // the data words, when mapped
   std::vector<uint64_t> offsets_;  // word offset of each chunk, nchunks+1 entries
   std::vector<uint32_t> starts_;
 };
 
 class MatrixReader {
  public:
-  explicit MatrixReader(std::string dir);
+  // `map`: decode packed data from read-only maps (the "mmap" open option).
+  explicit MatrixReader(std::string dir, bool map = true);
 
   const std::string& dir() const { return dir_; }
   const MatrixVersion& version() const { return version_; }
@@ -75,6 +86,9 @@ class MatrixReader {
   std::optional<ArrayFile> index_, val_;
   std::optional<PackedArray> packed_index_, packed_val_;
 };
+
+// Whether v[0..n) increases strictly (a major's indices as BPCells stores them).
+bool strictly_increasing(const uint32_t* v, uint64_t n);
 
 // Whether `path` looks like a BPCells matrix directory (a cheap check of its
 // version file).

@@ -50,6 +50,7 @@ class MatrixWriter {
 
  private:
   std::string temp_file(const char* name) const { return temp_ + "/" + name; }
+  bool sorted_in_range(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices) const;
   void sort_and_write(const uint32_t* indices, const char* values, uint64_t n, uint64_t major_in_batch);
   void write_pairs(const uint32_t* indices, const char* values, uint64_t n);
   void write_values(const void* values, uint64_t n);
