@@ -241,13 +241,17 @@ void Sparse::read_into(uint64_t begin, uint64_t end, SparseSlice& s) const {
   read_into(begin, end, nnz, s.indptr.data(), s.indices.data(), s.values.data());
 }
 
-uint64_t Sparse::count(uint64_t begin, uint64_t end) const {
-  Store::State& st = live(store_);
+void Sparse::require_majors(uint64_t begin, uint64_t end) const {
   if (begin > end || end > majors())
     throw Error(ErrorCode::invalid_argument,
-                st.path + "::" + node_ + ": major range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                store_->path + "::" + node_ + ": major range [" + std::to_string(begin) + ", " + std::to_string(end) +
                     ") is outside 0.." + std::to_string(majors()),
-                st.path);
+                store_->path);
+}
+
+uint64_t Sparse::count(uint64_t begin, uint64_t end) const {
+  Store::State& st = live(store_);
+  require_majors(begin, end);
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   uint64_t nnz = 0;
   detail::CallError err;
@@ -258,11 +262,7 @@ uint64_t Sparse::count(uint64_t begin, uint64_t end) const {
 void Sparse::read_into(uint64_t begin, uint64_t end, uint64_t nnz, uint64_t* indptr, uint32_t* indices,
                        void* values) const {
   Store::State& st = live(store_);
-  if (begin > end || end > majors())
-    throw Error(ErrorCode::invalid_argument,
-                st.path + "::" + node_ + ": major range [" + std::to_string(begin) + ", " + std::to_string(end) +
-                    ") is outside 0.." + std::to_string(majors()),
-                st.path);
+  require_majors(begin, end);
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   detail::CallError err;
   st.check(st.vt->read_sparse(st.handle, node_.data(), node_.size(), begin, end, indptr, indices, values, nnz,

@@ -365,6 +365,7 @@ class Sparse {
   void append(const SparseSlice& slice, uint64_t n_major) const;
 
  private:
+  void require_majors(uint64_t begin, uint64_t end) const;  // invalid_argument unless begin <= end <= majors()
   friend class Store;
   std::shared_ptr<Store::State> store_;
   std::string node_;
