@@ -16,12 +16,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace py = pybind11;
 using namespace stowage_py;
@@ -233,6 +236,55 @@ py::object convert(const std::string& source, const std::string& destination, co
 
 }  // namespace
 
+namespace {
+
+// Majors [begin, end) of a sparse matrix cut into one piece per thread,
+// each read on its own thread straight into its stretch of the caller's
+// arrays. The fresh numpy pages are then faulted in (zeroed by the kernel)
+// by two threads instead of one: on this VM that, not the decoding, was most
+// of to_scipy() on 15 M non-zeros: 0.52-0.57x of a read into reused
+// buffers with one piece, 0.69-0.95x with two.
+class SparseParts {
+ public:
+  SparseParts(const stowage::Sparse& s, uint64_t begin, uint64_t end, unsigned threads) : begin_(begin) {
+    const uint64_t n = end - begin, pieces = std::max<uint64_t>(1, std::min<uint64_t>(threads, n));
+    for (uint64_t k = 0; k <= pieces; ++k) bounds_.push_back(begin + n * k / pieces);
+    first_.push_back(0);
+    for (uint64_t k = 0; k < pieces; ++k) first_.push_back(first_.back() + s.count(bounds_[k], bounds_[k + 1]));
+  }
+  uint64_t nnz() const { return first_.back(); }
+
+  // indptr: end-begin+1 entries; indices and values: nnz() entries.
+  void read(const stowage::Sparse& s, uint64_t* indptr, uint32_t* indices, char* values) const {
+    const size_t pieces = bounds_.size() - 1, esize = stowage::dtype_size(s.info().dtype);
+    std::vector<std::exception_ptr> failed(pieces);
+    auto piece = [&](size_t k) {
+      try {
+        const uint64_t b = bounds_[k], e = bounds_[k + 1], at = first_[k];
+        std::vector<uint64_t> local(e - b + 1);
+        s.read_into(b, e, first_[k + 1] - at, local.data(), indices + at, values + at * esize);
+        // Each piece writes its own entries; the shared boundary is the next piece's first.
+        for (uint64_t j = 0; j < e - b; ++j) indptr[b - begin_ + j] = local[j] + at;
+      } catch (...) {
+        failed[k] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (size_t k = 1; k < pieces; ++k) helpers.emplace_back(piece, k);
+    piece(0);
+    for (auto& t : helpers) t.join();
+    indptr[bounds_.back() - begin_] = nnz();
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+  }
+
+ private:
+  uint64_t begin_;
+  std::vector<uint64_t> bounds_, first_;  // piece k: majors [bounds_[k], bounds_[k+1]), values from first_[k]
+};
+
+}  // namespace
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "stowage's C++ library (libstowage) as seen from Python; use the stowage package.";
   init_sample_decoder();
@@ -364,16 +416,14 @@ PYBIND11_MODULE(_core, m) {
              // fresh 15 M-value slice cost 4x its decoding here). scipy takes
              // int32/int64 indices: the uint64 indptr and uint32 indices are
              // written into int64/int32 arrays (to_scipy checks the sizes).
-             uint64_t nnz = s.count(begin, end);
+             const SparseParts parts(s, begin, end, stowage::Registry::global().threads());
              py::array_t<int64_t> indptr(static_cast<py::ssize_t>(end - begin + 1));
-             py::array_t<int32_t> indices(static_cast<py::ssize_t>(nnz));
-             py::array values(numpy_dtype(s.info().dtype), std::vector<py::ssize_t>{static_cast<py::ssize_t>(nnz)});
-             auto* p = reinterpret_cast<uint64_t*>(indptr.mutable_data());
-             auto* i = reinterpret_cast<uint32_t*>(indices.mutable_data());
-             void* v = values.mutable_data();
+             py::array_t<int32_t> indices(static_cast<py::ssize_t>(parts.nnz()));
+             py::array values(numpy_dtype(s.info().dtype), std::vector<py::ssize_t>{static_cast<py::ssize_t>(parts.nnz())});
              {
                py::gil_scoped_release release;
-               s.read_into(begin, end, nnz, p, i, v);
+               parts.read(s, reinterpret_cast<uint64_t*>(indptr.mutable_data()),
+                          reinterpret_cast<uint32_t*>(indices.mutable_data()), static_cast<char*>(values.mutable_data()));
              }
              return py::make_tuple(indptr, indices, values);
            })
