@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -1152,6 +1153,29 @@ CopyResult copy(const std::string& source, const std::string& destination, const
       if (w.find(kTempPrefix) == std::string::npos) std::cerr << "stowage warning: " << w << "\n";
     throw;
   }
+}
+
+CastOverflow parse_cast_overflow(const std::string& name) {
+  if (name == "error") return CastOverflow::error;
+  if (name == "clip") return CastOverflow::clip;
+  if (name == "wrap") return CastOverflow::wrap;
+  throw Error(ErrorCode::invalid_argument, "cast overflow must be error, clip or wrap, not '" + name + "'");
+}
+
+void set_part(CopyOptions& options, uint64_t index, uint64_t count) {
+  if (count == 0 || index >= count)
+    throw Error(ErrorCode::invalid_argument, "a part is I of N with 0 <= I < N, not " + std::to_string(index) +
+                                                 " of " + std::to_string(count));
+  options.part_index = index;
+  options.part_count = count;
+}
+
+void parse_part_spec(const std::string& spec, CopyOptions& options) {
+  unsigned long long i = 0, n = 0;
+  char tail = 0;
+  if (std::sscanf(spec.c_str(), "%llu/%llu%c", &i, &n, &tail) != 2)
+    throw Error(ErrorCode::invalid_argument, "--part takes I/N with 0 <= I < N, got '" + spec + "'");
+  set_part(options, i, n);
 }
 
 void parse_cast_spec(const std::string& spec, CopyOptions& options) {

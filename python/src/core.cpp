@@ -172,13 +172,8 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
       o.chunks = py::isinstance<py::str>(value) ? stowage::parse_positive_list(value.cast<std::string>(), "chunks")
                                                 : to_u64(value.cast<std::vector<int64_t>>(), "chunks");
     else if (k == "cast") stowage::parse_cast_spec(value.cast<std::string>(), o);
-    else if (k == "cast_overflow") {
-      std::string v = value.cast<std::string>();
-      if (v == "error") o.cast_overflow = stowage::CastOverflow::error;
-      else if (v == "clip") o.cast_overflow = stowage::CastOverflow::clip;
-      else if (v == "wrap") o.cast_overflow = stowage::CastOverflow::wrap;
-      else throw stowage::Error(ErrorCode::invalid_argument, "cast_overflow must be error, clip or wrap, not '" + v + "'");
-    } else if (k == "axes")
+    else if (k == "cast_overflow") o.cast_overflow = stowage::parse_cast_overflow(value.cast<std::string>());
+    else if (k == "axes")
       o.axes = py::isinstance<py::str>(value) ? stowage::parse_name_list(value.cast<std::string>())
                                               : value.cast<std::vector<std::string>>();
     else if (k == "overwrite") o.overwrite = value.cast<bool>();
@@ -186,10 +181,7 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
     else if (k == "create_only") o.create_only = value.cast<bool>();
     else if (k == "part") {
       auto [i, n] = value.cast<std::pair<uint64_t, uint64_t>>();
-      if (n == 0 || i >= n)
-        throw stowage::Error(ErrorCode::invalid_argument, "part takes (I, N) with 0 <= I < N");
-      o.part_index = i;
-      o.part_count = n;
+      stowage::set_part(o, i, n);
     } else
       throw stowage::Error(ErrorCode::invalid_argument, "convert() got an unknown option '" + k + "'");
   }

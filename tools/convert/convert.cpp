@@ -19,7 +19,7 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void on_signal(int) { g_interrupted = true; }
 
 struct Options {
-  std::string src, dst, compression, chunks, cast, axes, part;
+  std::string src, dst, compression, chunks, cast, axes, part, cast_overflow = "error";
   bool quiet = false, as_json = false;
   stowage::CopyOptions copy;
 };
@@ -46,6 +46,8 @@ int convert(Options& opts, stowage::Registry& registry) {
   o.compression = stowage::parse_compression_spec(opts.compression);
   if (!opts.chunks.empty()) o.chunks = stowage::parse_positive_list(opts.chunks, "--chunks");
   stowage::parse_cast_spec(opts.cast, o);
+  o.cast_overflow = stowage::parse_cast_overflow(opts.cast_overflow);
+  if (!opts.part.empty()) stowage::parse_part_spec(opts.part, o);
   if (!opts.axes.empty()) o.axes = stowage::parse_name_list(opts.axes);
   o.cancel = &g_interrupted;
   const bool bar = !opts.quiet && ::isatty(2);
@@ -54,19 +56,17 @@ int convert(Options& opts, stowage::Registry& registry) {
   stowage::CopyResult r = stowage::copy(opts.src, opts.dst, o, registry);
   if (bar) std::fprintf(stderr, "\n");
 
-  double ratio = r.bytes_out ? static_cast<double>(r.bytes_in) / r.bytes_out : 0;
-  double mb_per_s = r.seconds > 0 ? r.bytes_in / r.seconds / 1e6 : 0.0;
   if (!opts.quiet)
     for (const auto& note : r.notes) std::cerr << "stowage-convert: note: " << note << "\n";
+  stowage::json summary = stowage::copy_summary_json(r, opts.src, opts.dst);
   if (opts.as_json) {
-    stowage::json summary = stowage::copy_summary_json(r, opts.src, opts.dst);
     if (!opts.part.empty()) summary["part"] = opts.part;
     std::cout << summary.dump(2) << "\n";
   } else if (!opts.quiet) {
     std::fprintf(stderr, "%s (%s) -> %s (%s): %llu nodes, %.2f MB in, %.2f MB out, ratio %.2f, %.2f s, %.1f MB/s\n",
                  opts.src.c_str(), r.from.c_str(), opts.dst.c_str(), r.to.c_str(),
-                 static_cast<unsigned long long>(r.nodes), r.bytes_in / 1e6, r.bytes_out / 1e6, ratio, r.seconds,
-                 mb_per_s);
+                 static_cast<unsigned long long>(r.nodes), r.bytes_in / 1e6, r.bytes_out / 1e6,
+                 summary["ratio"].get<double>(), r.seconds, summary["mb_per_s"].get<double>());
   }
   return 0;
 }
@@ -89,11 +89,8 @@ int main(int argc, char** argv) {
                  "Codec: N5's JSON object, or a short form such as zstd or gzip:level=9");
   app.add_option("--chunks", opts.chunks, "Chunk shape in C order, e.g. 64,64,64");
   app.add_option("--cast", opts.cast, "Convert values: T (every array to T) or FROM=TO[,...] such as bool=uint8");
-  app.add_option("--cast-overflow", o.cast_overflow,
-                 "A value the cast type cannot hold: error (default), clip, or wrap (integers)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, stowage::CastOverflow>{
-          {"error", stowage::CastOverflow::error}, {"clip", stowage::CastOverflow::clip},
-          {"wrap", stowage::CastOverflow::wrap}}));
+  app.add_option("--cast-overflow", opts.cast_overflow,
+                 "A value the cast type cannot hold: error (default), clip, or wrap (integers)");
   app.add_option("--axes", opts.axes, "Dimension names for sources without them, e.g. gene,cell");
   app.add_flag("--overwrite", o.overwrite, "Replace an existing destination or node");
   app.add_flag("--quiet", opts.quiet, "No progress bar, notes or summary");
@@ -105,16 +102,6 @@ int main(int argc, char** argv) {
   app.add_option("--part", opts.part, "Write only part I of N (I/N, 0-based) of the chunks into an existing destination");
   STOWAGE_TOOL_PARSE(app, argc, argv);
 
-  if (!opts.part.empty()) {
-    unsigned long long i = 0, n = 0;
-    char tail = 0;
-    if (std::sscanf(opts.part.c_str(), "%llu/%llu%c", &i, &n, &tail) != 2 || n == 0 || i >= n) {
-      std::cerr << "stowage-convert: --part takes I/N with 0 <= I < N, got '" << opts.part << "'\n";
-      return 2;
-    }
-    o.part_index = i;
-    o.part_count = n;
-  }
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);

@@ -85,6 +85,12 @@ std::vector<uint64_t> parse_positive_list(const std::string& text, const char* w
 std::vector<std::string> parse_name_list(const std::string& text);
 // "T" (every array) or "FROM=TO[,FROM=TO...]" into options.cast_all / options.casts.
 void parse_cast_spec(const std::string& spec, CopyOptions& options);
+// "error", "clip" or "wrap" (invalid_argument otherwise).
+CastOverflow parse_cast_overflow(const std::string& name);
+// Part I of N of the chunks (0 <= I < N; invalid_argument otherwise), as
+// numbers or as the text "I/N".
+void set_part(CopyOptions& options, uint64_t index, uint64_t count);
+void parse_part_spec(const std::string& spec, CopyOptions& options);
 
 }  // namespace stowage
 
