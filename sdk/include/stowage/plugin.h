@@ -79,6 +79,16 @@ typedef struct stowage_sink {
   int (*write)(void *ctx, const void *data, size_t size);
 } stowage_sink;
 
+/* ---- storage backends (kind "store"): stowage/storage.h ----------------- */
+
+#ifdef __cplusplus
+}
+#endif
+#include <stowage/storage.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- codecs (kind "codec.bytes") --------------------------------------- */
 
 typedef struct stowage_codec_state *stowage_codec_handle;
@@ -312,12 +322,20 @@ typedef struct stowage_host {
                       stowage_error *err);
   /* How many worker threads the host uses (a plugin sizing its caches). */
   uint32_t (*thread_count)(void *ctx);
+  /* The storage backend serving `location` (a path, mem://..., http://...),
+   * chosen by its scheme and opened once per host; owned by the host, valid
+   * while the host is. See stowage/storage.h. */
+  int (*storage)(void *ctx, const char *location, size_t location_size,
+                 const struct stowage_storage_vtable **vtable,
+                 stowage_storage_handle *handle, uint64_t *capabilities,
+                 stowage_error *err);
 } stowage_host;
 
 /* ---- the descriptor ----------------------------------------------------- */
 
 #define STOWAGE_KIND_CODEC "codec.bytes"
 #define STOWAGE_KIND_FORMAT "format"
+#define STOWAGE_KIND_STORE "store" /* a storage backend: stowage/storage.h */
 
 /* Capability bits. */
 #define STOWAGE_CAP_READ (1ull << 0)       /* r: decodes / reads */

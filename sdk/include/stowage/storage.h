@@ -1,0 +1,168 @@
+/*
+ * stowage/storage.h -- the storage layer of the C ABI: where a format's bytes
+ * live (a local file system, memory, an HTTP server), kept apart from what the
+ * bytes mean (the format) and how they are compressed (the codec).
+ *
+ * Included by stowage/plugin.h. A storage backend is the third kind of plugin,
+ * stowage_store_<scheme>.<so|dylib|dll> (kind STOWAGE_KIND_STORE): "file" (the
+ * default, for paths), "memory" (mem://...), "http" (http:// and https://,
+ * read only). Format plugins never call open/pread/rename themselves; they ask
+ * the host for the backend of a location (stowage_host.storage) and do all
+ * I/O through this table. tensorstore's kvstore drivers and GDAL's virtual
+ * file layer are the models.
+ *
+ * Keys are locations as the user gave them: "data/x.n5/0/0/0" for a file,
+ * "http://host:8080/x.n5/0/0/0" for HTTP, "mem://name/0/0/0" for memory. A
+ * format builds keys by appending "/<name>" to its location, so every error
+ * names the file or URL the way the user wrote it. "Directories" are key
+ * prefixes ending before a '/'; a backend without real directories (memory,
+ * HTTP) reports a prefix with keys under it as one.
+ *
+ * Everything a backend returns to a caller is lent, never transferred: read()
+ * lends a view whose owner the caller hands back through view.release.
+ */
+#ifndef STOWAGE_STORAGE_H
+#define STOWAGE_STORAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct stowage_error;
+struct stowage_sink;
+struct stowage_host;
+
+typedef struct stowage_storage_state *stowage_storage_handle;
+typedef struct stowage_staged_state *stowage_staged_handle;
+
+/* Bytes lent by a backend: data[0..size) stays valid until the caller calls
+ * release(owner) (when release is not NULL). The file backend lends a memory
+ * map where the caller asked to keep the bytes (STOWAGE_READ_KEEP), so formats
+ * that parse a file in place keep their speed; other backends lend a buffer. */
+typedef struct stowage_view {
+  const void *data;
+  uint64_t size;
+  void *owner;
+  void (*release)(void *owner);
+} stowage_view;
+
+/* What a key is (stat). */
+typedef enum stowage_entry_kind {
+  STOWAGE_ENTRY_ABSENT = 0,
+  STOWAGE_ENTRY_FILE = 1,
+  STOWAGE_ENTRY_DIRECTORY = 2
+} stowage_entry_kind;
+
+/* read() flags. */
+#define STOWAGE_READ_KEEP (1u << 0) /* the view is kept long and read in place: map it */
+
+/* publish() and move() flags. */
+#define STOWAGE_PUBLISH_REPLACE (1u << 0) /* an existing key is replaced (else: INVALID_ARGUMENT "exists") */
+#define STOWAGE_PUBLISH_DURABLE (1u << 1) /* flushed to stable storage before it is published */
+
+/* remove() flags. */
+#define STOWAGE_REMOVE_RECURSIVE (1u << 0) /* a directory and everything under it */
+
+/* Capability bits a store plugin declares (stowage_plugin.capabilities),
+ * besides STOWAGE_CAP_READ / STOWAGE_CAP_WRITE. */
+#define STOWAGE_CAP_LIST (1ull << 16)     /* list() works */
+#define STOWAGE_CAP_MOVE (1ull << 17)     /* move() renames a key or a directory in one step */
+#define STOWAGE_CAP_MAP (1ull << 18)      /* STOWAGE_READ_KEEP views are memory maps (no copy) */
+
+/*
+ * Threading: every function may be called from many threads at once, except
+ * that one staged handle is used by one thread at a time.
+ *
+ * Errors: a missing key is STOWAGE_NOT_FOUND from read/read_into/list/remove
+ * (stat reports STOWAGE_ENTRY_ABSENT instead); a key that exists but cannot
+ * be read is STOWAGE_IO; a body shorter than the server or the file system
+ * announced is STOWAGE_CORRUPT ("truncated"). Messages name the key.
+ */
+typedef struct stowage_storage_vtable {
+  uint32_t struct_size;
+
+  /* One instance per host registry. options_json: the backend's options
+   * (its params_schema), may be empty. The host outlives the instance. */
+  int (*open)(const struct stowage_host *host, const char *options_json, size_t options_size,
+              stowage_storage_handle *out, struct stowage_error *err);
+  void (*close)(stowage_storage_handle storage);
+
+  /* -- reading -- */
+  /* *kind receives a stowage_entry_kind; *size the size of a file (0 for a
+   * directory or an absent key). */
+  int (*stat)(stowage_storage_handle storage, const char *key, size_t key_size, int32_t *kind,
+              uint64_t *size, struct stowage_error *err);
+  /* Lends bytes [offset, offset + length) of a file; length UINT64_MAX means
+   * "to the end". A range reaching past the end is cut at the end (the view is
+   * shorter); an offset past the end gives an empty view. */
+  int (*read)(stowage_storage_handle storage, const char *key, size_t key_size, uint64_t offset,
+              uint64_t length, uint32_t flags, stowage_view *out, struct stowage_error *err);
+  /* Copies bytes from offset into buf[0..capacity); *got receives how many
+   * (fewer than capacity only at the end of the file). The chunk hot path:
+   * no allocation, one pread for a local file. */
+  int (*read_into)(stowage_storage_handle storage, const char *key, size_t key_size, uint64_t offset,
+                   void *buf, uint64_t capacity, uint64_t *got, struct stowage_error *err);
+  /* One sink item per entry directly under a directory, in a stable order
+   * (sorted by name): a file's name, or a directory's name followed by '/'.
+   * Names that start with ".stowage-" (the backends' staging) are left out. */
+  int (*list)(stowage_storage_handle storage, const char *key, size_t key_size,
+              struct stowage_sink *names, struct stowage_error *err);
+
+  /* -- writing: nothing is visible under its key until published -- */
+  /* A new, empty staged file that will become `key` (parent directories are
+   * created). Readers see nothing of it until publish(). */
+  int (*stage)(stowage_storage_handle storage, const char *key, size_t key_size,
+               stowage_staged_handle *out, struct stowage_error *err);
+  /* Writes at any offset of a staged file (holes read as zeros). */
+  int (*staged_write)(stowage_staged_handle staged, uint64_t offset, const void *data, size_t size,
+                      struct stowage_error *err);
+  /* Sets the staged file's size (grows with zeros, or cuts). */
+  int (*staged_resize)(stowage_staged_handle staged, uint64_t size, struct stowage_error *err);
+  /* Drops a staged file that will not be published. */
+  void (*discard)(stowage_staged_handle staged);
+  /* Publishes `count` staged files as one change: a reader sees all the old
+   * keys or all the new, never a mix, and a writer killed part-way leaves a
+   * state that recover() completes (a journal beside the first key, the one
+   * stowage has always written: ".<name>.stowage-commit"). Concurrent
+   * publishes of the same keys take turns; the last wins whole. The handles
+   * are consumed, whether it succeeds or not. */
+  int (*publish)(stowage_storage_handle storage, uint64_t count, const stowage_staged_handle *staged,
+                 uint32_t flags, struct stowage_error *err);
+  /* Completes a publish of a set whose first key is `key` that a killed
+   * writer left half done; *recovered = 1 if there was one. Cheap when there
+   * is none. Formats call it before reading a multi-file dataset. */
+  int (*recover)(stowage_storage_handle storage, const char *key, size_t key_size, int32_t *recovered,
+                 struct stowage_error *err);
+
+  /* -- the tree -- */
+  /* Creates a directory and its parents; existing ones are fine. A backend
+   * without directories does nothing. */
+  int (*make_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
+                        struct stowage_error *err);
+  /* A new, empty, hidden directory beside `key` to build a whole tree in
+   * (written with stage/publish, then put in place with move()). Its key is
+   * one sink item. */
+  int (*stage_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
+                         struct stowage_sink *staging_key, struct stowage_error *err);
+  /* Removes a file, or a directory with STOWAGE_REMOVE_RECURSIVE. */
+  int (*remove)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
+                struct stowage_error *err);
+  /* Renames a file or a directory in one step a kill cannot leave half
+   * done. With STOWAGE_PUBLISH_REPLACE an existing `to` is swapped out and
+   * removed; without, an existing `to` is INVALID_ARGUMENT "exists". Only
+   * with STOWAGE_CAP_MOVE. */
+  int (*move)(stowage_storage_handle storage, const char *from, size_t from_size, const char *to,
+              size_t to_size, uint32_t flags, struct stowage_error *err);
+} stowage_storage_vtable;
+
+/* The least a store plugin may declare; later fields are optional. */
+#define STOWAGE_STORAGE_VTABLE_V1_SIZE (offsetof(stowage_storage_vtable, move) + sizeof(void *))
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STOWAGE_STORAGE_H */

@@ -1,0 +1,280 @@
+// stowage/storage.hpp -- the C++ face of the storage layer (stowage/storage.h)
+// for format plugins and the host: RAII views and staged files, exceptions
+// instead of status codes.
+//
+//     sdk::Storage storage = sdk::Storage::for_location(host, location);
+//     std::optional<sdk::Bytes> meta = storage.read_if_exists(location + "/attributes.json");
+//     sdk::Staged out = storage.stage(location + "/0/0");
+//     out.append(bytes, n);
+//     storage.publish(out);
+#ifndef STOWAGE_STORAGE_HPP
+#define STOWAGE_STORAGE_HPP
+
+#include <stowage/plugin.hpp>
+#include <stowage/storage.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace stowage::sdk {
+
+// Bytes lent by a backend (a buffer, or a memory map of a local file); given
+// back when the object dies.
+class Bytes {
+ public:
+  Bytes() = default;
+  explicit Bytes(const stowage_view& v) : view_(v) {}
+  Bytes(Bytes&& o) noexcept : view_(std::exchange(o.view_, stowage_view{})) {}
+  Bytes& operator=(Bytes&& o) noexcept {
+    if (this != &o) {
+      reset();
+      view_ = std::exchange(o.view_, stowage_view{});
+    }
+    return *this;
+  }
+  Bytes(const Bytes&) = delete;
+  Bytes& operator=(const Bytes&) = delete;
+  ~Bytes() { reset(); }
+
+  const uint8_t* data() const { return static_cast<const uint8_t*>(view_.data); }
+  uint64_t size() const { return view_.size; }
+  std::string_view text() const { return {static_cast<const char*>(view_.data), static_cast<size_t>(view_.size)}; }
+
+ private:
+  void reset() noexcept {
+    if (view_.release) view_.release(view_.owner);
+    view_ = stowage_view{};
+  }
+  stowage_view view_{};
+};
+
+namespace detail {
+// Calls a storage function and turns a failure into sdk::Error.
+template <typename F>
+void check_storage(F&& call) {
+  stowage_error e{};
+  int rc = call(&e);
+  if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), e.message);
+}
+inline int append_to_string(void* ctx, const void* data, size_t size) {
+  static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), size);
+  return 0;
+}
+inline int append_to_list(void* ctx, const void* data, size_t size) {
+  static_cast<std::vector<std::string>*>(ctx)->emplace_back(static_cast<const char*>(data), size);
+  return 0;
+}
+}  // namespace detail
+
+// A file being written; nothing of it is visible until Storage::publish.
+// Dropped (and its bytes removed) if it dies unpublished.
+class Staged {
+ public:
+  Staged() = default;
+  Staged(const stowage_storage_vtable* vt, stowage_staged_handle h, std::string key)
+      : vt_(vt), handle_(h), key_(std::move(key)) {}
+  Staged(Staged&& o) noexcept
+      : vt_(o.vt_), handle_(std::exchange(o.handle_, nullptr)), key_(std::move(o.key_)), end_(o.end_) {}
+  Staged& operator=(Staged&& o) noexcept {
+    if (this != &o) {
+      reset();
+      vt_ = o.vt_;
+      handle_ = std::exchange(o.handle_, nullptr);
+      key_ = std::move(o.key_);
+      end_ = o.end_;
+    }
+    return *this;
+  }
+  Staged(const Staged&) = delete;
+  Staged& operator=(const Staged&) = delete;
+  ~Staged() { reset(); }
+
+  void write_at(uint64_t offset, const void* data, size_t size) {
+    detail::check_storage([&](stowage_error* e) { return vt_->staged_write(handle_, offset, data, size, e); });
+    if (offset + size > end_) end_ = offset + size;
+  }
+  // Writes after the furthest byte written so far.
+  void append(const void* data, size_t size) { write_at(end_, data, size); }
+  void append(std::string_view s) { append(s.data(), s.size()); }
+  void resize(uint64_t size) {
+    detail::check_storage([&](stowage_error* e) { return vt_->staged_resize(handle_, size, e); });
+    end_ = size;
+  }
+  const std::string& key() const { return key_; }
+  uint64_t size() const { return end_; }
+  // Hands the handle to publish(), which consumes it.
+  stowage_staged_handle release() { return std::exchange(handle_, nullptr); }
+
+ private:
+  void reset() noexcept {
+    if (handle_) vt_->discard(handle_);
+    handle_ = nullptr;
+  }
+  const stowage_storage_vtable* vt_ = nullptr;
+  stowage_staged_handle handle_ = nullptr;
+  std::string key_;
+  uint64_t end_ = 0;
+};
+
+// The backend serving a location (a path, mem://..., http://...), owned by
+// the host: copying a Storage copies two pointers.
+class Storage {
+ public:
+  Storage() = default;
+  Storage(const stowage_storage_vtable* vt, stowage_storage_handle h, uint64_t capabilities)
+      : vt_(vt), handle_(h), capabilities_(capabilities) {}
+
+  // Asks the host for the backend of `location`'s scheme.
+  static Storage for_location(const stowage_host* host, std::string_view location) {
+    if (!host || host->struct_size < offsetof(stowage_host, storage) + sizeof(void*) || !host->storage)
+      fail(STOWAGE_INTERNAL, "the host offers no storage layer");
+    const stowage_storage_vtable* vt = nullptr;
+    stowage_storage_handle h = nullptr;
+    uint64_t caps = 0;
+    detail::check_storage([&](stowage_error* e) {
+      return host->storage(host->ctx, location.data(), location.size(), &vt, &h, &caps, e);
+    });
+    return Storage(vt, h, caps);
+  }
+
+  bool can(uint64_t capability) const { return (capabilities_ & capability) == capability; }
+
+  // ---- reading ----
+  int32_t kind(std::string_view key, uint64_t* size = nullptr) const {
+    int32_t k = STOWAGE_ENTRY_ABSENT;
+    uint64_t n = 0;
+    detail::check_storage([&](stowage_error* e) { return vt_->stat(handle_, key.data(), key.size(), &k, &n, e); });
+    if (size) *size = n;
+    return k;
+  }
+  bool exists(std::string_view key) const { return kind(key) != STOWAGE_ENTRY_ABSENT; }
+  bool is_file(std::string_view key) const { return kind(key) == STOWAGE_ENTRY_FILE; }
+  bool is_directory(std::string_view key) const { return kind(key) == STOWAGE_ENTRY_DIRECTORY; }
+  uint64_t size(std::string_view key) const {
+    uint64_t n = 0;
+    if (kind(key, &n) != STOWAGE_ENTRY_FILE) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file");
+    return n;
+  }
+
+  // Bytes [offset, offset + length) of a file, cut at its end.
+  Bytes read(std::string_view key, uint64_t offset = 0, uint64_t length = UINT64_MAX, uint32_t flags = 0) const {
+    stowage_view v{};
+    detail::check_storage(
+        [&](stowage_error* e) { return vt_->read(handle_, key.data(), key.size(), offset, length, flags, &v, e); });
+    return Bytes(v);
+  }
+  // A whole file kept and parsed in place (a memory map for a local file).
+  Bytes map(std::string_view key) const { return read(key, 0, UINT64_MAX, STOWAGE_READ_KEEP); }
+  std::optional<Bytes> read_if_exists(std::string_view key) const {
+    stowage_view v{};
+    stowage_error e{};
+    int rc = vt_->read(handle_, key.data(), key.size(), 0, UINT64_MAX, 0, &v, &e);
+    if (rc == STOWAGE_NOT_FOUND) return std::nullopt;
+    if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), e.message);
+    return Bytes(v);
+  }
+  // A whole small file (metadata) as text; one larger than max_size is CORRUPT,
+  // so a bogus file cannot make us allocate without bound.
+  std::string read_text(std::string_view key, uint64_t max_size = UINT64_MAX) const {
+    Bytes b = read(key);
+    if (b.size() > max_size)
+      corrupt(std::string(key) + ": file is " + std::to_string(b.size()) + " bytes, more than the " +
+              std::to_string(max_size) + " allowed");
+    return std::string(b.text());
+  }
+  // Copies from offset into buf; false when the file does not exist.
+  bool read_into_if_exists(std::string_view key, uint64_t offset, void* buf, uint64_t capacity,
+                           uint64_t* got) const {
+    stowage_error e{};
+    int rc = vt_->read_into(handle_, key.data(), key.size(), offset, buf, capacity, got, &e);
+    if (rc == STOWAGE_NOT_FOUND) return false;
+    if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), e.message);
+    return true;
+  }
+  // Exactly `size` bytes at offset; fewer is CORRUPT (truncated).
+  void read_exact(std::string_view key, uint64_t offset, void* buf, uint64_t size) const {
+    uint64_t got = 0;
+    if (!read_into_if_exists(key, offset, buf, size, &got)) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file");
+    if (got != size)
+      corrupt(std::string(key) + ": file is truncated (wanted " + std::to_string(size) + " bytes at offset " +
+              std::to_string(offset) + ", got " + std::to_string(got) + ")");
+  }
+  // Entries directly under a directory, sorted; directories end in '/'.
+  std::vector<std::string> list(std::string_view key) const {
+    std::vector<std::string> names;
+    stowage_sink sink{&names, detail::append_to_list};
+    detail::check_storage([&](stowage_error* e) { return vt_->list(handle_, key.data(), key.size(), &sink, e); });
+    return names;
+  }
+
+  // ---- writing ----
+  Staged stage(std::string_view key) const {
+    stowage_staged_handle h = nullptr;
+    detail::check_storage([&](stowage_error* e) { return vt_->stage(handle_, key.data(), key.size(), &h, e); });
+    return Staged(vt_, h, std::string(key));
+  }
+  void publish(Staged& file, uint32_t flags = STOWAGE_PUBLISH_REPLACE) const {
+    stowage_staged_handle h = file.release();
+    detail::check_storage([&](stowage_error* e) { return vt_->publish(handle_, 1, &h, flags, e); });
+  }
+  // Publishes files as one change (the first names the commit journal).
+  void publish(std::vector<Staged>& files, uint32_t flags = STOWAGE_PUBLISH_REPLACE) const {
+    std::vector<stowage_staged_handle> handles;
+    for (Staged& f : files) handles.push_back(f.release());
+    detail::check_storage(
+        [&](stowage_error* e) { return vt_->publish(handle_, handles.size(), handles.data(), flags, e); });
+  }
+  // Writes a whole file so that readers see the old bytes or the new, never a mix.
+  void write(std::string_view key, const void* data, size_t size, uint32_t flags = STOWAGE_PUBLISH_REPLACE) const {
+    Staged f = stage(key);
+    f.append(data, size);
+    publish(f, flags);
+  }
+  void write(std::string_view key, std::string_view text, uint32_t flags = STOWAGE_PUBLISH_REPLACE) const {
+    write(key, text.data(), text.size(), flags);
+  }
+  bool recover(std::string_view key) const {
+    int32_t done = 0;
+    detail::check_storage([&](stowage_error* e) { return vt_->recover(handle_, key.data(), key.size(), &done, e); });
+    return done != 0;
+  }
+
+  // ---- the tree ----
+  void make_directory(std::string_view key) const {
+    detail::check_storage([&](stowage_error* e) { return vt_->make_directory(handle_, key.data(), key.size(), e); });
+  }
+  std::string stage_directory(std::string_view key) const {
+    std::string staging;
+    stowage_sink sink{&staging, detail::append_to_string};
+    detail::check_storage(
+        [&](stowage_error* e) { return vt_->stage_directory(handle_, key.data(), key.size(), &sink, e); });
+    return staging;
+  }
+  void remove(std::string_view key, uint32_t flags = 0) const {
+    detail::check_storage([&](stowage_error* e) { return vt_->remove(handle_, key.data(), key.size(), flags, e); });
+  }
+  // Removes a file or directory if it is there.
+  void remove_if_exists(std::string_view key, uint32_t flags = STOWAGE_REMOVE_RECURSIVE) const {
+    stowage_error e{};
+    int rc = vt_->remove(handle_, key.data(), key.size(), flags, &e);
+    if (rc != STOWAGE_OK && rc != STOWAGE_NOT_FOUND) fail(static_cast<stowage_status>(rc), e.message);
+  }
+  void move(std::string_view from, std::string_view to, uint32_t flags = 0) const {
+    if (!can(STOWAGE_CAP_MOVE)) unsupported(std::string(to) + ": this storage cannot rename");
+    detail::check_storage(
+        [&](stowage_error* e) { return vt_->move(handle_, from.data(), from.size(), to.data(), to.size(), flags, e); });
+  }
+
+ private:
+  const stowage_storage_vtable* vt_ = nullptr;
+  stowage_storage_handle handle_ = nullptr;
+  uint64_t capabilities_ = 0;
+};
+
+}  // namespace stowage::sdk
+
+#endif  // STOWAGE_STORAGE_HPP
