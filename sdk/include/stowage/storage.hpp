@@ -14,7 +14,9 @@
 #include <stowage/storage.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -275,6 +277,140 @@ class Storage {
   uint64_t capabilities_ = 0;
 };
 
+// ---- writing a backend ------------------------------------------------------
+//
+// A backend author derives from StorageBackend (and StagedBackendFile for
+// its staged files) and writes one line:
+//     STOWAGE_DEFINE_STORE_PLUGIN(MyBackend, "myscheme", "1.0.0", "one line", "{}",
+//                                 STOWAGE_CAP_READ | STOWAGE_CAP_LIST, nullptr)
+// where MyBackend(const stowage_host*, std::string_view options_json) throws
+// sdk::Error on bad options.
+
+class StagedBackendFile {
+ public:
+  virtual ~StagedBackendFile() = default;  // an unpublished file is dropped here
+  virtual void write_at(uint64_t offset, const void* data, size_t size) = 0;
+  virtual void resize(uint64_t size) = 0;
+};
+
+class StorageBackend {
+ public:
+  virtual ~StorageBackend() = default;
+  // (kind, size) of a key: see stowage_storage_vtable.stat.
+  virtual std::pair<int32_t, uint64_t> stat(std::string_view key) = 0;
+  virtual stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t flags) = 0;
+  virtual uint64_t read_into(std::string_view key, uint64_t offset, void* buf, uint64_t capacity) = 0;
+  virtual std::vector<std::string> list(std::string_view key) { unsupported(std::string(key) + ": cannot list"); }
+  virtual std::unique_ptr<StagedBackendFile> stage(std::string_view key) {
+    unsupported(std::string(key) + ": this storage is read only");
+  }
+  // Takes ownership of the files, whatever happens.
+  virtual void publish(std::vector<std::unique_ptr<StagedBackendFile>> files, uint32_t flags) {
+    (void)files, (void)flags;
+    unsupported("this storage is read only");
+  }
+  virtual bool recover(std::string_view key) { (void)key; return false; }
+  virtual void make_directory(std::string_view key) { (void)key; }
+  virtual std::string stage_directory(std::string_view key) {
+    unsupported(std::string(key) + ": this storage is read only");
+  }
+  virtual void remove(std::string_view key, uint32_t flags) {
+    (void)flags;
+    unsupported(std::string(key) + ": this storage is read only");
+  }
+  virtual void move(std::string_view from, std::string_view to, uint32_t flags) {
+    (void)from, (void)flags;
+    unsupported(std::string(to) + ": this storage cannot rename");
+  }
+};
+
+namespace detail {
+template <class Backend>
+struct StoreTrampolines {
+  static StorageBackend* self(stowage_storage_handle h) { return reinterpret_cast<StorageBackend*>(h); }
+  static StagedBackendFile* staged(stowage_staged_handle h) { return reinterpret_cast<StagedBackendFile*>(h); }
+  static std::string_view sv(const char* p, size_t n) { return {p, n}; }
+
+  static int open(const stowage_host* host, const char* options, size_t n, stowage_storage_handle* out,
+                  stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      *out = reinterpret_cast<stowage_storage_handle>(static_cast<StorageBackend*>(new Backend(host, sv(options, n))));
+    });
+  }
+  static void close(stowage_storage_handle h) noexcept { delete self(h); }
+  static int stat(stowage_storage_handle h, const char* k, size_t ks, int32_t* kind, uint64_t* size,
+                  stowage_error* err) noexcept {
+    return guarded(err, [&] { std::tie(*kind, *size) = self(h)->stat(sv(k, ks)); });
+  }
+  static int read(stowage_storage_handle h, const char* k, size_t ks, uint64_t offset, uint64_t length,
+                  uint32_t flags, stowage_view* out, stowage_error* err) noexcept {
+    return guarded(err, [&] { *out = self(h)->read(sv(k, ks), offset, length, flags); });
+  }
+  static int read_into(stowage_storage_handle h, const char* k, size_t ks, uint64_t offset, void* buf,
+                       uint64_t capacity, uint64_t* got, stowage_error* err) noexcept {
+    return guarded(err, [&] { *got = self(h)->read_into(sv(k, ks), offset, buf, capacity); });
+  }
+  static int list(stowage_storage_handle h, const char* k, size_t ks, stowage_sink* names,
+                  stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      for (const std::string& name : self(h)->list(sv(k, ks))) emit(names, name);
+    });
+  }
+  static int stage(stowage_storage_handle h, const char* k, size_t ks, stowage_staged_handle* out,
+                   stowage_error* err) noexcept {
+    return guarded(err, [&] { *out = reinterpret_cast<stowage_staged_handle>(self(h)->stage(sv(k, ks)).release()); });
+  }
+  static int staged_write(stowage_staged_handle s, uint64_t offset, const void* data, size_t size,
+                          stowage_error* err) noexcept {
+    return guarded(err, [&] { staged(s)->write_at(offset, data, size); });
+  }
+  static int staged_resize(stowage_staged_handle s, uint64_t size, stowage_error* err) noexcept {
+    return guarded(err, [&] { staged(s)->resize(size); });
+  }
+  static void discard(stowage_staged_handle s) noexcept { delete staged(s); }
+  static int publish(stowage_storage_handle h, uint64_t count, const stowage_staged_handle* files, uint32_t flags,
+                     stowage_error* err) noexcept {
+    std::vector<std::unique_ptr<StagedBackendFile>> owned;
+    int rc = guarded(err, [&] {
+      owned.reserve(count);
+      for (uint64_t i = 0; i < count; ++i) owned.emplace_back(staged(files[i]));
+    });
+    if (rc != STOWAGE_OK) return rc;
+    return guarded(err, [&] { self(h)->publish(std::move(owned), flags); });
+  }
+  static int recover(stowage_storage_handle h, const char* k, size_t ks, int32_t* recovered,
+                     stowage_error* err) noexcept {
+    return guarded(err, [&] { *recovered = self(h)->recover(sv(k, ks)) ? 1 : 0; });
+  }
+  static int make_directory(stowage_storage_handle h, const char* k, size_t ks, stowage_error* err) noexcept {
+    return guarded(err, [&] { self(h)->make_directory(sv(k, ks)); });
+  }
+  static int stage_directory(stowage_storage_handle h, const char* k, size_t ks, stowage_sink* out,
+                             stowage_error* err) noexcept {
+    return guarded(err, [&] { emit(out, self(h)->stage_directory(sv(k, ks))); });
+  }
+  static int remove(stowage_storage_handle h, const char* k, size_t ks, uint32_t flags, stowage_error* err) noexcept {
+    return guarded(err, [&] { self(h)->remove(sv(k, ks), flags); });
+  }
+  static int move(stowage_storage_handle h, const char* f, size_t fs, const char* t, size_t ts, uint32_t flags,
+                  stowage_error* err) noexcept {
+    return guarded(err, [&] { self(h)->move(sv(f, fs), sv(t, ts), flags); });
+  }
+  static const stowage_storage_vtable* vtable() {
+    static const stowage_storage_vtable vt = {
+        sizeof(stowage_storage_vtable), open, close, stat, read, read_into, list, stage, staged_write,
+        staged_resize, discard, publish, recover, make_directory, stage_directory, remove, move};
+    return &vt;
+  }
+};
+}  // namespace detail
+
 }  // namespace stowage::sdk
+
+// ALIASES: a `static const char* const name[] = {"https", nullptr};` or nullptr.
+#define STOWAGE_DEFINE_STORE_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, ALIASES)  \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_STORE, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,          \
+                         ::stowage::sdk::detail::StoreTrampolines<CLASS>::vtable(), ALIASES, \
+                         nullptr)
 
 #endif  // STOWAGE_STORAGE_HPP
