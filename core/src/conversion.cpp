@@ -11,7 +11,8 @@
 #include "internal.hpp"
 
 #include <stowage/copy.hpp>
-#include <stowage/plugin_util.hpp>  // FileSetCommit: several output files published as one
+#include <stowage/plugin_util.hpp>  // kStagingPrefix, c_order_chunks
+#include <stowage/storage.hpp>      // publishing the staged output: one rename, or a journaled set
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -780,16 +781,18 @@ uint64_t disk_bytes(const fs::path& p) {
 // conversion writes until publish() renames it into place.
 class StagingArea {
  public:
-  StagingArea(const fs::path& destination) {
+  StagingArea(const fs::path& destination, Registry& registry) {
     parent_ = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
     fs::create_directories(parent_);
     name_ = destination.filename().string();
     // "x.datg" becomes "./x.datg": a file set's journal and files are then
     // named from the same directory.
     destination_ = parent_ / name_;
+    Registry::StorageBackend b = registry.storage(destination_.string());
+    storage_ = sdk::Storage(b.vtable, b.handle, b.capabilities);
     // A conversion killed while publishing several files left a journal
     // whose temporaries are in its staging directory: finish it first.
-    sdk::complete_file_set_commit(destination_.string());
+    storage_.recover(destination_.string());
     clean_stale_temporaries(parent_, name_);
     dir_ = parent_ / staged_name(::getpid(), name_);
     fs::create_directories(dir_);
@@ -828,23 +831,17 @@ class StagingArea {
         throw Error(ErrorCode::invalid_argument, (parent_ / p.filename()).string() + " exists; use --overwrite");
       bytes += disk_bytes(p);
     }
-    if (produced.size() == 1) {
-      publish_one(produced[0], parent_ / produced[0].filename());
-      return bytes;
-    }
-    sdk::FileSetCommit set(destination_.string());
-    for (const auto& p : produced) set.add(p.string(), (parent_ / p.filename()).string());
-    set.commit();
+    // The destination's own file goes first: it names the set's journal.
+    std::stable_partition(produced.begin(), produced.end(),
+                          [&](const fs::path& p) { return p.filename() == destination_.filename(); });
+    std::vector<std::pair<std::string, std::string>> renames;
+    for (const auto& p : produced) renames.emplace_back(p.string(), (parent_ / p.filename()).string());
+    storage_.move(renames, STOWAGE_PUBLISH_REPLACE);
     return bytes;
   }
 
  private:
-  static void publish_one(const fs::path& made, const fs::path& final_path) {
-    std::string old = sdk::replace_atomically(made.string(), final_path.string());
-    std::error_code ec;
-    if (!old.empty()) fs::remove_all(old, ec);  // usually in the staging area, which goes anyway
-  }
-
+  sdk::Storage storage_;
   fs::path destination_, parent_, dir_;
   std::string name_;
 };
@@ -1106,7 +1103,7 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
     }
     dst.close();
   } else {
-    StagingArea staging(dst_path);
+    StagingArea staging(dst_path, registry);
     try {
       Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, json::object(), registry);
       try {

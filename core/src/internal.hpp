@@ -110,6 +110,10 @@ void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_
 
 namespace stowage {
 
+// The storage scheme of a location: "http" for "http://h/x.n5", "file" for
+// a path (no "<scheme>://").
+std::string storage_scheme(std::string_view location);
+
 // What an open Store holds.
 struct Store::State {
   Registry* registry = nullptr;

@@ -9,6 +9,8 @@
 // are "shadowed".
 #include "internal.hpp"
 
+#include <stowage/storage.hpp>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
@@ -61,7 +63,7 @@ std::optional<std::pair<std::string, std::string>> parse_plugin_file_name(const 
   if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::nullopt;
   std::string stem = name.substr(0, name.size() - suffix.size());
-  for (const char* kind : {"codec", "format"}) {
+  for (const char* kind : {"codec", "format", "store"}) {
     std::string prefix = std::string("stowage_") + kind + "_";
     if (stem.rfind(prefix, 0) == 0 && valid_id(stem.substr(prefix.size())))
       return std::make_pair(std::string(kind), stem.substr(prefix.size()));
@@ -126,7 +128,16 @@ boost::dll::shared_library* load_for_good(const std::string& path, boost::dll::f
 }
 
 std::string kind_of_descriptor(const std::string& file_kind) {
-  return file_kind == "codec" ? STOWAGE_KIND_CODEC : STOWAGE_KIND_FORMAT;
+  if (file_kind == "codec") return STOWAGE_KIND_CODEC;
+  if (file_kind == "store") return STOWAGE_KIND_STORE;
+  return STOWAGE_KIND_FORMAT;
+}
+
+// The least vtable a plugin of each kind may declare.
+size_t least_vtable_size(const std::string& file_kind) {
+  if (file_kind == "codec") return sizeof(stowage_codec_vtable);
+  if (file_kind == "store") return STOWAGE_STORAGE_VTABLE_V1_SIZE;
+  return STOWAGE_FORMAT_VTABLE_V1_SIZE;
 }
 
 }  // namespace
@@ -144,6 +155,18 @@ struct Registry::Impl {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   stowage_host host{};
   Registry* owner = nullptr;
+
+  // The storage backends opened so far, one per scheme, closed with the registry.
+  struct OpenStorage {
+    const stowage_storage_vtable* vt = nullptr;
+    stowage_storage_handle handle = nullptr;
+    uint64_t capabilities = 0;
+  };
+  std::mutex storage_mutex;  // not `mutex`: opening a backend loads its plugin under that one
+  std::map<std::string, OpenStorage> storages;
+  ~Impl() {
+    for (auto& [scheme, s] : storages) s.vt->close(s.handle);
+  }
 
   void scan_locked();
   const stowage_plugin* load_locked(PluginInfo& info);
@@ -226,7 +249,7 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     return failed("id mismatch: file name says '" + info.id + "', descriptor says '" + id + "'");
   if (!d->vtable) return failed("descriptor has no vtable");
   uint32_t vt_size = *static_cast<const uint32_t*>(d->vtable);
-  size_t want = info.kind == "codec" ? sizeof(stowage_codec_vtable) : STOWAGE_FORMAT_VTABLE_V1_SIZE;
+  size_t want = least_vtable_size(info.kind);
   if (vt_size < want)
     return failed("vtable too small (" + std::to_string(vt_size) + " bytes, need " +
                   std::to_string(want) + ")");
@@ -322,6 +345,29 @@ int host_codec_create(void* ctx, const char* config, size_t size, const stowage_
 
 uint32_t host_thread_count(void* ctx) { return static_cast<Registry*>(ctx)->threads(); }
 
+int host_storage(void* ctx, const char* location, size_t size, const stowage_storage_vtable** vt,
+                 stowage_storage_handle* handle, uint64_t* caps, stowage_error* err) {
+  try {
+    Registry::StorageBackend s = static_cast<Registry*>(ctx)->storage(std::string_view(location, size));
+    *vt = s.vtable;
+    *handle = s.handle;
+    if (caps) *caps = s.capabilities;
+    return STOWAGE_OK;
+  } catch (const Error& e) {
+    if (err) {
+      err->code = static_cast<int32_t>(e.code());
+      std::snprintf(err->message, sizeof err->message, "%s", e.what());
+    }
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    if (err) {
+      err->code = STOWAGE_INTERNAL;
+      std::snprintf(err->message, sizeof err->message, "%s", e.what());
+    }
+    return STOWAGE_INTERNAL;
+  }
+}
+
 }  // namespace
 
 // ---- Registry --------------------------------------------------------------------
@@ -337,6 +383,7 @@ Registry::Registry(Options options) : impl_(std::make_unique<Impl>()) {
   impl_->host.log = host_log;
   impl_->host.codec_create = host_codec_create;
   impl_->host.thread_count = host_thread_count;
+  impl_->host.storage = host_storage;
 }
 
 Registry::~Registry() = default;
@@ -384,10 +431,10 @@ const stowage_plugin* Registry::load(std::string_view kind, std::string_view id,
   impl_->scan_locked();
   const std::string k(kind), i(id);
   auto it = impl_->active.find({k, i});
-  if (it == impl_->active.end() && k == "codec" && valid_id(i)) {
-    // Not a file of its own: maybe another codec's alias ("zlib" -> gzip).
+  if (it == impl_->active.end() && k != "format" && valid_id(i)) {
+    // Not a file of its own: maybe another plugin's alias ("zlib" -> gzip, "https" -> http).
     for (auto& [key, info] : impl_->active) {
-      if (key.first != "codec") continue;
+      if (key.first != k) continue;
       impl_->load_locked(info);
       if (std::find(info.aliases.begin(), info.aliases.end(), i) != info.aliases.end())
         return impl_->descriptors.at(key);
@@ -405,6 +452,36 @@ const stowage_plugin* Registry::load(std::string_view kind, std::string_view id,
                 who + "plugin " + it->second.path + " failed to load: " + it->second.reason,
                 std::string(context), k + " " + i);
   return d;
+}
+
+
+// "http://h/x.n5" -> "http"; a location without "<scheme>://" is a path: "file".
+std::string storage_scheme(std::string_view location) {
+  size_t colon = location.find("://");
+  if (colon == std::string_view::npos || colon == 0) return "file";
+  std::string scheme(location.substr(0, colon));
+  for (char& c : scheme) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return "file";  // "C:/x", "a b://"
+  }
+  return scheme;
+}
+
+Registry::StorageBackend Registry::storage(std::string_view location) {
+  const std::string scheme = storage_scheme(location);
+  std::lock_guard<std::mutex> lock(impl_->storage_mutex);
+  auto it = impl_->storages.find(scheme);
+  if (it == impl_->storages.end()) {
+    const stowage_plugin* d = load("store", scheme, location);
+    Impl::OpenStorage s;
+    s.vt = static_cast<const stowage_storage_vtable*>(d->vtable);
+    s.capabilities = d->capabilities;
+    detail::CallError err;
+    int rc = s.vt->open(&impl_->host, "", 0, &s.handle, &err);
+    if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(location), "store " + scheme);
+    it = impl_->storages.emplace(scheme, s).first;
+  }
+  return {it->second.vt, it->second.handle, it->second.capabilities};
 }
 
 Codec Registry::codec(const json& config, std::string_view context) {
@@ -478,9 +555,14 @@ std::string Registry::detect_format(const std::string& path) {
   if (winners.empty()) {
     std::string tried;
     for (const auto& s : scores) tried += (tried.empty() ? "" : ", ") + s.first;
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-      throw Error(ErrorCode::not_found, path + ": no such file or directory", path);
+    bool exists = true;
+    try {
+      Registry::StorageBackend b = storage(path);
+      exists = sdk::Storage(b.vtable, b.handle, b.capabilities).exists(path);
+    } catch (const std::exception&) {
+      // the backend cannot tell (e.g. no plugin for the scheme): say what the formats said
+    }
+    if (!exists) throw Error(ErrorCode::not_found, path + ": no such file or directory", path);
     throw Error(ErrorCode::unsupported,
                 path + ": no format plugin recognises it (tried: " + (tried.empty() ? "none" : tried) +
                     "); name the format explicitly (stowage-info --format, stowage-convert --from)",

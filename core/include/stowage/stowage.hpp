@@ -167,6 +167,15 @@ class Registry {
   const stowage_plugin* load(std::string_view kind, std::string_view id,
                              std::string_view context = {});
   const stowage_host* host() const;
+  // The storage backend serving a location, by its scheme ("file" for a
+  // path, "http", "mem"...), loaded and opened on first use; owned by the
+  // registry. stowage/storage.hpp's sdk::Storage wraps it.
+  struct StorageBackend {
+    const stowage_storage_vtable* vtable;
+    stowage_storage_handle handle;
+    uint64_t capabilities;
+  };
+  StorageBackend storage(std::string_view location);
 
   // Worker threads for region I/O (default: hardware concurrency).
   void set_threads(unsigned n);

@@ -5,7 +5,7 @@
 #include "store.hpp"
 
 #include <algorithm>
-#include <filesystem>
+#include <cstring>
 
 namespace n5 {
 
@@ -42,19 +42,34 @@ bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out
 // Reads one numeric chunk file, decoding straight into `out`. False if missing.
 bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
                            size_t capacity, uint64_t* chunk_shape) {
-  Fd f{open_if_exists(path)};
-  if (f.fd < 0) return false;
   const size_t ndim = ds.meta.ndim();
-  uint64_t size = file_size(f.fd, path);
-  if (size > kMaxChunkBytes + max_header_size(ndim))
-    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
-
-  // Raw payloads go straight from the file to `out`; others are decoded from scratch.
-  size_t head_bytes = ds.raw ? std::min<uint64_t>(size, max_header_size(ndim)) : size;
-  std::vector<uint8_t>& buf = scratch(head_bytes);
-  read_exact(f.fd, buf.data(), head_bytes, 0, path);
-  ChunkHeader h = parse_chunk_header(buf.data(), head_bytes, ndim, ds.meta.chunks.data(),
-                                     chunk_shape, path);
+  const size_t max_header = max_header_size(ndim);
+  // A raw payload goes from the storage straight into `out` when reads are
+  // cheap (a local pread); over a network one request for the whole chunk
+  // beats two. A coded chunk is read whole into scratch: its size is unknown
+  // until read, so the first read asks for what a full chunk can take.
+  const bool raw_direct = ds.raw && storage_.can(STOWAGE_CAP_MAP);
+  const uint64_t full = ds.meta.chunk_elements() * ds.meta.type.size;
+  uint64_t want = raw_direct ? max_header : max_header + std::max<uint64_t>(full + full / 8, 4096);
+  std::vector<uint8_t>* buf = &scratch(want);
+  uint64_t got = 0;
+  if (raw_direct) {  // the size first: a file over N5's limit is refused before it is read
+    uint64_t size = 0;
+    if (storage_.kind(path, &size) != STOWAGE_ENTRY_FILE) return false;
+    if (size > kMaxChunkBytes + max_header)
+      corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
+  }
+  if (!storage_.read_into_if_exists(path, 0, buf->data(), want, &got)) return false;
+  if (!raw_direct && got == want) {  // more than a full chunk: rare, read the rest
+    const uint64_t size = storage_.size(path);
+    if (size > kMaxChunkBytes + max_header)
+      corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
+    buf = &scratch(size);  // the same per-thread buffer, grown: the first `got` bytes stay
+    storage_.read_exact(path, got, buf->data() + got, size - got);
+    got = size;
+  }
+  const uint8_t* file = buf->data();
+  ChunkHeader h = parse_chunk_header(file, got, ndim, ds.meta.chunks.data(), chunk_shape, path);
   if (h.elements != h.dims_product)
     unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) +
                 " elements for a block of " + std::to_string(h.dims_product) +
@@ -63,15 +78,24 @@ bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8
   if (bytes > capacity)
     invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " +
             std::to_string(capacity) + "-byte buffer");
-  uint64_t payload = size - h.size;
-  if (ds.raw) {
+  if (raw_direct) {
+    uint64_t payload = 0;
+    if (!storage_.read_into_if_exists(path, h.size, out, bytes, &payload))
+      fail(STOWAGE_NOT_FOUND, path + ": removed while being read");
     if (payload < bytes)
-      corrupt(path + ": truncated payload: " + std::to_string(payload) +
-              " bytes, the header needs " + std::to_string(bytes));
-    read_exact(f.fd, out, bytes, h.size, path);
+      corrupt(path + ": truncated payload: " + std::to_string(payload) + " bytes, the header needs " +
+              std::to_string(bytes));
     return true;
   }
-  decode(ds, path, buf.data() + h.size, payload, out, bytes);
+  const uint64_t payload = got - h.size;
+  if (ds.raw) {
+    if (payload < bytes)
+      corrupt(path + ": truncated payload: " + std::to_string(payload) + " bytes, the header needs " +
+              std::to_string(bytes));
+    std::memcpy(out, file + h.size, bytes);
+    return true;
+  }
+  decode(ds, path, file + h.size, payload, out, bytes);
   return true;
 }
 
@@ -92,19 +116,23 @@ void N5Store::decode(const OpenDataset& ds, const std::string& path, const uint8
 // numElements bytes, and for strings the number of strings in *count.
 std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const std::string& path,
                                                   uint64_t* count) {
-  Fd f{open_if_exists(path)};
-  if (f.fd < 0) return std::nullopt;
-  uint64_t size = file_size(f.fd, path);
-  if (size > kMaxChunkBytes + max_header_size(ds.meta.ndim()))
-    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
-  std::vector<uint8_t>& buf = scratch(size);
-  read_exact(f.fd, buf.data(), size, 0, path);
+  const uint64_t limit = kMaxChunkBytes + max_header_size(ds.meta.ndim());
+  std::optional<sdk::Bytes> file;
+  try {
+    file = storage_.read(path, 0, limit + 1);
+  } catch (const sdk::Error& e) {
+    if (e.code() == STOWAGE_NOT_FOUND) return std::nullopt;
+    throw;
+  }
+  const uint64_t size = file->size();
+  if (size > limit) corrupt(path + ": chunk file is over N5's 2 GiB limit");
+  const uint8_t* buf = file->data();
   ChunkHeader h;
   std::vector<uint64_t> dims(ds.meta.ndim());
   if (ds.meta.type.kind == ElementKind::object) {
-    h = parse_object_header(buf.data(), size, path);
+    h = parse_object_header(buf, size, path);
   } else {
-    h = parse_chunk_header(buf.data(), size, ds.meta.ndim(), ds.meta.chunks.data(), dims.data(), path);
+    h = parse_chunk_header(buf, size, ds.meta.ndim(), ds.meta.chunks.data(), dims.data(), path);
     if (h.mode != kModeVarlength)
       corrupt(path + ": a string chunk must be varlength (mode 1), found mode " + std::to_string(h.mode));
     *count = h.dims_product;
@@ -118,7 +146,7 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
     corrupt(path + ": declares " + std::to_string(h.elements) + " payload bytes for " +
             std::to_string(stored) + " stored bytes");
   std::string out(h.elements, '\0');
-  decode(ds, path, buf.data() + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()),
+  decode(ds, path, buf + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()),
          out.size());
   return out;
 }
@@ -144,7 +172,7 @@ void N5Store::write_chunk(std::string_view node, const uint64_t* index, const vo
 
   std::string path = chunk_path(ds.dir, index, meta.ndim());
   if (!options_.write_empty_chunks && all_zero(in, size)) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) sdk::io_fail(path, "cannot delete", errno);
+    storage_.remove_if_exists(path, 0);
     return;
   }
   size_t header = default_header_size(meta.ndim());
@@ -171,20 +199,12 @@ void N5Store::write_chunk(std::string_view node, const uint64_t* index, const vo
   write_file(path, {{buf.data(), header + encoded}});
 }
 
-// Temp file + rename, so a reader never sees half a chunk and a killed
-// writer leaves the old chunk; parent directories are made on first use.
+// Staged and published whole, so a reader never sees half a chunk and a
+// killed writer leaves the old chunk; the storage makes parent directories.
 void N5Store::write_file(const std::string& path, std::initializer_list<Piece> pieces) const {
-  for (int attempt = 0;; ++attempt) {
-    try {
-      sdk::AtomicFile file(path, options_.durable);
-      for (const Piece& p : pieces) file.write(p.first, p.second);
-      file.commit();
-      return;
-    } catch (const sdk::Error& e) {
-      if (e.code() != STOWAGE_NOT_FOUND || attempt > 0) throw;
-    }
-    sdk::make_directories(path.substr(0, path.rfind('/')));
-  }
+  sdk::Staged file = storage_.stage(path);
+  for (const Piece& p : pieces) file.append(p.first, p.second);
+  storage_.publish(file, STOWAGE_PUBLISH_REPLACE | (options_.durable ? STOWAGE_PUBLISH_DURABLE : 0));
 }
 
 // ---- string datasets (N5 Java's "string" dataType, 1-D) -------------------------
@@ -209,21 +229,19 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
   // A replaced string dataset (or one create made empty) keeps its user
   // attributes, blocks and codec.
   json user = json::object();
-  if (std::optional<json> old = sdk::is_directory(dir) ? read_attributes(dir) : std::nullopt;
+  if (std::optional<json> old = storage_.is_directory(dir) ? read_attributes(dir) : std::nullopt;
       old && is_dataset(*old)) {
     if ((*old)["dataType"] != "string") invalid(dir + ": is a numeric dataset, not a string dataset");
     user = user_attributes(*old, parts.empty());
     Dataset was = parse_dataset(*old, dir + kAttributesFile);
     meta.chunks = was.chunks;
     meta.compression = was.compression;
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    if (ec) sdk::io_fail(dir, "cannot replace", ec.value());
+    storage_.remove(dir, STOWAGE_REMOVE_RECURSIVE);
   }
   for (std::string_view v : values)
     if (v.find('\0') != std::string_view::npos) invalid(dir + ": N5 strings cannot contain NUL");
   meta.shape = {values.size()};
-  sdk::make_directories(dir);
+  storage_.make_directory(dir);
   write_attributes(dir, dataset_attributes(meta, user));
   forget(node);
   if (!parts.empty()) ensure_root_version();

@@ -171,12 +171,16 @@ Options parse_options(std::string_view text) {
 
 int32_t N5Store::identify(std::string_view path_view) {
   std::string path(path_view);
-  if (!sdk::is_directory(path)) return 0;
+  sdk::Storage storage = sdk::Storage::for_location(sdk::host_table(), path);
+  if (!storage.is_directory(path)) return 0;
   bool n5_name = path.size() > 3 && path.compare(path.size() - 3, 3, ".n5") == 0;
   try {
-    json attrs = parse_attributes(sdk::read_file(path + kAttributesFile, 1 << 20), path);
-    if (attrs.contains("n5")) return 100;
-    if (is_dataset(attrs)) return 90;
+    std::optional<sdk::Bytes> text = storage.read_if_exists(path + kAttributesFile);
+    if (text && text->size() <= (1 << 20)) {
+      json attrs = parse_attributes(std::string(text->text()), path);
+      if (attrs.contains("n5")) return 100;
+      if (is_dataset(attrs)) return 90;
+    }
   } catch (...) {
   }
   return n5_name ? 80 : 0;
@@ -188,26 +192,24 @@ std::unique_ptr<sdk::Store> N5Store::open(std::string_view path_view, uint32_t m
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("n5: empty container path");
   Options options = parse_options(options_json);
-  bool exists = sdk::path_exists(root);
+  sdk::Storage storage = sdk::Storage::for_location(sdk::host_table(), root);
+  const int32_t kind = storage.kind(root);
+  bool exists = kind != STOWAGE_ENTRY_ABSENT;
   bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("n5: unknown open mode " + std::to_string(mode));
-  if (exists && !sdk::is_directory(root))
-    invalid(root + ": is a file; an N5 container is a directory");
+  if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(root + ": is a file; an N5 container is a directory");
   if (!exists && !fresh) fail(STOWAGE_NOT_FOUND, root + ": no such N5 container");
 
   if (fresh) {
     if (exists) {
-      std::error_code ec;
-      bool empty = std::filesystem::is_empty(root, ec);
-      if (!empty && identify(root) == 0)
+      if (!storage.list(root).empty() && identify(root) == 0)
         invalid(root + ": refusing to replace a non-empty directory that is not an N5 container");
-      std::filesystem::remove_all(root, ec);
-      if (ec) sdk::io_fail(root, "cannot remove the old container", ec.value());
+      storage.remove(root, STOWAGE_REMOVE_RECURSIVE);
     }
-    sdk::make_directories(root);
-    sdk::write_file_atomic(root + kAttributesFile, json{{"n5", kWrittenVersion}}.dump());
+    storage.make_directory(root);
+    storage.write(root + kAttributesFile, json{{"n5", kWrittenVersion}}.dump());
   }
-  auto store = std::make_unique<N5Store>(root, mode != STOWAGE_MODE_READ, options);
+  auto store = std::make_unique<N5Store>(storage, root, mode != STOWAGE_MODE_READ, options);
   if (std::optional<json> attrs = store->read_attributes(root); attrs && attrs->contains("n5")) {
     std::optional<long> major = version_major((*attrs)["n5"]);
     if (major && *major > kNewestMajor)
@@ -221,8 +223,8 @@ namespace {
 std::atomic<uint64_t> next_store_id{1};
 }  // namespace
 
-N5Store::N5Store(std::string root, bool writable, Options options)
-    : root_(std::move(root)), writable_(writable), options_(options),
+N5Store::N5Store(sdk::Storage storage, std::string root, bool writable, Options options)
+    : storage_(storage), root_(std::move(root)), writable_(writable), options_(options),
       id_(next_store_id.fetch_add(1)) {}
 
 // ---- paths and attributes ------------------------------------------------------
@@ -235,14 +237,16 @@ std::string N5Store::node_dir(const std::vector<std::string>& parts) const {
 
 std::optional<json> N5Store::read_attributes(const std::string& dir) const {
   std::string file = dir + kAttributesFile;
-  Fd f{open_if_exists(file)};
-  if (f.fd < 0) return std::nullopt;
-  uint64_t size = file_size(f.fd, file);
-  if (size > kMaxAttributesBytes)
-    corrupt(file + ": " + std::to_string(size) + " bytes is too large for attributes");
-  std::string text(size, '\0');
-  read_exact(f.fd, text.data(), size, 0, file);
-  return parse_attributes(text, file);
+  std::optional<sdk::Bytes> text;
+  try {
+    // At most one byte more than allowed: an absurd file costs no more than that.
+    text = storage_.read(file, 0, kMaxAttributesBytes + 1);
+  } catch (const sdk::Error& e) {
+    if (e.code() == STOWAGE_NOT_FOUND) return std::nullopt;
+    throw;
+  }
+  if (text->size() > kMaxAttributesBytes) corrupt(file + ": too large for attributes (over 256 MiB)");
+  return parse_attributes(std::string(text->text()), file);
 }
 
 void N5Store::write_attributes(const std::string& dir, const json& attributes) const {
@@ -254,7 +258,7 @@ void N5Store::write_attributes(const std::string& dir, const json& attributes) c
 }
 
 void N5Store::require_existing(const std::string& dir, std::string_view node) const {
-  if (!sdk::is_directory(dir))
+  if (!storage_.is_directory(dir))
     fail(STOWAGE_NOT_FOUND, dir + ": no group or dataset '" + std::string(node) + "'");
 }
 
@@ -338,20 +342,14 @@ std::vector<std::string> N5Store::list(std::string_view node) {
   std::optional<json> attrs = read_attributes(dir);
   if (attrs && is_dataset(*attrs)) return names;  // children are chunk directories
 
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) sdk::io_fail(dir, "cannot list", errno);
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    // A node stowage::copy is still writing (or a killed copy left): not
-    // part of the container until it is moved into place.
-    if (name.rfind(stowage::sdk::kStagingPrefix, 0) == 0) continue;
-    bool is_dir = e->d_type == DT_DIR;
-    if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) is_dir = sdk::is_directory(dir + "/" + name);
-    if (is_dir) names.push_back(std::move(name));
+  for (std::string& name : storage_.list(dir)) {
+    // Groups and datasets are directories (names ending in '/'). A node
+    // stowage::copy is still writing (or a killed copy left) is not part of
+    // the container until it is moved into place.
+    if (name.empty() || name.back() != '/' || name.rfind(stowage::sdk::kStagingPrefix, 0) == 0) continue;
+    name.pop_back();
+    names.push_back(std::move(name));
   }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -389,7 +387,7 @@ void N5Store::create(std::string_view node, std::string_view text) {
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_outside_datasets(parts);
-  std::optional<json> existing = sdk::is_directory(dir) ? read_attributes(dir) : std::nullopt;
+  std::optional<json> existing = storage_.is_directory(dir) ? read_attributes(dir) : std::nullopt;
   if (existing && is_dataset(*existing))
     invalid(dir + ": dataset '" + std::string(node) + "' already exists; remove it first");
   json user = d.value("attributes", json::object());
@@ -417,7 +415,7 @@ void N5Store::create(std::string_view node, std::string_view text) {
   }
   if (parts.empty() && !attrs.contains("n5")) attrs = with_version_first(kWrittenVersion, attrs);
 
-  sdk::make_directories(dir);
+  storage_.make_directory(dir);
   // N5 Java writes no attributes.json for a group without attributes.
   if (!(kind == "group" && attrs.empty() && !existing)) write_attributes(dir, attrs);
   forget(node);
@@ -454,9 +452,7 @@ void N5Store::remove(std::string_view node) {
   std::string dir = node_dir(parts);
   require_existing(dir, node);
   require_outside_datasets(parts);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  if (ec) sdk::io_fail(dir, "cannot remove", ec.value());
+  storage_.remove(dir, STOWAGE_REMOVE_RECURSIVE);
   forget(node);
 }
 
@@ -474,17 +470,15 @@ void N5Store::move_node(std::string_view from, std::string_view to, bool replace
   require_outside_datasets(to_parts);
   std::vector<std::string> to_parent(to_parts.begin(), to_parts.end() - 1);
   require_existing(node_dir(to_parent), join_node(to_parent, to_parent.size()));
-  std::string old;
-  if (replace) {
-    old = sdk::replace_atomically(from_dir, to_dir);
-  } else {
-    sdk::rename_no_replace(from_dir, to_dir);
+  try {
+    storage_.move(from_dir, to_dir, replace ? STOWAGE_PUBLISH_REPLACE : 0);
+  } catch (...) {
+    forget(from);
+    forget(to);
+    throw;
   }
   forget(from);
   forget(to);
-  std::error_code ec;
-  if (!old.empty()) std::filesystem::remove_all(old, ec);  // the old node, now under the staged name
-  if (ec) sdk::io_fail(old, "cannot remove the replaced node", ec.value());
 }
 
 }  // namespace n5

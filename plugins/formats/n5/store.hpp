@@ -7,6 +7,7 @@
 #include "metadata.hpp"
 
 #include <stowage/plugin.hpp>
+#include <stowage/storage.hpp>
 
 #include <initializer_list>
 #include <atomic>
@@ -34,7 +35,7 @@ class N5Store final : public stowage::sdk::Store {
   static std::unique_ptr<stowage::sdk::Store> open(std::string_view path, uint32_t mode,
                                                    std::string_view options_json);
 
-  N5Store(std::string root, bool writable, Options options);
+  N5Store(stowage::sdk::Storage storage, std::string root, bool writable, Options options);
 
   std::vector<std::string> list(std::string_view node) override;
   std::string describe(std::string_view node) override;
@@ -95,6 +96,7 @@ class N5Store final : public stowage::sdk::Store {
   using Piece = std::pair<const void*, size_t>;
   void write_file(const std::string& path, std::initializer_list<Piece> pieces) const;
 
+  stowage::sdk::Storage storage_;  // all I/O: local files, memory or HTTP
   std::string root_;
   bool writable_;
   Options options_;

@@ -150,12 +150,16 @@ typedef struct stowage_storage_vtable {
   /* Removes a file, or a directory with STOWAGE_REMOVE_RECURSIVE. */
   int (*remove)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
                 struct stowage_error *err);
-  /* Renames a file or a directory in one step a kill cannot leave half
-   * done. With STOWAGE_PUBLISH_REPLACE an existing `to` is swapped out and
-   * removed; without, an existing `to` is INVALID_ARGUMENT "exists". Only
-   * with STOWAGE_CAP_MOVE. */
-  int (*move)(stowage_storage_handle storage, const char *from, size_t from_size, const char *to,
-              size_t to_size, uint32_t flags, struct stowage_error *err);
+  /* Renames entries (files or directories) from[i] -> to[i] as one change.
+   * One entry: a single step a kill cannot leave half done; with
+   * STOWAGE_PUBLISH_REPLACE an existing `to` is swapped out and removed,
+   * without it an existing `to` is INVALID_ARGUMENT "exists". Several: as
+   * publish() does for a set (journal beside to[0], completed by recover()),
+   * always replacing; every from[i] must be in to[0]'s directory or below
+   * it. Only with STOWAGE_CAP_MOVE. */
+  int (*move)(stowage_storage_handle storage, uint64_t count, const char *const *from,
+              const size_t *from_sizes, const char *const *to, const size_t *to_sizes, uint32_t flags,
+              struct stowage_error *err);
 } stowage_storage_vtable;
 
 /* The least a store plugin may declare; later fields are optional. */

@@ -266,9 +266,21 @@ class Storage {
     if (rc != STOWAGE_OK && rc != STOWAGE_NOT_FOUND) fail(static_cast<stowage_status>(rc), e.message);
   }
   void move(std::string_view from, std::string_view to, uint32_t flags = 0) const {
-    if (!can(STOWAGE_CAP_MOVE)) unsupported(std::string(to) + ": this storage cannot rename");
-    detail::check_storage(
-        [&](stowage_error* e) { return vt_->move(handle_, from.data(), from.size(), to.data(), to.size(), flags, e); });
+    move({{std::string(from), std::string(to)}}, flags);
+  }
+  // Several renames as one change (see stowage_storage_vtable.move).
+  void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags = 0) const {
+    if (renames.empty()) return;
+    if (!can(STOWAGE_CAP_MOVE)) unsupported(renames[0].second + ": this storage cannot rename");
+    std::vector<const char*> from, to;
+    std::vector<size_t> from_sizes, to_sizes;
+    for (const auto& [f, t] : renames) {
+      from.push_back(f.data()), from_sizes.push_back(f.size());
+      to.push_back(t.data()), to_sizes.push_back(t.size());
+    }
+    detail::check_storage([&](stowage_error* e) {
+      return vt_->move(handle_, renames.size(), from.data(), from_sizes.data(), to.data(), to_sizes.data(), flags, e);
+    });
   }
 
  private:
@@ -318,9 +330,10 @@ class StorageBackend {
     (void)flags;
     unsupported(std::string(key) + ": this storage is read only");
   }
-  virtual void move(std::string_view from, std::string_view to, uint32_t flags) {
-    (void)from, (void)flags;
-    unsupported(std::string(to) + ": this storage cannot rename");
+  // (from, to) pairs; see stowage_storage_vtable.move.
+  virtual void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags) {
+    (void)flags;
+    unsupported(renames.at(0).second + ": this storage cannot rename");
   }
 };
 
@@ -392,9 +405,15 @@ struct StoreTrampolines {
   static int remove(stowage_storage_handle h, const char* k, size_t ks, uint32_t flags, stowage_error* err) noexcept {
     return guarded(err, [&] { self(h)->remove(sv(k, ks), flags); });
   }
-  static int move(stowage_storage_handle h, const char* f, size_t fs, const char* t, size_t ts, uint32_t flags,
-                  stowage_error* err) noexcept {
-    return guarded(err, [&] { self(h)->move(sv(f, fs), sv(t, ts), flags); });
+  static int move(stowage_storage_handle h, uint64_t count, const char* const* from, const size_t* from_sizes,
+                  const char* const* to, const size_t* to_sizes, uint32_t flags, stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      if (count == 0) invalid("move of no entries");
+      std::vector<std::pair<std::string, std::string>> renames;
+      for (uint64_t i = 0; i < count; ++i)
+        renames.emplace_back(std::string(from[i], from_sizes[i]), std::string(to[i], to_sizes[i]));
+      self(h)->move(renames, flags);
+    });
   }
   static const stowage_storage_vtable* vtable() {
     static const stowage_storage_vtable vt = {

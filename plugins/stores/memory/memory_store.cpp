@@ -1,0 +1,211 @@
+// Storage backend "memory" (scheme mem://): files held in the process, one
+// namespace per registry. For tests and host programs that build a dataset
+// without touching a disk.
+//
+// A directory is a key prefix: "mem://a/b" is a directory when some file's
+// key starts with "mem://a/b/" or make_directory() made it. Publishing and
+// moving happen under one lock, so a set of files changes as one.
+#include <stowage/storage.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace stowage::sdk;
+using Content = std::shared_ptr<const std::vector<uint8_t>>;
+
+std::string normalized(std::string_view key) {
+  while (!key.empty() && key.back() == '/' && key.size() > 6) key.remove_suffix(1);
+  return std::string(key);
+}
+
+bool is_under(const std::string& key, const std::string& dir) {
+  return key.size() > dir.size() && key.compare(0, dir.size(), dir) == 0 && key[dir.size()] == '/';
+}
+
+// A lent file: the view keeps its bytes alive even if the key is replaced.
+struct Lent {
+  Content content;
+  static void release(void* owner) { delete static_cast<Lent*>(owner); }
+};
+
+class MemoryStorage;
+
+class StagedMemoryFile : public StagedBackendFile {
+ public:
+  explicit StagedMemoryFile(std::string key) : key(std::move(key)) {}
+  void write_at(uint64_t offset, const void* data, size_t size) override {
+    if (offset + size > bytes.size()) bytes.resize(offset + size);
+    std::copy_n(static_cast<const uint8_t*>(data), size, bytes.begin() + static_cast<ptrdiff_t>(offset));
+  }
+  void resize(uint64_t size) override { bytes.resize(size); }
+  std::string key;
+  std::vector<uint8_t> bytes;
+};
+
+class MemoryStorage : public StorageBackend {
+ public:
+  MemoryStorage(const stowage_host*, std::string_view) {}
+
+  std::pair<int32_t, uint64_t> stat(std::string_view key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string k = normalized(key);
+    auto it = files_.find(k);
+    if (it != files_.end()) return {STOWAGE_ENTRY_FILE, it->second->size()};
+    return {is_directory_locked(k) ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_ABSENT, 0};
+  }
+
+  stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t) override {
+    Content c = find(key);
+    const uint64_t begin = std::min<uint64_t>(offset, c->size());
+    const uint64_t n = std::min<uint64_t>(length, c->size() - begin);
+    auto* owner = new Lent{std::move(c)};
+    return stowage_view{owner->content->data() + begin, n, owner, Lent::release};
+  }
+
+  uint64_t read_into(std::string_view key, uint64_t offset, void* buf, uint64_t capacity) override {
+    Content c = find(key);
+    const uint64_t begin = std::min<uint64_t>(offset, c->size());
+    const uint64_t n = std::min<uint64_t>(capacity, c->size() - begin);
+    std::copy_n(c->data() + begin, n, static_cast<uint8_t*>(buf));
+    return n;
+  }
+
+  std::vector<std::string> list(std::string_view key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string dir = normalized(key);
+    if (!is_directory_locked(dir)) fail(STOWAGE_NOT_FOUND, dir + ": no such directory");
+    std::set<std::string> names;
+    auto add_child = [&](const std::string& k, bool is_file) {
+      if (!is_under(k, dir)) return;
+      std::string rest = k.substr(dir.size() + 1);
+      size_t slash = rest.find('/');
+      std::string name = slash == std::string::npos ? rest : rest.substr(0, slash);
+      if (name.find(".stowage-tmp.") != std::string::npos) return;
+      names.insert(slash == std::string::npos && is_file ? name : name + "/");
+    };
+    for (auto it = files_.lower_bound(dir + "/"); it != files_.end() && is_under(it->first, dir); ++it)
+      add_child(it->first, true);
+    for (auto it = directories_.lower_bound(dir + "/"); it != directories_.end() && is_under(*it, dir); ++it)
+      add_child(*it, false);
+    return {names.begin(), names.end()};
+  }
+
+  std::unique_ptr<StagedBackendFile> stage(std::string_view key) override {
+    return std::make_unique<StagedMemoryFile>(normalized(key));
+  }
+
+  void publish(std::vector<std::unique_ptr<StagedBackendFile>> files, uint32_t flags) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!(flags & STOWAGE_PUBLISH_REPLACE))
+      for (auto& f : files) {
+        const std::string& k = static_cast<StagedMemoryFile&>(*f).key;
+        if (files_.count(k) || is_directory_locked(k)) invalid(k + ": exists");
+      }
+    for (auto& f : files) {
+      auto& file = static_cast<StagedMemoryFile&>(*f);
+      files_[file.key] = std::make_shared<const std::vector<uint8_t>>(std::move(file.bytes));
+    }
+  }
+
+  void make_directory(std::string_view key) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    directories_.insert(normalized(key));
+  }
+
+  std::string stage_directory(std::string_view key) override {
+    std::string staging = normalized(key) + ".stowage-tmp." + std::to_string(counter_++);
+    make_directory(staging);
+    return staging;
+  }
+
+  void remove(std::string_view key, uint32_t flags) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string k = normalized(key);
+    if (files_.erase(k)) return;
+    if (!is_directory_locked(k)) fail(STOWAGE_NOT_FOUND, k + ": no such file or directory");
+    if (!(flags & STOWAGE_REMOVE_RECURSIVE) && has_children_locked(k)) invalid(k + ": directory not empty");
+    remove_tree_locked(k);
+  }
+
+  // Every rename under one lock: a set changes as one.
+  void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool replace = renames.size() > 1 || (flags & STOWAGE_PUBLISH_REPLACE);
+    for (const auto& [from, to] : renames) {
+      const std::string source = normalized(from), target = normalized(to);
+      if (!files_.count(source) && !is_directory_locked(source)) fail(STOWAGE_NOT_FOUND, source + ": no such file");
+      if (!replace && (files_.count(target) || is_directory_locked(target))) invalid(target + ": exists");
+    }
+    for (const auto& [from, to] : renames) {
+      const std::string target = normalized(to);
+      files_.erase(target);
+      remove_tree_locked(target);
+      rekey_locked(normalized(from), target);
+    }
+  }
+
+ private:
+  Content find(std::string_view key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = files_.find(normalized(key));
+    if (it == files_.end()) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file");
+    return it->second;
+  }
+  bool has_children_locked(const std::string& dir) const {
+    auto f = files_.lower_bound(dir + "/");
+    auto d = directories_.lower_bound(dir + "/");
+    return (f != files_.end() && is_under(f->first, dir)) || (d != directories_.end() && is_under(*d, dir));
+  }
+  bool is_directory_locked(const std::string& k) const { return directories_.count(k) || has_children_locked(k); }
+  void remove_tree_locked(const std::string& dir) {
+    directories_.erase(dir);
+    for (auto it = files_.lower_bound(dir + "/"); it != files_.end() && is_under(it->first, dir);)
+      it = files_.erase(it);
+    for (auto it = directories_.lower_bound(dir + "/"); it != directories_.end() && is_under(*it, dir);)
+      it = directories_.erase(it);
+  }
+  // Renames a file, or a directory and everything under it.
+  void rekey_locked(const std::string& source, const std::string& target) {
+    auto moved = [&](const std::string& k) { return target + k.substr(source.size()); };
+    if (auto it = files_.find(source); it != files_.end()) {
+      files_[target] = it->second;
+      files_.erase(it);
+      return;
+    }
+    std::vector<std::pair<std::string, Content>> files;
+    for (auto it = files_.lower_bound(source + "/"); it != files_.end() && is_under(it->first, source);) {
+      files.emplace_back(moved(it->first), it->second);
+      it = files_.erase(it);
+    }
+    std::vector<std::string> dirs{target};
+    for (auto it = directories_.lower_bound(source + "/"); it != directories_.end() && is_under(*it, source);) {
+      dirs.push_back(moved(*it));
+      it = directories_.erase(it);
+    }
+    directories_.erase(source);
+    for (auto& [k, c] : files) files_[k] = c;
+    directories_.insert(dirs.begin(), dirs.end());
+  }
+
+  std::mutex mutex_;
+  std::map<std::string, Content> files_;
+  std::set<std::string> directories_;
+  std::atomic<uint64_t> counter_{0};
+};
+
+const char* const kAliases[] = {"mem", nullptr};
+
+}  // namespace
+
+STOWAGE_DEFINE_STORE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
+                            STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
+                                STOWAGE_CAP_MOVE,
+                            kAliases)
