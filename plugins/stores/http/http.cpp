@@ -197,6 +197,7 @@ bool parse_content_range(const std::string& s, uint64_t* first, uint64_t* last) 
   return true;
 }
 
+// (A body cut short, CURLE_PARTIAL_FILE, is retried through is_truncated.)
 bool transient_curl_error(CURLcode c) {
   switch (c) {
     case CURLE_COULDNT_CONNECT:
@@ -204,7 +205,6 @@ bool transient_curl_error(CURLcode c) {
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
@@ -292,6 +292,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
 
  private:
   static constexpr uint64_t kMaxListing = 256ull << 20;
+  static constexpr long kReceiveBuffer = 512L * 1024;
 
   [[noreturn]] static void read_only(std::string_view key) {
     unsupported(std::string(key) + ": cannot write over HTTP (the http storage is read only)");
@@ -340,6 +341,11 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     curl_easy_reset(h);  // keeps the handle's connections and DNS cache
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    // A receive buffer of a whole 64^3 uint16 chunk instead of curl's 16 KiB:
+    // fewer recv calls and callbacks. bench/http, 512 KiB files from 2
+    // threads on loopback (a loaded 2-core machine): 1.7-2.4 GiB/s with
+    // 16 KiB, 3.8-5.7 GiB/s with 512 KiB; 128 KiB and 1 MiB were slower.
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, kReceiveBuffer);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, 8L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_ms));
