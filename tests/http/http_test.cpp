@@ -236,6 +236,19 @@ TEST_CASE("http: a server that ignores Range still gives the right bytes") {
   CHECK(read_in_chunks(s, u, kBig, 2) == files.big);
 }
 
+TEST_CASE("http: a server that refuses HEAD still tells sizes") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  Backend backend;
+  sdk::Storage s = backend.storage();
+  uint64_t size = 0;
+  CHECK(s.kind(nginx.url("nohead/big.bin"), &size) == STOWAGE_ENTRY_FILE);
+  CHECK(size == kBig);
+  CHECK(s.kind(nginx.url("nohead/empty.bin"), &size) == STOWAGE_ENTRY_FILE);
+  CHECK(size == 0);
+  CHECK(text_of(s.read(nginx.url("nohead/one.bin"))) == files.one);
+}
+
 TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
   test::Nginx nginx;
   Files files(nginx.root());
@@ -253,6 +266,12 @@ TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
   uint64_t got = 0;
   CHECK_FALSE(s.read_into_if_exists(missing, 0, buf, sizeof buf, &got));
   CHECK_FALSE(s.read_if_exists(missing).has_value());
+
+  f = failure_of([&] { s.read(nginx.url("sub")); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(f.message == nginx.url("sub") + ": is a directory, not a file");
+  f = failure_of([&] { s.read_exact(nginx.url("sub"), 0, buf, 2); });
+  CHECK(f.code == STOWAGE_IO);
 
   std::string denied = nginx.url("forbidden/one.bin");
   for (auto op : {+[](const sdk::Storage& st, const std::string& u) { st.read(u); },

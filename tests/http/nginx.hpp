@@ -10,6 +10,7 @@
 //                   000 file, so that alone cannot make a 403 under CI)
 //   /norange/...    ignores Range (max_ranges 0) and answers 200 with the
 //                   whole file, as some servers do
+//   /nohead/...     answers HEAD with 405 Method Not Allowed
 #pragma once
 
 #include "test_support.hpp"
@@ -113,6 +114,7 @@ class Nginx {
     c += "    absolute_redirect off;\n";
     c += "    location /forbidden/ { deny all; }\n";
     c += "    location /norange/ { alias " + root_.string() + "/; max_ranges 0; }\n";
+    c += "    location /nohead/ { alias " + root_.string() + "/; if ($request_method = HEAD) { return 405; } }\n";
     c += "  }\n}\n";
     return c;
   }

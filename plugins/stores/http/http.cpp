@@ -122,9 +122,10 @@ struct Body {
   uint64_t received = 0; // bytes the server sent
   uint64_t kept = 0;
   bool full = false;     // stopped on purpose: limit bytes kept
+  bool no_memory = false;  // a growing buffer could not grow (thrown after curl returns)
 
   void restart() {
-    started = keep = full = false;
+    started = keep = full = no_memory = false;
     skip = received = kept = 0;
     if (grow) grow->clear();
   }
@@ -150,8 +151,16 @@ size_t write_body(char* data, size_t one, size_t n, void* ctx) {
   }
   uint64_t take = std::min<uint64_t>(n - at, b.limit - b.kept);
   if (take) {
-    if (b.fixed) std::memcpy(b.fixed + b.kept, data + at, static_cast<size_t>(take));
-    else b.grow->insert(b.grow->end(), data + at, data + at + take);
+    if (b.fixed) {
+      std::memcpy(b.fixed + b.kept, data + at, static_cast<size_t>(take));
+    } else {
+      try {  // nothing may be thrown through curl
+        b.grow->insert(b.grow->end(), data + at, data + at + take);
+      } catch (const std::bad_alloc&) {
+        b.no_memory = true;
+        return 0;
+      }
+    }
     b.kept += take;
   }
   if (b.kept == b.limit && at + take < n) {
@@ -240,6 +249,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     Reply r = request(url, "HEAD", nullptr);
     bool directory = ends_with_slash(r.effective_url) || ends_with_slash(url);
     if (r.status == 404 || r.status == 410) return {STOWAGE_ENTRY_ABSENT, 0};
+    if (r.status == 405 || r.status == 501) return {STOWAGE_ENTRY_FILE, size_by_range(key, url)};  // no HEAD
     // nginx answers 403 for a directory it does not list: still a directory.
     if (directory && (r.status == 200 || r.status == 403)) return {STOWAGE_ENTRY_DIRECTORY, 0};
     check_status(key, r);
@@ -313,6 +323,9 @@ class HttpBackend : public stowage::sdk::StorageBackend {
       return;
     }
     check_status(key, r);
+    // nginx redirects "dir" to "dir/" and answers with the listing
+    if (ends_with_slash(r.effective_url) && !ends_with_slash(url))
+      fail(STOWAGE_IO, std::string(key) + ": is a directory, not a file");
   }
 
   // Sends one request, again after transient failures; the reply of the
@@ -368,6 +381,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     if (curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK) r.content_length = cl;
     char* eff = nullptr;
     if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff) r.effective_url = eff;
+    if (body && body->no_memory) throw std::bad_alloc();
     if (body && code == CURLE_WRITE_ERROR && body->full) code = CURLE_OK;  // we stopped it
     return code;
   }
@@ -448,6 +462,8 @@ class HttpBackend : public stowage::sdk::StorageBackend {
       if (end && *end == '\0') return total;
     }
     if (r.status == 416) return 0;
+    // the whole file instead (nginx does so for an empty one): its length
+    if (r.status == 200 && r.content_length >= 0) return static_cast<uint64_t>(r.content_length);
     fail(STOWAGE_IO, std::string(key) + ": the server tells neither Content-Length nor a Content-Range total");
   }
 
