@@ -8,7 +8,7 @@
 //   read       ranged GET (Range: bytes=a-b); a server that ignores Range and
 //              answers 200 with the whole body still gives the right bytes
 //   list       nginx's `autoindex on; autoindex_format json;` listing
-//   writing    UNSUPPORTED "read only"
+//   writing    UNSUPPORTED "read only" (move: StorageBackend's "cannot rename")
 //
 // Keys are URLs as the user gave them ("http://host:8080/x.n5/0/0"). A
 // server without directories (an object store) answers 404 for a prefix:
@@ -298,7 +298,6 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   void make_directory(std::string_view key) override { read_only(key); }
   std::string stage_directory(std::string_view key) override { read_only(key); }
   void remove(std::string_view key, uint32_t) override { read_only(key); }
-  void move(std::string_view, std::string_view to, uint32_t) override { read_only(to); }
 
  private:
   static constexpr uint64_t kMaxListing = 256ull << 20;
