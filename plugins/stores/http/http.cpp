@@ -140,6 +140,14 @@ size_t write_body(char* data, size_t one, size_t n, void* ctx) {
     curl_easy_getinfo(b.handle, CURLINFO_RESPONSE_CODE, &status);
     b.keep = status == 200 || status == 206;
     b.skip = status == 200 ? b.offset : 0;
+    curl_off_t length = -1;  // one allocation for a whole file, not log2(size) of them
+    if (b.keep && b.grow && curl_easy_getinfo(b.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+        length > 0 && static_cast<uint64_t>(length) > b.skip) {
+      try {
+        b.grow->reserve(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(length) - b.skip, b.limit)));
+      } catch (const std::exception&) {  // a bogus length: grow as the bytes come
+      }
+    }
   }
   b.received += n;
   if (!b.keep) return n;  // an error page
