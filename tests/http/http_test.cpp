@@ -1,0 +1,402 @@
+// The http storage backend (plugins/stores/http) against a real nginx the
+// test starts, directly and through a proxy that drops connections, answers
+// 503, cuts bodies short or stalls now and then.
+//
+// The plugin is loaded with dlopen and driven through its storage table and
+// the SDK's C++ face (sdk::Storage), as a format plugin would.
+#include "flaky_proxy.hpp"
+#include "nginx.hpp"
+#include "test_support.hpp"
+
+#include <stowage/storage.hpp>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace sdk = stowage::sdk;
+using Fault = test::FlakyProxy::Fault;
+
+std::string plugin_path() {
+  std::string p = test::env_or("STOWAGE_HTTP_PLUGIN", "");
+  REQUIRE_MESSAGE(!p.empty(), "STOWAGE_HTTP_PLUGIN is not set (meson sets it)");
+  return p;
+}
+
+const stowage_plugin* plugin() {
+  static const stowage_plugin* p = [] {
+    void* lib = ::dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
+    REQUIRE_MESSAGE(lib, ::dlerror());
+    auto entry = reinterpret_cast<stowage_plugin_entry_fn>(::dlsym(lib, STOWAGE_PLUGIN_ENTRY_SYMBOL));
+    bool found = entry != nullptr;
+    REQUIRE_MESSAGE(found, "no stowage_plugin_entry in the http plugin");
+    static stowage_host host{};
+    host.struct_size = sizeof host;
+    host.abi_version = STOWAGE_PLUGIN_ABI;
+    return entry(&host);
+  }();
+  return p;
+}
+
+// One instance of the backend, closed at scope exit.
+class Backend {
+ public:
+  explicit Backend(const std::string& options = "") {
+    vt_ = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+    stowage_error e{};
+    int rc = vt_->open(nullptr, options.data(), options.size(), &handle_, &e);
+    REQUIRE_MESSAGE(rc == STOWAGE_OK, e.message);
+  }
+  ~Backend() { vt_->close(handle_); }
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  sdk::Storage storage() const { return sdk::Storage(vt_, handle_, plugin()->capabilities); }
+
+ private:
+  const stowage_storage_vtable* vt_ = nullptr;
+  stowage_storage_handle handle_ = nullptr;
+};
+
+struct Failure {
+  int code = STOWAGE_OK;
+  std::string message;
+};
+template <class F>
+Failure failure_of(F&& f) {
+  try {
+    f();
+  } catch (const sdk::Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {};
+}
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string random_bytes(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+std::string text_of(const sdk::Bytes& b) { return std::string(b.text()); }
+
+constexpr size_t kBig = 5 * 1000 * 1000 + 7;  // 5 MB and a ragged end
+
+// The files every test serves: sizes 0, 1 and 5 MB, and a tree.
+struct Files {
+  std::string empty, one = "x", big = random_bytes(kBig, 1), inner = random_bytes(70000, 2);
+  explicit Files(const test::fs::path& root) {
+    test::fs::create_directories(root / "sub" / "deeper");
+    test::fs::create_directories(root / "forbidden");
+    test::write_file(root / "empty.bin", empty);
+    test::write_file(root / "one.bin", one);
+    test::write_file(root / "big.bin", big);
+    test::write_file(root / "sub" / "inner.bin", inner);
+    test::write_file(root / "sub" / "deeper" / "leaf", "leaf");
+    test::write_file(root / "forbidden" / "one.bin", one);
+  }
+};
+
+// Reads a file in 64 KiB read_into calls, chunk i by thread i % threads.
+std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t size, int threads) {
+  constexpr size_t kChunk = 64 * 1024;
+  std::string out(size, '\0');
+  size_t chunks = (size + kChunk - 1) / kChunk;
+  std::vector<std::string> errors(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        for (size_t i = t; i < chunks; i += threads) {
+          uint64_t want = std::min(kChunk, size - i * kChunk);
+          s.read_exact(url, i * kChunk, &out[i * kChunk], want);
+        }
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (std::thread& t : pool) t.join();
+  for (const std::string& e : errors) CHECK_MESSAGE(e.empty(), e);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("http: the plugin declares a read-only store for http and https") {
+  const stowage_plugin* p = plugin();
+  CHECK(std::string(p->kind) == STOWAGE_KIND_STORE);
+  CHECK(std::string(p->id) == "http");
+  REQUIRE(p->aliases);
+  CHECK(std::string(p->aliases[0]) == "https");
+  CHECK(p->aliases[1] == nullptr);
+  CHECK((p->capabilities & STOWAGE_CAP_READ));
+  CHECK((p->capabilities & STOWAGE_CAP_LIST));
+  CHECK_FALSE((p->capabilities & STOWAGE_CAP_WRITE));
+  auto schema = stowage::json::parse(p->params_schema);
+  for (const char* key : {"retries", "retry_delay_ms", "timeout_ms", "connect_timeout_ms"}) CHECK(schema.contains(key));
+}
+
+TEST_CASE("http: stat, read, read_into and list give the served files' bytes") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  Backend backend;
+  sdk::Storage s = backend.storage();
+
+  SUBCASE("stat") {
+    uint64_t size = 99;
+    CHECK(s.kind(nginx.url("empty.bin"), &size) == STOWAGE_ENTRY_FILE);
+    CHECK(size == 0);
+    CHECK(s.kind(nginx.url("one.bin"), &size) == STOWAGE_ENTRY_FILE);
+    CHECK(size == 1);
+    CHECK(s.kind(nginx.url("big.bin"), &size) == STOWAGE_ENTRY_FILE);
+    CHECK(size == kBig);
+    // nginx redirects "sub" to "sub/": a directory
+    CHECK(s.kind(nginx.url("sub"), &size) == STOWAGE_ENTRY_DIRECTORY);
+    CHECK(size == 0);
+    CHECK(s.kind(nginx.url("sub/")) == STOWAGE_ENTRY_DIRECTORY);
+    CHECK(s.kind(nginx.url("sub/deeper")) == STOWAGE_ENTRY_DIRECTORY);
+    CHECK(s.kind(nginx.url("")) == STOWAGE_ENTRY_DIRECTORY);
+    CHECK(s.kind(nginx.url("sub/inner.bin")) == STOWAGE_ENTRY_FILE);
+    CHECK(s.kind(nginx.url("nothing")) == STOWAGE_ENTRY_ABSENT);
+    CHECK(s.kind(nginx.url("sub/nothing/0/0")) == STOWAGE_ENTRY_ABSENT);
+  }
+
+  SUBCASE("whole reads, kept or not") {
+    CHECK(text_of(s.read(nginx.url("empty.bin"))) == files.empty);
+    CHECK(text_of(s.read(nginx.url("one.bin"))) == files.one);
+    CHECK(text_of(s.read(nginx.url("big.bin"))) == files.big);
+    CHECK(text_of(s.map(nginx.url("big.bin"))) == files.big);
+    CHECK(text_of(s.map(nginx.url("sub/inner.bin"))) == files.inner);
+    CHECK(s.read_text(nginx.url("sub/deeper/leaf")) == "leaf");
+  }
+
+  SUBCASE("ranges") {
+    std::string u = nginx.url("big.bin");
+    CHECK(text_of(s.read(u, 12345, 1000)) == files.big.substr(12345, 1000));
+    CHECK(text_of(s.read(u, 4000000)) == files.big.substr(4000000));
+    CHECK(text_of(s.read(u, kBig - 10, 100)) == files.big.substr(kBig - 10));  // cut at the end
+    CHECK(s.read(u, kBig, 10).size() == 0);                                     // at the end
+    CHECK(s.read(u, kBig + 5, 10).size() == 0);                                 // past it
+    CHECK(s.read(u, 7, 0).size() == 0);
+    CHECK(s.read(nginx.url("empty.bin"), 0, 10).size() == 0);
+    CHECK(text_of(s.read(nginx.url("one.bin"), 0, 10)) == "x");
+    CHECK(s.read(nginx.url("one.bin"), 1, 10).size() == 0);
+  }
+
+  SUBCASE("read_into") {
+    char buf[16] = {0};
+    uint64_t got = 99;
+    CHECK(s.read_into_if_exists(nginx.url("empty.bin"), 0, buf, sizeof buf, &got));
+    CHECK(got == 0);
+    CHECK(s.read_into_if_exists(nginx.url("one.bin"), 0, buf, sizeof buf, &got));
+    CHECK(got == 1);
+    CHECK(buf[0] == 'x');
+    CHECK(s.read_into_if_exists(nginx.url("big.bin"), kBig - 3, buf, sizeof buf, &got));
+    CHECK(got == 3);
+    CHECK(std::string(buf, 3) == files.big.substr(kBig - 3));
+    CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 1) == files.big);
+  }
+
+  SUBCASE("list") {
+    CHECK(s.list(nginx.url("")) ==
+          std::vector<std::string>{"big.bin", "empty.bin", "forbidden/", "one.bin", "sub/"});
+    CHECK(s.list(nginx.url("sub")) == std::vector<std::string>{"deeper/", "inner.bin"});
+    CHECK(s.list(nginx.url("sub/")) == std::vector<std::string>{"deeper/", "inner.bin"});
+    CHECK(s.list(nginx.url("sub/deeper")) == std::vector<std::string>{"leaf"});
+    Failure f = failure_of([&] { s.list(nginx.url("nothing")); });
+    CHECK(f.code == STOWAGE_NOT_FOUND);
+    CHECK(has(f.message, nginx.url("nothing")));
+    CHECK(failure_of([&] { s.list(nginx.url("one.bin")); }).code == STOWAGE_NOT_FOUND);
+  }
+}
+
+TEST_CASE("http: a server that ignores Range still gives the right bytes") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  Backend backend;
+  sdk::Storage s = backend.storage();
+  std::string u = nginx.url("norange/big.bin");
+  uint64_t size = 0;
+  CHECK(s.kind(u, &size) == STOWAGE_ENTRY_FILE);
+  CHECK(size == kBig);
+  CHECK(text_of(s.read(u, 12345, 1000)) == files.big.substr(12345, 1000));
+  CHECK(text_of(s.read(u, 4000000)) == files.big.substr(4000000));
+  CHECK(text_of(s.read(u, kBig - 10, 100)) == files.big.substr(kBig - 10));
+  CHECK(s.read(u, kBig + 5, 10).size() == 0);
+  CHECK(text_of(s.read(u)) == files.big);
+  CHECK(read_in_chunks(s, u, kBig, 2) == files.big);
+}
+
+TEST_CASE("http: a server that refuses HEAD still tells sizes") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  Backend backend;
+  sdk::Storage s = backend.storage();
+  uint64_t size = 0;
+  CHECK(s.kind(nginx.url("nohead/big.bin"), &size) == STOWAGE_ENTRY_FILE);
+  CHECK(size == kBig);
+  CHECK(s.kind(nginx.url("nohead/empty.bin"), &size) == STOWAGE_ENTRY_FILE);
+  CHECK(size == 0);
+  CHECK(text_of(s.read(nginx.url("nohead/one.bin"))) == files.one);
+}
+
+TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  Backend backend;
+  sdk::Storage s = backend.storage();
+
+  std::string missing = nginx.url("sub/missing.bin");
+  Failure f = failure_of([&] { s.read(missing); });
+  CHECK(f.code == STOWAGE_NOT_FOUND);
+  CHECK(f.message == missing + ": no such file (HTTP 404)");
+  f = failure_of([&] { s.read_exact(missing, 0, nullptr, 0); });
+  CHECK(f.code == STOWAGE_NOT_FOUND);
+  CHECK(has(f.message, missing));
+  char buf[4];
+  uint64_t got = 0;
+  CHECK_FALSE(s.read_into_if_exists(missing, 0, buf, sizeof buf, &got));
+  CHECK_FALSE(s.read_if_exists(missing).has_value());
+
+  f = failure_of([&] { s.read(nginx.url("sub")); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(f.message == nginx.url("sub") + ": is a directory, not a file");
+  f = failure_of([&] { s.read_exact(nginx.url("sub"), 0, buf, 2); });
+  CHECK(f.code == STOWAGE_IO);
+
+  std::string denied = nginx.url("forbidden/one.bin");
+  for (auto op : {+[](const sdk::Storage& st, const std::string& u) { st.read(u); },
+                  +[](const sdk::Storage& st, const std::string& u) { st.kind(u); }}) {
+    f = failure_of([&] { op(s, denied); });
+    CHECK(f.code == STOWAGE_IO);
+    CHECK(has(f.message, denied + ": HTTP 403 Forbidden"));
+  }
+  // A file nginx cannot open: 403 too (root opens anything, so only as a user).
+  if (::geteuid() != 0) {
+    test::write_file(nginx.root() / "secret.bin", "s");
+    ::chmod((nginx.root() / "secret.bin").c_str(), 0);
+    f = failure_of([&] { s.read(nginx.url("secret.bin")); });
+    CHECK(f.code == STOWAGE_IO);
+    CHECK(has(f.message, nginx.url("secret.bin") + ": HTTP 403 Forbidden"));
+  }
+
+  std::string u = nginx.url("new.bin");
+  for (auto op : {+[](const sdk::Storage& st, const std::string& k) { st.write(k, "abc"); },
+                  +[](const sdk::Storage& st, const std::string& k) { st.make_directory(k); },
+                  +[](const sdk::Storage& st, const std::string& k) { st.stage_directory(k); },
+                  +[](const sdk::Storage& st, const std::string& k) { st.remove(k); }}) {
+    f = failure_of([&] { op(s, u); });
+    CHECK(f.code == STOWAGE_UNSUPPORTED);
+    CHECK(has(f.message, u + ": "));
+    CHECK(has(f.message, "read only"));
+  }
+  CHECK_FALSE(test::fs::exists(nginx.root() / "new.bin"));
+}
+
+TEST_CASE("http: a server that is not there, and bad options") {
+  Backend backend(R"({"retries": 1, "retry_delay_ms": 1})");
+  std::string u = "http://127.0.0.1:" + std::to_string(test::free_port()) + "/x.n5/attributes.json";
+  Failure f = failure_of([&] { backend.storage().read(u); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, u + ": "));
+  CHECK(has(f.message, "(after 2 attempts)"));
+
+  for (const char* bad : {R"({"retries": -1})", R"({"timeout_ms": "soon"})", R"({"retry": 3})", "[1]"}) {
+    CAPTURE(bad);
+    stowage_storage_handle h = nullptr;
+    stowage_error e{};
+    auto vt = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+    CHECK(vt->open(nullptr, bad, std::strlen(bad), &h, &e) == STOWAGE_INVALID_ARGUMENT);
+    CHECK(has(e.message, "http storage"));
+  }
+}
+
+TEST_CASE("http: a flaky server still gives the right bytes through retries") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  test::FlakyProxy proxy(nginx.port());
+  Backend backend(R"({"retries": 8, "retry_delay_ms": 1, "timeout_ms": 1000})");
+  sdk::Storage s = backend.storage();
+  std::string u = proxy.url("big.bin");
+
+  for (Fault fault : {Fault::drop, Fault::status, Fault::cut, Fault::stall}) {
+    CAPTURE(static_cast<int>(fault));
+    // Every third request fails, far more than any real server. (Not every
+    // second: stat of "sub" takes two requests, "sub" and its redirect to
+    // "sub/", so one of them would always fail.)
+    proxy.misbehave(fault, 3);
+    int before = proxy.faults();
+    uint64_t size = 0;
+    CHECK(s.kind(u, &size) == STOWAGE_ENTRY_FILE);
+    CHECK(size == kBig);
+    CHECK(s.kind(proxy.url("sub")) == STOWAGE_ENTRY_DIRECTORY);
+    CHECK(s.kind(proxy.url("nothing")) == STOWAGE_ENTRY_ABSENT);
+    CHECK(text_of(s.read(u)) == files.big);
+    CHECK(text_of(s.read(u, 777, 100000)) == files.big.substr(777, 100000));
+    CHECK(s.list(proxy.url("sub")) == std::vector<std::string>{"deeper/", "inner.bin"});
+    // 8 threads take request numbers in no fixed order: a chunk fails all 9
+    // attempts with a chance of (1/7)^9.
+    proxy.misbehave(fault, 7);
+    if (fault != Fault::stall) CHECK(read_in_chunks(s, u, kBig, 8) == files.big);
+    CHECK(proxy.faults() > before + 2);
+  }
+}
+
+TEST_CASE("http: failures that outlast the retries are clear errors") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  test::FlakyProxy proxy(nginx.port());
+  Backend backend(R"({"retries": 2, "retry_delay_ms": 1, "timeout_ms": 300})");
+  sdk::Storage s = backend.storage();
+  std::string u = proxy.url("big.bin");
+  char buf[100];
+  uint64_t got = 0;
+
+  proxy.misbehave(Fault::cut, 1);
+  Failure f = failure_of([&] { s.read(u); });
+  CHECK(f.code == STOWAGE_CORRUPT);
+  CHECK(has(f.message, u + ": truncated body"));
+  CHECK(has(f.message, "(after 3 attempts)"));
+  f = failure_of([&] { s.read_into_if_exists(u, 10, buf, sizeof buf, &got); });
+  CHECK(f.code == STOWAGE_CORRUPT);
+  CHECK(has(f.message, u + ": truncated body"));
+
+  proxy.misbehave(Fault::status, 1);
+  f = failure_of([&] { s.read(u, 0, 10); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(f.message == u + ": HTTP 503 Service Unavailable (after 3 attempts)");
+  f = failure_of([&] { s.kind(u); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, "503"));
+
+  proxy.misbehave(Fault::drop, 1);
+  f = failure_of([&] { s.read(u, 0, 10); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, u + ": "));
+
+  proxy.misbehave(Fault::stall, 1);
+  f = failure_of([&] { s.read(u, 0, 10); });
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, u + ": "));
+  CHECK(has(f.message, "timed out"));
+
+  proxy.misbehave(Fault::none, 1);
+  CHECK(text_of(s.read(u, 0, 10)) == files.big.substr(0, 10));
+}
+
+TEST_CASE("http: 8 threads read one backend at once") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  Backend backend;
+  sdk::Storage s = backend.storage();
+  for (int round = 0; round < 3; ++round) CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 8) == files.big);
+}
