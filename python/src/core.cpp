@@ -453,10 +453,11 @@ PYBIND11_MODULE(_core, m) {
              py::list out;
              std::exception_ptr failure;
              uint64_t index = begin;
+             PyDecoder decoder;  // one for the batch: its buffers are reused
              r.read_range(begin, end, [&](std::string_view s) {
                if (failure) return;
                try {
-                 out.append(decode ? decode_sample(s) : py::object(py::bytes(s.data(), s.size())));
+                 out.append(decode ? decoder.decode(s) : py::object(py::bytes(s.data(), s.size())));
                } catch (const stowage::Error& e) {
                  failure = std::make_exception_ptr(
                      stowage::Error(e.code(), "sample " + std::to_string(index) + ": " + e.what()));
