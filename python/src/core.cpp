@@ -5,6 +5,7 @@
 // Python exceptions of stowage._errors. Indexing, pickling, dask, xarray and
 // torch live in the Python package (python/stowage/), which is easier to read
 // and whose cost is one call per a[...] or per batch of samples.
+#include "buffer_pool.hpp"
 #include "pyjson.hpp"
 #include "sample.hpp"
 
@@ -295,6 +296,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("abi", [] { return STOWAGE_PLUGIN_ABI; });
   m.def("set_threads", [](unsigned n) { stowage::Registry::global().set_threads(n); });
   m.def("threads", [] { return stowage::Registry::global().threads(); });
+  m.def("_pool_idle_bytes", [] { return BufferPool::instance().idle_bytes(); });
   m.def("split_dataset_spec", &stowage::split_dataset_spec);
   m.def("parse_compression_spec", [](const std::string& s) { return to_python(stowage::parse_compression_spec(s)); });
 
@@ -403,15 +405,17 @@ PYBIND11_MODULE(_core, m) {
   py::class_<stowage::Sparse>(m, "Sparse")
       .def("read",
            [](const stowage::Sparse& s, uint64_t begin, uint64_t end) {
-             // Straight into new numpy arrays: numpy asks for huge pages, and
-             // nothing is zero-filled first (SparseSlice's vectors were: a
-             // fresh 15 M-value slice cost 4x its decoding here). scipy takes
-             // int32/int64 indices: the uint64 indptr and uint32 indices are
-             // written into int64/int32 arrays (to_scipy checks the sizes).
+             // Straight into new numpy arrays, nothing zero-filled first
+             // (SparseSlice's vectors were: a fresh 15 M-value slice cost 4x
+             // its decoding here), in pooled memory (buffer_pool.hpp). scipy
+             // takes int32/int64 indices: the uint64 indptr and uint32
+             // indices are written into int64/int32 arrays (to_scipy checks
+             // the sizes).
              const SparseParts parts(s, begin, end, stowage::Registry::global().threads());
-             py::array_t<int64_t> indptr(static_cast<py::ssize_t>(end - begin + 1));
-             py::array_t<int32_t> indices(static_cast<py::ssize_t>(parts.nnz()));
-             py::array values(numpy_dtype(s.info().dtype), std::vector<py::ssize_t>{static_cast<py::ssize_t>(parts.nnz())});
+             BufferPool& pool = BufferPool::instance();
+             py::array indptr = pool.array(py::dtype::of<int64_t>(), end - begin + 1);
+             py::array indices = pool.array(py::dtype::of<int32_t>(), parts.nnz());
+             py::array values = pool.array(numpy_dtype(s.info().dtype), parts.nnz());
              {
                py::gil_scoped_release release;
                parts.read(s, reinterpret_cast<uint64_t*>(indptr.mutable_data()),

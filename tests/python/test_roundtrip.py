@@ -102,6 +102,40 @@ def test_scipy_through_bpcells(tmp_path, layout):
     assert np.array_equal(np.asarray(s), m.toarray())
 
 
+def test_to_scipy_recycles_large_arrays_and_overwrites_them(tmp_path):
+    # Arrays of 4 MiB and more come from a pool (python/src/buffer_pool.hpp):
+    # a dropped matrix's memory serves the next read, which must overwrite
+    # every byte; idle memory goes back to the system after ~2 s.
+    import time
+
+    def matrix(seed, nnz_per_col):
+        rng = np.random.default_rng(seed)
+        cols = 2000
+        indptr = np.arange(cols + 1, dtype=np.int64) * nnz_per_col
+        indices = np.concatenate([np.sort(rng.choice(5000, nnz_per_col, replace=False)) for _ in range(cols)])
+        values = rng.integers(1, 1000, indptr[-1], dtype=np.uint32)
+        return scipy.sparse.csc_matrix((values, indices.astype(np.int32), indptr), shape=(5000, cols))
+
+    paths = []
+    for seed, per_col in ((1, 700), (2, 600)):  # 1.4 M then 1.2 M values: 5.6 and 4.8 MB arrays
+        paths.append(tmp_path / f"m{seed}")
+        with stowage.open(paths[-1], "w", format="bpcells") as store:
+            store.write_sparse("", matrix(seed, per_col))
+    first = stowage.open(paths[0])[""].to_scipy()
+    assert (first != matrix(1, 700)).nnz == 0
+    address = first.indices.ctypes.data
+    del first
+    assert stowage._core._pool_idle_bytes() > 0
+    second = stowage.open(paths[1])[""].to_scipy()
+    assert second.indices.ctypes.data == address  # the first one's memory, reused
+    assert (second != matrix(2, 600)).nnz == 0 and second.indices.flags.writeable
+    del second
+    deadline = time.monotonic() + 20
+    while stowage._core._pool_idle_bytes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert stowage._core._pool_idle_bytes() == 0
+
+
 def test_records_match_msgpack_numpy(tmp_path):
     samples = [{"key": f"s{i:03}", "image": np.full((4, 5), i, np.uint8), "label": i, "w": np.float32(i / 2)}
                for i in range(300)]
