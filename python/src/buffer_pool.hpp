@@ -6,7 +6,7 @@
 // never pays it. So the arrays' memory comes from here: a buffer whose last
 // numpy array is gone goes back to a small pool, and the next large array
 // that fits takes it with its pages already in place (repeated to_scipy()
-// 67 -> 14-32 ms at load 7-9; read_into into reused vectors: 17-36 ms).
+// 67 -> 10-17 ms at load 6-7; read_into into reused vectors: 20-25 ms).
 //
 // Bounds: only buffers of at least min_bytes; at most max_idle_bytes held
 // idle; a buffer idle for idle_seconds is returned to the system by a helper
