@@ -272,7 +272,9 @@ class File {
 
 // The first `size` bytes of an open file mapped read-only: a reader takes
 // its bytes straight from the page cache, without a system call and a copy
-// per read (datadings: 24% of iterating 3 KiB samples went to pread's copy).
+// per read (datadings: pread's copy was 8-24% of iterating 3 KiB samples
+// from Python in profiles; from the map, with the next sample prefetched,
+// 22.8 -> 21.7 ms of CPU for 20,000).
 // Empty (data() null) for size 0 or when the system refuses the map; the
 // caller then reads with pread. The map outlives the File.
 // A map stays valid when the file is replaced by rename (as stowage writes),
