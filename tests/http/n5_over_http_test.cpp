@@ -262,12 +262,13 @@ TEST_CASE("n5 over http: a flaky server still yields the same values") {
   const Fault faults[] = {Fault::drop, Fault::status, Fault::cut};
   // The registry's backend has the default retries (4, from 50 ms doubling):
   // a request fails for good only if 5 attempts in a row fail, which every
-  // fourth request failing cannot do from one thread.
+  // ninth request failing cannot do from one thread (and, from the 2 threads
+  // of a read, with a chance of about (1/9)^5).
   for (size_t i = 0; i < all.size(); ++i) {
     CAPTURE(all[i]);
     Fault fault = faults[i % 3];
     CAPTURE(static_cast<int>(fault));
-    proxy.misbehave(fault, 4);
+    proxy.misbehave(fault, 9);
     int before = proxy.faults();
     compare_container(all[i], Store::open(proxy.url("n5/" + all[i])));
     CHECK(proxy.faults() > before + 2);
