@@ -391,3 +391,12 @@ TEST_CASE("n5 over http: writing is refused clearly, and nothing is written anyw
   CHECK(fs::is_empty(cwd.path()));
   CHECK_FALSE(fs::exists(server.nginx.root() / "copy.n5"));
 }
+
+TEST_CASE("n5 over http: PATH::node splits a URL after its host, which may hold '::'") {
+  using P = std::pair<std::string, std::string>;
+  CHECK(stowage::split_dataset_spec("http://127.0.0.1:8080/x.n5::a/b") == P{"http://127.0.0.1:8080/x.n5", "a/b"});
+  CHECK(stowage::split_dataset_spec("http://[::1]:8080/x.n5::a/b") == P{"http://[::1]:8080/x.n5", "a/b"});
+  CHECK(stowage::split_dataset_spec("https://[::1]/x.n5") == P{"https://[::1]/x.n5", ""});
+  CHECK(stowage::split_dataset_spec("http://[::1]") == P{"http://[::1]", ""});
+  CHECK(stowage::split_dataset_spec("a.n5::b://c") == P{"a.n5", "b://c"});
+}
