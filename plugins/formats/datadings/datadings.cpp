@@ -33,7 +33,7 @@ class DatadingsStore : public sdk::Store {
     return 0;
   }
 
-  static std::unique_ptr<sdk::Store> open(std::string_view path_view, uint32_t mode,
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path_view, uint32_t mode,
                                           std::string_view /*options: none*/) {
     std::string path(path_view);
     // A writer killed while renaming its six files into place: finish its
@@ -46,7 +46,7 @@ class DatadingsStore : public sdk::Store {
     if (write)
       store->writer_ = std::make_unique<Writer>(path);
     else
-      store->reader_ = std::make_unique<Reader>(path);
+      store->reader_ = std::make_unique<Reader>(path, host);
     store->path_ = path;
     return store;
   }

@@ -76,7 +76,8 @@ class HashIndex {
 // All methods are safe to call from many threads at once.
 class Reader {
  public:
-  explicit Reader(const std::string& data_path);
+  // `host` receives a warning when the key files are missing.
+  Reader(const std::string& data_path, const stowage::sdk::Host& host);
 
   bool legacy() const { return legacy_; }
   uint64_t count();
