@@ -361,3 +361,23 @@ TEST_CASE("the registry's codec: one context per thread at a time, kept for the 
   // the codec's canonical config comes from create().
   CHECK(c.canonical_config() == R"({"quiet":true,"tag":7,"type":"hostlog"})");
 }
+
+// Codecs keep their scratch state in host-pooled contexts, never in
+// thread_local (issue 19): a codec plugin has no TLS segment, which is also
+// what keeps LeakSanitizer's exit-time tracer (google/sanitizers#1322) away
+// from it.
+TEST_CASE("no codec plugin has thread-local storage") {
+  int checked = 0;
+  for (const std::string& dir : plugin_dirs()) {
+    for (const auto& entry : test::fs::directory_iterator(dir)) {
+      std::string name = entry.path().filename().string();
+      if (name.rfind("stowage_codec_", 0) != 0 || entry.path().extension() != ".so") continue;
+      CAPTURE(name);
+      test::RunResult re = test::run("readelf -lW " + test::quote(entry.path().string()));
+      REQUIRE(re.status == 0);
+      CHECK(re.output.find(" TLS ") == std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 7);
+}

@@ -116,7 +116,8 @@ typedef struct stowage_codec_vtable {
   /* Frees a configuration after all its contexts are destroyed. */
   void (*destroy)(stowage_codec_config config);
   /* A context for one thread at a time. NULL (the function, or *out) means
-   * the codec needs none, and encode/decode then receive NULL. */
+   * the codec needs none, and encode/decode then receive NULL. A context
+   * stays usable after a call on it failed (the host reuses it). */
   int (*context_create)(stowage_codec_config config, stowage_codec_context *out,
                         stowage_error *err);
   void (*context_destroy)(stowage_codec_context context);

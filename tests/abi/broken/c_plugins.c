@@ -1,5 +1,6 @@
 /* Deliberately broken codec plugins written in plain C against plugin.h,
- * one per file name, selected by -DBROKEN_<KIND> at compile time. The ABI
+ * one per file name, selected by -DBROKEN_<KIND> at compile time, and one
+ * that is not broken (future: a larger vtable than the host knows). The ABI
  * test suite checks the exact state and message the registry gives each. */
 #include <stowage/plugin.h>
 
