@@ -359,7 +359,7 @@ std::vector<Case> cases(size_t element_size) {
 void bench_dispatch(size_t size) {
   stowage::Codec raw = stowage::Registry::global().codec(std::string_view(R"({"type":"raw"})"));
   const stowage_codec_vtable* vt = raw.vtable();
-  stowage_codec_handle h = raw.handle();
+  stowage_codec_config h = raw.handle();
   Bytes in(size, 7), out(size);
   stowage_error err{};
   size_t written = 0;
@@ -369,14 +369,14 @@ void bench_dispatch(size_t size) {
     escape(out.data());
   };
   auto c_abi = [&] {
-    vt->encode(h, in.data(), size, out.data(), out.size(), &written, &err);
+    vt->encode(h, nullptr, in.data(), size, out.data(), out.size(), &written, &err);
     escape(out.data());
   };
   // The C call as stowage::Codec makes it: with a zero-initialised 1 KiB
   // stowage_error per call, which is most of the wrapper's cost.
   auto c_abi_fresh_error = [&] {
     stowage_error fresh{};
-    vt->encode(h, in.data(), size, out.data(), out.size(), &written, &fresh);
+    vt->encode(h, nullptr, in.data(), size, out.data(), out.size(), &written, &fresh);
     escape(out.data());
     escape(&fresh);
   };

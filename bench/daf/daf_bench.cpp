@@ -140,7 +140,7 @@ struct RawStore {
     const stowage_plugin* p = stowage::Registry::global().load("format", "daf");
     vt = static_cast<const stowage_format_vtable*>(p->vtable);
     stowage_error err{};
-    if (vt->open(path.data(), path.size(), STOWAGE_MODE_READ, "{}", 2, &h, &err) != STOWAGE_OK)
+    if (vt->open(stowage::Registry::global().host(), path.data(), path.size(), STOWAGE_MODE_READ, "{}", 2, &h, &err) != STOWAGE_OK)
       throw std::runtime_error(err.message);
   }
   ~RawStore() {

@@ -267,7 +267,7 @@ double plugin_read_time(const fs::path& path) {
   stowage_store_handle store = nullptr;
   stowage_error err{};
   std::string p = path.string();
-  if (vt->open(p.data(), p.size(), STOWAGE_MODE_READ, "{}", 2, &store, &err) != STOWAGE_OK)
+  if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_READ, "{}", 2, &store, &err) != STOWAGE_OK)
     throw std::runtime_error(err.message);
   // Each chunk into its own place of a volume-sized buffer (touched
   // beforehand), as in the read limit.
@@ -304,7 +304,7 @@ double plugin_write_time(const fs::path& path, const json& desc,
   stowage_store_handle store = nullptr;
   stowage_error err{};
   std::string p = path.string();
-  if (vt->open(p.data(), p.size(), STOWAGE_MODE_UPDATE, "{}", 2, &store, &err) != STOWAGE_OK)
+  if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_UPDATE, "{}", 2, &store, &err) != STOWAGE_OK)
     throw std::runtime_error(err.message);
   uint64_t shape[3] = {64, 64, 64};
   double t = seconds([&] {

@@ -1,4 +1,5 @@
-// stowage::Codec: a thin owner of one codec plugin instance.
+// stowage::Codec: an owner of one codec configuration and its pool of
+// contexts (the pool: detail::ContextPool in internal.hpp).
 #include "internal.hpp"
 
 namespace stowage {
@@ -12,31 +13,28 @@ void require(const void* state) {
 }  // namespace
 
 const std::string& Codec::id() const { return state_ ? state_->id : kNoId; }
-bool Codec::thread_safe() const { return state_ && (state_->capabilities & STOWAGE_CAP_THREADSAFE); }
+// Every configuration serves many threads: each call has a context of its own.
+bool Codec::thread_safe() const { return state_ != nullptr; }
 const stowage_codec_vtable* Codec::vtable() const { return state_ ? state_->vt : nullptr; }
-stowage_codec_handle Codec::handle() const { return state_ ? state_->handle : nullptr; }
+stowage_codec_config Codec::handle() const { return state_ ? state_->config : nullptr; }
 
 std::string Codec::canonical_config() const {
   require(state_.get());
-  std::string out;
-  stowage_sink sink = detail::string_sink(&out);
-  detail::CallError err;
-  state_->check(state_->vt->canonical_config(state_->handle, &sink, &err), err);
-  return out;
+  return state_->canonical;
 }
 
 json Codec::config() const { return json::parse(canonical_config()); }
 
 uint64_t Codec::bound(uint64_t n) const {
   require(state_.get());
-  return state_->vt->bound(state_->handle, n);
+  return state_->vt->bound(state_->config, n);
 }
 
 size_t Codec::encode(const void* in, size_t n, void* out, size_t capacity) const {
   require(state_.get());
   size_t written = 0;
   detail::CallError err;
-  state_->check(state_->vt->encode(state_->handle, in, n, out, capacity, &written, &err), err);
+  state_->check(state_->encode(in, n, out, capacity, &written, &err), err);
   return written;
 }
 
@@ -44,7 +42,7 @@ size_t Codec::decode(const void* in, size_t n, void* out, size_t capacity) const
   require(state_.get());
   size_t written = 0;
   detail::CallError err;
-  state_->check(state_->vt->decode(state_->handle, in, n, out, capacity, &written, &err), err);
+  state_->check(state_->decode(in, n, out, capacity, &written, &err), err);
   return written;
 }
 

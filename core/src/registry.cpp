@@ -135,7 +135,7 @@ std::string kind_of_descriptor(const std::string& file_kind) {
 
 // The least vtable a plugin of each kind may declare.
 size_t least_vtable_size(const std::string& file_kind) {
-  if (file_kind == "codec") return sizeof(stowage_codec_vtable);
+  if (file_kind == "codec") return STOWAGE_CODEC_VTABLE_V1_SIZE;
   if (file_kind == "store") return STOWAGE_STORAGE_VTABLE_V1_SIZE;
   return STOWAGE_FORMAT_VTABLE_V1_SIZE;
 }
@@ -153,8 +153,10 @@ struct Registry::Impl {
   std::vector<PluginInfo> shadowed;
   std::map<std::pair<std::string, std::string>, const stowage_plugin*> descriptors;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  stowage_host host{};
+  stowage_host host{};  // this registry's own table (issue 19: one per Registry)
   Registry* owner = nullptr;
+  std::mutex log_mutex;  // guards log_sink
+  LogSink log_sink;
 
   // The storage backends opened so far, one per scheme, closed with the registry.
   struct OpenStorage {
@@ -236,8 +238,8 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
   if (!d) return failed("stowage_plugin_entry returned no descriptor");
   info.abi_version = d->abi_version;
   if (d->abi_version != STOWAGE_PLUGIN_ABI)
-    return failed("ABI mismatch: plugin built for ABI " + std::to_string(d->abi_version) +
-                  ", this stowage speaks " + std::to_string(STOWAGE_PLUGIN_ABI));
+    return failed("ABI mismatch: built for ABI " + std::to_string(d->abi_version) +
+                  ", this host speaks " + std::to_string(STOWAGE_PLUGIN_ABI));
   const uint32_t v1_size = offsetof(stowage_plugin, vtable) + sizeof(void*);
   if (d->struct_size < v1_size)
     return failed("descriptor too small (" + std::to_string(d->struct_size) + " bytes)");
@@ -248,11 +250,20 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
   if (id != info.id)
     return failed("id mismatch: file name says '" + info.id + "', descriptor says '" + id + "'");
   if (!d->vtable) return failed("descriptor has no vtable");
+  // Any table at least as large as its first version loads; a later field
+  // is read only where struct_size covers it.
   uint32_t vt_size = *static_cast<const uint32_t*>(d->vtable);
   size_t want = least_vtable_size(info.kind);
   if (vt_size < want)
     return failed("vtable too small (" + std::to_string(vt_size) + " bytes, need " +
                   std::to_string(want) + ")");
+  if (info.kind == "codec") {
+    auto* vt = static_cast<const stowage_codec_vtable*>(d->vtable);
+    if (!vt->create || !vt->destroy || !vt->bound || !vt->encode || !vt->decode)
+      return failed("codec vtable lacks create, destroy, bound, encode or decode");
+    if (!vt->context_create != !vt->context_destroy)
+      return failed("codec vtable has only one of context_create and context_destroy");
+  }
   info.version = d->version ? d->version : "";
   info.build_info = d->build_info ? d->build_info : "";
   info.params_schema = d->params_schema ? d->params_schema : "{}";
@@ -296,7 +307,10 @@ bool LogCapture::take(const std::string& message) {
 namespace {
 
 void host_log(void* ctx, int32_t level, const char* message, size_t size) {
-  (void)ctx;
+  static_cast<const Registry*>(ctx)->log(level, std::string_view(message, size));
+}
+
+void stderr_log(int32_t level, std::string_view message) {
   static const int threshold = [] {
     const char* v = std::getenv("STOWAGE_LOG");
     if (!v) return STOWAGE_LOG_WARNING;
@@ -307,40 +321,64 @@ void host_log(void* ctx, int32_t level, const char* message, size_t size) {
     return STOWAGE_LOG_WARNING;
   }();
   if (level < threshold) return;
-  if (level >= STOWAGE_LOG_WARNING && detail::LogCapture::take(std::string(message, size))) return;
+  if (level >= STOWAGE_LOG_WARNING && detail::LogCapture::take(std::string(message))) return;
   static const char* names[] = {"debug", "info", "warning", "error"};
-  std::cerr << "stowage " << names[std::clamp(level, 0, 3)] << ": " << std::string_view(message, size)
-            << "\n";
+  std::cerr << "stowage " << names[std::clamp(level, 0, 3)] << ": " << message << "\n";
 }
 
-int host_codec_create(void* ctx, const char* config, size_t size, const stowage_codec_vtable** vt,
-                      stowage_codec_handle* handle, uint64_t* caps, stowage_error* err) {
+// Errors of the host's own functions, as a plugin's would be.
+int host_error(stowage_error* err, int code, const char* message) {
+  if (err) {
+    err->code = code;
+    std::snprintf(err->message, sizeof err->message, "%s", message);
+  }
+  return code;
+}
+
+}  // namespace
+}  // namespace stowage
+
+// What the host hands a format plugin for a codec: a share of its state
+// (configuration and context pool), so the codec lives as long as either.
+struct stowage_host_codec_state {
+  std::shared_ptr<stowage::detail::CodecAccess::State> state;
+};
+
+namespace stowage {
+namespace {
+
+int host_codec_create(void* ctx, const char* config, size_t size, stowage_host_codec* out,
+                      stowage_sink* canonical, stowage_error* err) {
   auto* registry = static_cast<Registry*>(ctx);
   try {
     Codec codec = registry->codec(std::string_view(config, size));
-    // Hand over a fresh instance the caller owns (it calls destroy()).
-    const stowage_codec_vtable* v = codec.vtable();
-    stowage_codec_handle h = nullptr;
-    std::string canonical = codec.canonical_config();
-    int rc = v->create(canonical.data(), canonical.size(), &h, err);
-    if (rc != STOWAGE_OK) return rc;
-    *vt = v;
-    *handle = h;
-    if (caps) *caps = codec.thread_safe() ? STOWAGE_CAP_THREADSAFE : 0;
+    const std::shared_ptr<detail::CodecAccess::State>& state = detail::CodecAccess::state(codec);
+    if (canonical && canonical->write(canonical->ctx, state->canonical.data(), state->canonical.size()) != 0)
+      return host_error(err, STOWAGE_INTERNAL, "the plugin refused the canonical config");
+    *out = new stowage_host_codec_state{state};
     return STOWAGE_OK;
   } catch (const Error& e) {
-    if (err) {
-      err->code = static_cast<int32_t>(e.code());
-      std::snprintf(err->message, sizeof err->message, "%s", e.what());
-    }
-    return static_cast<int>(e.code());
+    return host_error(err, static_cast<int>(e.code()), e.what());
   } catch (const std::exception& e) {
-    if (err) {
-      err->code = STOWAGE_INTERNAL;
-      std::snprintf(err->message, sizeof err->message, "%s", e.what());
-    }
-    return STOWAGE_INTERNAL;
+    return host_error(err, STOWAGE_INTERNAL, e.what());
   }
+}
+
+void host_codec_destroy(stowage_host_codec codec) { delete codec; }
+
+uint64_t host_codec_bound(stowage_host_codec codec, uint64_t n) {
+  const detail::CodecAccess::State& s = *codec->state;
+  return s.vt->bound(s.config, n);
+}
+
+int host_codec_encode(stowage_host_codec codec, const void* in, size_t n, void* out, size_t capacity,
+                      size_t* written, stowage_error* err) {
+  return codec->state->encode(in, n, out, capacity, written, err);
+}
+
+int host_codec_decode(stowage_host_codec codec, const void* in, size_t n, void* out, size_t capacity,
+                      size_t* written, stowage_error* err) {
+  return codec->state->decode(in, n, out, capacity, written, err);
 }
 
 uint32_t host_thread_count(void* ctx) { return static_cast<Registry*>(ctx)->threads(); }
@@ -381,8 +419,12 @@ Registry::Registry(Options options) : impl_(std::make_unique<Impl>()) {
   impl_->host.abi_version = STOWAGE_PLUGIN_ABI;
   impl_->host.ctx = this;
   impl_->host.log = host_log;
-  impl_->host.codec_create = host_codec_create;
   impl_->host.thread_count = host_thread_count;
+  impl_->host.codec_create = host_codec_create;
+  impl_->host.codec_destroy = host_codec_destroy;
+  impl_->host.codec_bound = host_codec_bound;
+  impl_->host.codec_encode = host_codec_encode;
+  impl_->host.codec_decode = host_codec_decode;
   impl_->host.storage = host_storage;
 }
 
@@ -398,6 +440,23 @@ const stowage_host* Registry::host() const { return &impl_->host; }
 
 void Registry::set_threads(unsigned n) { impl_->threads = std::max(1u, n); }
 unsigned Registry::threads() const { return impl_->threads; }
+
+void Registry::set_log_sink(LogSink sink) {
+  std::lock_guard<std::mutex> lock(impl_->log_mutex);
+  impl_->log_sink = std::move(sink);
+}
+
+void Registry::log(int level, std::string_view message) const {
+  LogSink sink;
+  {
+    std::lock_guard<std::mutex> lock(impl_->log_mutex);
+    sink = impl_->log_sink;
+  }
+  if (sink)
+    sink(level, message);
+  else
+    stderr_log(level, message);
+}
 
 std::vector<std::pair<std::string, bool>> Registry::search_path() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -505,13 +564,16 @@ Codec Registry::codec(std::string_view config_json, std::string_view context) {
                 std::string(context));
   std::string id = config["type"];
   const stowage_plugin* d = load("codec", id, context);
-  auto state = std::make_shared<Codec::State>();
+  // One idle context per worker thread and one for the calling thread.
+  auto state = std::make_shared<Codec::State>(size_t{impl_->threads} + 1);
   state->plugin = d;
   state->vt = static_cast<const stowage_codec_vtable*>(d->vtable);
   state->id = d->id;
   state->capabilities = d->capabilities;
   detail::CallError err;
-  int rc = state->vt->create(config_json.data(), config_json.size(), &state->handle, &err);
+  stowage_sink canonical = detail::string_sink(&state->canonical);
+  int rc = state->vt->create(&impl_->host, config_json.data(), config_json.size(), &state->config,
+                             &canonical, &err);
   if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(context), "codec " + id);
   Codec codec;
   codec.state_ = std::move(state);
@@ -535,7 +597,7 @@ std::vector<std::pair<std::string, int32_t>> Registry::identify(const std::strin
       continue;  // a broken plugin cannot claim the file; plugin-list says why
     }
     auto* vt = static_cast<const stowage_format_vtable*>(d->vtable);
-    scores.emplace_back(id, vt->identify(path.data(), path.size()));
+    scores.emplace_back(id, vt->identify(&impl_->host, path.data(), path.size()));
   }
   return scores;
 }

@@ -53,8 +53,8 @@ Store Store::open(const std::string& path, Mode mode, std::string format, const 
   state->format = format;
   std::string opts = options.is_null() ? "{}" : options.dump();
   detail::CallError err;
-  int rc = state->vt->open(path.data(), path.size(), static_cast<uint32_t>(mode), opts.data(), opts.size(),
-                           &state->handle, &err);
+  int rc = state->vt->open(registry.host(), path.data(), path.size(), static_cast<uint32_t>(mode), opts.data(),
+                           opts.size(), &state->handle, &err);
   if (rc != STOWAGE_OK) {
     state->handle = nullptr;
     detail::throw_status(rc, err, path, "format " + format);

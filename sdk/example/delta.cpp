@@ -13,14 +13,27 @@
 
 namespace {
 
+// The configuration: immutable once made, used by many threads at once.
+// Delta needs no scratch state, so it declares no Context (a codec that
+// does, e.g. a compression context, declares `struct Context` and takes a
+// `Context&` first in encode and decode; the host keeps one per thread).
 class Delta {
  public:
-  explicit Delta(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "delta");
-    typesize_ = static_cast<size_t>(cfg.integer("typesize", 4, 1, 8));
+  // Every parameter, declared once: the descriptor's schema and the checks
+  // in CodecConfig both come from here.
+  static const stowage::sdk::Params& params() {
+    static const stowage::sdk::Params p = {stowage::sdk::Param::integer("typesize", 4, 1, 8)};
+    return p;
+  }
+
+  Delta(const stowage::sdk::Host& host, std::string_view config_json) {
+    stowage::sdk::CodecConfig cfg(config_json, "delta", params());
+    typesize_ = static_cast<size_t>(cfg.integer("typesize"));
     if (typesize_ != 1 && typesize_ != 2 && typesize_ != 4 && typesize_ != 8)
       stowage::sdk::invalid("delta: \"typesize\" must be 1, 2, 4 or 8");
     canonical_ = cfg.canonical();
+    // The host of the registry creating this codec (never a global one).
+    host.log(STOWAGE_LOG_DEBUG, "delta: typesize " + std::to_string(typesize_));
   }
   std::string canonical_config() const { return canonical_; }
   uint64_t bound(uint64_t n) const { return n; }
@@ -78,5 +91,4 @@ class Delta {
 
 STOWAGE_DEFINE_CODEC_PLUGIN(Delta, "delta", "1.0.0",
                             "delta filter for little-endian integers (example third-party codec)",
-                            R"({"typesize": {"type": "integer", "default": 4, "enum": [1, 2, 4, 8]}})",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

@@ -453,7 +453,7 @@ TEST_CASE("a write that never reaches close() leaves no dataset behind") {
   stowage_store_handle h = nullptr;
   stowage_error err{};
   std::string p = path.string();
-  REQUIRE(vt->open(p.data(), p.size(), STOWAGE_MODE_TRUNCATE, "{}", 2, &h, &err) == STOWAGE_OK);
+  REQUIRE(vt->open(registry.host(), p.data(), p.size(), STOWAGE_MODE_TRUNCATE, "{}", 2, &h, &err) == STOWAGE_OK);
   std::string s = "\x81\xa3key\xa1k";
   const void* recs[] = {s.data()};
   uint64_t sizes[] = {s.size()};

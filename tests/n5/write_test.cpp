@@ -346,7 +346,7 @@ TEST_CASE("string datasets are written as N5 Java writes them and read back") {
         std::vector<std::string>(names.begin() + 4090, names.begin() + 4100));
 }
 
-TEST_CASE("a third party's codec that is not thread-safe gets one instance per thread") {
+TEST_CASE("a third party's codec whose context is not thread-safe gets one context per thread") {
   stowage::Registry::Options options;
   options.paths = {(test::build_root() / "tests" / "n5").string()};
   stowage::Registry registry(options);
@@ -363,8 +363,8 @@ TEST_CASE("a third party's codec that is not thread-safe gets one instance per t
   }
   CHECK(test::read_json(path / "x" / "attributes.json")["compression"] == json{{"type", "n5testxor"}, {"key", 77}});
   // The codec writes the most calls it saw in flight at once (over all its
-  // instances) to this file: reads one at a time would leave it at 1 and
-  // prove nothing about leasing.
+  // contexts) to this file: reads one at a time would leave it at 1 and
+  // prove nothing about the host's context pool.
   const fs::path overlap = tmp / "overlap";
   ::setenv("STOWAGE_N5TESTXOR_OVERLAP", overlap.c_str(), 1);
   stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::read, "n5", json::object(), registry);

@@ -1,7 +1,8 @@
-// A third-party codec for the N5 tests: XORs every byte with "key". It is
-// deliberately NOT thread-safe (it says so in its capabilities) and fails if
-// one instance is ever used by two threads at once, which proves that the N5
-// plugin leases a separate instance per concurrent caller.
+// A third-party codec for the N5 tests: XORs every byte with "key". Its
+// Context is deliberately NOT thread-safe: a call fails if its context is
+// in use by another thread at the same moment, which proves that the host
+// gives each concurrent caller (here the N5 plugin's chunk reads) a context
+// of its own.
 #include <stowage/plugin.hpp>
 
 #include <atomic>
@@ -44,19 +45,28 @@ struct InFlight {
 
 class Xor {
  public:
+  // Scratch state one thread may use at a time.
+  struct Context {
+    std::atomic<bool> busy{false};
+  };
+
   explicit Xor(std::string_view config) {
     size_t at = config.find("\"key\"");
     if (at != std::string_view::npos) key_ = static_cast<uint8_t>(std::stoi(std::string(config.substr(config.find(':', at) + 1))));
   }
   std::string canonical_config() const { return R"({"key":)" + std::to_string(key_) + R"(,"type":"n5testxor"})"; }
   uint64_t bound(uint64_t n) const { return n; }
-  size_t encode(const void* in, size_t n, void* out, size_t capacity) { return apply(in, n, out, capacity); }
-  size_t decode(const void* in, size_t n, void* out, size_t capacity) { return apply(in, n, out, capacity); }
+  size_t encode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
+    return apply(cx.busy, in, n, out, capacity);
+  }
+  size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
+    return apply(cx.busy, in, n, out, capacity);
+  }
 
  private:
-  size_t apply(const void* in, size_t n, void* out, size_t capacity) {
+  size_t apply(std::atomic<bool>& busy_, const void* in, size_t n, void* out, size_t capacity) const {
     InFlight counted;
-    if (busy_.exchange(true)) stowage::sdk::fail(STOWAGE_INTERNAL, "n5testxor: one instance used by two threads");
+    if (busy_.exchange(true)) stowage::sdk::fail(STOWAGE_INTERNAL, "n5testxor: one context used by two threads");
     std::this_thread::sleep_for(std::chrono::microseconds(200));  // widen the window
     if (n > capacity) {
       busy_ = false;
@@ -69,11 +79,9 @@ class Xor {
     return n;
   }
   uint8_t key_ = 0x5a;
-  std::atomic<bool> busy_{false};
 };
 
 }  // namespace
 
-STOWAGE_DEFINE_CODEC_PLUGIN(Xor, "n5testxor", "1.0.0", "test codec: XOR with a key, not thread-safe",
-                            R"({"key": {"type": "integer", "default": 90}})",
+STOWAGE_DEFINE_CODEC_PLUGIN(Xor, "n5testxor", "1.0.0", "test codec: XOR with a key, contexts not thread-safe",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE)

@@ -123,6 +123,9 @@ void sort_plugins(std::vector<PluginInfo>& plugins);
 
 class Codec;
 class Store;
+namespace detail {
+struct CodecAccess;
+}
 
 class Registry {
  public:
@@ -181,6 +184,15 @@ class Registry {
   void set_threads(unsigned n);
   unsigned threads() const;
 
+  // Where the messages that this registry's plugins log go (level: a
+  // stowage_log_level). Unset: standard error, from STOWAGE_LOG's level
+  // (default warning) up. Each registry has its own host table, so a plugin
+  // loaded by two registries logs to each one's sink.
+  using LogSink = std::function<void(int level, std::string_view message)>;
+  void set_log_sink(LogSink sink);
+  // Sends one message as a plugin's log() does.
+  void log(int level, std::string_view message) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
@@ -188,13 +200,17 @@ class Registry {
 
 // ---- codecs ------------------------------------------------------------------------
 
+// One immutable configuration of a codec plugin, used by many threads at
+// once: each call borrows a context (the plugin's scratch state) from the
+// codec's pool. Copies share the configuration and the pool. A Codec must not
+// outlive the Registry that created it.
 class Codec {
  public:
   Codec() = default;
   const std::string& id() const;
   json config() const;                  // canonical config
   std::string canonical_config() const; // as text
-  bool thread_safe() const;
+  bool thread_safe() const;             // always, since plugin ABI 2
   uint64_t bound(uint64_t n) const;
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const;
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const;
@@ -202,11 +218,12 @@ class Codec {
   std::vector<uint8_t> decode(const void* in, size_t n, size_t decoded_size) const;
   // The raw C view (for benchmarks measuring dispatch).
   const stowage_codec_vtable* vtable() const;
-  stowage_codec_handle handle() const;
+  stowage_codec_config handle() const;
   explicit operator bool() const { return state_ != nullptr; }
 
  private:
   friend class Registry;
+  friend struct detail::CodecAccess;
   struct State;
   std::shared_ptr<State> state_;
 };

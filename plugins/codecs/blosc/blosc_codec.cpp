@@ -66,18 +66,30 @@ void check_header(const FrameHeader& h, size_t n, size_t capacity) {
 
 class BloscCodec {
  public:
+  static const stowage::sdk::Params& params() {
+    using stowage::sdk::Param;
+    static const stowage::sdk::Params p = {
+        Param::choice("cname", "blosclz", {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"}),
+        Param::integer("clevel", 6, 0, 9),
+        Param::integer("shuffle", 0, -1, 2),
+        Param::integer("blocksize", 0, 0, INT32_MAX),
+        Param::integer("nthreads", 1, 1, 256),
+        Param::integer("typesize", 1, 1, BLOSC_MAX_TYPESIZE)};
+    return p;
+  }
+
   explicit BloscCodec(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "blosc");
-    cname_ = cfg.choice("cname", "blosclz", {"blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"});
+    stowage::sdk::CodecConfig cfg(config_json, "blosc", params());
+    cname_ = cfg.choice("cname");
     if (blosc_compname_to_compcode(cname_.c_str()) < 0)
       stowage::sdk::unsupported("blosc: \"cname\" \"" + cname_ +
                                 "\" is not built into this c-blosc; it has: " +
                                 blosc_list_compressors());
-    clevel_ = static_cast<int>(cfg.integer("clevel", 6, 0, 9));
-    shuffle_ = static_cast<int>(cfg.integer("shuffle", 0, -1, 2));
-    blocksize_ = static_cast<size_t>(cfg.integer("blocksize", 0, 0, INT32_MAX));
-    nthreads_ = static_cast<int>(cfg.integer("nthreads", 1, 1, 256));
-    typesize_ = static_cast<size_t>(cfg.integer("typesize", 1, 1, BLOSC_MAX_TYPESIZE));
+    clevel_ = static_cast<int>(cfg.integer("clevel"));
+    shuffle_ = static_cast<int>(cfg.integer("shuffle"));
+    blocksize_ = static_cast<size_t>(cfg.integer("blocksize"));
+    nthreads_ = static_cast<int>(cfg.integer("nthreads"));
+    typesize_ = static_cast<size_t>(cfg.integer("typesize"));
     canonical_ = cfg.canonical();
   }
 
@@ -131,11 +143,4 @@ class BloscCodec {
 
 STOWAGE_DEFINE_CODEC_PLUGIN(
     BloscCodec, "blosc", "1.0.0", "N5 blosc (n5-blosc): one c-blosc 1.x frame",
-    R"({"cname": {"type": "string", "default": "blosclz",)"
-    R"( "enum": ["blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"]},)"
-    R"( "clevel": {"type": "integer", "default": 6, "min": 0, "max": 9},)"
-    R"( "shuffle": {"type": "integer", "default": 0, "min": -1, "max": 2},)"
-    R"( "blocksize": {"type": "integer", "default": 0, "min": 0, "max": 2147483647},)"
-    R"( "nthreads": {"type": "integer", "default": 1, "min": 1, "max": 256},)"
-    R"( "typesize": {"type": "integer", "default": 1, "min": 1, "max": 255}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

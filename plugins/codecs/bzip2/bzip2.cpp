@@ -8,8 +8,7 @@
 // streams, as Python's bz2 and the bzip2 tool do.
 //
 // A bzip2 state is allocated per call (it is sized by blockSize and dwarfed
-// by the cost of the transform itself), so one instance is safe from many
-// threads.
+// by the cost of the transform itself), so the codec needs no Context.
 #include <bzlib.h>
 
 // libbz2 has no version macro; BZ2_bzlibVersion() is only known at run time.
@@ -79,9 +78,14 @@ class Stream {
 
 class Bzip2 {
  public:
+  static const stowage::sdk::Params& params() {
+    static const stowage::sdk::Params p = {stowage::sdk::Param::integer("blockSize", 9, 1, 9)};
+    return p;
+  }
+
   explicit Bzip2(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "bzip2");
-    block_size_ = static_cast<int>(cfg.integer("blockSize", 9, 1, 9));
+    stowage::sdk::CodecConfig cfg(config_json, "bzip2", params());
+    block_size_ = static_cast<int>(cfg.integer("blockSize"));
     canonical_ = cfg.canonical();
   }
 
@@ -186,5 +190,4 @@ class Bzip2 {
 }  // namespace
 
 STOWAGE_DEFINE_CODEC_PLUGIN(Bzip2, "bzip2", "1.0.0", "N5 bzip2: one bzip2 stream via libbz2",
-                            R"({"blockSize": {"type": "integer", "default": 9, "min": 1, "max": 9}})",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

@@ -14,8 +14,8 @@
 //
 // Setting up a deflate stream costs more than compressing a small chunk
 // (4 KiB at level 6: 115 us with deflateInit2 per call, 42 us with
-// deflateReset), so each thread keeps one deflater and one decompressor and
-// resets them per call: one instance is safe from many threads.
+// deflateReset), so the codec's Context keeps one deflater and one
+// decompressor, reset per call; the host pools Contexts per configuration.
 #include <zlib.h>
 #ifdef STOWAGE_GZIP_LIBDEFLATE
 #include <libdeflate.h>
@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -46,7 +47,7 @@ constexpr int kWindowBits = 15;
 constexpr int kGzipWrapper = 16;  // added to windowBits: gzip header and trailer
 constexpr int kAutoWrapper = 32;  // added to windowBits: inflate detects gzip or zlib
 
-// One deflater per thread, reinitialised only when the wrapper changes.
+// One deflater per context, reinitialised only when the wrapper changes.
 class Deflater {
  public:
   ~Deflater() {
@@ -111,7 +112,7 @@ void require_next_member(bool gzip, const Bytef* p, size_t left) {
 
 #ifdef STOWAGE_GZIP_LIBDEFLATE
 // Decoding with libdeflate: twice zlib's inflate speed on N5 chunks (one-shot
-// decoding into the caller's buffer). One decompressor per thread.
+// decoding into the caller's buffer). One decompressor per context.
 class Inflater {
  public:
   Inflater() : d_(libdeflate_alloc_decompressor()) {
@@ -148,7 +149,7 @@ class Inflater {
   libdeflate_decompressor* d_;
 };
 #else
-// Decoding with zlib's inflate, one stream per thread, reset per call.
+// Decoding with zlib's inflate, one stream per context, reset per call.
 class Inflater {
  public:
   Inflater() {
@@ -212,10 +213,22 @@ class Inflater {
 
 class Gzip {
  public:
+  // The scratch state of one thread; each stream is made on first use.
+  struct Context {
+    Deflater deflater;
+    std::unique_ptr<Inflater> inflater;
+  };
+
+  static const stowage::sdk::Params& params() {
+    static const stowage::sdk::Params p = {stowage::sdk::Param::integer("level", 6, -1, 9),
+                                           stowage::sdk::Param::boolean("useZlib", false)};
+    return p;
+  }
+
   explicit Gzip(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "gzip");
+    stowage::sdk::CodecConfig cfg(config_json, "gzip", params());
     bool alias_zlib = cfg.given_type() == "zlib";
-    level_ = static_cast<int>(cfg.integer("level", 6, -1, 9));
+    level_ = static_cast<int>(cfg.integer("level"));
     use_zlib_ = cfg.boolean("useZlib", alias_zlib);
     if (alias_zlib && !use_zlib_)
       stowage::sdk::invalid("gzip: the config has \"type\": \"zlib\" but \"useZlib\": false");
@@ -230,9 +243,8 @@ class Gzip {
     return compressBound(static_cast<uLong>(n)) + 12;
   }
 
-  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    thread_local Deflater deflater;
-    z_stream& z = deflater.acquire(level_, use_zlib_);
+  size_t encode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
+    z_stream& z = cx.deflater.acquire(level_, use_zlib_);
     const Bytef* in_end = static_cast<const Bytef*>(in) + n;
     Bytef* out_end = static_cast<Bytef*>(out) + capacity;
     z.next_in = const_cast<Bytef*>(static_cast<const Bytef*>(in));
@@ -253,14 +265,14 @@ class Gzip {
     return static_cast<size_t>(z.next_out - static_cast<Bytef*>(out));
   }
 
-  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+  size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
     const Bytef* begin = static_cast<const Bytef*>(in);
     bool gzip = is_gzip_magic(begin, n);
     if (!gzip && !is_zlib_header(begin, n))
       corrupt(n == 0 ? "gzip decode: the payload is empty"
                      : "gzip decode: the payload starts with neither a gzip (1f 8b) nor a zlib header");
-    thread_local Inflater inflater;
-    return inflater.inflate(begin, n, static_cast<Bytef*>(out), capacity, gzip);
+    if (!cx.inflater) cx.inflater = std::make_unique<Inflater>();
+    return cx.inflater->inflate(begin, n, static_cast<Bytef*>(out), capacity, gzip);
   }
 
  private:
@@ -275,6 +287,4 @@ const char* const kAliases[] = {"zlib", nullptr};
 
 STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(
     Gzip, "gzip", "1.0.0", "N5 gzip: gzip (RFC 1952) or, with useZlib, zlib (RFC 1950) via zlib",
-    R"({"level": {"type": "integer", "default": 6, "min": -1, "max": 9},)"
-    R"( "useZlib": {"type": "boolean", "default": false}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE, kAliases)

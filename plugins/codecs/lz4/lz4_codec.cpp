@@ -67,10 +67,11 @@ size_t decode_bare_block(const uint8_t* in, size_t n, uint8_t* out, size_t capac
 }
 
 // The default framing's decoder: LZ4Block, then frame, then numcodecs, then bare.
-size_t decode_any_framing(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
+size_t decode_any_framing(FrameDecoder& decoder, const uint8_t* in, size_t n, uint8_t* out,
+                          size_t capacity) {
   if (n == 0) return 0;  // an LZ4Block stream without blocks
   if (is_block_stream(in, n)) return block_stream_decode(in, n, out, capacity);
-  if (is_frame(in, n)) return frame_decode(in, n, out, capacity);
+  if (is_frame(in, n)) return frame_decode(decoder, in, n, out, capacity);
   size_t written = 0;
   if (try_numcodecs_block(in, n, out, capacity, &written)) return written;
   return decode_bare_block(in, n, out, capacity);
@@ -78,9 +79,26 @@ size_t decode_any_framing(const uint8_t* in, size_t n, uint8_t* out, size_t capa
 
 class Lz4Codec {
  public:
+  // The scratch state of one thread: a frame decompression context.
+  using Context = FrameDecoder;
+
+  // Both framings' parameters; each framing reads its own.
+  static const stowage::sdk::Params& params() {
+    using stowage::sdk::Param;
+    static const stowage::sdk::Params p = {
+        Param::integer("blockSize", 65536, 0, kMaxBlockSize),
+        Param::choice("framing", "lz4block", {"lz4block", "frame"}),
+        Param::integer("level", 0, 0, 12),
+        Param::integer("blockSizeId", 7, 4, 7),
+        Param::boolean("contentChecksum", true),
+        Param::boolean("blockChecksum", false),
+        Param::boolean("contentSize", false)};
+    return p;
+  }
+
   explicit Lz4Codec(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "lz4");
-    frame_ = cfg.choice("framing", "lz4block", {"lz4block", "frame"}) == "frame";
+    stowage::sdk::CodecConfig cfg(config_json, "lz4", params());
+    frame_ = cfg.choice("framing") == "frame";
     if (frame_)
       read_frame_options(cfg);
     else
@@ -95,7 +113,7 @@ class Lz4Codec {
                   : block_stream_bound(n, std::max<uint32_t>(block_size_, kMinBlockSize));
   }
 
-  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
+  size_t encode(Context&, const void* in, size_t n, void* out, size_t capacity) const {
     const auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     if (frame_) return frame_encode(src, n, dst, capacity, frame_options_);
@@ -109,10 +127,11 @@ class Lz4Codec {
     return block_stream_encode(src, n, dst, capacity, block_size_);
   }
 
-  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+  size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
     const auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
-    return frame_ ? frame_decode(src, n, dst, capacity) : decode_any_framing(src, n, dst, capacity);
+    return frame_ ? frame_decode(cx, src, n, dst, capacity)
+                  : decode_any_framing(cx, src, n, dst, capacity);
   }
 
  private:
@@ -120,7 +139,7 @@ class Lz4Codec {
   // any value. z5 stores its lz4 *level* under "blockSize"; accepting 0..63
   // here is what lets its containers be read. encode() refuses them.
   void read_block_options(stowage::sdk::CodecConfig& cfg) {
-    block_size_ = static_cast<uint32_t>(cfg.integer("blockSize", 65536, 0, kMaxBlockSize));
+    block_size_ = static_cast<uint32_t>(cfg.integer("blockSize"));
     cfg.drop("framing");  // the N5 default: keep attributes.json as N5 Java writes it
   }
 
@@ -129,11 +148,11 @@ class Lz4Codec {
       stowage::sdk::invalid(
           "lz4: \"blockSize\" belongs to the lz4block framing; with \"framing\": \"frame\" use "
           "\"blockSizeId\" (4..7)");
-    frame_options_.content_checksum = cfg.boolean("contentChecksum", true);
-    frame_options_.block_checksum = cfg.boolean("blockChecksum", false);
-    frame_options_.block_size_id = static_cast<int>(cfg.integer("blockSizeId", 7, 4, 7));
-    frame_options_.content_size = cfg.boolean("contentSize", false);
-    frame_options_.level = static_cast<int>(cfg.integer("level", 0, 0, 12));
+    frame_options_.content_checksum = cfg.boolean("contentChecksum");
+    frame_options_.block_checksum = cfg.boolean("blockChecksum");
+    frame_options_.block_size_id = static_cast<int>(cfg.integer("blockSizeId"));
+    frame_options_.content_size = cfg.boolean("contentSize");
+    frame_options_.level = static_cast<int>(cfg.integer("level"));
   }
 
   bool frame_ = false;
@@ -147,11 +166,4 @@ class Lz4Codec {
 STOWAGE_DEFINE_CODEC_PLUGIN(
     Lz4Codec, "lz4", "1.0.0",
     "N5 lz4 (lz4-java LZ4Block stream) and the LZ4 frame format; reads numcodecs, z5 and rust-n5 lz4",
-    R"({"blockSize": {"type": "integer", "default": 65536, "min": 0, "max": 33554432},)"
-    R"( "framing": {"type": "string", "default": "lz4block", "enum": ["lz4block", "frame"]},)"
-    R"( "level": {"type": "integer", "default": 0, "min": 0, "max": 12},)"
-    R"( "blockSizeId": {"type": "integer", "default": 7, "min": 4, "max": 7},)"
-    R"( "contentChecksum": {"type": "boolean", "default": true},)"
-    R"( "blockChecksum": {"type": "boolean", "default": false},)"
-    R"( "contentSize": {"type": "boolean", "default": false}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

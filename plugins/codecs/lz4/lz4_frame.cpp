@@ -1,6 +1,5 @@
-// LZ4 frames through liblz4's lz4frame API. Decompression contexts are kept
-// per thread: creating one per call would allocate, and a context may hold a
-// block-sized buffer that is worth reusing.
+// LZ4 frames through liblz4's lz4frame API. The decompression context comes
+// from the caller (the codec's Context, pooled by the host).
 #include "lz4_frame.hpp"
 
 #include <stowage/plugin.hpp>
@@ -8,7 +7,6 @@
 #include <lz4frame.h>
 
 #include <cstring>
-#include <memory>
 #include <string>
 
 namespace stowage_lz4 {
@@ -34,24 +32,21 @@ LZ4F_preferences_t preferences(const FrameOptions& o, size_t n) {
   return p;
 }
 
-struct DctxDeleter {
-  void operator()(LZ4F_dctx* d) const { LZ4F_freeDecompressionContext(d); }
-};
+}  // namespace
 
-// This thread's decompression context, reset for a new frame.
-LZ4F_dctx* thread_dctx() {
-  thread_local std::unique_ptr<LZ4F_dctx, DctxDeleter> dctx;
-  if (!dctx) {
-    LZ4F_dctx* d = nullptr;
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
-      stowage::sdk::fail(STOWAGE_INTERNAL, "lz4: cannot create an LZ4 frame decompression context");
-    dctx.reset(d);
-  }
-  LZ4F_resetDecompressionContext(dctx.get());
-  return dctx.get();
+FrameDecoder::~FrameDecoder() {
+  if (dctx_) LZ4F_freeDecompressionContext(dctx_);
 }
 
-}  // namespace
+LZ4F_dctx* FrameDecoder::reset() {
+  if (!dctx_) {
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx_, LZ4F_VERSION)))
+      stowage::sdk::fail(STOWAGE_INTERNAL, "lz4: cannot create an LZ4 frame decompression context");
+  } else {
+    LZ4F_resetDecompressionContext(dctx_);
+  }
+  return dctx_;
+}
 
 uint64_t frame_bound(uint64_t n, const FrameOptions& options) {
   LZ4F_preferences_t p = preferences(options, n);
@@ -72,9 +67,10 @@ bool is_frame(const uint8_t* in, size_t n) {
   return n >= sizeof kFrameMagic && std::memcmp(in, kFrameMagic, sizeof kFrameMagic) == 0;
 }
 
-size_t frame_decode(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
+size_t frame_decode(FrameDecoder& decoder, const uint8_t* in, size_t n, uint8_t* out,
+                    size_t capacity) {
   if (!is_frame(in, n)) corrupt("lz4: not an LZ4 frame (no 04 22 4D 18 magic)");
-  LZ4F_dctx* dctx = thread_dctx();
+  LZ4F_dctx* dctx = decoder.reset();
   LZ4F_decompressOptions_t options;
   std::memset(&options, 0, sizeof options);
   uint8_t no_output;  // a valid pointer when the caller expects 0 bytes

@@ -30,5 +30,5 @@ class Raw {
 
 }  // namespace
 
-STOWAGE_DEFINE_CODEC_PLUGIN(Raw, "raw", "1.0.0", "N5 raw: no compression", "{}",
+STOWAGE_DEFINE_CODEC_PLUGIN(Raw, "raw", "1.0.0", "N5 raw: no compression",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

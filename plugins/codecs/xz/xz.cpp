@@ -7,8 +7,8 @@
 // byte for byte at preset 6). Decoding also reads concatenated streams and
 // stream padding, as the xz tool does.
 //
-// Each call sets up its own lzma_stream, so one instance is safe from many
-// threads. Keeping one stream per thread was measured no faster (liblzma
+// Each call sets up its own lzma_stream, so the codec needs no Context.
+// Keeping one stream per context was measured no faster (liblzma
 // clears the match finder's tables on every re-init anyway: ~1.7 ms per call
 // at preset 6 either way) and would pin ~94 MiB per thread at preset 6.
 #include <lzma.h>
@@ -49,9 +49,14 @@ void check_setup(lzma_ret rc, const char* what) {
 
 class Xz {
  public:
+  static const stowage::sdk::Params& params() {
+    static const stowage::sdk::Params p = {stowage::sdk::Param::integer("preset", 6, 0, 9)};
+    return p;
+  }
+
   explicit Xz(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "xz");
-    preset_ = static_cast<uint32_t>(cfg.integer("preset", 6, 0, 9));
+    stowage::sdk::CodecConfig cfg(config_json, "xz", params());
+    preset_ = static_cast<uint32_t>(cfg.integer("preset"));
     canonical_ = cfg.canonical();
   }
 
@@ -144,5 +149,4 @@ class Xz {
 }  // namespace
 
 STOWAGE_DEFINE_CODEC_PLUGIN(Xz, "xz", "1.0.0", "N5 xz: one .xz stream with CRC64 via liblzma",
-                            R"({"preset": {"type": "integer", "default": 6, "min": 0, "max": 9}})",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

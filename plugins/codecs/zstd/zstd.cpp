@@ -8,9 +8,9 @@
 // zarr-python writes a stray "id": "zstd", which is kept and ignored.
 //
 // Contexts are expensive to create and cheap to reuse (4 KiB: decompressing
-// takes 16 us with a new context, 7 us with a kept one), so each thread keeps
-// one compression and one decompression context: one instance is safe from
-// many threads.
+// takes 16 us with a new context, 7 us with a kept one): the codec's Context
+// holds one compression and one decompression context, made on first use,
+// and the host keeps Contexts pooled per configuration.
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -25,16 +25,16 @@ namespace {
 
 using stowage::sdk::corrupt;
 
-struct ThreadContexts {
+// The scratch state of one thread: zstd's own contexts.
+struct Contexts {
   ZSTD_CCtx* cctx = nullptr;
   ZSTD_DCtx* dctx = nullptr;
-  ~ThreadContexts() {
+  Contexts() = default;
+  Contexts(const Contexts&) = delete;
+  Contexts& operator=(const Contexts&) = delete;
+  ~Contexts() {
     ZSTD_freeCCtx(cctx);
     ZSTD_freeDCtx(dctx);
-  }
-  static ThreadContexts& get() {
-    thread_local ThreadContexts contexts;
-    return contexts;
   }
   ZSTD_CCtx* compressor() {
     if (!cctx && !(cctx = ZSTD_createCCtx())) throw std::bad_alloc();
@@ -48,9 +48,17 @@ struct ThreadContexts {
 
 class Zstd {
  public:
+  using Context = Contexts;
+
+  static const stowage::sdk::Params& params() {
+    static const stowage::sdk::Params p = {
+        stowage::sdk::Param::integer("level", 3, ZSTD_minCLevel(), ZSTD_maxCLevel())};
+    return p;
+  }
+
   explicit Zstd(std::string_view config_json) {
-    stowage::sdk::CodecConfig cfg(config_json, "zstd");
-    level_ = static_cast<int>(cfg.integer("level", 3, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+    stowage::sdk::CodecConfig cfg(config_json, "zstd", params());
+    level_ = static_cast<int>(cfg.integer("level"));
     canonical_ = cfg.canonical();
   }
 
@@ -61,8 +69,8 @@ class Zstd {
     return ZSTD_isError(b) ? UINT64_MAX : b;
   }
 
-  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    size_t rc = ZSTD_compressCCtx(ThreadContexts::get().compressor(), out, capacity, in, n, level_);
+  size_t encode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
+    size_t rc = ZSTD_compressCCtx(cx.compressor(), out, capacity, in, n, level_);
     if (!ZSTD_isError(rc)) return rc;
     if (ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall)
       stowage::sdk::invalid("zstd encode: the output buffer of " + std::to_string(capacity) +
@@ -71,7 +79,7 @@ class Zstd {
     stowage::sdk::fail(STOWAGE_INTERNAL, std::string("zstd encode: ") + ZSTD_getErrorName(rc));
   }
 
-  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+  size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
     if (n == 0) corrupt("zstd decode: the payload is empty");
     // A declared content size larger than the buffer fails before any work.
     unsigned long long declared = ZSTD_getFrameContentSize(in, n);
@@ -80,7 +88,7 @@ class Zstd {
     if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared > capacity)
       corrupt("zstd decode: the frame declares " + std::to_string(declared) +
               " bytes, more than the expected " + std::to_string(capacity));
-    size_t rc = ZSTD_decompressDCtx(ThreadContexts::get().decompressor(), out, capacity, in, n);
+    size_t rc = ZSTD_decompressDCtx(cx.decompressor(), out, capacity, in, n);
     if (!ZSTD_isError(rc)) return rc;
     switch (ZSTD_getErrorCode(rc)) {
       case ZSTD_error_dstSize_tooSmall:
@@ -102,5 +110,4 @@ class Zstd {
 }  // namespace
 
 STOWAGE_DEFINE_CODEC_PLUGIN(Zstd, "zstd", "1.0.0", "n5-zstandard zstd: one zstd frame via libzstd",
-                            R"({"level": {"type": "integer", "default": 3, "min": -131072, "max": 22}})",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

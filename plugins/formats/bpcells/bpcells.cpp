@@ -253,10 +253,11 @@ class BPCellsStore : public sdk::Store {
 
 class BPCellsFormat {
  public:
-  static int32_t identify(std::string_view path) {
+  static int32_t identify(const sdk::Host&, std::string_view path) {
     return looks_like_matrix_dir(std::string(path)) ? 100 : 0;
   }
-  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode, std::string_view options) {
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& /*host: kept by the SDK*/, std::string_view path,
+                                          uint32_t mode, std::string_view options) {
     if (path.empty()) sdk::invalid("bpcells: empty path");
     if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(std::string(path) + ": unknown open mode " + std::to_string(mode));
     json opts = options.empty() ? json::object() : parse_json(options, std::string(path) + ": open options");

@@ -125,7 +125,7 @@ void DafStore::commit_sparse(PendingSparse& p) {
 
 void DafStore::write_relayout(const NodeRef& ref) {
   std::string node = "matrices/" + ref.rows + "/" + ref.cols + "/" + ref.name;
-  auto p = load_property(root_, ref, node, required_axis_length(ref.rows, node), required_axis_length(ref.cols, node));
+  auto p = load_property(host(), root_, ref, node, required_axis_length(ref.rows, node), required_axis_length(ref.cols, node));
   NodeRef t = ref;
   std::swap(t.rows, t.cols);
   std::string base = property_base(t);

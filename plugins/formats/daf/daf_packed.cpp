@@ -22,13 +22,13 @@ struct Codec {
   bool unshuffle = false;  // numcodecs-style byte shuffle after decoding
 };
 
-Codec codec_for(const Packing& p, const std::string& file) {
+Codec codec_for(const sdk::Host& host, const Packing& p, const std::string& file) {
   Codec c;
   std::string name = p.compression;
-  if (name == "gzip" || name == "gzip_shuffle") c.codec = std::make_unique<sdk::HostCodec>(R"({"type":"gzip"})");
-  else if (name == "zstd") c.codec = std::make_unique<sdk::HostCodec>(R"({"type":"zstd"})");
+  if (name == "gzip" || name == "gzip_shuffle") c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"gzip"})");
+  else if (name == "zstd") c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"zstd"})");
   else if (name == "blosc_zstd_bitshuffle" || name == "blosc_lz4_bitshuffle")
-    c.codec = std::make_unique<sdk::HostCodec>(R"({"type":"blosc"})");  // blosc undoes its own shuffle
+    c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"blosc"})");  // blosc undoes its own shuffle
   else
     sdk::unsupported(file + ": packed compression \"" + name + "\" is not supported (gzip, gzip_shuffle, zstd and "
                      "blosc_* are)");
@@ -130,11 +130,12 @@ uint64_t product(const std::vector<uint64_t>& v) {
 
 }  // namespace
 
-std::vector<unsigned char> read_packed_numeric(const std::string& zip_path, const Packing& packing,
+std::vector<unsigned char> read_packed_numeric(const sdk::Host& host, const std::string& zip_path,
+                                               const Packing& packing,
                                                const std::vector<uint64_t>& shape, size_t element_size) {
   if (shape.empty() || shape.size() > 2) corrupt(zip_path + ": packed data of unexpected rank");
   std::string shard = sdk::read_file(zip_path);
-  Codec codec = codec_for(packing, zip_path);
+  Codec codec = codec_for(host, packing, zip_path);
   std::vector<unsigned char> out(product(shape) * element_size);
   size_t chunk_bytes = product(packing.chunk_shape) * element_size;
   for_each_chunk(zip_path, shard, packing, shape, [&](const std::vector<uint64_t>& at, const unsigned char* in, size_t n) {
@@ -148,11 +149,12 @@ std::vector<unsigned char> read_packed_numeric(const std::string& zip_path, cons
   return out;
 }
 
-std::vector<std::string> read_packed_strings(const std::string& zip_path, const Packing& packing,
+std::vector<std::string> read_packed_strings(const sdk::Host& host, const std::string& zip_path,
+                                             const Packing& packing,
                                              const std::vector<uint64_t>& shape) {
   if (shape.empty() || shape.size() > 2) corrupt(zip_path + ": packed data of unexpected rank");
   std::string shard = sdk::read_file(zip_path);
-  Codec codec = codec_for(packing, zip_path);
+  Codec codec = codec_for(host, packing, zip_path);
   std::vector<std::string> out(product(shape));
   uint64_t per_chunk = product(packing.chunk_shape);
   for_each_chunk(zip_path, shard, packing, shape, [&](const std::vector<uint64_t>& at, const unsigned char* in, size_t n) {

@@ -12,6 +12,9 @@
 
 #include "daf_json.hpp"
 
+#include <stowage/plugin.hpp>
+
+
 #include <string>
 #include <vector>
 
@@ -19,12 +22,14 @@ namespace daf {
 
 // The decoded elements (element_size bytes each) of an array of `shape`
 // (Julia dims, e.g. {rows, cols} or {n}), column-major, padding cropped.
-std::vector<unsigned char> read_packed_numeric(const std::string& zip_path, const Packing& packing,
+std::vector<unsigned char> read_packed_numeric(const stowage::sdk::Host& host, const std::string& zip_path,
+                                               const Packing& packing,
                                                const std::vector<uint64_t>& shape, size_t element_size);
 
 // The decoded strings (vlen-utf8 chunks: u32 count, then u32 length + bytes
 // per value) of an array of `shape`, column-major, padding cropped.
-std::vector<std::string> read_packed_strings(const std::string& zip_path, const Packing& packing,
+std::vector<std::string> read_packed_strings(const stowage::sdk::Host& host, const std::string& zip_path,
+                                             const Packing& packing,
                                              const std::vector<uint64_t>& shape);
 
 }  // namespace daf

@@ -72,7 +72,7 @@ std::unique_ptr<Mapped> load_component(const Property& p, const std::string& com
   if (!packing) return map_component(path, element_size, expected);
   if (!expected) corrupt(p.base + ".json: packed component \"" + component + "\" without n_elements");
   return std::make_unique<Mapped>(path + ".zip",
-                                  read_packed_numeric(path + ".zip", *packing, {*expected}, element_size));
+                                  read_packed_numeric(p.host, path + ".zip", *packing, {*expected}, element_size));
 }
 
 // Checks strictly increasing 1-based positions in 1..n (vector .nzind).
@@ -143,7 +143,7 @@ void load_dense_numeric(Property& p) {
   if (const Packing* packing = packing_of(p.desc, "")) {
     std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
     std::string zip = p.base + ".zip";
-    p.dense = std::make_unique<Mapped>(zip, read_packed_numeric(zip, *packing, shape, element_size(p.desc.eltype)));
+    p.dense = std::make_unique<Mapped>(zip, read_packed_numeric(p.host, zip, *packing, shape, element_size(p.desc.eltype)));
     return;
   }
   std::string path = component_file(p.base, ".data");
@@ -170,7 +170,7 @@ std::vector<std::string> read_lines(const std::string& path, uint64_t expected, 
 void load_strings(Property& p) {
   if (const Packing* packing = packing_of(p.desc, "")) {
     std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
-    p.strings = read_packed_strings(p.base + ".zip", *packing, shape);
+    p.strings = read_packed_strings(p.host, p.base + ".zip", *packing, shape);
     return;
   }
   if (p.desc.sparse && packing_of(p.desc, "nzval"))
@@ -206,9 +206,11 @@ const std::vector<std::string>& property_suffixes() {
   return s;
 }
 
-std::shared_ptr<const Property> load_property(const std::string& root, const NodeRef& ref,
-                                              const std::string& node, uint64_t rows, uint64_t cols) {
+std::shared_ptr<const Property> load_property(const sdk::Host& host, const std::string& root,
+                                              const NodeRef& ref, const std::string& node, uint64_t rows,
+                                              uint64_t cols) {
   auto p = std::make_shared<Property>();
+  p->host = host;
   p->node = node;
   p->matrix = ref.kind == NodeRef::Matrix;
   p->base = root + (p->matrix ? "/matrices/" + ref.rows + "/" + ref.cols + "/" : "/vectors/" + ref.rows + "/") + ref.name;

@@ -22,6 +22,7 @@
 namespace daf {
 
 struct Property {
+  sdk::Host host;    // of the store: packed components decode through its codecs
   std::string node;  // "vectors/cell/x"
   std::string base;  // file path without suffix: <root>/vectors/cell/x
   bool matrix = false;
@@ -62,7 +63,8 @@ struct Property {
 
 // Opens and validates the property `ref` stored under `root`, whose axes have
 // `rows` and `cols` entries (cols = 1 for vectors).
-std::shared_ptr<const Property> load_property(const std::string& root, const NodeRef& ref,
+std::shared_ptr<const Property> load_property(const sdk::Host& host, const std::string& root,
+                                              const NodeRef& ref,
                                               const std::string& node, uint64_t rows, uint64_t cols);
 
 // Every file suffix a property may use (for deletes).

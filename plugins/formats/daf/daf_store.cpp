@@ -93,16 +93,17 @@ OJson property_storage(const Descriptor& d, uint64_t nnz) {
 
 // ---- opening ------------------------------------------------------------------------
 
-int32_t DafStore::identify(std::string_view path) {
+int32_t DafStore::identify(const sdk::Host&, std::string_view path) {
   std::string p(path);
   return sdk::is_directory(p) && sdk::is_regular_file(p + "/daf.json") ? 100 : 0;
 }
 
-std::unique_ptr<sdk::Store> DafStore::open(std::string_view path, uint32_t mode, std::string_view options) {
-  return std::make_unique<DafStore>(std::string(path), mode, options);
+std::unique_ptr<sdk::Store> DafStore::open(const sdk::Host& host, std::string_view path, uint32_t mode,
+                                           std::string_view options) {
+  return std::make_unique<DafStore>(host, std::string(path), mode, options);
 }
 
-DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
+DafStore::DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::string_view options)
     : final_path_(strip_trailing_slashes(std::move(path))), mode_(mode) {
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("daf: unknown open mode " + std::to_string(mode));
   Options opts = parse_options(options);
@@ -127,9 +128,9 @@ DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
   std::string daf_json = root_ + "/daf.json";
   version_ = parse_daf_json(sdk::read_file(daf_json, kMaxJsonBytes), daf_json);
   if (sdk::is_directory(root_ + "/.reorder.backup"))
-    sdk::log(STOWAGE_LOG_WARNING, root_ + ": has .reorder.backup/, an interrupted reorder_axes!; data may be inconsistent");
+    host.log(STOWAGE_LOG_WARNING, root_ + ": has .reorder.backup/, an interrupted reorder_axes!; data may be inconsistent");
   if (opts.version_given && opts.version != version_)
-    sdk::log(STOWAGE_LOG_WARNING, final_path_ + ": keeping the repository's own format version " +
+    host.log(STOWAGE_LOG_WARNING, final_path_ + ": keeping the repository's own format version " +
                                       std::to_string(version_[0]) + "." + std::to_string(version_[1]));
 }
 
@@ -187,7 +188,7 @@ std::shared_ptr<const Property> DafStore::property(const NodeRef& ref, std::stri
   }
   uint64_t rows = required_axis_length(ref.rows, key);
   uint64_t cols = ref.kind == NodeRef::Matrix ? required_axis_length(ref.cols, key) : 1;
-  auto p = load_property(root_, ref, key, rows, cols);
+  auto p = load_property(host(), root_, ref, key, rows, cols);
   std::lock_guard<std::mutex> lock(cache_mutex_);
   return properties_.emplace(key, p).first->second;
 }

@@ -51,10 +51,11 @@ struct PendingSparse {
 
 class DafStore : public sdk::Store {
  public:
-  static int32_t identify(std::string_view path);
-  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode, std::string_view options);
+  static int32_t identify(const sdk::Host& host, std::string_view path);
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
+                                          std::string_view options);
 
-  DafStore(std::string path, uint32_t mode, std::string_view options);
+  DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::string_view options);
   ~DafStore() override;
 
   void close() override;

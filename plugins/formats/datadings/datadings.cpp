@@ -23,7 +23,7 @@ namespace sdk = stowage::sdk;
 
 class DatadingsStore : public sdk::Store {
  public:
-  static int32_t identify(std::string_view path_view) {
+  static int32_t identify(const sdk::Host&, std::string_view path_view) {
     std::string path(path_view);
     if (sdk::is_regular_file(sdk::commit_journal_for(path))) return 100;  // open() finishes it
     if (!sdk::is_regular_file(path)) return 0;
@@ -33,7 +33,7 @@ class DatadingsStore : public sdk::Store {
     return 0;
   }
 
-  static std::unique_ptr<sdk::Store> open(std::string_view path_view, uint32_t mode,
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path_view, uint32_t mode,
                                           std::string_view options) {
     std::string path(path_view);
     bool use_map = map_option(path, options);
@@ -47,7 +47,7 @@ class DatadingsStore : public sdk::Store {
     if (write)
       store->writer_ = std::make_unique<Writer>(path);
     else
-      store->reader_ = std::make_unique<Reader>(path, use_map);
+      store->reader_ = std::make_unique<Reader>(path, host, use_map);
     store->path_ = path;
     return store;
   }

@@ -76,9 +76,10 @@ class HashIndex {
 // All methods are safe to call from many threads at once.
 class Reader {
  public:
-  // use_map: read samples from a read-only map of the data file (the
-  // default; the "mmap" open option) rather than with pread.
-  explicit Reader(const std::string& data_path, bool use_map = true);
+  // `host` receives a warning when the key files are missing. use_map:
+  // read samples from a read-only map of the data file (the default; the
+  // "mmap" open option) rather than with pread.
+  Reader(const std::string& data_path, const stowage::sdk::Host& host, bool use_map = true);
 
   bool legacy() const { return legacy_; }
   uint64_t count();

@@ -104,7 +104,8 @@ HashIndex HashIndex::for_keys(const KeyList& keys) {
 
 // ---- Reader: opening and lazy loading ---------------------------------------------
 
-Reader::Reader(const std::string& data_path, bool use_map) : paths_(data_path), use_map_(use_map) {
+Reader::Reader(const std::string& data_path, const stowage::sdk::Host& host, bool use_map)
+    : paths_(data_path), use_map_(use_map) {
   data_ = File(paths_.data, O_RDONLY);
   data_size_ = data_.size();
   if (is_regular_file(paths_.offsets)) {
@@ -119,7 +120,7 @@ Reader::Reader(const std::string& data_path, bool use_map) : paths_(data_path), 
   if (!legacy_) {
     for (const std::string* p : {&paths_.keys, &paths_.key_hashes, &paths_.filter})
       if (!is_regular_file(*p))
-        stowage::sdk::log(STOWAGE_LOG_WARNING, *p + " is missing; lookups by key are slower");
+        host.log(STOWAGE_LOG_WARNING, *p + " is missing; lookups by key are slower");
   }
 }
 

@@ -87,7 +87,8 @@ NameList read_name_file(const std::string& path, uint64_t expected, const char* 
   return names;
 }
 
-void check_names_writable(const std::vector<std::string>& names, const char* axis) {
+void check_names_writable(const std::vector<std::string>& names, const char* axis,
+                          const sdk::Host& host) {
   std::unordered_map<std::string_view, size_t> seen;
   seen.reserve(names.size());
   bool warned = false;
@@ -105,7 +106,7 @@ void check_names_writable(const std::vector<std::string>& names, const char* axi
                    "' is both " + axis + " " + std::to_string(it->second) + " and " +
                    std::to_string(i));
     if (!warned && name.find_first_of("\"\\") != std::string::npos) {
-      sdk::log(STOWAGE_LOG_WARNING, std::string("datg ") + axis + " name '" + name +
+      host.log(STOWAGE_LOG_WARNING, std::string("datg ") + axis + " name '" + name +
                                         "' contains '\"' or '\\', which the Java reader "
                                         "(opencsv) alters");
       warned = true;

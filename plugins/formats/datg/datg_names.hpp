@@ -3,6 +3,8 @@
 // first tab-separated field. No header line.
 #pragma once
 
+#include <stowage/plugin.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,7 +37,8 @@ NameList read_name_file(const std::string& path, uint64_t expected, const char* 
 
 // Checks names before writing: no TAB/CR/LF (the format cannot escape them),
 // valid UTF-8, and unique (the reference writer refuses duplicates).
-void check_names_writable(const std::vector<std::string>& names, const char* axis);
+void check_names_writable(const std::vector<std::string>& names, const char* axis,
+                          const stowage::sdk::Host& host);
 
 // The gzip'ed file content for `names` ("name\n" per name).
 std::string encode_name_file(const std::vector<std::string>& names);

@@ -98,7 +98,7 @@ int64_t json_count(const json& j, const char* what) {
 
 // The footer layout (rows, cols, rows per block) a description asks for,
 // checked against the reference writer's limits.
-datg::Footer layout_from(const json& d) {
+datg::Footer layout_from(const json& d, const sdk::Host& host) {
   if (d.contains("kind") && d["kind"] != "array")
     sdk::unsupported("datg stores one dense array, not a " + d["kind"].dump());
   if (d.contains("dtype") && d["dtype"] != "float64")
@@ -125,13 +125,13 @@ datg::Footer layout_from(const json& d) {
         sdk::invalid("datg: rows per block must be 1.." + std::to_string(INT32_MAX));
     } else {
       // Another format's tiles (e.g. from a conversion): datg blocks are whole rows.
-      sdk::log(STOWAGE_LOG_INFO, "datg blocks are whole rows: chunks " + c.dump() + " become [" +
+      host.log(STOWAGE_LOG_INFO, "datg blocks are whole rows: chunks " + c.dump() + " become [" +
                                      std::to_string(f.rows_per_block) + ", " + std::to_string(f.cols) + "]");
     }
   }
   if (d.contains("codec") && !d["codec"].is_null() &&
       !(d["codec"].is_object() && d["codec"].value("type", "") == "lz4"))
-    sdk::log(STOWAGE_LOG_WARNING, "datg always compresses with LZ4 frames; codec " + d["codec"].dump() +
+    host.log(STOWAGE_LOG_WARNING, "datg always compresses with LZ4 frames; codec " + d["codec"].dump() +
                                       " is not used");
   if (f.rows_per_block * std::max<int64_t>(f.cols, 1) * 8 > datg::kMaxBlockBytes)
     sdk::invalid("datg: a block of " + std::to_string(f.rows_per_block) + " rows of " +
@@ -164,7 +164,7 @@ int64_t chunk_rows(const datg::Footer& f) {
 
 class DatgStore : public sdk::Store {
  public:
-  static int32_t identify(std::string_view path) {
+  static int32_t identify(const sdk::Host&, std::string_view path) {
     const datg::DatasetPaths paths(path);
     if (sdk::is_regular_file(sdk::commit_journal_for(paths.matrix))) return 100;  // open() finishes it
     if (!sdk::is_regular_file(paths.matrix)) return 0;
@@ -172,7 +172,7 @@ class DatgStore : public sdk::Store {
     return has_datg_magic(paths.matrix) ? named : 10;
   }
 
-  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode,
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
                                           std::string_view options) {
     datg::DatasetPaths paths(path);
     // A writer killed while renaming its four files into place: finish its
@@ -184,7 +184,7 @@ class DatgStore : public sdk::Store {
     if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists))
       store->writable_ = true;
     else
-      store->reader_ = std::make_unique<datg::Reader>(paths);
+      store->reader_ = std::make_unique<datg::Reader>(paths, host);
     return store;
   }
 
@@ -234,7 +234,8 @@ class DatgStore : public sdk::Store {
     metadata = entities_from_dims(d, metadata);
     double fill = 0;
     if (d.contains("fill_value") && d["fill_value"].is_number()) fill = d["fill_value"].get<double>();
-    writer_ = std::make_unique<datg::Writer>(paths_, layout_from(d), metadata, fill, max_pending_bytes_);
+    writer_ = std::make_unique<datg::Writer>(paths_, host(), layout_from(d, host()), metadata, fill,
+                                             max_pending_bytes_);
     if (d.contains("attributes")) keep_created(d["attributes"], *writer_);
   }
 

@@ -38,14 +38,12 @@ DatasetPaths::DatasetPaths(std::string_view path) {
   cols = base + ".cols.txt.gz";
 }
 
-void decode_container(const uint8_t* data, size_t data_size, CodecPool& codecs, uint8_t flag,
+void decode_container(const uint8_t* data, size_t data_size, const sdk::HostCodec& codec, uint8_t flag,
                       void* out, size_t size, const Describe& what) {
   check_container_magic(data, data_size, flag, what);
   size_t written = 0;
   try {
-    written = codecs.with([&](const sdk::HostCodec& codec) {
-      return codec.decode(data, data_size, out, size);
-    });
+    written = codec.decode(data, data_size, out, size);
   } catch (const sdk::Error& e) {
     sdk::fail(e.code(), what() + ": " + e.what());
   }
@@ -54,12 +52,12 @@ void decode_container(const uint8_t* data, size_t data_size, CodecPool& codecs, 
                  std::to_string(size));
 }
 
-void decode_container(const sdk::File& file, CodecPool& codecs, uint8_t flag, uint64_t begin,
+void decode_container(const sdk::File& file, const sdk::HostCodec& codec, uint8_t flag, uint64_t begin,
                       uint64_t end, void* out, size_t size, const Describe& what) {
   thread_local std::vector<uint8_t> compressed;
   compressed.resize(end - begin);
   file.read_at(compressed.data(), compressed.size(), begin);
-  decode_container(compressed.data(), compressed.size(), codecs, flag, out, size, what);
+  decode_container(compressed.data(), compressed.size(), codec, flag, out, size, what);
 }
 
 // ---- block cache ---------------------------------------------------------------
@@ -111,7 +109,8 @@ MappedFile::~MappedFile() {
 
 // ---- reader -----------------------------------------------------------------------
 
-Reader::Reader(const DatasetPaths& paths) : paths_(paths), file_(paths.matrix, O_RDONLY) {
+Reader::Reader(const DatasetPaths& paths, const sdk::Host& host)
+    : paths_(paths), file_(paths.matrix, O_RDONLY) {
   const uint64_t size = file_.size();
   uint8_t footer[kFooterSize] = {};
   if (size >= kFooterSize) file_.read_at(footer, kFooterSize, size - kFooterSize);
@@ -125,7 +124,7 @@ Reader::Reader(const DatasetPaths& paths) : paths_(paths), file_(paths.matrix, O
   row_names_ = read_name_file(paths_.rows, static_cast<uint64_t>(footer_.rows), "row");
   col_names_ = read_name_file(paths_.cols, static_cast<uint64_t>(footer_.cols), "column");
 
-  codecs_ = std::make_unique<CodecPool>(codec_config_for_flag(footer_.flag));
+  codec_ = std::make_unique<sdk::HostCodec>(host, codec_config_for_flag(footer_.flag));
   load_index();
   const uint64_t block_bytes =
       static_cast<uint64_t>(footer_.rows_per_block) * static_cast<uint64_t>(footer_.cols) * 8;
@@ -135,7 +134,7 @@ Reader::Reader(const DatasetPaths& paths) : paths_(paths), file_(paths.matrix, O
 void Reader::load_index() {
   const uint64_t n = block_count(footer_.rows, footer_.rows_per_block);
   std::vector<uint8_t> bytes(n * 8 + 1);  // +1: never a zero-sized buffer
-  decode_container(file_, *codecs_, footer_.flag, footer_.index_offset, footer_.metadata_offset,
+  decode_container(file_, *codec_, footer_.flag, footer_.index_offset, footer_.metadata_offset,
                    bytes.data(), n * 8, [&] {
                      return paths_.matrix + ": block index at offset " +
                             std::to_string(footer_.index_offset);
@@ -178,10 +177,10 @@ void Reader::read_block(uint64_t block, void* out, size_t capacity) {
     sdk::corrupt(what() + ": " + std::to_string(compressed) + " bytes cannot hold " +
                  std::to_string(size) + " bytes of values");
   if (map_->data())
-    decode_container(map_->data() + offsets_[block], offsets_[block + 1] - offsets_[block], *codecs_,
+    decode_container(map_->data() + offsets_[block], offsets_[block + 1] - offsets_[block], *codec_,
                      footer_.flag, out, size, what);
   else
-    decode_container(file_, *codecs_, footer_.flag, offsets_[block], offsets_[block + 1], out, size,
+    decode_container(file_, *codec_, footer_.flag, offsets_[block], offsets_[block + 1], out, size,
                      what);
   if (use_cache_) cache_.put(block, out, size);
 }

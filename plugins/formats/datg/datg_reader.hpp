@@ -2,7 +2,7 @@
 // index are read at open; blocks of rows are decoded on demand (any thread).
 #pragma once
 
-#include "codec_pool.hpp"
+#include "datg_codec.hpp"
 #include "datg_layout.hpp"
 #include "datg_names.hpp"
 
@@ -37,10 +37,10 @@ class Describe {
   const void* fn_;
   std::string (*call_)(const void*);
 };
-void decode_container(const stowage::sdk::File& file, CodecPool& codecs, uint8_t flag,
+void decode_container(const stowage::sdk::File& file, const stowage::sdk::HostCodec& codec, uint8_t flag,
                       uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what);
 // Decodes a container held in memory.
-void decode_container(const uint8_t* data, size_t data_size, CodecPool& codecs, uint8_t flag,
+void decode_container(const uint8_t* data, size_t data_size, const stowage::sdk::HostCodec& codec, uint8_t flag,
                       void* out, size_t size, const Describe& what);
 
 // A few recently decoded blocks, so reading the rows of one block one by one
@@ -81,7 +81,7 @@ class MappedFile {
 
 class Reader {
  public:
-  explicit Reader(const DatasetPaths& paths);
+  Reader(const DatasetPaths& paths, const stowage::sdk::Host& host);
 
   const Footer& footer() const { return footer_; }
   const Metadata& metadata() const { return metadata_; }
@@ -103,7 +103,7 @@ class Reader {
   Metadata metadata_;
   NameList row_names_, col_names_;
   std::vector<uint64_t> offsets_;  // one per block, then index_offset
-  std::unique_ptr<CodecPool> codecs_;
+  std::unique_ptr<stowage::sdk::HostCodec> codec_;
   bool use_cache_ = false;
   BlockCache cache_{8};
 };

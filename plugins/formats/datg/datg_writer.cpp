@@ -40,14 +40,15 @@ void ScratchFile::add_to(sdk::FileSetCommit& set) {
 
 // ---- writer ---------------------------------------------------------------------------
 
-Writer::Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata,
-               double fill_value, uint64_t max_pending_bytes)
+Writer::Writer(const DatasetPaths& paths, const sdk::Host& host, const Footer& footer,
+               Metadata metadata, double fill_value, uint64_t max_pending_bytes)
     : paths_(paths),
       footer_(footer),
       metadata_(std::move(metadata)),
       fill_value_(fill_value),
       max_pending_bytes_(max_pending_bytes),
-      codecs_(codec_config_for_flag(kFlagLz4Frame)),
+      host_(host),
+      codec_(host, codec_config_for_flag(kFlagLz4Frame)),
       file_(std::make_unique<ScratchFile>(paths.matrix)) {
   footer_.flag = kFlagLz4Frame;
   const uint64_t n = block_count(footer_.rows, footer_.rows_per_block);
@@ -65,17 +66,15 @@ void Writer::set_names(bool rows, std::vector<std::string> names) {
   if (names.size() != expected)
     sdk::invalid(paths_.matrix + ": " + std::to_string(names.size()) + (rows ? " row" : " column") +
                  " names given for " + std::to_string(expected) + (rows ? " rows" : " columns"));
-  check_names_writable(names, rows ? "row" : "column");
+  check_names_writable(names, rows ? "row" : "column", host_);
   (rows ? row_names_ : col_names_) = std::move(names);
 }
 
 std::vector<uint8_t> Writer::encode(const void* data, size_t size) {
   thread_local std::vector<uint8_t> buffer;
-  return codecs_.with([&](const sdk::HostCodec& codec) {
-    buffer.resize(codec.bound(size));
-    const size_t n = codec.encode(data, size, buffer.data(), buffer.size());
-    return std::vector<uint8_t>(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(n));
-  });
+  buffer.resize(codec_.bound(size));
+  const size_t n = codec_.encode(data, size, buffer.data(), buffer.size());
+  return std::vector<uint8_t>(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(n));
 }
 
 void Writer::write_block(uint64_t block, const void* data, size_t size) {
@@ -151,7 +150,7 @@ bool Writer::read_block(uint64_t block, void* out, size_t size) {
       return false;
     }
   }
-  decode_container(encoded.data(), encoded.size(), codecs_, kFlagLz4Frame, out, size,
+  decode_container(encoded.data(), encoded.size(), codec_, kFlagLz4Frame, out, size,
                    [&] { return block_name(block) + " (being written)"; });
   return true;
 }

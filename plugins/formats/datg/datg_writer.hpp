@@ -9,7 +9,7 @@
 // commit() copies the live blocks into a fresh, compact file.
 #pragma once
 
-#include "codec_pool.hpp"
+#include "datg_codec.hpp"
 #include "datg_layout.hpp"
 #include "datg_reader.hpp"
 #include "sha256.hpp"
@@ -56,7 +56,8 @@ class Writer {
   // `footer` gives rows, cols and rows_per_block (already validated). Encoded
   // blocks waiting for an earlier one are kept up to `max_pending_bytes`;
   // beyond that they go to the file out of order and commit() compacts.
-  Writer(const DatasetPaths& paths, const Footer& footer, Metadata metadata, double fill_value,
+  Writer(const DatasetPaths& paths, const stowage::sdk::Host& host, const Footer& footer,
+         Metadata metadata, double fill_value,
          uint64_t max_pending_bytes = kDefaultMaxPendingBytes);
   static constexpr uint64_t kDefaultMaxPendingBytes = 256u << 20;
 
@@ -98,7 +99,8 @@ class Writer {
   double fill_value_;
   uint64_t max_pending_bytes_;
   std::optional<std::vector<std::string>> row_names_, col_names_;
-  CodecPool codecs_;
+  stowage::sdk::Host host_;
+  stowage::sdk::HostCodec codec_;
   std::unique_ptr<ScratchFile> file_;
 
   std::mutex mutex_;  // guards everything below

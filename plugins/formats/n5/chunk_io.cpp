@@ -119,7 +119,7 @@ void N5Store::decode(const OpenDataset& ds, const std::string& path, const uint8
                      size_t payload_size, uint8_t* out, size_t bytes) {
   size_t written = 0;
   try {
-    written = ds.codec.acquire()->decode(payload, payload_size, out, bytes);
+    written = ds.codec.get().decode(payload, payload_size, out, bytes);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }
@@ -200,12 +200,12 @@ void N5Store::write_chunk(std::string_view node, const uint64_t* index, const vo
     write_file(path, {{head.data(), header}, {in, size}});
     return;
   }
-  CodecPool::Lease codec = ds.codec.acquire();
-  std::vector<uint8_t>& buf = scratch(header + codec->bound(size));
+  const sdk::HostCodec& codec = ds.codec.get();
+  std::vector<uint8_t>& buf = scratch(header + codec.bound(size));
   write_default_header(buf.data(), chunk_shape, meta.ndim());
   size_t encoded;
   try {
-    encoded = codec->encode(in, size, buf.data() + header, buf.size() - header);
+    encoded = codec.encode(in, size, buf.data() + header, buf.size() - header);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }
@@ -280,12 +280,12 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
 void N5Store::write_variable(const OpenDataset& ds, const std::string& path, const uint8_t* header,
                              size_t header_size, std::string_view payload) const {
   if (ds.raw) return write_file(path, {{header, header_size}, {payload.data(), payload.size()}});
-  CodecPool::Lease codec = ds.codec.acquire();
-  std::vector<uint8_t>& buf = scratch(header_size + codec->bound(payload.size()));
+  const sdk::HostCodec& codec = ds.codec.get();
+  std::vector<uint8_t>& buf = scratch(header_size + codec.bound(payload.size()));
   std::memcpy(buf.data(), header, header_size);
   size_t encoded;
   try {
-    encoded = codec->encode(payload.data(), payload.size(), buf.data() + header_size, buf.size() - header_size);
+    encoded = codec.encode(payload.data(), payload.size(), buf.data() + header_size, buf.size() - header_size);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }

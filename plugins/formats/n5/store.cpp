@@ -59,7 +59,7 @@ std::vector<uint64_t> description_extents(const json& d, const char* key, uint64
 
 // The codec config to store: validated by creating the codec, defaults
 // filled in, "type" first as N5 Java writes it.
-json canonical_compression(json codec, size_t element_size) {
+json canonical_compression(const sdk::Host& host, json codec, size_t element_size) {
   if (codec.is_null()) return json{{"type", "raw"}};
   if (!codec.is_object() || !codec.contains("type") || !codec["type"].is_string())
     invalid("n5 create: \"codec\" must be null or an object with a string \"type\", got " +
@@ -68,7 +68,7 @@ json canonical_compression(json codec, size_t element_size) {
   // the element size lets shuffle work, and every blosc decoder reads it
   // from the frame header.
   if (codec["type"] == "blosc" && !codec.contains("typesize")) codec["typesize"] = element_size;
-  sdk::HostCodec instance(codec.dump());
+  sdk::HostCodec instance(host, codec.dump());
   json canonical = json::parse(instance.canonical_config(), nullptr, false);
   if (canonical.is_discarded() || !canonical.is_object()) canonical = codec;
   // The canonical type, not the alias given ("zlib" is N5's gzip with useZlib).
@@ -79,7 +79,7 @@ json canonical_compression(json codec, size_t element_size) {
 }
 
 // A numeric dataset from a create() description.
-Dataset dataset_from_description(const json& d) {
+Dataset dataset_from_description(const sdk::Host& host, const json& d) {
   Dataset ds;
   if (!d.contains("dtype") || !d["dtype"].is_string())
     invalid("n5 create: an array needs a string \"dtype\"");
@@ -102,7 +102,7 @@ Dataset dataset_from_description(const json& d) {
       !(d["fill_value"].is_number() && d["fill_value"].get<double>() == 0))
     unsupported("n5 create: N5 has no fill value (missing chunks read as 0), got " +
                 d["fill_value"].dump());
-  ds.compression = canonical_compression(d.value("codec", json()), ds.type.size);
+  ds.compression = canonical_compression(host, d.value("codec", json()), ds.type.size);
   return ds;
 }
 
@@ -111,7 +111,8 @@ Dataset dataset_from_description(const json& d) {
 // kStringBlock strings or of one record, raw. A string dataset starts empty
 // (write_strings sizes it); an object dataset has the "shape" given, else
 // "count" records in one dimension.
-Dataset variable_dataset(const json& d, const std::string& kind, const std::string& dir) {
+Dataset variable_dataset(const sdk::Host& host, const json& d, const std::string& kind,
+                         const std::string& dir) {
   Dataset ds;
   ds.type = *find_data_type(kind == "strings" ? "string" : "object");
   if (kind == "strings") {
@@ -126,7 +127,7 @@ Dataset variable_dataset(const json& d, const std::string& kind, const std::stri
     if (ds.chunks.size() != ds.shape.size() || ds.shape.empty())
       invalid(dir + ": an object dataset needs \"shape\" and \"chunks\" of the same rank");
   }
-  ds.compression = canonical_compression(d.value("codec", json()), 1);
+  ds.compression = canonical_compression(host, d.value("codec", json()), 1);
   return ds;
 }
 
@@ -169,9 +170,9 @@ Options parse_options(std::string_view text) {
 
 // ---- opening -------------------------------------------------------------------
 
-int32_t N5Store::identify(std::string_view path_view) {
+int32_t N5Store::identify(const sdk::Host& host, std::string_view path_view) {
   std::string path(path_view);
-  sdk::Storage storage = sdk::Storage::for_location(sdk::host_table(), path);
+  sdk::Storage storage = sdk::Storage::for_location(host, path);
   if (!storage.is_directory(path)) return 0;
   bool n5_name = path.size() > 3 && path.compare(path.size() - 3, 3, ".n5") == 0;
   try {
@@ -186,13 +187,14 @@ int32_t N5Store::identify(std::string_view path_view) {
   return n5_name ? 80 : 0;
 }
 
-std::unique_ptr<sdk::Store> N5Store::open(std::string_view path_view, uint32_t mode,
+std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host,
+                                          std::string_view path_view, uint32_t mode,
                                           std::string_view options_json) {
   std::string root(path_view);
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("n5: empty container path");
   Options options = parse_options(options_json);
-  sdk::Storage storage = sdk::Storage::for_location(sdk::host_table(), root);
+  sdk::Storage storage = sdk::Storage::for_location(host, root);
   const int32_t kind = storage.kind(root);
   bool exists = kind != STOWAGE_ENTRY_ABSENT;
   bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
@@ -202,7 +204,7 @@ std::unique_ptr<sdk::Store> N5Store::open(std::string_view path_view, uint32_t m
 
   if (fresh) {
     if (exists) {
-      if (!storage.list(root).empty() && identify(root) == 0)
+      if (!storage.list(root).empty() && identify(host, root) == 0)
         invalid(root + ": refusing to replace a non-empty directory that is not an N5 container");
       storage.remove(root, STOWAGE_REMOVE_RECURSIVE);
     }
@@ -296,7 +298,7 @@ std::shared_ptr<N5Store::OpenDataset> N5Store::dataset(std::string_view node) {
   require_outside_datasets(parts);
   std::optional<json> attrs = read_attributes(dir);
   if (!attrs || !is_dataset(*attrs)) invalid(dir + ": is a group, not a dataset");
-  auto ds = std::make_shared<OpenDataset>(dir, parse_dataset(*attrs, dir + kAttributesFile));
+  auto ds = std::make_shared<OpenDataset>(host(), dir, parse_dataset(*attrs, dir + kAttributesFile));
   std::unique_lock<std::shared_mutex> lock(cache_mutex_);
   return cache_.emplace(std::string(node), ds).first->second;
 }
@@ -400,13 +402,13 @@ void N5Store::create(std::string_view node, std::string_view text) {
     if (is_dataset(attrs)) invalid(dir + ": group attributes would make it a dataset");
   } else if (kind == "array") {
     json version = attrs.contains("n5") ? attrs["n5"] : json();
-    attrs = dataset_attributes(dataset_from_description(d), user);
+    attrs = dataset_attributes(dataset_from_description(host(), d), user);
     if (!version.is_null()) attrs = with_version_first(version, attrs);
   } else if (kind == "strings" || kind == "records") {
     // An empty string dataset (write_strings fills it) or an object dataset
     // (append_records fills it), with the blocks and codec asked for.
     json version = attrs.contains("n5") ? attrs["n5"] : json();
-    attrs = dataset_attributes(variable_dataset(d, kind, dir), user);
+    attrs = dataset_attributes(variable_dataset(host(), d, kind, dir), user);
     if (!version.is_null()) attrs = with_version_first(version, attrs);
     records_appended_.erase(std::string(node));
   } else {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "chunk.hpp"
-#include "codec_pool.hpp"
+#include "dataset_codec.hpp"
 #include "metadata.hpp"
 
 #include <stowage/plugin.hpp>
@@ -32,8 +32,9 @@ Options parse_options(std::string_view json_text);
 
 class N5Store final : public stowage::sdk::Store {
  public:
-  static int32_t identify(std::string_view path);
-  static std::unique_ptr<stowage::sdk::Store> open(std::string_view path, uint32_t mode,
+  static int32_t identify(const stowage::sdk::Host& host, std::string_view path);
+  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host, std::string_view path,
+                                                   uint32_t mode,
                                                    std::string_view options_json);
 
   N5Store(stowage::sdk::Storage storage, std::string root, bool writable, Options options);
@@ -64,13 +65,13 @@ class N5Store final : public stowage::sdk::Store {
  private:
   // A dataset opened for chunk I/O, cached per node.
   struct OpenDataset {
-    OpenDataset(std::string dir_, Dataset meta_)
+    OpenDataset(const stowage::sdk::Host& host, std::string dir_, Dataset meta_)
         : dir(std::move(dir_)), meta(std::move(meta_)),
-          codec(meta.compression.dump(), dir),
+          codec(host, meta.compression.dump(), dir),
           raw(meta.compression["type"] == "raw") {}
     std::string dir;
     Dataset meta;
-    mutable CodecPool codec;  // leases instances; logically const
+    mutable DatasetCodec codec;  // made on first use; logically const
     bool raw;  // payload is the element bytes: read straight into the caller's buffer
   };
 

@@ -151,7 +151,7 @@ class NpyStore final : public sdk::Store {
   void close() override {
     if (!writing_.load()) {
       if (mode_ == STOWAGE_MODE_TRUNCATE && !has_array_)
-        sdk::log(STOWAGE_LOG_WARNING, path_ + ": closed without an array; no .npy file written");
+        log(STOWAGE_LOG_WARNING, path_ + ": closed without an array; no .npy file written");
       return;
     }
     temp_->close();
@@ -282,7 +282,7 @@ class NpyStore final : public sdk::Store {
 };
 
 struct NpyFormat {
-  static int32_t identify(std::string_view path) {
+  static int32_t identify(const sdk::Host&, std::string_view path) {
     std::string p(path);
     if (!sdk::is_regular_file(p)) return 0;
     sdk::File f(p, O_RDONLY);
@@ -292,10 +292,12 @@ struct NpyFormat {
     return std::memcmp(magic, npy::kMagic, npy::kMagicSize) == 0 ? 100 : 0;
   }
 
-  static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode, std::string_view options) {
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& /*host: kept by the SDK*/, std::string_view path,
+                                          uint32_t mode, std::string_view options) {
     if (path.empty()) sdk::invalid("npy: empty path");
-    sdk::CodecConfig cfg(options, "npy");
-    uint64_t chunk_bytes = static_cast<uint64_t>(cfg.integer("chunk_bytes", kDefaultChunkBytes, 1, 1 << 30));
+    static const sdk::Params params = {sdk::Param::integer("chunk_bytes", kDefaultChunkBytes, 1, 1 << 30)};
+    sdk::CodecConfig cfg(options, "npy", params);
+    uint64_t chunk_bytes = static_cast<uint64_t>(cfg.integer("chunk_bytes"));
     return std::make_unique<NpyStore>(std::string(path), mode, chunk_bytes);
   }
 };

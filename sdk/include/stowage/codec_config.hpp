@@ -1,10 +1,16 @@
-// stowage/codec_config.hpp -- reading a codec's JSON config (an N5
-// "compression" object) with defaults and range checks, and writing it back
-// in canonical form. Needs nlohmann_json (header-only, stays inside the plugin).
+// stowage/codec_config.hpp -- a codec's parameters, declared once, and
+// reading its JSON config (an N5 "compression" object) against them with
+// defaults and range checks, writing it back in canonical form. Needs
+// nlohmann_json (header-only, stays inside the plugin).
 //
-//   CodecConfig cfg(config_json, "gzip");
-//   level_ = cfg.integer("level", 6, -1, 9);
-//   use_zlib_ = cfg.boolean("useZlib", false);
+//   static const sdk::Params& params() {          // also the descriptor's params_schema
+//     static const sdk::Params p = {sdk::Param::integer("level", 6, -1, 9),
+//                                   sdk::Param::boolean("useZlib", false)};
+//     return p;
+//   }
+//   CodecConfig cfg(config_json, "gzip", params());
+//   level_ = cfg.integer("level");
+//   use_zlib_ = cfg.boolean("useZlib");
 //   canonical_ = cfg.canonical();   // {"level":6,"type":"gzip","useZlib":false}
 //
 // Unknown keys are kept (and ignored), as N5 Java does: canonical() returns
@@ -18,16 +24,74 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stowage::sdk {
+
+// One declared parameter: its JSON type, default and allowed values.
+struct Param {
+  enum class Type { integer, boolean, string };
+  std::string name;
+  Type type = Type::integer;
+  int64_t int_default = 0, min = 0, max = 0;
+  bool bool_default = false;
+  std::string string_default;
+  std::vector<std::string> allowed;  // strings: the fixed set
+
+  static Param integer(std::string name, int64_t def, int64_t min, int64_t max) {
+    Param p;
+    p.name = std::move(name);
+    p.int_default = def;
+    p.min = min;
+    p.max = max;
+    return p;
+  }
+  static Param boolean(std::string name, bool def) {
+    Param p;
+    p.name = std::move(name);
+    p.type = Type::boolean;
+    p.bool_default = def;
+    return p;
+  }
+  static Param choice(std::string name, std::string def, std::vector<std::string> allowed) {
+    Param p;
+    p.name = std::move(name);
+    p.type = Type::string;
+    p.string_default = std::move(def);
+    p.allowed = std::move(allowed);
+    return p;
+  }
+};
+using Params = std::vector<Param>;
+
+// The descriptor's params_schema: {"key": {"type","default","min","max","enum"}}
+// in declaration order.
+inline std::string schema_json(const Params& params) {
+  nlohmann::ordered_json schema = nlohmann::ordered_json::object();
+  for (const Param& p : params) {
+    nlohmann::ordered_json& j = schema[p.name];
+    switch (p.type) {
+      case Param::Type::integer:
+        j = {{"type", "integer"}, {"default", p.int_default}, {"min", p.min}, {"max", p.max}};
+        break;
+      case Param::Type::boolean: j = {{"type", "boolean"}, {"default", p.bool_default}}; break;
+      case Param::Type::string:
+        j = {{"type", "string"}, {"default", p.string_default}, {"enum", p.allowed}};
+        break;
+    }
+  }
+  return schema.dump();
+}
 
 class CodecConfig {
  public:
   // `type` is the canonical id written back; the config's own "type" may be
   // an alias (e.g. "zlib" for gzip) and is readable through given_type().
-  CodecConfig(std::string_view config_json, std::string type) : type_(std::move(type)) {
+  CodecConfig(std::string_view config_json, std::string type, const Params& params)
+      : type_(std::move(type)), params_(params) {
     if (config_json.empty()) {
       json_ = nlohmann::json::object();
     } else {
@@ -45,9 +109,11 @@ class CodecConfig {
   const std::string& given_type() const { return given_type_; }
   bool has(const char* key) const { return json_.contains(key) && !json_[key].is_null(); }
 
-  // An integer in [min, max]; absent means `def`. Stored back canonically.
-  int64_t integer(const char* key, int64_t def, int64_t min, int64_t max) {
-    int64_t v = def;
+  // The declared integer `key` in [min, max]; absent means its default.
+  // Stored back canonically.
+  int64_t integer(const char* key) {
+    const Param& p = declared(key, Param::Type::integer);
+    int64_t v = p.int_default;
     if (has(key)) {
       const nlohmann::json& j = json_[key];
       bool integral = j.is_number_integer() ||
@@ -56,16 +122,19 @@ class CodecConfig {
       if (!integral)
         invalid(type_ + ": \"" + key + "\" must be an integer, got " + j.dump());
       v = j.is_number_integer() ? j.get<int64_t>() : static_cast<int64_t>(j.get<double>());
-      if (v < min || v > max)
+      if (v < p.min || v > p.max)
         invalid(type_ + ": \"" + key + "\" is " + std::to_string(v) + ", allowed range " +
-                std::to_string(min) + ".." + std::to_string(max));
+                std::to_string(p.min) + ".." + std::to_string(p.max));
     }
     json_[key] = v;
     return v;
   }
 
-  bool boolean(const char* key, bool def) {
-    bool v = def;
+  // The declared boolean `key`; absent means `def` when given (a default
+  // that depends on another key), else the declared default.
+  bool boolean(const char* key, std::optional<bool> def = std::nullopt) {
+    const Param& p = declared(key, Param::Type::boolean);
+    bool v = def ? *def : p.bool_default;
     if (has(key)) {
       const nlohmann::json& j = json_[key];
       if (!j.is_boolean()) invalid(type_ + ": \"" + key + "\" must be true or false, got " + j.dump());
@@ -75,21 +144,19 @@ class CodecConfig {
     return v;
   }
 
-  void set_boolean(const char* key, bool v) { json_[key] = v; }
-
-  // A string from a fixed set.
-  std::string choice(const char* key, const std::string& def,
-                     std::initializer_list<const char*> allowed) {
-    std::string v = def;
+  // The declared string `key`, one of its allowed values.
+  std::string choice(const char* key) {
+    const Param& p = declared(key, Param::Type::string);
+    std::string v = p.string_default;
     if (has(key)) {
       const nlohmann::json& j = json_[key];
       if (!j.is_string()) invalid(type_ + ": \"" + key + "\" must be a string, got " + j.dump());
       v = j.get<std::string>();
       bool ok = false;
       std::string list;
-      for (const char* a : allowed) {
+      for (const std::string& a : p.allowed) {
         ok = ok || v == a;
-        list += (list.empty() ? "" : ", ") + std::string(a);
+        list += (list.empty() ? "" : ", ") + a;
       }
       if (!ok) invalid(type_ + ": \"" + key + "\" is \"" + v + "\", allowed: " + list);
     }
@@ -104,7 +171,15 @@ class CodecConfig {
   std::string canonical() const { return json_.dump(); }
 
  private:
+  // The declaration of `key`; reading an undeclared key is the plugin's bug.
+  const Param& declared(const char* key, Param::Type type) const {
+    for (const Param& p : params_)
+      if (p.name == key && p.type == type) return p;
+    fail(STOWAGE_INTERNAL, type_ + ": the codec reads parameter \"" + key + "\" without declaring it");
+  }
+
   std::string type_, given_type_;
+  const Params& params_;
   nlohmann::json json_;  // std::map-backed: keys come out sorted
 };
 

@@ -17,10 +17,20 @@
  *   - JSON crosses as text, records (datadings samples) as msgpack bytes.
  *
  * Growing the ABI: fields are only ever appended to a struct, and every
- * struct starts with its own size, so the host reads a field only if the
- * plugin's struct is large enough to contain it. Changing the meaning of an
- * existing field bumps STOWAGE_PLUGIN_ABI, and the host refuses a plugin
- * built for another ABI with a message naming both numbers.
+ * struct starts with its own size, so a reader uses a field only if the
+ * writer's struct is large enough to contain it. Each table has the size of
+ * its first version (STOWAGE_CODEC_VTABLE_V1_SIZE,
+ * STOWAGE_FORMAT_VTABLE_V1_SIZE, STOWAGE_HOST_V1_SIZE): the host accepts any
+ * struct_size at least that large and reads a later field only when
+ * struct_size covers it; a plugin does the same with the host table.
+ * Changing the meaning of an existing field bumps STOWAGE_PLUGIN_ABI, and
+ * the host refuses a plugin built for another ABI with the reason "built for
+ * ABI 1, this host speaks 2".
+ *
+ * ABI 2 (from 1): codecs are an immutable configuration plus per-thread
+ * contexts the host pools; the host table is one per registry and is passed
+ * to codec create() and format open(); format plugins use codecs through the
+ * host's codec_* functions.
  *
  * C authors fill the structs by hand; C++ authors use stowage/plugin.hpp.
  */
@@ -34,8 +44,8 @@
 extern "C" {
 #endif
 
-#define STOWAGE_PLUGIN_ABI 1
-#define STOWAGE_SDK_VERSION "0.1.0"
+#define STOWAGE_PLUGIN_ABI 2
+#define STOWAGE_SDK_VERSION "0.2.0"
 
 #if defined(_WIN32)
 #define STOWAGE_PLUGIN_EXPORT __declspec(dllexport)
@@ -91,35 +101,61 @@ extern "C" {
 
 /* ---- codecs (kind "codec.bytes") --------------------------------------- */
 
-typedef struct stowage_codec_state *stowage_codec_handle;
+struct stowage_host;
+
+/* zstd's model: a configuration is immutable once created and is used by
+ * many threads at once; all scratch state (compression contexts, deflate
+ * streams) lives in a context, which one thread uses at a time. The host
+ * keeps a small pool of contexts per configuration, so a plugin never needs
+ * thread-local state. */
+typedef struct stowage_codec_config_state *stowage_codec_config;
+typedef struct stowage_codec_context_state *stowage_codec_context;
 
 typedef struct stowage_codec_vtable {
   uint32_t struct_size;
-  /* Creates an instance from the codec's JSON config (an N5 "compression"
-   * object). Defaults are filled in, unknown keys are kept and ignored,
-   * out-of-range values are INVALID_ARGUMENT naming the key and range. */
-  int (*create)(const char *config_json, size_t config_size,
-                stowage_codec_handle *out, stowage_error *err);
-  /* The canonical JSON config of an instance (defaults filled, keys sorted),
-   * streamed into `json` as one byte stream. */
-  int (*canonical_config)(stowage_codec_handle codec, stowage_sink *json,
-                          stowage_error *err);
-  /* Worst-case encoded size of `size` input bytes. */
-  uint64_t (*bound)(stowage_codec_handle codec, uint64_t size);
+  /* Parses and validates the codec's JSON config (an N5 "compression"
+   * object) into an immutable configuration, and streams its canonical JSON
+   * (defaults filled, keys sorted) into `canonical` as one byte stream.
+   * Unknown keys are kept and ignored, out-of-range values are
+   * INVALID_ARGUMENT naming the key and range. `host` is the table of the
+   * registry creating it, valid as long as the configuration lives (for
+   * log()); it is the same table the plugin's entry point received. */
+  int (*create)(const struct stowage_host *host, const char *config_json,
+                size_t config_size, stowage_codec_config *out,
+                stowage_sink *canonical, stowage_error *err);
+  /* Frees a configuration after all its contexts are destroyed. */
+  void (*destroy)(stowage_codec_config config);
+  /* A context for one thread at a time. NULL (the function, or *out) means
+   * the codec needs none, and encode/decode then receive NULL. A context
+   * stays usable after a call on it failed (the host reuses it). */
+  int (*context_create)(stowage_codec_config config, stowage_codec_context *out,
+                        stowage_error *err);
+  void (*context_destroy)(stowage_codec_context context);
+  /* Worst-case encoded size of `size` input bytes (UINT64_MAX: too large).
+   * Depends on the configuration alone, so it takes no context. */
+  uint64_t (*bound)(stowage_codec_config config, uint64_t size);
   /* Encodes in[0..in_size) into out[0..out_capacity); out_capacity >=
-   * bound(in_size) always suffices. */
-  int (*encode)(stowage_codec_handle codec, const void *in, size_t in_size,
-                void *out, size_t out_capacity, size_t *written,
-                stowage_error *err);
+   * bound(in_size) always suffices. `context` is one of this
+   * configuration's contexts, used by no other thread during the call. */
+  int (*encode)(stowage_codec_config config, stowage_codec_context context,
+                const void *in, size_t in_size, void *out, size_t out_capacity,
+                size_t *written, stowage_error *err);
   /* Decodes into out[0..out_capacity). The caller knows the decoded size
    * and passes it as the capacity; output never runs past it. A payload
    * that decodes to more than out_capacity, is truncated or is corrupt is
    * STOWAGE_CORRUPT. *written is the number of bytes produced. */
-  int (*decode)(stowage_codec_handle codec, const void *in, size_t in_size,
-                void *out, size_t out_capacity, size_t *written,
-                stowage_error *err);
-  void (*destroy)(stowage_codec_handle codec);
+  int (*decode)(stowage_codec_config config, stowage_codec_context context,
+                const void *in, size_t in_size, void *out, size_t out_capacity,
+                size_t *written, stowage_error *err);
+
+  /* -- fields added later go here; the host reads them only when
+   *    struct_size covers them (see STOWAGE_CODEC_VTABLE_V1_SIZE). -- */
 } stowage_codec_vtable;
+
+/* The size of the first codec vtable of ABI 2 (up to `decode`): the least a
+ * plugin may declare. */
+#define STOWAGE_CODEC_VTABLE_V1_SIZE \
+  (offsetof(stowage_codec_vtable, decode) + sizeof(void *))
 
 /* ---- formats (kind "format") ------------------------------------------- */
 
@@ -162,10 +198,14 @@ typedef enum stowage_open_mode {
 typedef struct stowage_format_vtable {
   uint32_t struct_size;
 
-  /* 0 = not this format, 100 = certain. Cheap: a stat and a few bytes. */
-  int32_t (*identify)(const char *path, size_t path_size);
-  /* options_json: a JSON object (may be empty); see the plugin's schema. */
-  int (*open)(const char *path, size_t path_size, uint32_t mode,
+  /* 0 = not this format, 100 = certain. Cheap: a stat and a few bytes,
+   * read through the host's storage layer (so a URL can be identified). */
+  int32_t (*identify)(const struct stowage_host *host, const char *path, size_t path_size);
+  /* options_json: a JSON object (may be empty); see the plugin's schema.
+   * `host` is the table of the registry opening the store, valid while the
+   * store is open: the store logs and creates codecs through it. */
+  int (*open)(const struct stowage_host *host, const char *path,
+              size_t path_size, uint32_t mode,
               const char *options_json, size_t options_size,
               stowage_store_handle *out, stowage_error *err);
   /* Commits pending writes and frees the store, even when it fails. */
@@ -305,23 +345,39 @@ typedef enum stowage_log_level {
   STOWAGE_LOG_ERROR = 3
 } stowage_log_level;
 
+/* A codec as the host hands it to a format plugin: a configuration plus
+ * the host's pool of contexts, usable from many threads at once. */
+typedef struct stowage_host_codec_state *stowage_host_codec;
+
+/* One table per Registry: a plugin loaded by two registries in one process
+ * receives two tables, so it keeps the table it was given with each object
+ * it creates (codec create(host, ...), format open(host, ...)) instead of a
+ * process-wide copy. Read a field only when struct_size covers it
+ * (STOWAGE_HOST_V1_SIZE fields are always there). */
 typedef struct stowage_host {
   uint32_t struct_size;
   uint32_t abi_version;
   void *ctx;
   void (*log)(void *ctx, int32_t level, const char *message, size_t size);
-  /* Creates a codec through the host's registry from its JSON config, so a
-   * format plugin never links a codec plugin. On success *vtable and
-   * *handle are set; the caller releases the instance with
-   * (*vtable)->destroy(*handle). *capabilities receives the codec's
-   * capability bits (STOWAGE_CAP_THREADSAFE tells whether one instance may be
-   * shared between threads). */
-  int (*codec_create)(void *ctx, const char *config_json, size_t config_size,
-                      const stowage_codec_vtable **vtable,
-                      stowage_codec_handle *handle, uint64_t *capabilities,
-                      stowage_error *err);
   /* How many worker threads the host uses (a plugin sizing its caches). */
   uint32_t (*thread_count)(void *ctx);
+  /* Creates a codec through the host's registry from its JSON config, so a
+   * format plugin never links a codec plugin, and streams its canonical JSON
+   * into `canonical` (may be NULL). The codec is safe to use from many
+   * threads at once: the host gives each call a context of its own.
+   * Release it with codec_destroy. */
+  int (*codec_create)(void *ctx, const char *config_json, size_t config_size,
+                      stowage_host_codec *out, stowage_sink *canonical,
+                      stowage_error *err);
+  void (*codec_destroy)(stowage_host_codec codec);
+  uint64_t (*codec_bound)(stowage_host_codec codec, uint64_t size);
+  int (*codec_encode)(stowage_host_codec codec, const void *in, size_t in_size,
+                      void *out, size_t out_capacity, size_t *written,
+                      stowage_error *err);
+  int (*codec_decode)(stowage_host_codec codec, const void *in, size_t in_size,
+                      void *out, size_t out_capacity, size_t *written,
+                      stowage_error *err);
+
   /* The storage backend serving `location` (a path, mem://..., http://...),
    * chosen by its scheme and opened once per host; owned by the host, valid
    * while the host is. See stowage/storage.h. */
@@ -329,7 +385,14 @@ typedef struct stowage_host {
                  const struct stowage_storage_vtable **vtable,
                  stowage_storage_handle *handle, uint64_t *capabilities,
                  stowage_error *err);
+
+  /* -- fields added later go here; a plugin reads them only when
+   *    struct_size covers them. -- */
 } stowage_host;
+
+/* The size of the first host table of ABI 2 (up to codec_decode). */
+#define STOWAGE_HOST_V1_SIZE \
+  (offsetof(stowage_host, codec_decode) + sizeof(void *))
 
 /* ---- the descriptor ----------------------------------------------------- */
 

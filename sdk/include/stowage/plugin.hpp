@@ -1,20 +1,31 @@
 // stowage/plugin.hpp -- the header-only C++ adapter over stowage/plugin.h.
 //
-// A codec author writes a class with
-//     explicit MyCodec(std::string_view config_json);   // throws sdk::Error
+// A codec author writes a class that is the codec's immutable configuration
+// (one object is used by many threads at once, so every method is const):
+//     static const sdk::Params& params();  // one declaration per parameter
+//                                          // (stowage/codec_config.hpp); optional
+//     MyCodec(const sdk::Host& host, std::string_view config_json);  // or (config_json)
 //     std::string canonical_config() const;
 //     uint64_t bound(uint64_t n) const;
-//     size_t encode(const void* in, size_t n, void* out, size_t capacity);
-//     size_t decode(const void* in, size_t n, void* out, size_t capacity);
-// and one line:
+//     size_t encode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const;
+//     size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const;
+// where `struct Context` (a nested type, constructible from `const MyCodec&`
+// or by default) is the scratch state one thread uses at a time; the host
+// pools contexts. A codec without scratch state declares no Context and
+// leaves the `Context&` parameter out. Then one line:
 //     STOWAGE_DEFINE_CODEC_PLUGIN(MyCodec, "myid", "1.0.0", "one-line description",
-//                                 R"({"level": {"type": "integer", "default": 3}})",
 //                                 STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
+// The descriptor's params_schema is generated from params().
+//
 // A format author derives from sdk::Store, writes two static functions
-//     static int32_t identify(std::string_view path);
-//     static std::unique_ptr<sdk::Store> open(std::string_view path, uint32_t mode,
-//                                             std::string_view options_json);
-// in a class, and uses STOWAGE_DEFINE_FORMAT_PLUGIN.
+//     static int32_t identify(const sdk::Host& host, std::string_view path);
+//     static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
+//                                             uint32_t mode, std::string_view options_json);
+// in a class, and uses STOWAGE_DEFINE_FORMAT_PLUGIN. The store keeps the host
+// it was opened with (Store::host()), for logging and codecs.
+//
+// Nothing here is process-global: a plugin loaded by two registries serves
+// each through the host table that registry passed.
 //
 // The macros generate the descriptor and noexcept trampolines that turn every
 // exception into a status code and message, so nothing C++ crosses the boundary.
@@ -23,6 +34,7 @@
 
 #include <stowage/plugin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -32,6 +44,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace stowage::sdk {
@@ -59,16 +72,43 @@ class Error : public std::runtime_error {
   fail(STOWAGE_UNSUPPORTED, message);
 }
 
-// The host table handed to stowage_plugin_entry; valid for the process lifetime.
-inline const stowage_host*& host_table() {
-  static const stowage_host* table = nullptr;
-  return table;
-}
+// The host table of the registry that created an object (a codec
+// configuration, an open store), kept by that object. Every read of a field
+// first checks that the host's struct_size covers it, so a plugin runs under
+// a host with a shorter (older) table.
+class Host {
+ public:
+  Host() = default;
+  explicit Host(const stowage_host* table) : table_(table) {}
+  const stowage_host* table() const { return table_; }
 
-inline void log(stowage_log_level level, std::string_view message) {
-  const stowage_host* h = host_table();
-  if (h && h->log) h->log(h->ctx, level, message.data(), message.size());
-}
+  // True when the host's table has the function pointer at `offset`, set.
+  bool offers(size_t offset) const {
+    if (!table_ || table_->struct_size < offset + sizeof(void (*)())) return false;
+    void (*fn)();
+    std::memcpy(&fn, reinterpret_cast<const char*>(table_) + offset, sizeof fn);
+    return fn != nullptr;
+  }
+
+  void log(stowage_log_level level, std::string_view message) const {
+    if (offers(offsetof(stowage_host, log)))
+      table_->log(table_->ctx, level, message.data(), message.size());
+  }
+  // The host's worker threads (1 when it does not say).
+  uint32_t thread_count() const {
+    if (!offers(offsetof(stowage_host, thread_count))) return 1;
+    uint32_t n = table_->thread_count(table_->ctx);
+    return n ? n : 1;
+  }
+  bool offers_codecs() const {
+    return offers(offsetof(stowage_host, codec_create)) && offers(offsetof(stowage_host, codec_destroy)) &&
+           offers(offsetof(stowage_host, codec_bound)) && offers(offsetof(stowage_host, codec_encode)) &&
+           offers(offsetof(stowage_host, codec_decode));
+  }
+
+ private:
+  const stowage_host* table_ = nullptr;
+};
 
 // ---- error plumbing -------------------------------------------------------
 
@@ -109,61 +149,72 @@ inline void emit(stowage_sink* sink, std::string_view s) { emit(sink, s.data(), 
 
 // ---- using codecs from a format plugin ------------------------------------
 
-// A codec instance obtained through the host's registry.
+// A codec obtained through the host's registry. One object serves many
+// threads at once: the host gives each call a context of its own.
+//
+// It copies the host's codec functions rather than keep the table: a
+// per-thread cache in a plugin may release a HostCodec after the registry
+// (and its table) is gone, and the codec itself stays valid (plugins and the
+// library are never unloaded).
 class HostCodec {
  public:
-  explicit HostCodec(std::string_view config_json) {
-    const stowage_host* h = host_table();
-    if (!h || !h->codec_create) fail(STOWAGE_INTERNAL, "the host offers no codec lookup");
-    stowage_error err{};
-    int rc = h->codec_create(h->ctx, config_json.data(), config_json.size(), &vt_, &handle_,
-                             &capabilities_, &err);
+  HostCodec(const Host& host, std::string_view config_json) {
+    if (!host.offers_codecs()) fail(STOWAGE_INTERNAL, "the host offers no codecs");
+    const stowage_host* table = host.table();
+    destroy_ = table->codec_destroy;
+    bound_ = table->codec_bound;
+    encode_ = table->codec_encode;
+    decode_ = table->codec_decode;
+    stowage_sink sink{&canonical_, [](void* ctx, const void* d, size_t n) {
+                        static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
+                        return 0;
+                      }};
+    stowage_error err;
+    int rc = table->codec_create(table->ctx, config_json.data(), config_json.size(), &codec_, &sink, &err);
     if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
   }
   HostCodec(const HostCodec&) = delete;
   HostCodec& operator=(const HostCodec&) = delete;
   ~HostCodec() {
-    if (handle_) vt_->destroy(handle_);
+    if (codec_) destroy_(codec_);
   }
 
-  bool thread_safe() const { return capabilities_ & STOWAGE_CAP_THREADSAFE; }
-  uint64_t bound(uint64_t n) const { return vt_->bound(handle_, n); }
-  std::string canonical_config() const {
-    std::string out;
-    stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
-                        static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
-                        return 0;
-                      }};
-    check(vt_->canonical_config(handle_, &sink, &err_scratch()));
-    return out;
-  }
+  // Canonical JSON config (defaults filled, keys sorted).
+  const std::string& canonical_config() const { return canonical_; }
+  uint64_t bound(uint64_t n) const { return bound_(codec_, n); }
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
     size_t written = 0;
-    check(vt_->encode(handle_, in, n, out, capacity, &written, &err_scratch()));
+    stowage_error err;  // filled only on failure: no 1 KiB clearing per call
+    check(encode_(codec_, in, n, out, capacity, &written, &err), err);
     return written;
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
     size_t written = 0;
-    check(vt_->decode(handle_, in, n, out, capacity, &written, &err_scratch()));
+    stowage_error err;
+    check(decode_(codec_, in, n, out, capacity, &written, &err), err);
     return written;
   }
 
  private:
-  static stowage_error& err_scratch() {
-    thread_local stowage_error e;
-    return e;
+  static void check(int rc, const stowage_error& err) {
+    if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
   }
-  static void check(int rc) {
-    if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err_scratch().message);
-  }
-  const stowage_codec_vtable* vt_ = nullptr;
-  stowage_codec_handle handle_ = nullptr;
-  uint64_t capabilities_ = 0;
+  decltype(stowage_host::codec_destroy) destroy_ = nullptr;
+  decltype(stowage_host::codec_bound) bound_ = nullptr;
+  decltype(stowage_host::codec_encode) encode_ = nullptr;
+  decltype(stowage_host::codec_decode) decode_ = nullptr;
+  stowage_host_codec codec_ = nullptr;
+  std::string canonical_;
 };
 
 // ---- format plugins -------------------------------------------------------
 
 using ItemFn = std::function<void(const void* data, size_t size)>;
+
+namespace detail {
+template <class Format>
+struct FormatTrampolines;
+}
 
 // Base class of a format plugin's open store. Every operation a format does
 // not support reports UNSUPPORTED with the operation's name.
@@ -171,6 +222,11 @@ class Store {
  public:
   virtual ~Store() = default;
   virtual void close() {}
+
+  // The host table of the registry that opened this store (set by the SDK
+  // when open() returns; open() itself receives it as an argument).
+  const Host& host() const { return host_; }
+  void log(stowage_log_level level, std::string_view message) const { host_.log(level, message); }
 
   virtual std::vector<std::string> list(std::string_view node) = 0;
   virtual std::string describe(std::string_view node) = 0;
@@ -265,46 +321,123 @@ class Store {
   [[noreturn]] static void no(const char* op) {
     unsupported(std::string("this format does not support ") + op);
   }
+  template <class Format>
+  friend struct detail::FormatTrampolines;
+  Host host_;
 };
 
 namespace detail {
 
 inline std::string_view sv(const char* p, size_t n) { return {p ? p : "", p ? n : 0}; }
 
+// Whether a codec class declares a nested Context, and params().
+template <class Codec, class = void>
+struct HasContext : std::false_type {};
+template <class Codec>
+struct HasContext<Codec, std::void_t<typename Codec::Context>> : std::true_type {};
+template <class Codec, class = void>
+struct HasParams : std::false_type {};
+template <class Codec>
+struct HasParams<Codec, std::void_t<decltype(Codec::params())>> : std::true_type {};
+
 template <class Codec>
 struct CodecTrampolines {
-  static Codec* self(stowage_codec_handle h) { return reinterpret_cast<Codec*>(h); }
-  static int create(const char* json, size_t size, stowage_codec_handle* out,
+  static constexpr bool kContext = HasContext<Codec>::value;
+  static const Codec* self(stowage_codec_config c) { return reinterpret_cast<const Codec*>(c); }
+
+  static Codec* make(const stowage_host* host, std::string_view json) {
+    if constexpr (std::is_constructible_v<Codec, const Host&, std::string_view>)
+      return new Codec(Host(host), json);
+    else
+      return new Codec(json);
+  }
+  static int create(const stowage_host* host, const char* json, size_t size,
+                    stowage_codec_config* out, stowage_sink* canonical,
                     stowage_error* err) noexcept {
     return guarded(err, [&] {
-      *out = reinterpret_cast<stowage_codec_handle>(new Codec(sv(json, size)));
+      std::unique_ptr<Codec> codec(make(host, sv(json, size)));
+      if (canonical) emit(canonical, codec->canonical_config());
+      *out = reinterpret_cast<stowage_codec_config>(codec.release());
     });
   }
-  static int canonical_config(stowage_codec_handle h, stowage_sink* sink,
-                              stowage_error* err) noexcept {
-    return guarded(err, [&] { emit(sink, self(h)->canonical_config()); });
+  static void destroy(stowage_codec_config c) noexcept { delete self(c); }
+
+  template <class Cx = Codec>
+  static int context_create(stowage_codec_config c, stowage_codec_context* out,
+                            stowage_error* err) noexcept {
+    using Context = typename Cx::Context;
+    return guarded(err, [&] {
+      Context* cx;
+      if constexpr (std::is_constructible_v<Context, const Cx&>)
+        cx = new Context(*self(c));
+      else
+        cx = new Context();
+      *out = reinterpret_cast<stowage_codec_context>(cx);
+    });
   }
-  static uint64_t bound(stowage_codec_handle h, uint64_t n) noexcept {
+  template <class Cx = Codec>
+  static void context_destroy(stowage_codec_context cx) noexcept {
+    delete reinterpret_cast<typename Cx::Context*>(cx);
+  }
+
+  static uint64_t bound(stowage_codec_config c, uint64_t n) noexcept {
     try {
-      return self(h)->bound(n);
+      return self(c)->bound(n);
     } catch (...) {
       return UINT64_MAX;
     }
   }
-  static int encode(stowage_codec_handle h, const void* in, size_t n, void* out, size_t cap,
-                    size_t* written, stowage_error* err) noexcept {
-    return guarded(err, [&] { *written = self(h)->encode(in, n, out, cap); });
+  // Calls encode or decode with the context when the codec has one.
+  template <class Fn>
+  static size_t call(stowage_codec_context cx, Fn&& fn) {
+    if constexpr (kContext) {
+      if (!cx) fail(STOWAGE_INTERNAL, "the host passed no codec context");
+      return fn(*reinterpret_cast<typename Codec::Context*>(cx));
+    } else {
+      (void)cx;
+      return fn();
+    }
   }
-  static int decode(stowage_codec_handle h, const void* in, size_t n, void* out, size_t cap,
-                    size_t* written, stowage_error* err) noexcept {
-    return guarded(err, [&] { *written = self(h)->decode(in, n, out, cap); });
+  static int encode(stowage_codec_config c, stowage_codec_context cx, const void* in, size_t n,
+                    void* out, size_t cap, size_t* written, stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      *written = call(cx, [&](auto&... context) { return self(c)->encode(context..., in, n, out, cap); });
+    });
   }
-  static void destroy(stowage_codec_handle h) noexcept { delete self(h); }
+  static int decode(stowage_codec_config c, stowage_codec_context cx, const void* in, size_t n,
+                    void* out, size_t cap, size_t* written, stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      *written = call(cx, [&](auto&... context) { return self(c)->decode(context..., in, n, out, cap); });
+    });
+  }
 
   static const stowage_codec_vtable* vtable() {
-    static const stowage_codec_vtable vt = {sizeof(stowage_codec_vtable), create, canonical_config,
-                                            bound, encode, decode, destroy};
+    static const stowage_codec_vtable vt = [] {
+      stowage_codec_vtable v{};
+      v.struct_size = sizeof(stowage_codec_vtable);
+      v.create = create;
+      v.destroy = destroy;
+      if constexpr (kContext) {
+        v.context_create = context_create<>;
+        v.context_destroy = context_destroy<>;
+      }
+      v.bound = bound;
+      v.encode = encode;
+      v.decode = decode;
+      return v;
+    }();
     return &vt;
+  }
+
+  // The descriptor's params_schema, generated from params() (ADL finds
+  // schema_json in stowage/codec_config.hpp).
+  static const char* params_schema() {
+    if constexpr (HasParams<Codec>::value) {
+      static const std::string schema = schema_json(Codec::params());
+      return schema.c_str();
+    } else {
+      return "{}";
+    }
   }
 };
 
@@ -317,17 +450,20 @@ struct FormatTrampolines {
     return [sink](const void* d, size_t n) { emit(sink, d, n); };
   }
 
-  static int32_t identify(const char* path, size_t size) noexcept {
+  static int32_t identify(const stowage_host* host, const char* path, size_t size) noexcept {
     try {
-      return Format::identify(sv(path, size));
+      return Format::identify(Host(host), sv(path, size));
     } catch (...) {
       return 0;
     }
   }
-  static int open(const char* path, size_t size, uint32_t mode, const char* opts,
-                  size_t opts_size, stowage_store_handle* out, stowage_error* err) noexcept {
+  static int open(const stowage_host* host, const char* path, size_t size, uint32_t mode,
+                  const char* opts, size_t opts_size, stowage_store_handle* out,
+                  stowage_error* err) noexcept {
     return guarded(err, [&] {
-      std::unique_ptr<Store> s = Format::open(sv(path, size), mode, sv(opts, opts_size));
+      Host h(host);
+      std::unique_ptr<Store> s = Format::open(h, sv(path, size), mode, sv(opts, opts_size));
+      s->host_ = h;
       *out = reinterpret_cast<stowage_store_handle>(s.release());
     });
   }
@@ -484,11 +620,13 @@ struct FormatTrampolines {
 #define STOWAGE_PLUGIN_BUILD_EXTRA ""
 #endif
 
+// The entry point ignores `host`: each object receives its registry's table
+// when it is created (codec create, format open).
 #define STOWAGE_DEFINE_PLUGIN_(KIND, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, VTABLE, ALIASES, \
                                EXTENSIONS)                                                   \
   extern "C" STOWAGE_PLUGIN_EXPORT const stowage_plugin* stowage_plugin_entry(               \
       const stowage_host* host) {                                                            \
-    ::stowage::sdk::host_table() = host;                                                     \
+    (void)host;                                                                              \
     static const stowage_plugin descriptor = {                                               \
         STOWAGE_PLUGIN_ABI, sizeof(stowage_plugin), KIND, ID, VERSION,                       \
         STOWAGE_BUILD_INFO STOWAGE_PLUGIN_BUILD_EXTRA, SCHEMA, CAPS, VTABLE, DESCRIPTION,    \
@@ -497,16 +635,17 @@ struct FormatTrampolines {
   }
 
 // ALIASES: a `static const char* const name[] = {"zlib", nullptr};` or nullptr.
-#define STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, \
-                                                 ALIASES)                                      \
-  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_CODEC, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,            \
+// The parameter schema comes from CLASS::params() ("{}" without it).
+#define STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, CAPS, ALIASES) \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_CODEC, ID, VERSION, DESCRIPTION,                          \
+                         ::stowage::sdk::detail::CodecTrampolines<CLASS>::params_schema(), CAPS, \
                          ::stowage::sdk::detail::CodecTrampolines<CLASS>::vtable(), ALIASES,    \
                          nullptr)
 
-#define STOWAGE_DEFINE_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS) \
-  STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, nullptr)
+#define STOWAGE_DEFINE_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, CAPS) \
+  STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, CAPS, nullptr)
 
-// CLASS has static identify(std::string_view) and open(path, mode, options).
+// CLASS has static identify(host, path) and open(host, path, mode, options).
 // EXTENSIONS: a NULL-terminated array of ".ext" strings, or nullptr.
 #define STOWAGE_DEFINE_FORMAT_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, EXTENSIONS) \
   STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_FORMAT, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,            \

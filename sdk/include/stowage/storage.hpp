@@ -2,7 +2,7 @@
 // for format plugins and the host: RAII views and staged files, exceptions
 // instead of status codes.
 //
-//     sdk::Storage storage = sdk::Storage::for_location(host, location);
+//     sdk::Storage storage = sdk::Storage::for_location(host, location);  // host: sdk::Host
 //     std::optional<sdk::Bytes> meta = storage.read_if_exists(location + "/attributes.json");
 //     sdk::Staged out = storage.stage(location + "/0/0");
 //     out.append(bytes, n);
@@ -168,9 +168,9 @@ class Storage {
       : vt_(vt), handle_(h), capabilities_(capabilities) {}
 
   // Asks the host for the backend of `location`'s scheme.
-  static Storage for_location(const stowage_host* host, std::string_view location) {
-    if (!host || host->struct_size < offsetof(stowage_host, storage) + sizeof(void*) || !host->storage)
-      fail(STOWAGE_INTERNAL, "the host offers no storage layer");
+  static Storage for_location(const Host& from, std::string_view location) {
+    if (!from.offers(offsetof(stowage_host, storage))) fail(STOWAGE_INTERNAL, "the host offers no storage layer");
+    const stowage_host* host = from.table();
     const stowage_storage_vtable* vt = nullptr;
     stowage_storage_handle h = nullptr;
     uint64_t caps = 0;

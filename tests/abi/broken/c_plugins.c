@@ -1,39 +1,65 @@
 /* Deliberately broken codec plugins written in plain C against plugin.h,
- * one per file name, selected by -DBROKEN_<KIND> at compile time. The ABI
+ * one per file name, selected by -DBROKEN_<KIND> at compile time, and one
+ * that is not broken (future: a larger vtable than the host knows). The ABI
  * test suite checks the exact state and message the registry gives each. */
 #include <stowage/plugin.h>
 
 #include <string.h>
 
-static int create(const char *json, size_t n, stowage_codec_handle *out, stowage_error *err) {
-  (void)json, (void)n, (void)err;
-  *out = (stowage_codec_handle)1;
-  return STOWAGE_OK;
+static int create(const stowage_host *host, const char *json, size_t n, stowage_codec_config *out,
+                  stowage_sink *canonical, stowage_error *err) {
+  (void)host, (void)json, (void)n, (void)err;
+  *out = (stowage_codec_config)1;
+  return canonical->write(canonical->ctx, "{}", 2) ? STOWAGE_INTERNAL : STOWAGE_OK;
 }
-static int canonical(stowage_codec_handle h, stowage_sink *sink, stowage_error *err) {
-  (void)h, (void)err;
-  return sink->write(sink->ctx, "{}", 2) ? STOWAGE_INTERNAL : STOWAGE_OK;
-}
-static uint64_t bound(stowage_codec_handle h, uint64_t n) { (void)h; return n; }
-static int copy(stowage_codec_handle h, const void *in, size_t n, void *out, size_t cap, size_t *w,
-                stowage_error *err) {
-  (void)h, (void)err;
+static void destroy(stowage_codec_config c) { (void)c; }
+static uint64_t bound(stowage_codec_config c, uint64_t n) { (void)c; return n; }
+static int copy(stowage_codec_config c, stowage_codec_context cx, const void *in, size_t n, void *out,
+                size_t cap, size_t *w, stowage_error *err) {
+  (void)c, (void)cx, (void)err;
   if (n > cap) return STOWAGE_CORRUPT;
   memcpy(out, in, n);
   *w = n;
   return STOWAGE_OK;
 }
-static void destroy(stowage_codec_handle h) { (void)h; }
 
-static const stowage_codec_vtable vtable = {sizeof(stowage_codec_vtable), create, canonical, bound, copy, copy,
-                                            destroy};
+/* A codec vtable as a later ABI 2 might declare it: one more field. */
+struct future_vtable {
+  stowage_codec_vtable v1;
+  void (*added_later)(void);
+};
+
+/* No contexts: this codec has no scratch state. */
+static const struct future_vtable future_vtable = {
+#if defined(BROKEN_FUTURE)
+    {sizeof(struct future_vtable),
+#elif defined(BROKEN_TOOSHORT)
+    /* A table that ends before decode. */
+    {STOWAGE_CODEC_VTABLE_V1_SIZE - sizeof(void *),
+#else
+    {sizeof(stowage_codec_vtable),
+#endif
+     create, destroy, NULL, NULL, bound, copy, copy},
+    NULL};
+#define vtable future_vtable.v1
 
 #if defined(BROKEN_BADABI)
 #define ABI 99
 #define ID "badabi"
+#elif defined(BROKEN_ABI1)
+/* What every plugin built before issue 19 declares. */
+#define ABI 1
+#define ID "abi1"
 #elif defined(BROKEN_WRONGID)
 #define ABI STOWAGE_PLUGIN_ABI
 #define ID "otherid"
+#elif defined(BROKEN_TOOSHORT)
+#define ABI STOWAGE_PLUGIN_ABI
+#define ID "tooshort"
+#elif defined(BROKEN_FUTURE)
+/* Not broken: a larger vtable than this host knows loads. */
+#define ABI STOWAGE_PLUGIN_ABI
+#define ID "future"
 #elif defined(BROKEN_UNRESOLVED)
 #define ABI STOWAGE_PLUGIN_ABI
 #define ID "unresolved"

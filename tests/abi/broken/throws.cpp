@@ -10,10 +10,10 @@ class Throws {
   explicit Throws(std::string_view) {}
   std::string canonical_config() const { return R"({"type":"throws"})"; }
   uint64_t bound(uint64_t n) const { return n; }
-  size_t encode(const void*, size_t, void*, size_t) { throw std::runtime_error("encoder exploded"); }
-  size_t decode(const void*, size_t, void*, size_t) { throw 42; }
+  size_t encode(const void*, size_t, void*, size_t) const { throw std::runtime_error("encoder exploded"); }
+  size_t decode(const void*, size_t, void*, size_t) const { throw 42; }
 };
 }  // namespace
 
-STOWAGE_DEFINE_CODEC_PLUGIN(Throws, "throws", "0.0.1", "throws on purpose", "{}",
+STOWAGE_DEFINE_CODEC_PLUGIN(Throws, "throws", "0.0.1", "throws on purpose",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE)

@@ -14,9 +14,9 @@ static int32_t identify(const char *path, size_t n) {
   (void)path, (void)n;
   return 0; /* opened by name only */
 }
-static int open_store(const char *path, size_t n, uint32_t mode, const char *opts, size_t on,
-                      stowage_store_handle *out, stowage_error *err) {
-  (void)path, (void)n, (void)mode, (void)opts, (void)on;
+static int open_store(const stowage_host *host, const char *path, size_t n, uint32_t mode, const char *opts,
+                      size_t on, stowage_store_handle *out, stowage_error *err) {
+  (void)host, (void)path, (void)n, (void)mode, (void)opts, (void)on;
   *out = (stowage_store_handle)1;
   return ok(err);
 }
