@@ -31,6 +31,8 @@
 #include <stowage/storage.hpp>
 #include <stowage/stowage.hpp>
 
+#include "n5_volume.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -42,22 +44,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<uint64_t> kShape = {256, 512, 512};
-const std::vector<uint64_t> kChunks = {64, 64, 64};
+const std::vector<uint64_t>& kShape = bench::kVolumeShape;
+const std::vector<uint64_t>& kChunks = bench::kVolumeChunks;
 constexpr double kMiB = 1 << 20;
 
-// The values of bench/n5 (make_volume there): a smooth field plus 6 bits of noise.
-std::vector<uint16_t> make_volume() {
-  std::vector<uint16_t> v(kShape[0] * kShape[1] * kShape[2]);
-  size_t i = 0;
-  for (uint32_t z = 0; z < kShape[0]; ++z)
-    for (uint32_t y = 0; y < kShape[1]; ++y)
-      for (uint32_t x = 0; x < kShape[2]; ++x) {
-        uint32_t noise = ((z * 73856093u) ^ (y * 19349663u) ^ (x * 83492791u)) & 0x3f;
-        v[i++] = uint16_t(z * 3 + y * 2 + x + noise);
-      }
-  return v;
-}
+using bench::make_volume;  // bench/support/n5_volume.hpp
 
 double seconds(const std::function<void()>& f) {
   auto t0 = std::chrono::steady_clock::now();

@@ -15,6 +15,8 @@
 // (meson: `ninja -C build bench-n5` runs it with the build tree's plugins)
 #include <stowage/stowage.hpp>
 
+#include "n5_volume.hpp"
+
 #ifdef STOWAGE_BENCH_Z5
 #include "z5_peer.hpp"
 #endif
@@ -42,8 +44,8 @@ namespace {
 namespace fs = std::filesystem;
 using stowage::json;
 
-const std::vector<uint64_t> kShape = {256, 512, 512};
-const std::vector<uint64_t> kChunks = {64, 64, 64};
+const std::vector<uint64_t>& kShape = bench::kVolumeShape;
+const std::vector<uint64_t>& kChunks = bench::kVolumeChunks;
 const double kMB = 1e6;
 const double kVolumeBytes = 256.0 * 512 * 512 * 2;
 
@@ -109,18 +111,7 @@ double best_of_runs(F&& f) {
   return best;
 }
 
-// The same values as peer_zarr_n5.py: a smooth field plus 6 bits of noise.
-std::vector<uint16_t> make_volume() {
-  std::vector<uint16_t> v(kShape[0] * kShape[1] * kShape[2]);
-  size_t i = 0;
-  for (uint32_t z = 0; z < kShape[0]; ++z)
-    for (uint32_t y = 0; y < kShape[1]; ++y)
-      for (uint32_t x = 0; x < kShape[2]; ++x) {
-        uint32_t noise = ((z * 73856093u) ^ (y * 19349663u) ^ (x * 83492791u)) & 0x3f;
-        v[i++] = uint16_t(z * 3 + y * 2 + x + noise);
-      }
-  return v;
-}
+using bench::make_volume;  // bench/support/n5_volume.hpp
 
 // Every chunk of the volume as N5 stores it: C order inside the chunk, big-endian.
 std::vector<std::vector<uint8_t>> big_endian_chunks(const std::vector<uint16_t>& vol) {

@@ -49,20 +49,8 @@ struct Server {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// The error a call throws (code and message), or code ok.
-struct Failure {
-  stowage::ErrorCode code = stowage::ErrorCode::ok;
-  std::string message;
-};
-template <class F>
-Failure failure_of(F&& f) {
-  try {
-    f();
-  } catch (const stowage::Error& e) {
-    return {e.code(), e.what()};
-  }
-  return {};
-}
+using test::Failure;
+using test::failure_of;
 
 std::string read_region(const stowage::Array& a, const std::vector<uint64_t>& offset,
                         const std::vector<uint64_t>& shape) {

@@ -73,20 +73,8 @@ inline Bytes check_round_trip(const stowage::Codec& c, const Bytes& data) {
   return packed;
 }
 
-// The error code and message of a call that must fail, or "no error".
-struct Failure {
-  stowage::ErrorCode code = stowage::ErrorCode::ok;
-  std::string message;
-};
-template <class F>
-Failure failure_of(F&& f) {
-  try {
-    f();
-  } catch (const stowage::Error& e) {
-    return {e.code(), e.what()};
-  }
-  return {};
-}
+using test::Failure;
+using test::failure_of;
 inline Failure decode_failure(const stowage::Codec& c, const Bytes& in, size_t capacity) {
   return failure_of([&] {
     Bytes out(capacity);

@@ -152,4 +152,19 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
+// The error code and message of a call that must fail, or "no error".
+struct Failure {
+  stowage::ErrorCode code = stowage::ErrorCode::ok;
+  std::string message;
+};
+template <class F>
+Failure failure_of(F&& f) {
+  try {
+    f();
+  } catch (const stowage::Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {};
+}
+
 }  // namespace test

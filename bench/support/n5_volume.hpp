@@ -1,0 +1,26 @@
+// The 128 MiB uint16 volume the N5 benchmarks time (bench/n5, bench/http),
+// with the same values as bench/n5/peer_zarr_n5.py: a smooth field plus 6
+// bits of noise, so codecs see realistic data.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace bench {
+
+inline const std::vector<uint64_t> kVolumeShape = {256, 512, 512};
+inline const std::vector<uint64_t> kVolumeChunks = {64, 64, 64};
+
+inline std::vector<uint16_t> make_volume() {
+  std::vector<uint16_t> v(kVolumeShape[0] * kVolumeShape[1] * kVolumeShape[2]);
+  size_t i = 0;
+  for (uint32_t z = 0; z < kVolumeShape[0]; ++z)
+    for (uint32_t y = 0; y < kVolumeShape[1]; ++y)
+      for (uint32_t x = 0; x < kVolumeShape[2]; ++x) {
+        uint32_t noise = ((z * 73856093u) ^ (y * 19349663u) ^ (x * 83492791u)) & 0x3f;
+        v[i++] = uint16_t(z * 3 + y * 2 + x + noise);
+      }
+  return v;
+}
+
+}  // namespace bench
