@@ -13,18 +13,22 @@
 #include "daf_json.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace daf {
 
 // The decoded elements (element_size bytes each) of an array of `shape`
 // (Julia dims, e.g. {rows, cols} or {n}), column-major, padding cropped.
-std::vector<unsigned char> read_packed_numeric(const std::string& zip_path, const Packing& packing,
-                                               const std::vector<uint64_t>& shape, size_t element_size);
+// `shard` is the whole file (read by the caller through the storage layer),
+// `zip_path` its name for errors.
+std::vector<unsigned char> read_packed_numeric(const std::string& zip_path, std::string_view shard,
+                                               const Packing& packing, const std::vector<uint64_t>& shape,
+                                               size_t element_size);
 
 // The decoded strings (vlen-utf8 chunks: u32 count, then u32 length + bytes
 // per value) of an array of `shape`, column-major, padding cropped.
-std::vector<std::string> read_packed_strings(const std::string& zip_path, const Packing& packing,
-                                             const std::vector<uint64_t>& shape);
+std::vector<std::string> read_packed_strings(const std::string& zip_path, std::string_view shard,
+                                             const Packing& packing, const std::vector<uint64_t>& shape);
 
 }  // namespace daf
