@@ -6,6 +6,8 @@
 
 #include "../http/nginx.hpp"
 
+#include <stowage/copy.hpp>
+
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -92,6 +94,19 @@ TEST_CASE("daf over http: every fixture, detected and read through the C++ API, 
       CHECK(stowage::Store::open(nginx.url("daf/" + name)).format() == "daf");
   }
   CHECK(compared > 100);  // the fixtures hold well over a hundred properties and axes
+  // stowage::copy with an http source: the local result equals a copy of the local fixture.
+  test::TempDir tmp;
+  for (const std::string name : {"julia_v10_small", "gen_v11_types", "julia_v11_packed_zstd"}) {
+    CAPTURE(name);
+    stowage::CopyOptions o;
+    o.from = o.to = "daf";
+    const fs::path from_http = tmp / (name + "-http.daf"), from_disk = tmp / (name + "-disk.daf");
+    stowage::copy(nginx.url("daf/" + name), from_http.string(), o);
+    stowage::copy((fixtures_dir() / name).string(), from_disk.string(), o);
+    json want = snapshot_or_error(from_disk.string());
+    CHECK_FALSE(want.contains("error"));
+    CHECK(snapshot_or_error(from_http.string()) == want);
+  }
   // A missing repository is NOT_FOUND, naming the URL as given.
   try {
     stowage::Store::open(nginx.url("daf/nothing_here"), stowage::Mode::read, "daf");
