@@ -909,8 +909,13 @@ struct Place {
 
 Place place_of(const std::string& path, const std::string& node) {
   std::error_code ec;
-  fs::path real = fs::weakly_canonical(fs::absolute(path), ec);
-  Place p{ec ? fs::absolute(path).lexically_normal() : real, {}};
+  Place p;
+  if (storage_scheme(path) != "file")  // a URL is its own place, not a path below the working directory
+    p.path = fs::path(path).lexically_normal();
+  else if (fs::path real = fs::weakly_canonical(fs::absolute(path), ec); !ec)
+    p.path = real;
+  else
+    p.path = fs::absolute(path).lexically_normal();
   std::stringstream ss(node);
   std::string part;
   while (std::getline(ss, part, '/'))
@@ -1045,6 +1050,12 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   auto [src_path, src_node] = split_dataset_spec(source);
   auto [dst_path, dst_node] = split_dataset_spec(destination);
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
+  // The destination is staged and published in the local file system (a
+  // source may be a URL): refuse any other before a folder named "http:"
+  // appears in the working directory.
+  require_writable_storage(dst_path, registry);
+  if (storage_scheme(dst_path) != "file")
+    throw Error(ErrorCode::unsupported, dst_path + ": a copy's destination must be a local path", dst_path);
   require_format(registry, options.from, "source");
   require_format(registry, options.to, "destination");
   const std::string codec_id = require_codec(registry, options.compression);

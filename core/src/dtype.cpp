@@ -122,7 +122,14 @@ NodeInfo parse_node_info(const json& j) {
 }
 
 std::pair<std::string, std::string> split_dataset_spec(const std::string& spec) {
-  size_t pos = spec.find("::");
+  // A URL's host may hold "::" (http://[::1]:8080/x.n5): search after it.
+  size_t from = 0;
+  if (size_t scheme = spec.find("://"); scheme != std::string::npos && scheme > 0 &&
+                                        spec.find("::") > scheme) {  // "a::b://" is a node "b://"
+    from = spec.find('/', scheme + 3);
+    if (from == std::string::npos) return {spec, ""};
+  }
+  size_t pos = spec.find("::", from);
   if (pos == std::string::npos) return {spec, ""};
   return {spec.substr(0, pos), spec.substr(pos + 2)};
 }

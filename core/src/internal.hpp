@@ -114,6 +114,12 @@ namespace stowage {
 // a path (no "<scheme>://").
 std::string storage_scheme(std::string_view location);
 
+// Refuses (UNSUPPORTED, naming the location) to write where the storage
+// backend of the location cannot: over http, say, a format would otherwise
+// only fail at its first write. A scheme without a backend is left to the
+// format to report.
+void require_writable_storage(const std::string& location, Registry& registry);
+
 // What an open Store holds.
 struct Store::State {
   Registry* registry = nullptr;

@@ -17,8 +17,22 @@ Store::State::~State() {
   }
 }
 
+void require_writable_storage(const std::string& location, Registry& registry) {
+  uint64_t capabilities = 0;
+  try {
+    capabilities = registry.storage(location).capabilities;
+  } catch (const Error&) {
+    return;
+  }
+  if (!(capabilities & STOWAGE_CAP_WRITE))
+    throw Error(ErrorCode::unsupported,
+                location + ": cannot write there: the " + storage_scheme(location) + " storage is read only",
+                location);
+}
+
 Store Store::open(const std::string& path, Mode mode, std::string format, const json& options,
                   Registry& registry) {
+  if (mode != Mode::read) require_writable_storage(path, registry);
   if (format.empty()) {
     if (mode == Mode::read || mode == Mode::update) {
       format = registry.detect_format(path);

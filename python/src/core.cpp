@@ -5,6 +5,7 @@
 // Python exceptions of stowage._errors. Indexing, pickling, dask, xarray and
 // torch live in the Python package (python/stowage/), which is easier to read
 // and whose cost is one call per a[...] or per batch of samples.
+#include "buffer_pool.hpp"
 #include "pyjson.hpp"
 #include "sample.hpp"
 
@@ -230,16 +231,18 @@ py::object convert(const std::string& source, const std::string& destination, co
 
 namespace {
 
-// Majors [begin, end) of a sparse matrix cut into one piece per thread,
-// each read on its own thread straight into its stretch of the caller's
-// arrays. The fresh numpy pages are then faulted in (zeroed by the kernel)
-// by two threads instead of one: on this VM that, not the decoding, was most
-// of to_scipy() on 15 M non-zeros: 0.52-0.57x of a read into reused
-// buffers with one piece, 0.69-0.95x with two.
+// Majors [begin, end) of a sparse matrix cut into pieces, read by `threads`
+// threads, each piece straight into its stretch of the caller's arrays.
+// One piece per thread made the fresh numpy pages fault in on two threads
+// (0.52-0.57x -> 0.69-0.95x of a read into reused buffers, before pooled
+// memory); eight per thread, taken in turn, keep a thread that the shared
+// machine does not schedule from holding up the call: with a static half
+// each, a run under load took 1.4x the C++ single-thread read.
 class SparseParts {
  public:
-  SparseParts(const stowage::Sparse& s, uint64_t begin, uint64_t end, unsigned threads) : begin_(begin) {
-    const uint64_t n = end - begin, pieces = std::max<uint64_t>(1, std::min<uint64_t>(threads, n));
+  SparseParts(const stowage::Sparse& s, uint64_t begin, uint64_t end, unsigned threads)
+      : begin_(begin), threads_(std::max(1u, threads)) {
+    const uint64_t n = end - begin, pieces = std::max<uint64_t>(1, std::min<uint64_t>(8 * uint64_t(threads_), n));
     for (uint64_t k = 0; k <= pieces; ++k) bounds_.push_back(begin + n * k / pieces);
     first_.push_back(0);
     for (uint64_t k = 0; k < pieces; ++k) first_.push_back(first_.back() + s.count(bounds_[k], bounds_[k + 1]));
@@ -250,20 +253,23 @@ class SparseParts {
   void read(const stowage::Sparse& s, uint64_t* indptr, uint32_t* indices, char* values) const {
     const size_t pieces = bounds_.size() - 1, esize = stowage::dtype_size(s.info().dtype);
     std::vector<std::exception_ptr> failed(pieces);
-    auto piece = [&](size_t k) {
-      try {
-        const uint64_t b = bounds_[k], e = bounds_[k + 1], at = first_[k];
-        std::vector<uint64_t> local(e - b + 1);
-        s.read_into(b, e, first_[k + 1] - at, local.data(), indices + at, values + at * esize);
-        // Each piece writes its own entries; the shared boundary is the next piece's first.
-        for (uint64_t j = 0; j < e - b; ++j) indptr[b - begin_ + j] = local[j] + at;
-      } catch (...) {
-        failed[k] = std::current_exception();
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t k; (k = next.fetch_add(1)) < pieces;) {
+        try {
+          const uint64_t b = bounds_[k], e = bounds_[k + 1], at = first_[k];
+          std::vector<uint64_t> local(e - b + 1);
+          s.read_into(b, e, first_[k + 1] - at, local.data(), indices + at, values + at * esize);
+          // Each piece writes its own entries; the shared boundary is the next piece's first.
+          for (uint64_t j = 0; j < e - b; ++j) indptr[b - begin_ + j] = local[j] + at;
+        } catch (...) {
+          failed[k] = std::current_exception();
+        }
       }
     };
     std::vector<std::thread> helpers;
-    for (size_t k = 1; k < pieces; ++k) helpers.emplace_back(piece, k);
-    piece(0);
+    for (unsigned t = 1; t < std::min<size_t>(threads_, pieces); ++t) helpers.emplace_back(work);
+    work();
     for (auto& t : helpers) t.join();
     indptr[bounds_.back() - begin_] = nnz();
     for (const auto& e : failed)
@@ -272,6 +278,7 @@ class SparseParts {
 
  private:
   uint64_t begin_;
+  unsigned threads_;
   std::vector<uint64_t> bounds_, first_;  // piece k: majors [bounds_[k], bounds_[k+1]), values from first_[k]
 };
 
@@ -295,6 +302,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("abi", [] { return STOWAGE_PLUGIN_ABI; });
   m.def("set_threads", [](unsigned n) { stowage::Registry::global().set_threads(n); });
   m.def("threads", [] { return stowage::Registry::global().threads(); });
+  m.def("_pool_idle_bytes", [] { return BufferPool::instance().idle_bytes(); });
   m.def("split_dataset_spec", &stowage::split_dataset_spec);
   m.def("parse_compression_spec", [](const std::string& s) { return to_python(stowage::parse_compression_spec(s)); });
 
@@ -403,15 +411,17 @@ PYBIND11_MODULE(_core, m) {
   py::class_<stowage::Sparse>(m, "Sparse")
       .def("read",
            [](const stowage::Sparse& s, uint64_t begin, uint64_t end) {
-             // Straight into new numpy arrays: numpy asks for huge pages, and
-             // nothing is zero-filled first (SparseSlice's vectors were: a
-             // fresh 15 M-value slice cost 4x its decoding here). scipy takes
-             // int32/int64 indices: the uint64 indptr and uint32 indices are
-             // written into int64/int32 arrays (to_scipy checks the sizes).
+             // Straight into new numpy arrays, nothing zero-filled first
+             // (SparseSlice's vectors were: a fresh 15 M-value slice cost 4x
+             // its decoding here), in pooled memory (buffer_pool.hpp). scipy
+             // takes int32/int64 indices: the uint64 indptr and uint32
+             // indices are written into int64/int32 arrays (to_scipy checks
+             // the sizes).
              const SparseParts parts(s, begin, end, stowage::Registry::global().threads());
-             py::array_t<int64_t> indptr(static_cast<py::ssize_t>(end - begin + 1));
-             py::array_t<int32_t> indices(static_cast<py::ssize_t>(parts.nnz()));
-             py::array values(numpy_dtype(s.info().dtype), std::vector<py::ssize_t>{static_cast<py::ssize_t>(parts.nnz())});
+             BufferPool& pool = BufferPool::instance();
+             py::array indptr = pool.array(py::dtype::of<int64_t>(), end - begin + 1);
+             py::array indices = pool.array(py::dtype::of<int32_t>(), parts.nnz());
+             py::array values = pool.array(numpy_dtype(s.info().dtype), parts.nnz());
              {
                py::gil_scoped_release release;
                parts.read(s, reinterpret_cast<uint64_t*>(indptr.mutable_data()),
@@ -453,10 +463,11 @@ PYBIND11_MODULE(_core, m) {
              py::list out;
              std::exception_ptr failure;
              uint64_t index = begin;
+             PyDecoder decoder;  // one for the batch: its buffers are reused
              r.read_range(begin, end, [&](std::string_view s) {
                if (failure) return;
                try {
-                 out.append(decode ? decode_sample(s) : py::object(py::bytes(s.data(), s.size())));
+                 out.append(decode ? decoder.decode(s) : py::object(py::bytes(s.data(), s.size())));
                } catch (const stowage::Error& e) {
                  failure = std::make_exception_ptr(
                      stowage::Error(e.code(), "sample " + std::to_string(index) + ": " + e.what()));

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -679,4 +680,41 @@ TEST_CASE("the store is one record set at the root") {
   bool found = false;
   for (const auto& [id, score] : scores) found |= id == "datadings" && score == 100;
   CHECK(found);
+}
+
+TEST_CASE("samples read the same from the map and with pread (the \"mmap\" open option)") {
+  for (const char* name : {"basic", "legacy", "many"}) {
+    INFO(name);
+    std::vector<std::string> mapped =
+        read_all(Store::open(fixture(name).string(), Mode::read, "datadings", {{"mmap", true}}).records());
+    Records r = Store::open(fixture(name).string(), Mode::read, "datadings", {{"mmap", false}}).records();
+    CHECK(read_all(r) == mapped);
+    CHECK(r.read(r.size() - 1) == mapped.back());
+  }
+  stowage::Error e = error_of([] { Store::open(fixture("basic").string(), Mode::read, "datadings", {{"mmap", 1}}); });
+  CHECK(e.code() == ErrorCode::invalid_argument);
+  CHECK(std::string(e.what()).find("\"mmap\" must be true or false") != std::string::npos);
+}
+
+TEST_CASE("a data file cut short in place after opening is an error, never SIGBUS") {
+  // As datadings' own writer rewrites a dataset: the same inode, truncated.
+  // Through a live map, a read of the lost pages would kill the process.
+  for (bool map : {true, false}) {
+    INFO("mmap " << map);
+    test::TempDir tmp;
+    fs::path p = copy_fixture("dtypes", tmp.path());
+    Store store = Store::open(p.string(), Mode::read, "datadings", {{"mmap", map}});
+    Records r = store.records();
+    std::vector<std::string> before = read_all(r);  // maps the file (mmap true)
+    uint64_t keep = before[0].size() + before[1].size();
+    REQUIRE(fs::file_size(p) - keep > 3 * 4096);  // whole pages are lost
+    fs::resize_file(p, keep);
+    CHECK(r.read(1) == before[1]);  // still inside the file
+    for (auto read : {std::function<void()>([&] { r.read(r.size() - 1); }), std::function<void()>([&] { read_all(r); })}) {
+      stowage::Error e = error_of(read);
+      CHECK(e.code() == ErrorCode::corrupt);
+      std::string what = e.what();
+      CHECK_MESSAGE(what.find("dtypes.msgpack: file is truncated") != std::string::npos, what);
+    }
+  }
 }

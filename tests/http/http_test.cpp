@@ -2,15 +2,15 @@
 // test starts, directly and through a proxy that drops connections, answers
 // 503, cuts bodies short or stalls now and then.
 //
-// The plugin is loaded with dlopen and driven through its storage table and
-// the SDK's C++ face (sdk::Storage), as a format plugin would.
+// The plugin is loaded by the registry (Registry::storage for the URL's
+// scheme) and driven through the SDK's C++ face (sdk::Storage), as a format
+// plugin drives it. (n5_over_http_test.cpp reads N5 containers through it.)
 #include "flaky_proxy.hpp"
 #include "nginx.hpp"
 #include "test_support.hpp"
 
 #include <stowage/storage.hpp>
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <doctest/doctest.h>
@@ -26,34 +26,25 @@ namespace {
 namespace sdk = stowage::sdk;
 using Fault = test::FlakyProxy::Fault;
 
-std::string plugin_path() {
-  std::string p = test::env_or("STOWAGE_HTTP_PLUGIN", "");
-  REQUIRE_MESSAGE(!p.empty(), "STOWAGE_HTTP_PLUGIN is not set (meson sets it)");
-  return p;
+// The plugin as the registry finds it (stowage_store_http.so on the plugin
+// path), as every format reaches it.
+const stowage_plugin* plugin() { return stowage::Registry::global().load("store", "http"); }
+
+// The registry's own instance for a URL's scheme, with the default options.
+sdk::Storage storage_for(const std::string& url) {
+  auto b = stowage::Registry::global().storage(url);
+  return sdk::Storage(b.vtable, b.handle, b.capabilities);
 }
 
-const stowage_plugin* plugin() {
-  static const stowage_plugin* p = [] {
-    void* lib = ::dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_LOCAL);
-    REQUIRE_MESSAGE(lib, ::dlerror());
-    auto entry = reinterpret_cast<stowage_plugin_entry_fn>(::dlsym(lib, STOWAGE_PLUGIN_ENTRY_SYMBOL));
-    bool found = entry != nullptr;
-    REQUIRE_MESSAGE(found, "no stowage_plugin_entry in the http plugin");
-    static stowage_host host{};
-    host.struct_size = sizeof host;
-    host.abi_version = STOWAGE_PLUGIN_ABI;
-    return entry(&host);
-  }();
-  return p;
-}
-
-// One instance of the backend, closed at scope exit.
+// An instance of its own with `options` (the registry opens one instance per
+// scheme, with the defaults: the tests of retries and timeouts need other
+// ones), through the vtable the registry loaded, closed at scope exit.
 class Backend {
  public:
-  explicit Backend(const std::string& options = "") {
+  explicit Backend(const std::string& options) {
     vt_ = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
     stowage_error e{};
-    int rc = vt_->open(nullptr, options.data(), options.size(), &handle_, &e);
+    int rc = vt_->open(stowage::Registry::global().host(), options.data(), options.size(), &handle_, &e);
     REQUIRE_MESSAGE(rc == STOWAGE_OK, e.message);
   }
   ~Backend() { vt_->close(handle_); }
@@ -143,13 +134,18 @@ TEST_CASE("http: the plugin declares a read-only store for http and https") {
   CHECK_FALSE((p->capabilities & STOWAGE_CAP_WRITE));
   auto schema = stowage::json::parse(p->params_schema);
   for (const char* key : {"retries", "retry_delay_ms", "timeout_ms", "connect_timeout_ms"}) CHECK(schema.contains(key));
+  // The registry serves both schemes (any case) with this plugin.
+  auto http = stowage::Registry::global().storage("http://127.0.0.1:1/x.n5");
+  auto https = stowage::Registry::global().storage("HTTPS://example.org/x.n5");
+  CHECK(http.vtable == p->vtable);
+  CHECK(https.vtable == p->vtable);
+  CHECK(http.capabilities == p->capabilities);
 }
 
 TEST_CASE("http: stat, read, read_into and list give the served files' bytes") {
   test::Nginx nginx;
   Files files(nginx.root());
-  Backend backend;
-  sdk::Storage s = backend.storage();
+  sdk::Storage s = storage_for(nginx.url());
 
   SUBCASE("stat") {
     uint64_t size = 99;
@@ -222,8 +218,7 @@ TEST_CASE("http: stat, read, read_into and list give the served files' bytes") {
 TEST_CASE("http: a server that ignores Range still gives the right bytes") {
   test::Nginx nginx;
   Files files(nginx.root());
-  Backend backend;
-  sdk::Storage s = backend.storage();
+  sdk::Storage s = storage_for(nginx.url());
   std::string u = nginx.url("norange/big.bin");
   uint64_t size = 0;
   CHECK(s.kind(u, &size) == STOWAGE_ENTRY_FILE);
@@ -239,8 +234,7 @@ TEST_CASE("http: a server that ignores Range still gives the right bytes") {
 TEST_CASE("http: a server that refuses HEAD still tells sizes") {
   test::Nginx nginx;
   Files files(nginx.root());
-  Backend backend;
-  sdk::Storage s = backend.storage();
+  sdk::Storage s = storage_for(nginx.url());
   uint64_t size = 0;
   CHECK(s.kind(nginx.url("nohead/big.bin"), &size) == STOWAGE_ENTRY_FILE);
   CHECK(size == kBig);
@@ -252,8 +246,7 @@ TEST_CASE("http: a server that refuses HEAD still tells sizes") {
 TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
   test::Nginx nginx;
   Files files(nginx.root());
-  Backend backend;
-  sdk::Storage s = backend.storage();
+  sdk::Storage s = storage_for(nginx.url());
 
   std::string missing = nginx.url("sub/missing.bin");
   Failure f = failure_of([&] { s.read(missing); });
@@ -396,7 +389,6 @@ TEST_CASE("http: failures that outlast the retries are clear errors") {
 TEST_CASE("http: 8 threads read one backend at once") {
   test::Nginx nginx;
   Files files(nginx.root());
-  Backend backend;
-  sdk::Storage s = backend.storage();
+  sdk::Storage s = storage_for(nginx.url());
   for (int round = 0; round < 3; ++round) CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 8) == files.big);
 }

@@ -102,6 +102,40 @@ def test_scipy_through_bpcells(tmp_path, layout):
     assert np.array_equal(np.asarray(s), m.toarray())
 
 
+def test_to_scipy_recycles_large_arrays_and_overwrites_them(tmp_path):
+    # Arrays of 4 MiB and more come from a pool (python/src/buffer_pool.hpp):
+    # a dropped matrix's memory serves the next read, which must overwrite
+    # every byte; idle memory goes back to the system after ~2 s.
+    import time
+
+    def matrix(seed, nnz_per_col):
+        rng = np.random.default_rng(seed)
+        cols = 2000
+        indptr = np.arange(cols + 1, dtype=np.int64) * nnz_per_col
+        indices = np.concatenate([np.sort(rng.choice(5000, nnz_per_col, replace=False)) for _ in range(cols)])
+        values = rng.integers(1, 1000, indptr[-1], dtype=np.uint32)
+        return scipy.sparse.csc_matrix((values, indices.astype(np.int32), indptr), shape=(5000, cols))
+
+    paths = []
+    for seed, per_col in ((1, 700), (2, 600)):  # 1.4 M then 1.2 M values: 5.6 and 4.8 MB arrays
+        paths.append(tmp_path / f"m{seed}")
+        with stowage.open(paths[-1], "w", format="bpcells") as store:
+            store.write_sparse("", matrix(seed, per_col))
+    first = stowage.open(paths[0])[""].to_scipy()
+    assert (first != matrix(1, 700)).nnz == 0
+    address = first.indices.ctypes.data
+    del first
+    assert stowage._core._pool_idle_bytes() > 0
+    second = stowage.open(paths[1])[""].to_scipy()
+    assert second.indices.ctypes.data == address  # the first one's memory, reused
+    assert (second != matrix(2, 600)).nnz == 0 and second.indices.flags.writeable
+    del second
+    deadline = time.monotonic() + 20
+    while stowage._core._pool_idle_bytes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert stowage._core._pool_idle_bytes() == 0
+
+
 def test_records_match_msgpack_numpy(tmp_path):
     samples = [{"key": f"s{i:03}", "image": np.full((4, 5), i, np.uint8), "label": i, "w": np.float32(i / 2)}
                for i in range(300)]
@@ -116,6 +150,66 @@ def test_records_match_msgpack_numpy(tmp_path):
         assert np.array_equal(got["image"], samples[i]["image"]) and got["image"].dtype == np.uint8
         assert got["label"] == i and type(got["w"]) is np.float32 and got["w"] == want["w"]
     assert r.find("s123") == 123 and "s299" in r and "s300" not in r
+
+
+def _same(got, want):
+    """Equal values of the same types, arrays by dtype, shape, bytes and read-only flag."""
+    assert type(got) is type(want), (got, want)
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+        assert got.flags.writeable == want.flags.writeable
+    elif isinstance(want, dict):
+        assert list(got.keys()) == list(want.keys())
+        for k in want:
+            _same(got[k], want[k])
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    elif isinstance(want, np.generic):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    else:
+        assert got == want
+
+
+def test_decoder_matches_msgpack_numpy_on_odd_maps():
+    # The decoder keeps a map's entries aside and builds a dict only for
+    # maps that are not msgpack-numpy arrays: the cases where that could
+    # differ from msgpack building every dict first.
+    def nd(**fields):
+        m = {b"nd": True, b"type": "<i2", b"kind": b"", b"shape": [2, 2], b"data": bytes(range(8))}
+        m.update({k.encode(): v for k, v in fields.items()})
+        return {k: v for k, v in m.items() if v is not None}
+
+    cases = [
+        {"key": "a", "x": nd()},
+        {"key": "a", "x": nd(shape=[4], type="<u2")},
+        {"key": "a", "x": nd(data=None)},
+        {"key": "a", "x": {b"nd": False, b"type": "<f8", b"data": np.float64(2.5).tobytes()}},
+        {"key": "a", "x": {b"complex": True, b"data": "(1+2j)"}},
+        {"key": "a", "x": {b"complex": True}},
+        {"key": "a", "x": [nd(), {"nd": True, "type": "<i2"}, [nd(type="|u1", shape=[8])]]},
+        {"key": "a", "nested": {"deeper": {"deepest": nd()}, "n": None, "f": 1.5, "b": b"\x00"}},
+        {"key": "a", "x": {}, "y": [], "z": [[]]},
+    ]
+    packed = [msgpack.packb(c, use_bin_type=True) for c in cases]
+    # Duplicate keys (the last value wins, in the first key's place), also
+    # in an nd map, written by hand.
+    packed.append(b"\x83\xa3key\xa1a\xa1k\x01\xa1k\x02")
+    packed.append(b"\x81\xa1x" + b"\x86" + msgpack.packb(nd(), use_bin_type=True)[1:] + b"\xc4\x04type\xa3<u2")
+    for p in packed:
+        want = msgpack.unpackb(p, raw=False, strict_map_key=False, object_hook=msgpack_numpy.decode)
+        _same(stowage._core.decode_sample(p), want)
+    # An array as a key becomes a tuple (msgpack refuses it: unhashable list).
+    assert stowage._core.decode_sample(b"\x82\xa3key\xa1a\x92\x01\x02\xc3") == {"key": "a", (1, 2): True}
+    # A map as a key: both refuse it (unhashable), also inside an nd map.
+    for p in (b"\x81\x81\x01\x02\x03", b"\x82\xc4\x02nd\xc3\x81\x01\x02\x03"):
+        with pytest.raises(TypeError):
+            msgpack.unpackb(p, raw=False, strict_map_key=False, object_hook=msgpack_numpy.decode)
+        with pytest.raises(TypeError):
+            stowage._core.decode_sample(p)
+    # After an error the decoder starts clean: a batch keeps decoding.
+    _same(stowage._core.decode_sample(packed[0]), msgpack.unpackb(packed[0], raw=False, object_hook=msgpack_numpy.decode))
 
 
 def test_xarray_has_dimension_names_and_labels():

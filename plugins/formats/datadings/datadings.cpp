@@ -34,8 +34,9 @@ class DatadingsStore : public sdk::Store {
   }
 
   static std::unique_ptr<sdk::Store> open(std::string_view path_view, uint32_t mode,
-                                          std::string_view /*options: none*/) {
+                                          std::string_view options) {
     std::string path(path_view);
+    bool use_map = map_option(path, options);
     // A writer killed while renaming its six files into place: finish its
     // commit, so this store sees its dataset whole.
     sdk::complete_file_set_commit(path);
@@ -46,9 +47,24 @@ class DatadingsStore : public sdk::Store {
     if (write)
       store->writer_ = std::make_unique<Writer>(path);
     else
-      store->reader_ = std::make_unique<Reader>(path);
+      store->reader_ = std::make_unique<Reader>(path, use_map);
     store->path_ = path;
     return store;
+  }
+
+  // Whether samples are read from a read-only map of the data file (the
+  // default: 22.8 -> 21.7 ms of CPU iterating 20,000 3 KiB samples from
+  // Python, whose profiles showed 8-24% in pread's copy)
+  // or with pread ("mmap": false, for a dataset that another program, such
+  // as datadings' own writer, may rewrite in place while it is being read).
+  static bool map_option(const std::string& path, std::string_view options) {
+    if (options.empty()) return true;
+    json o = json::parse(options.begin(), options.end(), nullptr, false);
+    if (o.is_discarded() || !o.is_object())
+      sdk::invalid(path + ": open options: not a JSON object: " + std::string(options));
+    if (!o.contains("mmap")) return true;
+    if (!o["mmap"].is_boolean()) sdk::invalid(path + ": open option \"mmap\" must be true or false");
+    return o["mmap"].get<bool>();
   }
 
   void close() override {
@@ -179,7 +195,7 @@ const char* const extensions[] = {".msgpack", nullptr};
 STOWAGE_DEFINE_FORMAT_PLUGIN(DatadingsStore, "datadings", "1.0.0",
                              "datadings msgpack sample datasets (offsets, keys, key hashes, "
                              "Bloom filter, md5; legacy .msgpack.index read)",
-                             "{}",
+                             R"({"mmap": {"type": "boolean", "default": true}})",
                              STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE |
                                  STOWAGE_CAP_PARTIAL | STOWAGE_CAP_RECORDS,
                              extensions)

@@ -76,12 +76,14 @@ class HashIndex {
 // All methods are safe to call from many threads at once.
 class Reader {
  public:
-  explicit Reader(const std::string& data_path);
+  // use_map: read samples from a read-only map of the data file (the
+  // default; the "mmap" open option) rather than with pread.
+  explicit Reader(const std::string& data_path, bool use_map = true);
 
   bool legacy() const { return legacy_; }
   uint64_t count();
-  // Calls item(bytes, size) for samples [begin, end), reading many samples
-  // per system call.
+  // Calls item(bytes, size) for samples [begin, end), each checked to be one
+  // msgpack object: straight from the map, or many samples per pread.
   void read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
   std::string_view key(uint64_t index);
   std::optional<uint64_t> find(std::string_view key);
@@ -111,13 +113,18 @@ class Reader {
   void load_presence();
   void check_offsets(const std::string& source);
   [[noreturn]] void bad_sample(uint64_t index, const std::string& what);
+  void give(uint64_t index, std::string_view sample, const stowage::sdk::ItemFn& item);
+  const unsigned char* map();  // null: read with pread
+  void require_data_until(uint64_t end);
 
   DatasetPaths paths_;
   stowage::sdk::File data_;
   uint64_t data_size_ = 0;
   bool legacy_ = false;
+  bool use_map_ = true;
+  stowage::sdk::MappedFile map_;  // the data file, mapped on the first read
 
-  Once count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_, presence_once_;
+  Once map_once_, count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_, presence_once_;
   uint64_t count_ = 0;
   std::vector<uint64_t> offsets_;
   KeyList keys_;

@@ -233,7 +233,69 @@ SampleKey scan_sample(std::string_view sample) {
   return {v.key, error};
 }
 
+// Every sample read is checked, so this walks the bytes itself rather than
+// through msgpack-cxx's parser (whose stack and visitor calls took 7% of
+// iterating 3 KiB samples from Python): a count of objects still due, and
+// each header's length. Same verdicts and messages as parse_whole (tests/
+// datadings compares the two on damaged samples).
 ScanError check_one_object(std::string_view bytes) {
+  const auto* const begin = reinterpret_cast<const unsigned char*>(bytes.data());
+  const auto* const end = begin + bytes.size();
+  const auto* p = begin;
+  auto truncated = [&] {
+    return "truncated: the msgpack object needs more than its " + std::to_string(bytes.size()) + " bytes";
+  };
+  // The big-endian length field of `width` bytes at p, stepped over.
+  auto length = [&](int width, uint64_t& out) {
+    if (static_cast<size_t>(end - p) < static_cast<size_t>(width)) return false;
+    out = 0;
+    for (int k = 0; k < width; ++k) out = out << 8 | *p++;
+    return true;
+  };
+  uint64_t due = 1;  // objects still to read; each takes at least one byte
+  while (due > 0) {
+    if (due > static_cast<uint64_t>(end - p)) return truncated();
+    const unsigned char b = *p++;
+    --due;
+    uint64_t n = 0, skip = 0;
+    if (b <= 0x7f || b >= 0xe0) continue;                 // fixint
+    if (b <= 0x8f) { due += 2 * uint64_t(b & 0x0f); continue; }  // fixmap
+    if (b <= 0x9f) { due += b & 0x0f; continue; }          // fixarray
+    if (b <= 0xbf) skip = b & 0x1f;                        // fixstr
+    else switch (b) {
+      case 0xc0: case 0xc2: case 0xc3: continue;           // nil, false, true
+      case 0xc1: return "not valid msgpack (bad byte at offset " + std::to_string(p - 1 - begin) + ")";
+      case 0xc4: case 0xd9: if (!length(1, skip)) return truncated(); break;  // bin8, str8
+      case 0xc5: case 0xda: if (!length(2, skip)) return truncated(); break;
+      case 0xc6: case 0xdb: if (!length(4, skip)) return truncated(); break;
+      case 0xc7: if (!length(1, skip)) return truncated(); ++skip; break;  // ext: type byte, data
+      case 0xc8: if (!length(2, skip)) return truncated(); ++skip; break;
+      case 0xc9: if (!length(4, skip)) return truncated(); ++skip; break;
+      case 0xca: skip = 4; break;                          // float32
+      case 0xcb: skip = 8; break;
+      case 0xcc: case 0xd0: skip = 1; break;               // (u)int8
+      case 0xcd: case 0xd1: skip = 2; break;
+      case 0xce: case 0xd2: skip = 4; break;
+      case 0xcf: case 0xd3: skip = 8; break;
+      case 0xd4: skip = 2; break;                          // fixext 1, 2, 4, 8, 16
+      case 0xd5: skip = 3; break;
+      case 0xd6: skip = 5; break;
+      case 0xd7: skip = 9; break;
+      case 0xd8: skip = 17; break;
+      case 0xdc: if (!length(2, n)) return truncated(); due += n; continue;       // array16
+      case 0xdd: if (!length(4, n)) return truncated(); due += n; continue;
+      case 0xde: if (!length(2, n)) return truncated(); due += 2 * n; continue;   // map16
+      case 0xdf: if (!length(4, n)) return truncated(); due += 2 * n; continue;
+    }
+    if (skip > static_cast<uint64_t>(end - p)) return truncated();
+    p += skip;
+  }
+  if (p != end)
+    return "holds " + std::to_string(end - p) + " bytes after the end of its msgpack object";
+  return {};
+}
+
+ScanError check_one_object_with_msgpack_cxx(std::string_view bytes) {
   Visitor v;
   return parse_whole(bytes, v);
 }

@@ -48,6 +48,8 @@ SampleKey scan_sample(std::string_view sample);
 
 // Checks that bytes hold exactly one complete msgpack object.
 ScanError check_one_object(std::string_view bytes);
+// The same check through msgpack-cxx's parser (the reference for tests).
+ScanError check_one_object_with_msgpack_cxx(std::string_view bytes);
 
 // The element count of a msgpack array (want_map=false) or map header at the
 // start of `prefix` (at most 5 bytes are needed), or nullopt.

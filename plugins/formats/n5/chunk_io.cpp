@@ -42,25 +42,21 @@ bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out
 // Reads one numeric chunk file, decoding straight into `out`. False if missing.
 bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
                            size_t capacity, uint64_t* chunk_shape) {
+  if (ds.raw && storage_.can(STOWAGE_CAP_MAP)) {
+    std::optional<bool> found = read_raw_scattered(ds, path, out, capacity, chunk_shape);
+    if (found) return *found;
+  }
+  // A coded chunk (or any chunk over a network, where one request beats
+  // two) is read whole into scratch. Its size is unknown until read, so the
+  // first read asks for what a full chunk can take; more is rare.
   const size_t ndim = ds.meta.ndim();
   const size_t max_header = max_header_size(ndim);
-  // A raw payload goes from the storage straight into `out` when reads are
-  // cheap (a local pread); over a network one request for the whole chunk
-  // beats two. A coded chunk is read whole into scratch: its size is unknown
-  // until read, so the first read asks for what a full chunk can take.
-  const bool raw_direct = ds.raw && storage_.can(STOWAGE_CAP_MAP);
   const uint64_t full = ds.meta.chunk_elements() * ds.meta.type.size;
-  uint64_t want = raw_direct ? max_header : max_header + std::max<uint64_t>(full + full / 8, 4096);
+  const uint64_t want = max_header + std::max<uint64_t>(full + full / 8, 4096);
   std::vector<uint8_t>* buf = &scratch(want);
   uint64_t got = 0;
-  if (raw_direct) {  // the size first: a file over N5's limit is refused before it is read
-    uint64_t size = 0;
-    if (storage_.kind(path, &size) != STOWAGE_ENTRY_FILE) return false;
-    if (size > kMaxChunkBytes + max_header)
-      corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
-  }
   if (!storage_.read_into_if_exists(path, 0, buf->data(), want, &got)) return false;
-  if (!raw_direct && got == want) {  // more than a full chunk: rare, read the rest
+  if (got == want) {
     const uint64_t size = storage_.size(path);
     if (size > kMaxChunkBytes + max_header)
       corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
@@ -70,23 +66,7 @@ bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8
   }
   const uint8_t* file = buf->data();
   ChunkHeader h = parse_chunk_header(file, got, ndim, ds.meta.chunks.data(), chunk_shape, path);
-  if (h.elements != h.dims_product)
-    unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) +
-                " elements for a block of " + std::to_string(h.dims_product) +
-                "; it cannot be read as a dense array");
-  uint64_t bytes = h.elements * ds.meta.type.size;
-  if (bytes > capacity)
-    invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " +
-            std::to_string(capacity) + "-byte buffer");
-  if (raw_direct) {
-    uint64_t payload = 0;
-    if (!storage_.read_into_if_exists(path, h.size, out, bytes, &payload))
-      fail(STOWAGE_NOT_FOUND, path + ": removed while being read");
-    if (payload < bytes)
-      corrupt(path + ": truncated payload: " + std::to_string(payload) + " bytes, the header needs " +
-              std::to_string(bytes));
-    return true;
-  }
+  const uint64_t bytes = dense_bytes(ds, h, path, capacity);
   const uint64_t payload = got - h.size;
   if (ds.raw) {
     if (payload < bytes)
@@ -96,6 +76,42 @@ bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8
     return true;
   }
   decode(ds, path, file + h.size, payload, out, bytes);
+  return true;
+}
+
+// The bytes a parsed numeric chunk holds, checked against the caller's buffer.
+uint64_t N5Store::dense_bytes(const OpenDataset& ds, const ChunkHeader& h, const std::string& path,
+                              size_t capacity) {
+  if (h.elements != h.dims_product)
+    unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) + " elements for a block of " +
+                std::to_string(h.dims_product) + "; it cannot be read as a dense array");
+  const uint64_t bytes = h.elements * ds.meta.type.size;
+  if (bytes > capacity)
+    invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " + std::to_string(capacity) +
+            "-byte buffer");
+  return bytes;
+}
+
+// A raw chunk of a local file in one scattered read: the (mode 0) header
+// into scratch, the payload straight into `out`, no copy. nullopt when the
+// header is not mode 0 (the caller reads it whole instead).
+std::optional<bool> N5Store::read_raw_scattered(const OpenDataset& ds, const std::string& path, uint8_t* out,
+                                                size_t capacity, uint64_t* chunk_shape) {
+  const size_t ndim = ds.meta.ndim();
+  const size_t header = default_header_size(ndim);
+  std::vector<uint8_t>& head = scratch(header);
+  const stowage_buffer parts[2] = {{head.data(), header}, {out, capacity}};
+  uint64_t got = 0, size = 0;
+  if (!storage_.read_parts_if_exists(path, 0, parts, 2, &got, &size)) return false;
+  if (size > kMaxChunkBytes + max_header_size(ndim))
+    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
+  if (got >= 2 && sdk::load_be<uint16_t>(head.data()) != kModeDefault) return std::nullopt;
+  ChunkHeader h = parse_chunk_header(head.data(), std::min<uint64_t>(got, header), ndim, ds.meta.chunks.data(),
+                                     chunk_shape, path);
+  const uint64_t bytes = dense_bytes(ds, h, path, capacity);
+  if (got - h.size < bytes)
+    corrupt(path + ": truncated payload: " + std::to_string(got - h.size) + " bytes, the header needs " +
+            std::to_string(bytes));
   return true;
 }
 

@@ -3,6 +3,7 @@
 // a dataset of chunk files `<dataset>/<p0>/<p1>/...`.
 #pragma once
 
+#include "chunk.hpp"
 #include "codec_pool.hpp"
 #include "metadata.hpp"
 
@@ -86,6 +87,10 @@ class N5Store final : public stowage::sdk::Store {
 
   bool read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
                     size_t capacity, uint64_t* chunk_shape);
+  std::optional<bool> read_raw_scattered(const OpenDataset& ds, const std::string& path, uint8_t* out,
+                                         size_t capacity, uint64_t* chunk_shape);
+  static uint64_t dense_bytes(const OpenDataset& ds, const ChunkHeader& h, const std::string& path,
+                              size_t capacity);
   std::optional<std::string> read_variable(const OpenDataset& ds, const std::string& path,
                                            uint64_t* count);
   static void decode(const OpenDataset& ds, const std::string& path, const uint8_t* payload,

@@ -41,11 +41,25 @@ class MemoryStorage;
 class StagedMemoryFile : public StagedBackendFile {
  public:
   explicit StagedMemoryFile(std::string key) : key(std::move(key)) {}
+  // Writers at distinct offsets may come from several threads: a growth
+  // moves the bytes, so every access holds the file's mutex.
   void write_at(uint64_t offset, const void* data, size_t size) override {
+    std::lock_guard<std::mutex> lock(mutex);
     if (offset + size > bytes.size()) bytes.resize(offset + size);
     std::copy_n(static_cast<const uint8_t*>(data), size, bytes.begin() + static_cast<ptrdiff_t>(offset));
   }
-  void resize(uint64_t size) override { bytes.resize(size); }
+  uint64_t read_at(uint64_t offset, void* buf, uint64_t capacity) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    const uint64_t begin = std::min<uint64_t>(offset, bytes.size());
+    const uint64_t n = std::min<uint64_t>(capacity, bytes.size() - begin);
+    std::copy_n(bytes.data() + begin, n, static_cast<uint8_t*>(buf));
+    return n;
+  }
+  void resize(uint64_t size) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    bytes.resize(size);
+  }
+  std::mutex mutex;
   std::string key;
   std::vector<uint8_t> bytes;
 };
@@ -113,6 +127,18 @@ class MemoryStorage : public StorageBackend {
       auto& file = static_cast<StagedMemoryFile&>(*f);
       files_[file.key] = std::make_shared<const std::vector<uint8_t>>(std::move(file.bytes));
     }
+  }
+
+  // One mutex per lock name, made on first use and kept (names are few).
+  std::unique_ptr<BackendLock> lock(std::string_view key) override {
+    std::shared_ptr<std::mutex> m;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      std::shared_ptr<std::mutex>& slot = locks_[normalized(key)];
+      if (!slot) slot = std::make_shared<std::mutex>();
+      m = slot;
+    }
+    return std::make_unique<NamedLock>(std::move(m));
   }
 
   void make_directory(std::string_view key) override {
@@ -195,7 +221,15 @@ class MemoryStorage : public StorageBackend {
     directories_.insert(dirs.begin(), dirs.end());
   }
 
+  struct NamedLock : BackendLock {
+    explicit NamedLock(std::shared_ptr<std::mutex> m) : mutex(std::move(m)) { mutex->lock(); }
+    ~NamedLock() override { mutex->unlock(); }
+    bool held() const override { return true; }
+    std::shared_ptr<std::mutex> mutex;
+  };
+
   std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<std::mutex>> locks_;
   std::map<std::string, Content> files_;
   std::set<std::string> directories_;
   std::atomic<uint64_t> counter_{0};

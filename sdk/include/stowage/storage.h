@@ -37,6 +37,7 @@ struct stowage_host;
 
 typedef struct stowage_storage_state *stowage_storage_handle;
 typedef struct stowage_staged_state *stowage_staged_handle;
+typedef struct stowage_lock_state *stowage_lock_handle;
 
 /* Bytes lent by a backend: data[0..size) stays valid until the caller calls
  * release(owner) (when release is not NULL). The file backend lends a memory
@@ -48,6 +49,12 @@ typedef struct stowage_view {
   void *owner;
   void (*release)(void *owner);
 } stowage_view;
+
+/* A caller's buffer, for scattered reads. */
+typedef struct stowage_buffer {
+  void *data;
+  uint64_t size;
+} stowage_buffer;
 
 /* What a key is (stat). */
 typedef enum stowage_entry_kind {
@@ -73,8 +80,10 @@ typedef enum stowage_entry_kind {
 #define STOWAGE_CAP_MAP (1ull << 18)      /* STOWAGE_READ_KEEP views are memory maps (no copy) */
 
 /*
- * Threading: every function may be called from many threads at once, except
- * that one staged handle is used by one thread at a time.
+ * Threading: every function may be called from many threads at once; on one
+ * staged file, staged_write and staged_read at distinct offsets too (Daf's
+ * tiles are written in parallel into one file), but not with staged_resize,
+ * publish or discard.
  *
  * Errors: a missing key is STOWAGE_NOT_FOUND from read/read_into/list/remove
  * (stat reports STOWAGE_ENTRY_ABSENT instead); a key that exists but cannot
@@ -100,11 +109,15 @@ typedef struct stowage_storage_vtable {
    * shorter); an offset past the end gives an empty view. */
   int (*read)(stowage_storage_handle storage, const char *key, size_t key_size, uint64_t offset,
               uint64_t length, uint32_t flags, stowage_view *out, struct stowage_error *err);
-  /* Copies bytes from offset into buf[0..capacity); *got receives how many
-   * (fewer than capacity only at the end of the file). The chunk hot path:
-   * no allocation, one pread for a local file. */
+  /* Copies the bytes from offset on into parts[0], then parts[1], ... (a
+   * scattered read: a chunk's header into one buffer and its payload
+   * straight into the caller's array, in one request); *got receives how
+   * many bytes in all (fewer than the parts hold only at the end of the
+   * file), and *file_size, when not NULL, the whole file's size. The chunk
+   * hot path: no allocation, one preadv for a local file. */
   int (*read_into)(stowage_storage_handle storage, const char *key, size_t key_size, uint64_t offset,
-                   void *buf, uint64_t capacity, uint64_t *got, struct stowage_error *err);
+                   const stowage_buffer *parts, uint64_t count, uint64_t *got, uint64_t *file_size,
+                   struct stowage_error *err);
   /* One sink item per entry directly under a directory, in a stable order
    * (sorted by name): a file's name, or a directory's name followed by '/'.
    * Names that start with ".stowage-" (the backends' staging) are left out. */
@@ -119,6 +132,10 @@ typedef struct stowage_storage_vtable {
   /* Writes at any offset of a staged file (holes read as zeros). */
   int (*staged_write)(stowage_staged_handle staged, uint64_t offset, const void *data, size_t size,
                       struct stowage_error *err);
+  /* Reads back bytes of a staged file (what was written; holes are zeros):
+   * *got receives how many, fewer than capacity only at its end. */
+  int (*staged_read)(stowage_staged_handle staged, uint64_t offset, void *buf, uint64_t capacity,
+                     uint64_t *got, struct stowage_error *err);
   /* Sets the staged file's size (grows with zeros, or cuts). */
   int (*staged_resize)(stowage_staged_handle staged, uint64_t size, struct stowage_error *err);
   /* Drops a staged file that will not be published. */
@@ -160,6 +177,17 @@ typedef struct stowage_storage_vtable {
   int (*move)(stowage_storage_handle storage, uint64_t count, const char *const *from,
               const size_t *from_sizes, const char *const *to, const size_t *to_sizes, uint32_t flags,
               struct stowage_error *err);
+
+  /* -- writers taking turns -- */
+  /* Takes an exclusive lock named by a directory key, waiting for it; held
+   * until unlock() or the process ends (never left behind by a killed
+   * writer). Advisory: only writers that lock take turns. Publishing a set
+   * takes the same lock on the first key's directory. A backend that cannot
+   * lock (a file system refusing flock) holds nothing and says so in
+   * *held = 0. */
+  int (*lock)(stowage_storage_handle storage, const char *key, size_t key_size, stowage_lock_handle *out,
+              int32_t *held, struct stowage_error *err);
+  void (*unlock)(stowage_lock_handle lock);
 } stowage_storage_vtable;
 
 /* The least a store plugin may declare; later fields are optional. */

@@ -106,6 +106,12 @@ class Staged {
     detail::check_storage([&](stowage_error* e) { return vt_->staged_resize(handle_, size, e); });
     end_ = size;
   }
+  // Reads back what was written; returns how many bytes (fewer only at the end).
+  uint64_t read_at(uint64_t offset, void* buf, uint64_t capacity) const {
+    uint64_t got = 0;
+    detail::check_storage([&](stowage_error* e) { return vt_->staged_read(handle_, offset, buf, capacity, &got, e); });
+    return got;
+  }
   const std::string& key() const { return key_; }
   uint64_t size() const { return end_; }
   // Hands the handle to publish(), which consumes it.
@@ -120,6 +126,37 @@ class Staged {
   stowage_staged_handle handle_ = nullptr;
   std::string key_;
   uint64_t end_ = 0;
+};
+
+// An exclusive lock held until the object dies (Storage::lock).
+class Lock {
+ public:
+  Lock() = default;
+  Lock(const stowage_storage_vtable* vt, stowage_lock_handle h, bool held) : vt_(vt), handle_(h), held_(held) {}
+  Lock(Lock&& o) noexcept : vt_(o.vt_), handle_(std::exchange(o.handle_, nullptr)), held_(o.held_) {}
+  Lock& operator=(Lock&& o) noexcept {
+    if (this != &o) {
+      reset();
+      vt_ = o.vt_;
+      handle_ = std::exchange(o.handle_, nullptr);
+      held_ = o.held_;
+    }
+    return *this;
+  }
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  ~Lock() { reset(); }
+  // False where the backend could not lock (e.g. a file system refusing flock).
+  bool held() const { return held_; }
+
+ private:
+  void reset() noexcept {
+    if (handle_) vt_->unlock(handle_);
+    handle_ = nullptr;
+  }
+  const stowage_storage_vtable* vt_ = nullptr;
+  stowage_lock_handle handle_ = nullptr;
+  bool held_ = false;
 };
 
 // The backend serving a location (a path, mem://..., http://...), owned by
@@ -190,9 +227,16 @@ class Storage {
   }
   // Copies from offset into buf; false when the file does not exist.
   bool read_into_if_exists(std::string_view key, uint64_t offset, void* buf, uint64_t capacity,
-                           uint64_t* got) const {
+                           uint64_t* got, uint64_t* file_size = nullptr) const {
+    stowage_buffer part{buf, capacity};
+    return read_parts_if_exists(key, offset, &part, 1, got, file_size);
+  }
+  // Copies from offset into parts[0], parts[1], ... in one request; false
+  // when the file does not exist.
+  bool read_parts_if_exists(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
+                            uint64_t* got, uint64_t* file_size = nullptr) const {
     stowage_error e{};
-    int rc = vt_->read_into(handle_, key.data(), key.size(), offset, buf, capacity, got, &e);
+    int rc = vt_->read_into(handle_, key.data(), key.size(), offset, parts, count, got, file_size, &e);
     if (rc == STOWAGE_NOT_FOUND) return false;
     if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), e.message);
     return true;
@@ -238,6 +282,13 @@ class Storage {
   }
   void write(std::string_view key, std::string_view text, uint32_t flags = STOWAGE_PUBLISH_REPLACE) const {
     write(key, text.data(), text.size(), flags);
+  }
+  // Waits for, then holds, the exclusive lock named by a directory key.
+  Lock lock(std::string_view key) const {
+    stowage_lock_handle h = nullptr;
+    int32_t held = 0;
+    detail::check_storage([&](stowage_error* e) { return vt_->lock(handle_, key.data(), key.size(), &h, &held, e); });
+    return Lock(vt_, h, held != 0);
   }
   bool recover(std::string_view key) const {
     int32_t done = 0;
@@ -301,8 +352,17 @@ class Storage {
 class StagedBackendFile {
  public:
   virtual ~StagedBackendFile() = default;  // an unpublished file is dropped here
+  // write_at and read_at may run concurrently at distinct offsets.
   virtual void write_at(uint64_t offset, const void* data, size_t size) = 0;
+  virtual uint64_t read_at(uint64_t offset, void* buf, uint64_t capacity) = 0;
   virtual void resize(uint64_t size) = 0;
+};
+
+// A lock a backend hands out; released when deleted.
+class BackendLock {
+ public:
+  virtual ~BackendLock() = default;
+  virtual bool held() const = 0;
 };
 
 class StorageBackend {
@@ -312,6 +372,20 @@ class StorageBackend {
   virtual std::pair<int32_t, uint64_t> stat(std::string_view key) = 0;
   virtual stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t flags) = 0;
   virtual uint64_t read_into(std::string_view key, uint64_t offset, void* buf, uint64_t capacity) = 0;
+  // A scattered read (see stowage_storage_vtable.read_into). The default
+  // reads part by part and asks stat() for the size; backends that can do
+  // it in one request (preadv, one ranged GET) override it.
+  virtual uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
+                              uint64_t* file_size) {
+    uint64_t got = 0;
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t n = read_into(key, offset + got, parts[i].data, parts[i].size);
+      got += n;
+      if (n < parts[i].size) break;
+    }
+    if (file_size) *file_size = stat(key).second;
+    return got;
+  }
   virtual std::vector<std::string> list(std::string_view key) { unsupported(std::string(key) + ": cannot list"); }
   virtual std::unique_ptr<StagedBackendFile> stage(std::string_view key) {
     unsupported(std::string(key) + ": this storage is read only");
@@ -322,6 +396,9 @@ class StorageBackend {
     unsupported("this storage is read only");
   }
   virtual bool recover(std::string_view key) { (void)key; return false; }
+  virtual std::unique_ptr<BackendLock> lock(std::string_view key) {
+    unsupported(std::string(key) + ": this storage cannot lock");
+  }
   virtual void make_directory(std::string_view key) { (void)key; }
   virtual std::string stage_directory(std::string_view key) {
     unsupported(std::string(key) + ": this storage is read only");
@@ -359,9 +436,10 @@ struct StoreTrampolines {
                   uint32_t flags, stowage_view* out, stowage_error* err) noexcept {
     return guarded(err, [&] { *out = self(h)->read(sv(k, ks), offset, length, flags); });
   }
-  static int read_into(stowage_storage_handle h, const char* k, size_t ks, uint64_t offset, void* buf,
-                       uint64_t capacity, uint64_t* got, stowage_error* err) noexcept {
-    return guarded(err, [&] { *got = self(h)->read_into(sv(k, ks), offset, buf, capacity); });
+  static int read_into(stowage_storage_handle h, const char* k, size_t ks, uint64_t offset,
+                       const stowage_buffer* parts, uint64_t count, uint64_t* got, uint64_t* file_size,
+                       stowage_error* err) noexcept {
+    return guarded(err, [&] { *got = self(h)->read_parts(sv(k, ks), offset, parts, count, file_size); });
   }
   static int list(stowage_storage_handle h, const char* k, size_t ks, stowage_sink* names,
                   stowage_error* err) noexcept {
@@ -377,6 +455,19 @@ struct StoreTrampolines {
                           stowage_error* err) noexcept {
     return guarded(err, [&] { staged(s)->write_at(offset, data, size); });
   }
+  static int staged_read(stowage_staged_handle s, uint64_t offset, void* buf, uint64_t capacity, uint64_t* got,
+                         stowage_error* err) noexcept {
+    return guarded(err, [&] { *got = staged(s)->read_at(offset, buf, capacity); });
+  }
+  static int lock(stowage_storage_handle h, const char* k, size_t ks, stowage_lock_handle* out, int32_t* held,
+                  stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      std::unique_ptr<BackendLock> l = self(h)->lock(sv(k, ks));
+      *held = l->held() ? 1 : 0;
+      *out = reinterpret_cast<stowage_lock_handle>(l.release());
+    });
+  }
+  static void unlock(stowage_lock_handle l) noexcept { delete reinterpret_cast<BackendLock*>(l); }
   static int staged_resize(stowage_staged_handle s, uint64_t size, stowage_error* err) noexcept {
     return guarded(err, [&] { staged(s)->resize(size); });
   }
@@ -418,7 +509,8 @@ struct StoreTrampolines {
   static const stowage_storage_vtable* vtable() {
     static const stowage_storage_vtable vt = {
         sizeof(stowage_storage_vtable), open, close, stat, read, read_into, list, stage, staged_write,
-        staged_resize, discard, publish, recover, make_directory, stage_directory, remove, move};
+        staged_read, staged_resize, discard, publish, recover, make_directory, stage_directory, remove, move,
+        lock, unlock};
     return &vt;
   }
 };
