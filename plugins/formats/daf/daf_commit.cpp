@@ -73,62 +73,38 @@ void DafStore::commit_array(PendingArray& p) {
   else commit_dense(p);
 }
 
-// The .data file, assembled from the tile files; tiles never written stay zero.
+// The staged .data file already holds the whole array (tiles never written
+// are holes, which read as zeros): publishing it is all.
 void DafStore::commit_dense(PendingArray& p) {
-  const Tiling& g = p.tiling;
-  size_t es = element_size(p.eltype);
-  sdk::Staged data = storage_.stage(p.base + ".data");
-  data.resize(g.rows * g.cols * es);
-  std::vector<unsigned char> tile(g.tile_rows * g.tile_cols * es);
-  for (uint64_t i = 0; i < g.grid_rows(); ++i)
-    for (uint64_t j = 0; j < g.grid_cols(); ++j) {
-      uint64_t index[2] = {i, j};
-      Tiling::Tile t = g.tile(index, p.base);
-      if (!p.written[t.flat]) continue;
-      storage_.read_exact(p.tile_key(t.flat), 0, tile.data(), t.elements() * es);
-      g.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
-        data.write_at(file_element * es, tile.data() + tile_element * es, n * es);
-      });
-    }
-  storage_.publish(data);
+  storage_.publish(p.data);
   Descriptor d;
   d.eltype = p.eltype;
   write_descriptor(p.base, d, p.ref.kind == NodeRef::Matrix, 0, 0);
 }
 
-// Sparse storage asked for: only the non-zero elements, in column-major
-// order. The tiles are read one band of tile columns at a time, so memory
-// holds the non-zeros (as it must, to write the index files) and one tile.
+// Sparse storage asked for: only the non-zero elements. The staged .data is
+// column-major, the order CSC wants, so it is read back in blocks of 1 MiB:
+// memory holds the non-zeros (as it must, to write the index files) and one block.
 void DafStore::commit_as_sparse(PendingArray& p) {
   const Tiling& g = p.tiling;
   bool matrix = p.ref.kind == NodeRef::Matrix;
   size_t es = element_size(p.eltype);
-  uint64_t rows = g.rows, cols = g.cols;
+  uint64_t rows = g.rows, cols = g.cols, n = rows * cols;
   std::vector<uint64_t> positions;  // column-major positions of the non-zeros
   std::vector<unsigned char> nzval;
-  std::vector<unsigned char> tile(g.tile_rows * g.tile_cols * es);
-  std::vector<uint64_t> in_tile;
-  for (uint64_t j = 0; j < g.grid_cols(); ++j) {
-    // Per column of the band: its non-zeros, tile row after tile row (so in order).
-    std::vector<std::vector<uint64_t>> band_positions(g.tile_cols);
-    std::vector<std::vector<unsigned char>> band_values(g.tile_cols);
-    for (uint64_t i = 0; i < g.grid_rows(); ++i) {
-      uint64_t index[2] = {i, j};
-      Tiling::Tile t = g.tile(index, p.base);
-      if (!p.written[t.flat]) continue;
-      storage_.read_exact(p.tile_key(t.flat), 0, tile.data(), t.elements() * es);
-      in_tile.clear();
-      if (is_float(p.eltype)) gather_nonzeros_float(tile.data(), t.elements(), p.eltype, in_tile);
-      else gather_nonzeros(tile.data(), t.elements(), es, in_tile);
-      for (uint64_t k : in_tile) {
-        uint64_t c = k / t.nrows, r = k % t.nrows;
-        band_positions[c].push_back((t.col0 + c) * rows + t.row0 + r);
-        band_values[c].insert(band_values[c].end(), tile.data() + k * es, tile.data() + (k + 1) * es);
-      }
-    }
-    for (uint64_t c = 0; c < g.tile_cols; ++c) {
-      positions.insert(positions.end(), band_positions[c].begin(), band_positions[c].end());
-      nzval.insert(nzval.end(), band_values[c].begin(), band_values[c].end());
+  const uint64_t block_elements = std::max<uint64_t>((1 << 20) / es, 1);
+  std::vector<unsigned char> block(block_elements * es);
+  std::vector<uint64_t> in_block;
+  for (uint64_t first = 0; first < n; first += block_elements) {
+    uint64_t count = std::min(block_elements, n - first);
+    if (p.data.read_at(first * es, block.data(), count * es) != count * es)
+      sdk::fail(STOWAGE_IO, p.base + ".data: the staged file is shorter than the array");
+    in_block.clear();
+    if (is_float(p.eltype)) gather_nonzeros_float(block.data(), count, p.eltype, in_block);
+    else gather_nonzeros(block.data(), count, es, in_block);
+    for (uint64_t k : in_block) {
+      positions.push_back(first + k);
+      nzval.insert(nzval.end(), block.data() + k * es, block.data() + (k + 1) * es);
     }
   }
   Descriptor d;
@@ -258,26 +234,13 @@ std::string DafStore::build_metadata() const {
   return out + "}";
 }
 
-// Several processes may add properties to one repository at once, and the
-// storage layer has no lock for their closes to take turns with. So each
-// writer publishes its metadata.json, then rebuilds it from what is stored
-// now and publishes again until the stored file is what the descriptors say.
-// The writer whose publish is the last one checks after it, when every other
-// writer's descriptors are already published (each publishes its descriptors
-// before its metadata.json), so the final metadata.json lists them all.
-// A repository being built is private: one publish is enough.
+// metadata.json is rebuilt from the descriptors stored now; close() holds
+// the repository's lock meanwhile, so concurrent writers' rebuilds take turns
+// and the last one lists every property.
 void DafStore::publish_metadata() {
   const std::string file = root_ + "/metadata.json";
   if (!v11() && !is_file(storage_, file)) return;
-  std::string want = build_metadata();
-  for (int round = 0; round < 1000; ++round) {
-    storage_.write(file, want);
-    if (building_) return;
-    std::string now = build_metadata();
-    if (now == storage_.read_text(file)) return;
-    want = std::move(now);  // another writer published in between
-  }
-  sdk::fail(STOWAGE_IO, file + ": other writers keep changing the repository; gave up after 1000 rebuilds");
+  storage_.write(file, build_metadata());
 }
 
 // Moves the repository built in a staged directory into place: a crash
@@ -291,6 +254,13 @@ void DafStore::publish_built_repository() {
 
 void DafStore::close() {
   if (closed_ || mode_ == STOWAGE_MODE_READ) return void(closed_ = true);
+  // Several processes may add properties to one repository at once: their
+  // closes take turns, so each metadata.json rebuild sees every descriptor
+  // published before it and the last one lists them all (a repository being
+  // built is private until it is moved into place). Where the file system
+  // refuses flock the lock holds nothing, as the old DirectoryLock did.
+  std::optional<sdk::Lock> turn;
+  if (!building_) turn.emplace(storage_.lock(root_));
   for (const auto& [axis, length] : declared_axes_)
     invalid(final_path_ + ": axis '" + axis + "' (" + std::to_string(length) +
             " entries) was used by a property but its entries were never written (write_strings axes/" + axis + ")");

@@ -1,7 +1,6 @@
 // File helpers of the Daf plugin, all on the storage layer (stowage/storage.hpp):
 // a property file held for reading in place (a memory map on local disk, a
-// buffer over HTTP), the tiles of an array being written, and small wrappers
-// with Daf's "missing is fine" semantics. Nothing here touches the file
+// buffer over HTTP) and small wrappers with Daf's "missing is fine" semantics. Nothing here touches the file
 // system itself: the backend (file, memory, http) does.
 #pragma once
 
@@ -41,27 +40,6 @@ class Mapped {
   std::vector<unsigned char> memory_;
   const unsigned char* data_ = nullptr;
   uint64_t size_ = 0;
-};
-
-// A hidden directory (Storage::stage_directory, beside `beside`) that holds
-// scratch files until the object dies, which removes it with everything in it.
-class ScratchDirectory {
- public:
-  ScratchDirectory(const sdk::Storage& storage, const std::string& beside)
-      : storage_(storage), key_(storage.stage_directory(beside)) {}
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-  ~ScratchDirectory() {
-    try {
-      storage_.remove_if_exists(key_);
-    } catch (...) {  // a leftover hidden directory is harmless; a throwing destructor is not
-    }
-  }
-  const std::string& key() const { return key_; }
-
- private:
-  sdk::Storage storage_;
-  std::string key_;
 };
 
 // A whole small file (JSON) as text. At most max_size + 1 bytes are read, so

@@ -134,7 +134,7 @@ DafStore::DafStore(std::string path, uint32_t mode, std::string_view options)
 }
 
 DafStore::~DafStore() {
-  pending_arrays_.clear();  // their scratch tiles go first, while the storage is surely there
+  pending_arrays_.clear();  // their staged files go first, before the directory they sit in
   if (building_) {  // never published: leave nothing behind
     try {
       storage_.remove_if_exists(root_);

@@ -3,8 +3,8 @@
 //
 // Reading: properties are opened lazily, validated, and cached (describe and
 // read_* run concurrently, so caches sit behind a mutex).
-// Writing: numeric arrays and sparse matrices are staged (sdk::Staged, or
-// tile files, see PendingArray) and published by close() together with their
+// Writing: numeric arrays and sparse matrices are staged (sdk::Staged, see
+// PendingArray) and published by close() together with their
 // descriptors; strings, axes and scalars are whole values written at once
 // (Storage::write). A repository opened with "w" (or "w+" on a missing path)
 // is built in a staged directory beside the destination (Storage::
@@ -31,26 +31,20 @@
 
 namespace daf {
 
-// A numeric vector or matrix being written chunk by chunk. Each tile written
-// is a file of its own (the tile's bytes, column-major) in a hidden scratch
-// directory beside <base>.data; close() assembles the .data file (or the
-// sparse components) from them. Why not one staged .data file written in
-// place, as before the storage layer: a staged file cannot be read back
-// (the ABI has no staged_read), and region writes read partly written tiles
-// back (read-modify-write), as does the dense -> sparse conversion at close;
-// holding the array in memory instead is not bounded. Tile files can be read
-// back through the storage, and concurrent write_chunk calls (distinct tiles)
-// each have their own staged file, as the ABI's one-thread-per-staged-handle
-// rule asks. The cost: each byte is written twice (tile, then .data).
+// A numeric vector or matrix being written chunk by chunk into one staged
+// <base>.data holding the whole column-major data, sized up front so tiles
+// never written are holes (zeros). write_chunk calls at distinct tiles write
+// their runs in parallel (staged_write at distinct offsets may run
+// concurrently); a pending chunk, and the dense -> sparse conversion at
+// close, read it back (staged_read).
 struct PendingArray {
   NodeRef ref;
   std::string base;
   ElType eltype = ElType::Float64;
   Tiling tiling;                 // the chunk grid (rows, cols, tile sizes)
   bool store_sparse = false;     // asked for sparse storage (daf_storage: sparse)
-  std::unique_ptr<ScratchDirectory> tiles;
+  sdk::Staged data;              // becomes <base>.data (or is read back to build the sparse files)
   std::unique_ptr<std::atomic<bool>[]> written;  // per chunk
-  std::string tile_key(uint64_t flat) const { return tiles->key() + "/" + std::to_string(flat); }
 };
 
 // A CSC matrix being appended column by column.

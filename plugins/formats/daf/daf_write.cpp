@@ -219,14 +219,16 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
   forget_cached();
 }
 
-// An empty scratch directory for the tiles, and no tile written yet.
+// A staged .data file of the full size (a sparse file: nothing is written
+// yet, holes read as zeros), and no chunk written yet.
 PendingArray DafStore::start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows, uint64_t cols) {
   PendingArray p;
   p.ref = ref;
   p.base = property_base(ref);
   p.eltype = eltype;
   p.tiling = Tiling::for_array(ref.kind == NodeRef::Matrix, rows, cols, element_size(eltype));
-  p.tiles = std::make_unique<ScratchDirectory>(storage_, p.base + ".data");
+  p.data = storage_.stage(p.base + ".data");
+  p.data.resize(rows * cols * element_size(eltype));
   p.written.reset(new std::atomic<bool>[std::max<uint64_t>(p.tiling.count(), 1)]());
   return p;
 }
@@ -320,7 +322,7 @@ PendingArray& DafStore::pending_array_for_write(const NodeRef& ref, std::string_
   std::lock_guard<std::mutex> lock(pending_mutex_);
   auto it = pending_arrays_.find(std::string(node));
   if (it != pending_arrays_.end()) return it->second;
-  // An existing property changed in place (r+): copy its tiles first.
+  // An existing property changed in place (r+): copy it to a staged file first.
   auto stored = property(ref, node);
   if (stored->is_string() || stored->is_sparse_matrix() || !stored->unreadable.empty())
     invalid(std::string(node) + ": not a writable dense array");
@@ -343,14 +345,22 @@ bool DafStore::read_pending_chunk(const PendingArray& p, const uint64_t* chunk_i
   if (!p.written[t.flat]) return false;
   size_t es = element_size(p.eltype);
   if (t.elements() * es > capacity) invalid(p.base + ": output buffer too small for a chunk");
-  storage_.read_exact(p.tile_key(t.flat), 0, out, t.elements() * es);
+  auto* dst = static_cast<unsigned char*>(out);
+  p.tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
+    if (p.data.read_at(file_element * es, dst + tile_element * es, n * es) != n * es)
+      sdk::fail(STOWAGE_IO, p.base + ".data: the staged file is shorter than the array");
+  });
   p.tiling.shape_of(t, chunk_shape);
   return true;
 }
 
-// A tile (column-major, as the host hands it) becomes its scratch file.
+// Each run of a column-major tile goes to its place in the staged .data.
 void DafStore::write_tile(PendingArray& p, const Tiling::Tile& t, const void* in) {
-  storage_.write(p.tile_key(t.flat), in, t.elements() * element_size(p.eltype));
+  size_t es = element_size(p.eltype);
+  const auto* src = static_cast<const unsigned char*>(in);
+  p.tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
+    p.data.write_at(file_element * es, src + tile_element * es, n * es);
+  });
   p.written[t.flat] = true;
 }
 
