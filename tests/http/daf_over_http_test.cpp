@@ -42,6 +42,15 @@ std::vector<std::string> readable_fixtures() {
   return out;
 }
 
+// A snapshot without the nodes' "storage" descriptions (Daf element, index
+// types, schema), which a copy need not keep.
+json without_storage(json s) {
+  if (s.contains("describe")) s["describe"].erase("storage");
+  if (s.contains("children"))
+    for (auto& [name, child] : s["children"].items()) child = without_storage(child);
+  return s;
+}
+
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 test::RunResult convert(const std::string& from, const fs::path& to, const std::string& flags) {
@@ -130,8 +139,10 @@ TEST_CASE("daf over http: stowage-convert and stowage::copy from a URL write wha
     std::map<std::string, std::string> want = tree_of(from_path);
     CHECK(want.size() > 5);
     CHECK(tree_of(from_url) == want);
-    // And the copy holds what the fixture holds.
-    CHECK(snapshot_or_error(from_url.string())["children"] == snapshot_or_error((fixtures_dir() / name).string())["children"]);
+    // And the copy holds the fixture's nodes and values (its version and
+    // storage choices may differ: a copy is written [1,0], UInt32 indices).
+    CHECK(without_storage(snapshot_or_error(from_url.string()))["children"] ==
+          without_storage(snapshot_or_error((fixtures_dir() / name).string()))["children"]);
   }
   // Daf -> npy: a dense vector, a sparse vector and a dense matrix.
   for (const char* spec : {"julia_v10_small::vectors/cell/donor", "julia_v10_small::vectors/cell/sparse_x",
