@@ -1,7 +1,8 @@
 // File helpers of the Daf plugin, all on the storage layer (stowage/storage.hpp):
 // a property file held for reading in place (a memory map on local disk, a
-// buffer over HTTP) and small wrappers with Daf's "missing is fine" semantics. Nothing here touches the file
-// system itself: the backend (file, memory, http) does.
+// buffer over HTTP) and small wrappers with Daf's "missing is fine"
+// semantics. Nothing here touches the file system itself: the backend (file,
+// memory, http) does.
 #pragma once
 
 #include <stowage/plugin_util.hpp>

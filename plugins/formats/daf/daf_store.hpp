@@ -4,8 +4,8 @@
 // Reading: properties are opened lazily, validated, and cached (describe and
 // read_* run concurrently, so caches sit behind a mutex).
 // Writing: numeric arrays and sparse matrices are staged (sdk::Staged, see
-// PendingArray) and published by close() together with their
-// descriptors; strings, axes and scalars are whole values written at once
+// PendingArray) and published by close() together with their descriptors;
+// strings, axes and scalars are whole values written at once
 // (Storage::write). A repository opened with "w" (or "w+" on a missing path)
 // is built in a staged directory beside the destination (Storage::
 // stage_directory) and moved over it by close().
