@@ -23,6 +23,9 @@
 // (nginx's sendfile into the socket, recv into curl's buffer, curl's buffer
 // into the N5 plugin's scratch, scratch into the chunk buffer) where a local
 // read copies it once (pread), and nginx's workers take CPU from the readers.
+// The tests' nginx fixture. Its helpers header uses doctest, whose
+// implementation (not its main) is compiled here: this program is no test.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include "nginx.hpp"
 
 #include <stowage/storage.hpp>

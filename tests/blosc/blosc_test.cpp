@@ -2,7 +2,7 @@
 // style, and zarr-python's numcodecs Blosc), config rules, header checks,
 // and real peers (python3-blosc and numcodecs) in both directions.
 
-// From tests/lz4 (on this suite's include path): the N5 fixture chunk reader,
+// From tests/support (shared with the lz4 suite): the N5 fixture chunk reader,
 // and lz4_common.hpp's codec(), bytes(), text(), random_bytes() and
 // check_error(), which the two suites share.
 #include "lz4_common.hpp"

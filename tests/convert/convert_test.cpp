@@ -63,7 +63,7 @@ test::fs::path fixture(const std::string& rel) { return test::fixtures() / rel; 
 
 }  // namespace
 
-TEST_CASE("n5 -> npy -> n5 keeps every value; numpy reads the npy") {
+TEST_CASE("n5 -> npy -> n5 keeps every value; numpy reads the npy" * test::needs({"zstd"})) {
   test::TempDir tmp;
   std::string src = (test::source_root() / "examples" / "volume.n5").string() + "::raw/s0";
   // The metadata rule: .npy has no attributes, so they are not dropped unasked...
@@ -94,7 +94,7 @@ TEST_CASE("n5 -> npy -> n5 keeps every value; numpy reads the npy") {
   CHECK_MESSAGE(py.output == "ok\n", py.output);
 }
 
-TEST_CASE("a whole N5 container converts group by group with attributes and codecs") {
+TEST_CASE("a whole N5 container converts group by group with attributes and codecs" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   std::string src = (test::source_root() / "examples" / "volume.n5").string();
   REQUIRE(convert(test::quote(src) + " " + q(tmp / "copy.n5")).status == 0);
@@ -176,7 +176,7 @@ TEST_CASE("datadings -> datadings copies every sample's bytes") {
   }
 }
 
-TEST_CASE("an existing destination is never touched without --overwrite; nodes can be added") {
+TEST_CASE("an existing destination is never touched without --overwrite; nodes can be added" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   // A new container with one named node (staged and renamed like any new destination).
@@ -248,7 +248,7 @@ TEST_CASE("a destination that is the source, inside it or holding it is refused 
   CHECK(dense_bytes(a + "::raw/s0copy") == dense_bytes(a + "::raw/s0"));
 }
 
-TEST_CASE("--overwrite replaces only a dataset of the destination's format") {
+TEST_CASE("--overwrite replaces only a dataset of the destination's format" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   test::fs::create_directories(tmp / "important");
@@ -265,7 +265,7 @@ TEST_CASE("--overwrite replaces only a dataset of the destination's format") {
   CHECK(test::read_file(tmp / "s1.n5") == npy);
 }
 
-TEST_CASE("--create-only then --part I/N equals a whole conversion") {
+TEST_CASE("--create-only then --part I/N equals a whole conversion" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   std::string dst = (tmp / "parts.n5").string();
@@ -365,7 +365,7 @@ std::string staged_leftovers(const test::fs::path& dir) {
   return found;
 }
 
-TEST_CASE("a node added to or replaced in a container is published whole, whatever stops the copy") {
+TEST_CASE("a node added to or replaced in a container is published whole, whatever stops the copy" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   save_noisy_volume(tmp / "big.npy", 2);
   const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
@@ -568,7 +568,7 @@ void check_same_tree(const stowage::Store& a, const stowage::Store& b, const std
   }
 }
 
-TEST_CASE("an N5 container written by N5 Java converts whole: string and object datasets keep blocks and codec") {
+TEST_CASE("an N5 container written by N5 Java converts whole: string and object datasets keep blocks and codec" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   const std::string java = fixture("n5/java-style.n5").string(), copy = (tmp / "j.n5").string();
   test::RunResult r = convert(test::quote(java) + " " + test::quote(copy));
@@ -611,7 +611,7 @@ TEST_CASE("usage errors exit 2, data errors exit 1 naming the file") {
   CHECK(unknown_ext.output.find("--to") != std::string::npos);
 }
 
-TEST_CASE("codec parameters and format ids are checked before anything is written") {
+TEST_CASE("codec parameters and format ids are checked before anything is written" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   const std::string out = (tmp / "out.n5").string();
@@ -639,7 +639,7 @@ TEST_CASE("codec parameters and format ids are checked before anything is writte
   CHECK(stowage::Store::open(out).describe("raw/s0").codec == json({{"type", "gzip"}, {"level", 5}, {"useZlib", true}}));
 }
 
-TEST_CASE("options that cannot be right are refused, and messages name what the user typed") {
+TEST_CASE("options that cannot be right are refused, and messages name what the user typed" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   const std::string npy = (test::source_root() / "examples" / "expression.npy").string();
@@ -731,7 +731,7 @@ TEST_CASE("narrowing casts fail on a value the type cannot hold, or clip and wra
   CHECK(convert(q(tmp / "f.npy") + " " + q(tmp / "x.npy") + " --cast int32 --cast-overflow clop").status == 2);
 }
 
-TEST_CASE("a host program converts through stowage::copy (examples/copy-host)") {
+TEST_CASE("a host program converts through stowage::copy (examples/copy-host)" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   const std::string vol = (test::source_root() / "examples" / "volume.n5").string();
   const std::string host = test::env_or("STOWAGE_COPY_HOST", "copy_host");

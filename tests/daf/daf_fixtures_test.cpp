@@ -144,7 +144,7 @@ TEST_CASE("daf fixtures: generated [1,1] with every type") { check_fixture("gen_
 TEST_CASE("daf fixtures: Julia 0.3.0 packed, gzip shards (decoded through the gzip codec)") {
   check_fixture("julia_v11_packed_gzip");
 }
-TEST_CASE("daf fixtures: Julia 0.3.0 packed, zstd shards (decoded through the zstd codec)") {
+TEST_CASE("daf fixtures: Julia 0.3.0 packed, zstd shards (decoded through the zstd codec)" * test::needs({"zstd"})) {
   check_fixture("julia_v11_packed_zstd");
 }
 

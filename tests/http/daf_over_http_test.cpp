@@ -34,7 +34,8 @@ struct Server {
 };
 
 // The fixtures a reader opens (the others, such as bad_version_minor, are
-// refused: over HTTP the same way, which the first test checks).
+// refused: over HTTP the same way, which the first test checks). A build
+// without the gzip or zstd codec cannot open the packed ones.
 std::vector<std::string> readable_fixtures() {
   std::vector<std::string> out;
   for (const std::string& name : fixture_names())
@@ -103,7 +104,7 @@ TEST_CASE("daf over http: every fixture, detected and read through the C++ API, 
 TEST_CASE("daf over http: stowage-info shows the same tree for the URL as for the path") {
   Server server;
   std::vector<std::string> names = readable_fixtures();
-  REQUIRE(names.size() >= 7);
+  REQUIRE(names.size() >= 5);
   for (const std::string& name : names) {
     CAPTURE(name);
     std::string path = (fixtures_dir() / name).string(), url = server.url(name);
@@ -161,6 +162,7 @@ TEST_CASE("daf over http: stowage-convert and stowage::copy from a URL write wha
   // stowage::copy (the C++ API) with an http source.
   for (const std::string name : {"julia_v10_small", "gen_v11_types", "julia_v11_packed_zstd"}) {
     CAPTURE(name);
+    if (name == "julia_v11_packed_zstd" && test::plugin_off("zstd")) continue;
     stowage::CopyOptions o;
     o.from = o.to = "daf";
     const fs::path from_http = out / (name + "-copy-http.daf"), from_disk = out / (name + "-copy-disk.daf");

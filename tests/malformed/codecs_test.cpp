@@ -67,6 +67,7 @@ bool has_checksum(const std::string& config) {
 TEST_CASE("codecs: truncated payloads are CORRUPT and name the codec") {
   const std::string original = sample_bytes(20000);
   for (const auto& c : kCodecs) {
+    if (test::plugin_off(c.name)) continue;  // a codec plugin this build left out
     const std::string config = c.config;
     CAPTURE(config);
     auto codec = stowage::Registry::global().codec(c.config);
@@ -91,6 +92,7 @@ TEST_CASE("codecs: flipped bytes give the original or CORRUPT, never a crash") {
   const std::string original = sample_bytes(5000);
   std::mt19937 rng(11);
   for (const auto& c : kCodecs) {
+    if (test::plugin_off(c.name)) continue;  // a codec plugin this build left out
     const std::string config = c.config;
     CAPTURE(config);
     const bool checked = has_checksum(config);
@@ -128,6 +130,7 @@ TEST_CASE("codecs: flipped bytes give the original or CORRUPT, never a crash") {
 TEST_CASE("codecs: garbage and empty payloads are CORRUPT") {
   std::mt19937 rng(3);
   for (const auto& c : kCodecs) {
+    if (test::plugin_off(c.name)) continue;  // a codec plugin this build left out
     const std::string config = c.config;
     CAPTURE(config);
     auto codec = stowage::Registry::global().codec(c.config);
@@ -157,6 +160,7 @@ TEST_CASE("codecs: decompression bombs stop at the capacity") {
                              R"({"type": "bzip2"})", R"({"type": "lz4", "framing": "frame"})"}) {
     const std::string name = config;
     CAPTURE(name);
+    if (test::codec_off(stowage::json::parse(name))) continue;  // a codec plugin this build left out
     auto codec = stowage::Registry::global().codec(config);
     auto bomb = codec.encode(zeros.data(), zeros.size());
     CHECK(bomb.size() < bomb_size / 200);

@@ -180,6 +180,12 @@ TEST_CASE("datg: node paths leaving the dataset are INVALID_ARGUMENT") {
 // ---- n5 -----------------------------------------------------------------------
 
 // The codec of an expected-file dataset entry ("compressionType (legacy)": raw).
+// The codec ids of `ids` whose plugins this build has.
+std::set<std::string> built(std::set<std::string> ids) {
+  for (auto it = ids.begin(); it != ids.end();) it = test::plugin_off(*it) ? ids.erase(it) : std::next(it);
+  return ids;
+}
+
 std::string n5_codec(const stowage::json& ds) {
   const stowage::json& c = ds["compression"];
   return c.contains("type") ? c["type"].get<std::string>() : c["compressionType (legacy)"].get<std::string>();
@@ -204,6 +210,7 @@ TEST_CASE("n5: every chunk of every codec's datasets truncated") {
     auto expected = test::read_json(fixture("n5/" + container_name + ".expected.json"));
     for (auto& [name, ds] : expected["datasets"].items()) {
       CAPTURE(name);
+      if (test::plugin_off(n5_codec(ds))) continue;  // a codec plugin this build left out
       codecs.insert(n5_codec(ds));
       auto values = [&, name = name] {
         auto store = stowage::Store::open(root.string(), stowage::Mode::read, "n5");
@@ -238,7 +245,7 @@ TEST_CASE("n5: every chunk of every codec's datasets truncated") {
       }
     }
   }
-  CHECK(codecs == std::set<std::string>{"raw", "gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
+  CHECK(codecs == built({"raw", "gzip", "bzip2", "xz", "lz4", "zstd", "blosc"}));
   CHECK(chunks > 200);
   CHECK(end_marks > 10);
   MESSAGE(chunks << " chunks, " << cuts << " truncated reads refused, " << end_marks
@@ -249,7 +256,8 @@ TEST_CASE("n5: every chunk of every codec's datasets truncated") {
 // chunk header's block needs (half of them) must be CORRUPT naming the chunk,
 // for every codec: only the plugin's size check can tell, since the codec
 // sees a valid stream. Zero-filling the rest would read as values.
-TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT") {
+// (It reads the whole container, every codec.)
+TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
   auto expected = test::read_json(fixture("n5/java-style.n5.expected.json"));
@@ -281,7 +289,7 @@ TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT") {
   CHECK(codecs == std::set<std::string>{"gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
 }
 
-TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal") {
+TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal" * test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
   REQUIRE_NOTHROW(read_everything(root.string(), "n5"));

@@ -19,6 +19,15 @@ json expected_of(const std::string& container) {
   return test::read_json(fixture(container + ".expected.json"));
 }
 
+// The codec configuration of an expected dataset: its compression object,
+// or a legacy compressionType as {"type": ...}.
+json codec_of(const json& ds) {
+  json compression = ds["compression"];
+  if (compression.contains("compressionType (legacy)"))
+    compression = json{{"type", compression["compressionType (legacy)"]}};
+  return compression;
+}
+
 std::string group_node(const std::string& key) { return key == "/" ? "" : key.substr(1); }
 
 }  // namespace
@@ -31,6 +40,7 @@ TEST_CASE("every fixture dataset reads equal to its expected values") {
     REQUIRE(expected["datasets"].size() > 0);
     for (auto& [name, ds] : expected["datasets"].items()) {
       CAPTURE(name);
+      if (test::codec_off(codec_of(ds))) continue;  // a codec plugin this build left out
       stowage::Array a = store.array(name);
       CHECK(a.shape() == ds["shape_c_order"].get<std::vector<uint64_t>>());
       CHECK(a.info().chunks == ds["chunk_shape_c_order"].get<std::vector<uint64_t>>());
@@ -47,10 +57,7 @@ TEST_CASE("every fixture dataset reads equal to its expected values") {
       if (ds.contains("user_attributes"))
         CHECK(unordered(a.info().attributes) == unordered(ds["user_attributes"]));
       // The codec is the compression object (legacy compressionType mapped).
-      json compression = ds["compression"];
-      if (compression.contains("compressionType (legacy)"))
-        compression = json{{"type", compression["compressionType (legacy)"]}};
-      CHECK(unordered(a.info().codec) == unordered(compression));
+      CHECK(unordered(a.info().codec) == unordered(codec_of(ds)));
     }
   }
 }
@@ -178,6 +185,7 @@ TEST_CASE("damaged copies of every fixture chunk give errors, never a crash") {
   for (auto& [name, ds] : expected["datasets"].items()) {
     const json& c = ds["compression"];
     const std::string codec = c.contains("type") ? c["type"].get<std::string>() : "raw";
+    if (test::plugin_off(codec)) continue;  // a codec plugin this build left out
     const bool checked = codec != "raw" && codec != "zstd" && codec != "blosc";
     const std::string want = test::read_file(fixture(ds["expected_bin"].get<std::string>()));
     for (const json& p : ds["chunks_present_n5_order"]) {

@@ -17,13 +17,14 @@ using namespace n5test;
 
 namespace {
 
-// Codecs zarr-python 2.13's N5 store can read (not lz4: numcodecs framing).
+// Codecs zarr-python 2.13's N5 store can read (not lz4: numcodecs framing),
+// those this build has.
 json zarr_readable_codecs() {
-  return json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
+  return test::codecs_built(json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
                       json{{"type", "gzip"}, {"level", 1}, {"useZlib", true}}, json{{"type", "bzip2"}},
                       json{{"type", "xz"}, {"preset", 6}}, json{{"type", "zstd"}, {"level", 3}},
                       json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}},
-                      json{{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}});
+                      json{{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}}));
 }
 
 struct Case {
@@ -100,7 +101,7 @@ TEST_CASE("zarr-python reads what stowage writes, for every codec zarr can read"
   }
 }
 
-TEST_CASE("zarr-python reads a dataset that is the container root") {
+TEST_CASE("zarr-python reads a dataset that is the container root" * test::needs({"zstd"})) {
   test::TempDir tmp;
   fs::path path = tmp / "root.n5";
   std::vector<int32_t> values(15);
@@ -155,17 +156,22 @@ s[8:10, 10:12] = -1
 
   stowage::Store store = open_n5(path);
   CHECK(store.describe("").attributes["title"] == "Gr\u00fc\u00dfe \u2713 \U0001F600");
-  size_t arrays = 0;
+  size_t arrays = 0, left_out = 0;
   for (const auto& e : fs::directory_iterator(out)) {
     std::string name = e.path().stem().string();
-    std::string node = name.substr(0, name.find("__")) + "/" + name.substr(name.find("__") + 2);
+    std::string codec = name.substr(0, name.find("__"));
+    std::string node = codec + "/" + name.substr(name.find("__") + 2);
     CAPTURE(node);
+    if (test::plugin_off(codec == "bz2" ? "bzip2" : codec == "zlib" ? "gzip" : codec)) {
+      ++left_out;  // a codec plugin this build left out
+      continue;
+    }
     stowage::Array a = store.array(node);
     CHECK(read_bytes(a) == test::read_file(e.path()));
     CHECK(a.info().attributes["seed"] == 7);
     ++arrays;
   }
-  CHECK(arrays == 24);
+  CHECK(arrays + left_out == 24);
   std::vector<int32_t> sparse = store.array("sparse").read_all<int32_t>();
   for (uint64_t r0 = 0; r0 < 10; ++r0)
     for (uint64_t c = 0; c < 12; ++c) {
@@ -248,7 +254,7 @@ TEST_CASE("several processes writing disjoint chunks of one dataset lose nothing
   CHECK(temp_files == 0);
 }
 
-TEST_CASE("a writer killed mid-way leaves only whole chunks behind") {
+TEST_CASE("a writer killed mid-way leaves only whole chunks behind" * test::needs({"zstd"})) {
   test::TempDir tmp;
   fs::path path = tmp / "killed.n5";
   {
@@ -353,8 +359,8 @@ TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for
   const std::map<std::string, std::string> numpy_dtype = {
       {"int8", "|i1"},   {"uint8", "|u1"},   {"int16", "<i2"},  {"uint16", "<u2"},   {"int32", "<i4"},
       {"uint32", "<u4"}, {"int64", "<i8"},   {"uint64", "<u8"}, {"float32", "<f4"}, {"float64", "<f8"}};
-  const json codecs = json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
-                                   json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}});
+  const json codecs = test::codecs_built(json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
+                                   json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}}));
   test::TempDir tmp;
   fs::path path = tmp / "dtypes.n5";
   std::map<std::string, std::string> written;

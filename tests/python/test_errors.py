@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import stowage
-from conftest import fixture
+from conftest import fixture, needs
 
 BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
 
@@ -35,6 +35,7 @@ def test_missing_node_is_key_error():
     assert "raw/nothing" not in store and "raw/uint8_1d" in store
 
 
+@needs("zstd")
 def test_bad_arguments_are_value_errors(tmp_path):
     raised(stowage.InvalidArgumentError, ValueError, lambda: stowage.open(fixture("n5", "zarr-written.n5"), "q"))
     a = stowage.open(fixture("n5", "zarr-written.n5"))["raw/int16_2d"]

@@ -13,10 +13,11 @@ import torch.utils.data
 
 import stowage
 import stowage.torch
-from conftest import expected_json, fixture
+from conftest import expected_json, fixture, needs
 from test_fixtures import check_value
 
 
+@needs("zstd", "blosc")
 def test_every_kind_pickles_and_reopens():
     store = stowage.open(fixture("n5", "zarr-written.n5"))
     for node in [store, store["groups"], store["blosc/float64_3d"]]:
@@ -49,6 +50,7 @@ def cluster():
         yield client
 
 
+@needs("zstd", "blosc")
 def test_dask_distributed_reduction_over_an_n5_volume(tmp_path, cluster):
     rng = np.random.default_rng(5)
     volume = rng.integers(0, 65535, (64, 96, 80), dtype=np.uint16)
@@ -71,6 +73,7 @@ def _copy_block(block, block_info=None, target=None):
     return np.array([[[block.astype(np.int64).sum()]]])
 
 
+@needs("zstd", "blosc")
 def test_dask_distributed_workers_write_disjoint_chunks(tmp_path, cluster):
     src = stowage.open(fixture("n5", "zarr-written.n5"))["zlib/int32_3d"]  # (6, 7, 9), chunks (4, 4, 4)
     with stowage.open(tmp_path / "out.n5", "w") as out:

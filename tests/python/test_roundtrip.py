@@ -18,7 +18,7 @@ import zarr
 import zarr.n5
 
 import stowage
-from conftest import fixture
+from conftest import fixture, needs
 
 BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
 
@@ -28,7 +28,8 @@ def tool(name):
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "uint32", "int64", "float32", "float64"])
-@pytest.mark.parametrize("compression", [None, "gzip", "zstd:level=5", "blosc", "bzip2", "xz"])
+@pytest.mark.parametrize("compression", [None, "gzip", pytest.param("zstd:level=5", marks=needs("zstd")),
+                                         pytest.param("blosc", marks=needs("blosc")), "bzip2", "xz"])
 def test_n5_written_by_stowage_reads_in_zarr(tmp_path, dtype, compression):
     rng = np.random.default_rng(1)
     values = (rng.random((13, 21, 9)) * 100).astype(dtype)
@@ -42,6 +43,7 @@ def test_n5_written_by_stowage_reads_in_zarr(tmp_path, dtype, compression):
     assert z["g/v"].attrs["k"] == [1, 2] and z["g"].attrs["unit"] == "nm"
 
 
+@needs("zstd", "blosc")
 def test_n5_written_by_zarr_reads_in_stowage(tmp_path):
     rng = np.random.default_rng(2)
     values = rng.integers(0, 60000, (37, 50), dtype=np.uint16)
@@ -238,6 +240,7 @@ def test_dask_over_a_sparse_matrix_reads_dense_blocks():
     assert np.array_equal(np.asarray(m), m.to_scipy().toarray())
 
 
+@needs("zstd", "blosc")
 def test_convert_returns_the_tools_summary(tmp_path):
     src = fixture("n5", "zarr-written.n5")
     calls = []
@@ -256,6 +259,7 @@ def test_convert_returns_the_tools_summary(tmp_path):
         assert np.array_equal(got[name][...], ref[name][...])
 
 
+@needs("zstd", "blosc")
 def test_convert_stops_when_progress_raises_and_writes_nothing(tmp_path):
     def stop(p):
         raise KeyboardInterrupt
@@ -265,6 +269,7 @@ def test_convert_stops_when_progress_raises_and_writes_nothing(tmp_path):
     assert not (tmp_path / "never.n5").exists()
 
 
+@needs("zstd", "blosc")
 def test_convert_options_reach_the_library(tmp_path):
     src = str(fixture("datg", "basic_4x5.datg"))
     s = stowage.convert(src, tmp_path / "m.npy", drop_metadata=True, cast="float32")
@@ -276,6 +281,7 @@ def test_convert_options_reach_the_library(tmp_path):
         stowage.convert(src, tmp_path / "x.n5", colour="blue")
 
 
+@needs("zstd", "blosc")
 def test_plugins_are_the_tools_list():
     tool_out = subprocess.run([tool("stowage-plugin-list"), "--json"], check=True, capture_output=True, text=True)
     assert stowage.plugins() == json.loads(tool_out.stdout)["plugins"]
@@ -289,6 +295,7 @@ def _read_in_child(array, queue):
     queue.put(int(array[...].astype(np.int64).sum()))
 
 
+@needs("zstd", "blosc")
 def test_a_forked_child_reads_after_the_parent_did():
     # The parent's thread pool does not survive fork(); the child must not
     # wait for its threads (DataLoader and multiprocessing fork by default).

@@ -4,6 +4,8 @@
 
 #include <stowage/stowage.hpp>
 
+#include <doctest/doctest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +13,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace test {
@@ -101,6 +105,42 @@ inline RunResult run_python(const std::string& code, const std::string& args = "
   fs::path script = tmp / "peer.py";
   write_file(script, code);
   return run(python() + " " + script.string() + " " + args);
+}
+
+// The plugins this build left out (meson's -D<id>=disabled, or a library
+// not found): meson sets $STOWAGE_PLUGINS_OFF to their ids, e.g.
+// "zstd,blosc". A test case that needs one is skipped, as
+//   TEST_CASE("..." * test::needs({"zstd"}))
+// and a loop over codecs or fixtures passes it over (test::plugin_off).
+// A build with every plugin (scripts/setup, CI) skips nothing.
+inline bool plugin_off(std::string_view id) {
+  std::string_view off = std::getenv("STOWAGE_PLUGINS_OFF") ? std::getenv("STOWAGE_PLUGINS_OFF") : "";
+  while (!off.empty()) {
+    size_t comma = off.find(',');
+    if (off.substr(0, comma) == id) return true;
+    off = comma == std::string_view::npos ? std::string_view() : off.substr(comma + 1);
+  }
+  return false;
+}
+inline doctest::skip needs(std::initializer_list<std::string_view> ids) {
+  bool off = false;
+  for (std::string_view id : ids) off = off || plugin_off(id);
+  return doctest::skip(off);
+}
+
+// The codec plugin a codec configuration needs ({"type": "zlib"} is gzip's
+// alias; no configuration, or no "type", is raw), and whether it is left out.
+inline std::string codec_plugin(const stowage::json& config) {
+  std::string type = config.is_object() ? config.value("type", "raw") : "raw";
+  return type == "zlib" ? "gzip" : type;
+}
+inline bool codec_off(const stowage::json& config) { return plugin_off(codec_plugin(config)); }
+// The codec configurations of a JSON array whose plugins this build has.
+inline stowage::json codecs_built(const stowage::json& configs) {
+  stowage::json kept = stowage::json::array();
+  for (const stowage::json& c : configs)
+    if (!codec_off(c)) kept.push_back(c);
+  return kept;
 }
 
 inline std::string quote(const std::string& s) {

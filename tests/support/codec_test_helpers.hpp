@@ -1,5 +1,4 @@
-// Helpers shared by the gzip, bzip2, xz and zstd codec suites (the other
-// three add tests/gzip to their include path): codecs from the registry,
+// Helpers shared by the gzip, bzip2, xz and zstd codec suites: codecs from the registry,
 // sample data, error checks, real N5 chunks from the fixtures, and the
 // file exchange with Python and Java peers (N5JavaCodecsPeer.java).
 #pragma once
@@ -326,7 +325,7 @@ class PeerExchange {
   // zstd-jni, java.util.zip): see N5JavaCodecsPeer.java for the files it
   // reads and writes.
   void run_n5_java() {
-    std::string source = (test::source_root() / "tests" / "gzip" / "N5JavaCodecsPeer.java").string();
+    std::string source = (test::source_root() / "tests" / "support" / "N5JavaCodecsPeer.java").string();
     const char* classpath =
         "/usr/share/java/commons-compress.jar:/usr/share/java/xz.jar:/usr/share/java/zstd-jni.jar";
     test::RunResult r = test::run(std::string("java -cp ") + classpath + " " + test::quote(source) + " " +

@@ -1,4 +1,4 @@
-// Helpers shared by the lz4 test files: the codec from the registry, test
+// Helpers shared by the lz4 and blosc suites: the codec from the registry, test
 // data, and checking that an operation fails with a given code and message.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Every chunk of the shared N5 fixtures compressed with one codec, with the
 // bytes its payload must decode to, built independently from the fixture's
 // expected.bin (little-endian, C order) -- no N5 reader involved.
-// Used by the lz4 and blosc suites.
+// Used by the lz4 and blosc suites (as is lz4_common.hpp).
 #pragma once
 
 #include "test_support.hpp"
