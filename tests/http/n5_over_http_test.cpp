@@ -8,6 +8,7 @@
 #include "flaky_proxy.hpp"
 #include "nginx.hpp"
 #include "test_support.hpp"
+#include "tools.hpp"
 
 #include <doctest/doctest.h>
 
@@ -148,24 +149,9 @@ void compare_container(const std::string& container, const Store& remote) {
   }
 }
 
-// Every file under `dir`, by relative path, with its bytes.
-std::map<std::string, std::string> tree_of(const fs::path& dir) {
-  std::map<std::string, std::string> files;
-  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = test::read_file(e.path());
-  return files;
-}
-
-fs::path tool(const char* name) {
-  std::string dir = std::string(name) == "stowage-info" ? "info" : "convert";
-  return test::build_root() / "tools" / dir / name;
-}
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
+using test::replace_all;
+using test::tool;
+using test::tree_of;
 
 }  // namespace
 

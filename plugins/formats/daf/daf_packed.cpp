@@ -72,7 +72,7 @@ std::vector<unsigned char> decode(const Codec& c, const unsigned char* in, size_
 
 // Calls chunk(origin, payload) for every chunk of the shard, with `origin`
 // the chunk's grid position (Julia order). Missing chunks get an empty payload.
-void for_each_chunk(const std::string& file, const std::string& shard, const Packing& p,
+void for_each_chunk(const std::string& file, std::string_view shard, const Packing& p,
                     const std::vector<uint64_t>& shape,
                     const std::function<void(const std::vector<uint64_t>&, const unsigned char*, size_t)>& chunk) {
   if (p.chunk_shape.size() != shape.size())
@@ -131,10 +131,9 @@ uint64_t product(const std::vector<uint64_t>& v) {
 }  // namespace
 
 std::vector<unsigned char> read_packed_numeric(const sdk::Host& host, const std::string& zip_path,
-                                               const Packing& packing,
+                                               std::string_view shard, const Packing& packing,
                                                const std::vector<uint64_t>& shape, size_t element_size) {
   if (shape.empty() || shape.size() > 2) corrupt(zip_path + ": packed data of unexpected rank");
-  std::string shard = sdk::read_file(zip_path);
   Codec codec = codec_for(host, packing, zip_path);
   std::vector<unsigned char> out(product(shape) * element_size);
   size_t chunk_bytes = product(packing.chunk_shape) * element_size;
@@ -150,10 +149,9 @@ std::vector<unsigned char> read_packed_numeric(const sdk::Host& host, const std:
 }
 
 std::vector<std::string> read_packed_strings(const sdk::Host& host, const std::string& zip_path,
-                                             const Packing& packing,
+                                             std::string_view shard, const Packing& packing,
                                              const std::vector<uint64_t>& shape) {
   if (shape.empty() || shape.size() > 2) corrupt(zip_path + ": packed data of unexpected rank");
-  std::string shard = sdk::read_file(zip_path);
   Codec codec = codec_for(host, packing, zip_path);
   std::vector<std::string> out(product(shape));
   uint64_t per_chunk = product(packing.chunk_shape);

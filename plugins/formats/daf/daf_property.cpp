@@ -40,10 +40,10 @@ std::string component_file(const std::string& base, const char* suffix) { return
 
 // Maps a binary component and checks its size against `expected` elements
 // (or, when unknown, that it is a whole number of elements).
-std::unique_ptr<Mapped> map_component(const std::string& path, size_t element_size,
+std::unique_ptr<Mapped> map_component(const sdk::Storage& storage, const std::string& path, size_t element_size,
                                       std::optional<uint64_t> expected) {
-  if (!sdk::is_regular_file(path)) corrupt(path + ": missing (required by the property's descriptor)");
-  auto m = std::make_unique<Mapped>(path);
+  if (!is_file(storage, path)) corrupt(path + ": missing (required by the property's descriptor)");
+  auto m = std::make_unique<Mapped>(storage, path);
   if (expected) {
     if (m->size() / element_size != *expected || m->size() % element_size != 0)
       corrupt(path + ": is " + std::to_string(m->size()) + " bytes, expected " + std::to_string(*expected) +
@@ -69,10 +69,12 @@ std::unique_ptr<Mapped> load_component(const Property& p, const std::string& com
                                        std::optional<uint64_t> expected) {
   std::string path = p.base + "." + component;
   const Packing* packing = packing_of(p.desc, component);
-  if (!packing) return map_component(path, element_size, expected);
+  if (!packing) return map_component(p.storage, path, element_size, expected);
   if (!expected) corrupt(p.base + ".json: packed component \"" + component + "\" without n_elements");
+  sdk::Bytes shard = p.storage.map(path + ".zip");
   return std::make_unique<Mapped>(path + ".zip",
-                                  read_packed_numeric(p.host, path + ".zip", *packing, {*expected}, element_size));
+                                  read_packed_numeric(p.host, path + ".zip", shard.text(), *packing, {*expected},
+                                                      element_size));
 }
 
 // Checks strictly increasing 1-based positions in 1..n (vector .nzind).
@@ -135,7 +137,7 @@ void load_sparse_indices(Property& p) {
 void load_sparse_values(Property& p) {
   std::string path = component_file(p.base, ".nzval");
   bool stored = p.desc.v11_schema ? p.desc.nzval_in_descriptor
-                                  : (p.desc.eltype != ElType::Bool || sdk::is_regular_file(path));
+                                  : (p.desc.eltype != ElType::Bool || is_file(p.storage, path));
   if (stored) p.values = load_component(p, "nzval", element_size(p.desc.eltype), p.nnz);
 }
 
@@ -143,12 +145,14 @@ void load_dense_numeric(Property& p) {
   if (const Packing* packing = packing_of(p.desc, "")) {
     std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
     std::string zip = p.base + ".zip";
-    p.dense = std::make_unique<Mapped>(zip, read_packed_numeric(p.host, zip, *packing, shape, element_size(p.desc.eltype)));
+    sdk::Bytes shard = p.storage.map(zip);
+    p.dense = std::make_unique<Mapped>(
+        zip, read_packed_numeric(p.host, zip, shard.text(), *packing, shape, element_size(p.desc.eltype)));
     return;
   }
   std::string path = component_file(p.base, ".data");
-  if (!sdk::is_regular_file(path)) corrupt(path + ": missing (required by the dense descriptor)");
-  p.dense = std::make_unique<Mapped>(path);
+  if (!is_file(p.storage, path)) corrupt(path + ": missing (required by the dense descriptor)");
+  p.dense = std::make_unique<Mapped>(p.storage, path);
   uint64_t expected = p.rows * p.cols * element_size(p.desc.eltype);
   uint64_t size = p.dense->size();
   if (size != expected)
@@ -157,9 +161,10 @@ void load_dense_numeric(Property& p) {
             std::to_string(element_size(p.desc.eltype)) + " bytes; truncated or axis length mismatch)");
 }
 
-std::vector<std::string> read_lines(const std::string& path, uint64_t expected, const char* what) {
-  if (!sdk::is_regular_file(path)) corrupt(path + ": missing (required by the descriptor)");
-  std::vector<std::string> lines = split_lines(sdk::read_file(path), path);
+std::vector<std::string> read_lines(const sdk::Storage& storage, const std::string& path, uint64_t expected,
+                                    const char* what) {
+  if (!is_file(storage, path)) corrupt(path + ": missing (required by the descriptor)");
+  std::vector<std::string> lines = split_lines(storage.read_text(path), path);
   if (lines.size() != expected)
     corrupt(path + ": has " + std::to_string(lines.size()) + " lines, expected " + std::to_string(expected) +
             " (" + what + ")");
@@ -170,17 +175,18 @@ std::vector<std::string> read_lines(const std::string& path, uint64_t expected, 
 void load_strings(Property& p) {
   if (const Packing* packing = packing_of(p.desc, "")) {
     std::vector<uint64_t> shape = p.matrix ? std::vector<uint64_t>{p.rows, p.cols} : std::vector<uint64_t>{p.rows};
-    p.strings = read_packed_strings(p.host, p.base + ".zip", *packing, shape);
+    sdk::Bytes shard = p.storage.map(p.base + ".zip");
+    p.strings = read_packed_strings(p.host, p.base + ".zip", shard.text(), *packing, shape);
     return;
   }
   if (p.desc.sparse && packing_of(p.desc, "nzval"))
     sdk::unsupported(p.base + ".nzval.zip: packed sparse String values are not supported");
   if (!p.desc.sparse) {
-    p.strings = read_lines(component_file(p.base, ".txt"), p.rows * p.cols, "one per element");
+    p.strings = read_lines(p.storage, component_file(p.base, ".txt"), p.rows * p.cols, "one per element");
     return;
   }
   load_sparse_indices(p);
-  std::vector<std::string> values = read_lines(component_file(p.base, ".nztxt"), p.nnz, "one per stored index");
+  std::vector<std::string> values = read_lines(p.storage, component_file(p.base, ".nztxt"), p.nnz, "one per stored index");
   p.strings.assign(p.rows * p.cols, std::string());
   std::vector<uint64_t> indptr(p.cols + 1);
   std::vector<uint32_t> rows(p.nnz);
@@ -206,19 +212,20 @@ const std::vector<std::string>& property_suffixes() {
   return s;
 }
 
-std::shared_ptr<const Property> load_property(const sdk::Host& host, const std::string& root,
-                                              const NodeRef& ref, const std::string& node, uint64_t rows,
-                                              uint64_t cols) {
+std::shared_ptr<const Property> load_property(const sdk::Host& host, const sdk::Storage& storage,
+                                              const std::string& root, const NodeRef& ref,
+                                              const std::string& node, uint64_t rows, uint64_t cols) {
   auto p = std::make_shared<Property>();
   p->host = host;
+  p->storage = storage;
   p->node = node;
   p->matrix = ref.kind == NodeRef::Matrix;
   p->base = root + (p->matrix ? "/matrices/" + ref.rows + "/" + ref.cols + "/" : "/vectors/" + ref.rows + "/") + ref.name;
   p->rows = rows;
   p->cols = p->matrix ? cols : 1;
   std::string json_path = p->base + ".json";
-  if (!sdk::is_regular_file(json_path)) sdk::fail(STOWAGE_NOT_FOUND, json_path + ": no such property");
-  p->desc = parse_descriptor(sdk::read_file(json_path, kMaxJsonBytes), json_path, p->matrix);
+  if (!is_file(storage, json_path)) sdk::fail(STOWAGE_NOT_FOUND, json_path + ": no such property");
+  p->desc = parse_descriptor(read_small_text(storage, json_path, kMaxJsonBytes), json_path, p->matrix);
   p->tiling = Tiling::for_array(p->matrix, p->rows, p->cols, element_size(p->desc.eltype));
   try {
     if (p->is_string()) {

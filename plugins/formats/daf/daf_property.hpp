@@ -1,6 +1,6 @@
 // A stored vector or matrix property, validated and opened for reading.
 //
-// Numeric dense data is memory-mapped and copied into the caller's buffer
+// Numeric dense data is mapped (Storage::map: a memory map of a local file) and copied into the caller's buffer
 // (files are replaced by rename, never rewritten in place, so a map stays
 // valid); sparse components are memory-mapped too and converted (1-based Julia indices of
 // any integer type to 0-based uint64 indptr / uint32 indices); String data is
@@ -22,7 +22,8 @@
 namespace daf {
 
 struct Property {
-  sdk::Host host;    // of the store: packed components decode through its codecs
+  sdk::Host host;        // of the store: packed components decode through its codecs
+  sdk::Storage storage;  // where the files are (reads of packed components, relayout)
   std::string node;  // "vectors/cell/x"
   std::string base;  // file path without suffix: <root>/vectors/cell/x
   bool matrix = false;
@@ -61,10 +62,10 @@ struct Property {
   void read_runs(const Tiling::Tile& t, unsigned char* out) const;
 };
 
-// Opens and validates the property `ref` stored under `root`, whose axes have
-// `rows` and `cols` entries (cols = 1 for vectors).
-std::shared_ptr<const Property> load_property(const sdk::Host& host, const std::string& root,
-                                              const NodeRef& ref,
+// Opens and validates the property `ref` stored under `root` in `storage`,
+// whose axes have `rows` and `cols` entries (cols = 1 for vectors).
+std::shared_ptr<const Property> load_property(const sdk::Host& host, const sdk::Storage& storage,
+                                              const std::string& root, const NodeRef& ref,
                                               const std::string& node, uint64_t rows, uint64_t cols);
 
 // Every file suffix a property may use (for deletes).

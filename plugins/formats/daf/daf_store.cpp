@@ -20,11 +20,6 @@ std::string strip_trailing_slashes(std::string p) {
   return p;
 }
 
-bool directory_is_empty(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_empty(path, ec) && !ec;
-}
-
 struct Options {
   Version version{1, 0};  // "version": format of a new repository
   bool version_given = false;
@@ -93,9 +88,14 @@ OJson property_storage(const Descriptor& d, uint64_t nnz) {
 
 // ---- opening ------------------------------------------------------------------------
 
-int32_t DafStore::identify(const sdk::Host&, std::string_view path) {
-  std::string p(path);
-  return sdk::is_directory(p) && sdk::is_regular_file(p + "/daf.json") ? 100 : 0;
+int32_t DafStore::identify(const sdk::Host& host, std::string_view path) {
+  std::string p = strip_trailing_slashes(std::string(path));
+  try {
+    sdk::Storage storage = sdk::Storage::for_location(host, p);
+    return storage.is_directory(p) && is_file(storage, p + "/daf.json") ? 100 : 0;
+  } catch (const sdk::Error&) {  // not readable as a Daf repository
+    return 0;
+  }
 }
 
 std::unique_ptr<sdk::Store> DafStore::open(const sdk::Host& host, std::string_view path, uint32_t mode,
@@ -104,21 +104,21 @@ std::unique_ptr<sdk::Store> DafStore::open(const sdk::Host& host, std::string_vi
 }
 
 DafStore::DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::string_view options)
-    : final_path_(strip_trailing_slashes(std::move(path))), mode_(mode) {
+    : storage_(sdk::Storage::for_location(host, path)),
+      final_path_(strip_trailing_slashes(std::move(path))), mode_(mode) {
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("daf: unknown open mode " + std::to_string(mode));
   Options opts = parse_options(options);
   relayout_ = opts.relayout;
-  bool exists = sdk::path_exists(final_path_);
-  if (exists && !sdk::is_directory(final_path_)) invalid(final_path_ + ": not a directory (a Daf repository is one)");
-  bool is_daf = exists && sdk::is_regular_file(final_path_ + "/daf.json");
-  if (mode == STOWAGE_MODE_TRUNCATE && exists && !is_daf && !directory_is_empty(final_path_))
+  const int32_t kind = storage_.kind(final_path_);
+  bool exists = kind != STOWAGE_ENTRY_ABSENT;
+  if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(final_path_ + ": not a directory (a Daf repository is one)");
+  bool is_daf = exists && is_file(storage_, final_path_ + "/daf.json");
+  if (mode == STOWAGE_MODE_TRUNCATE && exists && !is_daf && !storage_.list(final_path_).empty())
     invalid(final_path_ + ": refusing to replace a non-empty directory that is not a Daf repository (no daf.json)");
   if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists)) {
     building_ = true;
     version_ = opts.version;
-    if (size_t slash = final_path_.rfind('/'); slash != std::string::npos && slash > 0)
-      sdk::make_directories(final_path_.substr(0, slash));
-    root_ = sdk::create_temporary_directory_beside(final_path_);
+    root_ = storage_.stage_directory(final_path_);  // parent directories are made too
     create_repository();
     return;
   }
@@ -126,8 +126,8 @@ DafStore::DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::
   if (!is_daf) sdk::fail(STOWAGE_NOT_FOUND, final_path_ + ": not a daf directory (no daf.json)");
   root_ = final_path_;
   std::string daf_json = root_ + "/daf.json";
-  version_ = parse_daf_json(sdk::read_file(daf_json, kMaxJsonBytes), daf_json);
-  if (sdk::is_directory(root_ + "/.reorder.backup"))
+  version_ = parse_daf_json(read_small_text(storage_, daf_json, kMaxJsonBytes), daf_json);
+  if (storage_.is_directory(root_ + "/.reorder.backup"))
     host.log(STOWAGE_LOG_WARNING, root_ + ": has .reorder.backup/, an interrupted reorder_axes!; data may be inconsistent");
   if (opts.version_given && opts.version != version_)
     host.log(STOWAGE_LOG_WARNING, final_path_ + ": keeping the repository's own format version " +
@@ -135,9 +135,12 @@ DafStore::DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::
 }
 
 DafStore::~DafStore() {
+  pending_arrays_.clear();  // their staged files go first, before the directory they sit in
   if (building_) {  // never published: leave nothing behind
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
+    try {
+      storage_.remove_if_exists(root_);
+    } catch (...) {  // a hidden leftover directory, harmless; a throwing destructor is not
+    }
   }
 }
 
@@ -150,7 +153,7 @@ std::string DafStore::property_dir(const NodeRef& ref) const {
 
 std::string DafStore::property_base(const NodeRef& ref) const { return property_dir(ref) + "/" + ref.name; }
 
-std::vector<std::string> DafStore::axis_names() const { return names_with_suffix(root_ + "/axes", ".txt"); }
+std::vector<std::string> DafStore::axis_names() const { return names_in(root_ + "/axes", ".txt"); }
 
 std::shared_ptr<const std::vector<std::string>> DafStore::axis_entries(const std::string& axis) {
   {
@@ -159,8 +162,8 @@ std::shared_ptr<const std::vector<std::string>> DafStore::axis_entries(const std
     if (it != axes_.end()) return it->second;
   }
   std::string file = axis_file(axis);
-  if (!sdk::is_regular_file(file)) return nullptr;
-  auto entries = std::make_shared<const std::vector<std::string>>(split_lines(sdk::read_file(file), file));
+  if (!is_file(storage_, file)) return nullptr;
+  auto entries = std::make_shared<const std::vector<std::string>>(split_lines(storage_.read_text(file), file));
   std::lock_guard<std::mutex> lock(cache_mutex_);
   return axes_.emplace(axis, entries).first->second;
 }
@@ -188,7 +191,7 @@ std::shared_ptr<const Property> DafStore::property(const NodeRef& ref, std::stri
   }
   uint64_t rows = required_axis_length(ref.rows, key);
   uint64_t cols = ref.kind == NodeRef::Matrix ? required_axis_length(ref.cols, key) : 1;
-  auto p = load_property(host(), root_, ref, key, rows, cols);
+  auto p = load_property(host(), storage_, root_, ref, key, rows, cols);
   std::lock_guard<std::mutex> lock(cache_mutex_);
   return properties_.emplace(key, p).first->second;
 }
@@ -223,10 +226,10 @@ std::vector<std::string> DafStore::list(std::string_view node) {
     case NodeRef::MatrixRowsGroup: need_axis(ref.rows); return axis_names();
     case NodeRef::VectorAxisGroup:
       need_axis(ref.rows);
-      return with_pending(names_with_suffix(root_ + "/vectors/" + ref.rows, ".json"), "vectors/" + ref.rows + "/");
+      return with_pending(names_in(root_ + "/vectors/" + ref.rows, ".json"), "vectors/" + ref.rows + "/");
     case NodeRef::MatrixPairGroup:
       need_axis(ref.rows), need_axis(ref.cols);
-      return with_pending(names_with_suffix(root_ + "/matrices/" + ref.rows + "/" + ref.cols, ".json"),
+      return with_pending(names_in(root_ + "/matrices/" + ref.rows + "/" + ref.cols, ".json"),
                           "matrices/" + ref.rows + "/" + ref.cols + "/");
     default: return {};
   }
@@ -247,9 +250,9 @@ std::string DafStore::describe(std::string_view node) {
 
 std::string DafStore::describe_root() {
   OJson attributes = OJson::object(), types = OJson::object();
-  for (const std::string& name : names_with_suffix(root_ + "/scalars", ".json")) {
+  for (const std::string& name : names_in(root_ + "/scalars", ".json")) {
     std::string file = root_ + "/scalars/" + name + ".json";
-    Scalar s = parse_scalar(sdk::read_file(file, kMaxJsonBytes), file);
+    Scalar s = parse_scalar(read_small_text(storage_, file, kMaxJsonBytes), file);
     attributes[name] = OJson::parse(s.value.dump());
     types[name] = julia_name(s.type);
   }

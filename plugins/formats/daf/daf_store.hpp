@@ -3,11 +3,15 @@
 //
 // Reading: properties are opened lazily, validated, and cached (describe and
 // read_* run concurrently, so caches sit behind a mutex).
-// Writing: numeric arrays and sparse matrices go to temporary files that
-// close() renames into place together with their descriptors; strings,
-// axes and scalars are whole values written at once (temp file + rename).
-// A repository opened with "w" (or "w+" on a missing path) is built in a
-// temporary directory beside the destination and renamed over it by close().
+// Writing: numeric arrays and sparse matrices are staged (sdk::Staged, see
+// PendingArray) and published by close() together with their descriptors;
+// strings, axes and scalars are whole values written at once
+// (Storage::write). A repository opened with "w" (or "w+" on a missing path)
+// is built in a staged directory beside the destination (Storage::
+// stage_directory) and moved over it by close().
+//
+// All I/O goes through the storage layer (sdk::Storage of the location's
+// scheme): local paths, mem://, and http:// for reading.
 #pragma once
 
 #include "daf_files.hpp"
@@ -27,15 +31,19 @@
 
 namespace daf {
 
-// A numeric vector or matrix being written chunk by chunk into a temp file
-// holding the whole column-major data (zero-filled where never written).
+// A numeric vector or matrix being written chunk by chunk into one staged
+// <base>.data holding the whole column-major data, sized up front so tiles
+// never written are holes (zeros). write_chunk calls at distinct tiles write
+// their runs in parallel (staged_write at distinct offsets may run
+// concurrently); a pending chunk, and the dense -> sparse conversion at
+// close, read it back (staged_read).
 struct PendingArray {
   NodeRef ref;
   std::string base;
   ElType eltype = ElType::Float64;
   Tiling tiling;                 // the chunk grid (rows, cols, tile sizes)
   bool store_sparse = false;     // asked for sparse storage (daf_storage: sparse)
-  std::unique_ptr<TempFile> data;
+  sdk::Staged data;              // becomes <base>.data (or is read back to build the sparse files)
   std::unique_ptr<std::atomic<bool>[]> written;  // per chunk
 };
 
@@ -46,7 +54,7 @@ struct PendingSparse {
   ElType eltype = ElType::Float64, indtype = ElType::UInt32;
   uint64_t rows = 0, cols = 0;
   std::vector<uint64_t> colptr{0};  // 0-based, one entry per appended column + 1
-  std::unique_ptr<TempFile> rowval, nzval;
+  sdk::Staged rowval, nzval;        // appended to, published by close()
 };
 
 class DafStore : public sdk::Store {
@@ -85,6 +93,9 @@ class DafStore : public sdk::Store {
 
   // ---- reading (daf_store.cpp)
   std::vector<std::string> axis_names() const;
+  std::vector<std::string> names_in(const std::string& dir, std::string_view suffix) const {
+    return names_with_suffix(storage_, dir, suffix);
+  }
   std::shared_ptr<const std::vector<std::string>> axis_entries(const std::string& axis);
   std::optional<uint64_t> axis_length(const std::string& axis);  // nullopt: no such axis
   uint64_t required_axis_length(const std::string& axis, const std::string& node);
@@ -112,12 +123,16 @@ class DafStore : public sdk::Store {
   void write_descriptor(const std::string& base, const Descriptor& d, bool matrix, uint64_t n_indices,
                         uint64_t n_colptr);
   void commit_array(PendingArray& p);
+  void commit_dense(PendingArray& p);
+  void commit_as_sparse(PendingArray& p);
   void commit_sparse(PendingSparse& p);
   void write_relayout(const NodeRef& ref);
-  void rebuild_metadata();
+  std::string build_metadata() const;
+  void publish_metadata();
   void publish_built_repository();
   void set_scalars(const Json& attributes);
 
+  sdk::Storage storage_;    // the backend of final_path_'s scheme
   std::string final_path_;  // where the repository lives once closed
   std::string root_;        // where we read and write now (a temp dir while building)
   bool building_ = false;   // root_ is a temp dir to rename over final_path_ at close

@@ -94,19 +94,19 @@ void DafStore::require_writable(std::string_view what) const {
 }
 
 void DafStore::create_repository() {
-  sdk::make_directories(root_);
-  sdk::write_file_atomic(root_ + "/daf.json", format_daf_json(version_));
-  for (const char* dir : {"scalars", "axes", "vectors", "matrices"}) sdk::make_directories(root_ + "/" + dir);
+  storage_.make_directory(root_);
+  storage_.write(root_ + "/daf.json", format_daf_json(version_));
+  for (const char* dir : {"scalars", "axes", "vectors", "matrices"}) storage_.make_directory(root_ + "/" + dir);
   dirty_ = true;  // a [1,1] repository gets its metadata.json at close
 }
 
 // Julia lists properties with readdir, so every vectors/<a>/ and the full
 // grid matrices/<a>/<o>/, matrices/<o>/<a>/ must exist.
 void DafStore::add_axis_directories(const std::string& axis) {
-  sdk::make_directories(root_ + "/vectors/" + axis);
+  storage_.make_directory(root_ + "/vectors/" + axis);
   for (const std::string& other : axis_names()) {
-    sdk::make_directories(root_ + "/matrices/" + axis + "/" + other);
-    sdk::make_directories(root_ + "/matrices/" + other + "/" + axis);
+    storage_.make_directory(root_ + "/matrices/" + axis + "/" + other);
+    storage_.make_directory(root_ + "/matrices/" + other + "/" + axis);
   }
 }
 
@@ -141,7 +141,7 @@ void DafStore::write_axis(const NodeRef& ref, const std::vector<std::string_view
   if (declared != declared_axes_.end() && declared->second != values.size())
     invalid("axes/" + axis + ": " + std::to_string(values.size()) + " entries, but properties created on it have " +
             std::to_string(declared->second));
-  sdk::write_file_atomic(axis_file(axis), join_lines(values, "axes/" + axis));
+  storage_.write(axis_file(axis), join_lines(values, "axes/" + axis));
   declared_axes_.erase(axis);
   forget_cached();
   add_axis_directories(axis);
@@ -150,18 +150,18 @@ void DafStore::write_axis(const NodeRef& ref, const std::vector<std::string_view
 
 void DafStore::write_descriptor(const std::string& base, const Descriptor& d, bool matrix, uint64_t n_indices,
                                 uint64_t n_colptr) {
-  sdk::write_file_atomic(base + ".json", format_descriptor(d, matrix, v11(), n_indices, n_colptr));
+  storage_.write(base + ".json", format_descriptor(d, matrix, v11(), n_indices, n_colptr));
 }
 
 void DafStore::delete_property_files(const std::string& base) {
-  for (const std::string& suffix : property_suffixes()) remove_file(base + suffix);
+  for (const std::string& suffix : property_suffixes()) remove_file(storage_, base + suffix);
 }
 
 void DafStore::delete_axis(const std::string& axis) {
-  remove_file(axis_file(axis));
-  remove_tree(root_ + "/vectors/" + axis);
-  remove_tree(root_ + "/matrices/" + axis);
-  for (const std::string& other : axis_names()) remove_tree(root_ + "/matrices/" + other + "/" + axis);
+  remove_file(storage_, axis_file(axis));
+  storage_.remove_if_exists(root_ + "/vectors/" + axis);
+  storage_.remove_if_exists(root_ + "/matrices/" + axis);
+  for (const std::string& other : axis_names()) storage_.remove_if_exists(root_ + "/matrices/" + other + "/" + axis);
   for (auto* pending : {&pending_arrays_}) {
     for (auto it = pending->begin(); it != pending->end();)
       it = (it->second.ref.rows == axis || it->second.ref.cols == axis) ? pending->erase(it) : std::next(it);
@@ -211,7 +211,7 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
   ElType eltype = numeric_dtype(d, node);
   uint64_t rows = declared_axis_length(ref.rows, shape[0], std::string(node));
   uint64_t cols = matrix ? declared_axis_length(ref.cols, shape[1], std::string(node)) : 1;
-  sdk::make_directories(property_dir(ref));
+  storage_.make_directory(property_dir(ref));
   PendingArray p = start_pending_array(ref, eltype, rows, cols);
   p.store_sparse = asks_sparse(d);
   pending_sparse_.erase(std::string(node));
@@ -219,15 +219,16 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
   forget_cached();
 }
 
-// A zero-filled temp file for the whole column-major data, and no chunk written yet.
+// A staged .data file of the full size (a sparse file: nothing is written
+// yet, holes read as zeros), and no chunk written yet.
 PendingArray DafStore::start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows, uint64_t cols) {
   PendingArray p;
   p.ref = ref;
   p.base = property_base(ref);
   p.eltype = eltype;
   p.tiling = Tiling::for_array(ref.kind == NodeRef::Matrix, rows, cols, element_size(eltype));
-  p.data = std::make_unique<TempFile>(p.base + ".data");
-  p.data->resize(rows * cols * element_size(eltype));
+  p.data = storage_.stage(p.base + ".data");
+  p.data.resize(rows * cols * element_size(eltype));
   p.written.reset(new std::atomic<bool>[std::max<uint64_t>(p.tiling.count(), 1)]());
   return p;
 }
@@ -251,9 +252,9 @@ void DafStore::create_sparse(const NodeRef& ref, std::string_view node, const Js
     nnz = it->get<uint64_t>();
   }
   p.indtype = choose_indtype(d, std::max(p.rows, nnz + 1));
-  sdk::make_directories(property_dir(ref));
-  p.rowval = std::make_unique<TempFile>(p.base + ".rowval");
-  p.nzval = std::make_unique<TempFile>(p.base + ".nzval");
+  storage_.make_directory(property_dir(ref));
+  p.rowval = storage_.stage(p.base + ".rowval");
+  p.nzval = storage_.stage(p.base + ".nzval");
   pending_arrays_.erase(std::string(node));
   pending_sparse_.insert_or_assign(std::string(node), std::move(p));
   forget_cached();
@@ -268,7 +269,7 @@ void DafStore::remove(std::string_view node) {
   } else if (ref.is_property()) {
     std::string key(node);
     bool pending = pending_arrays_.erase(key) + pending_sparse_.erase(key) > 0;
-    if (!pending && !sdk::is_regular_file(property_base(ref) + ".json"))
+    if (!pending && !is_file(storage_, property_base(ref) + ".json"))
       sdk::fail(STOWAGE_NOT_FOUND, root_ + ": no property " + key);
     delete_property_files(property_base(ref));
   } else {
@@ -307,11 +308,11 @@ void DafStore::set_scalars(const Json& attributes) {
     s.value = normalize_scalar(s.type, value, what);
     std::string file = root_ + "/scalars/" + name + ".json";
     std::string text = format_scalar(s);
-    if (!sdk::is_regular_file(file) || sdk::read_file(file, kMaxJsonBytes) != text) sdk::write_file_atomic(file, text);
+    if (!is_file(storage_, file) || read_small_text(storage_, file, kMaxJsonBytes) != text) storage_.write(file, text);
     keep.insert(name);
   }
-  for (const std::string& name : names_with_suffix(root_ + "/scalars", ".json"))
-    if (!keep.count(name)) remove_file(root_ + "/scalars/" + name + ".json");
+  for (const std::string& name : names_in(root_ + "/scalars", ".json"))
+    if (!keep.count(name)) remove_file(storage_, root_ + "/scalars/" + name + ".json");
   dirty_ = true;
 }
 
@@ -321,7 +322,7 @@ PendingArray& DafStore::pending_array_for_write(const NodeRef& ref, std::string_
   std::lock_guard<std::mutex> lock(pending_mutex_);
   auto it = pending_arrays_.find(std::string(node));
   if (it != pending_arrays_.end()) return it->second;
-  // An existing property changed in place (r+): copy it to a temp file first.
+  // An existing property changed in place (r+): copy it to a staged file first.
   auto stored = property(ref, node);
   if (stored->is_string() || stored->is_sparse_matrix() || !stored->unreadable.empty())
     invalid(std::string(node) + ": not a writable dense array");
@@ -346,18 +347,19 @@ bool DafStore::read_pending_chunk(const PendingArray& p, const uint64_t* chunk_i
   if (t.elements() * es > capacity) invalid(p.base + ": output buffer too small for a chunk");
   auto* dst = static_cast<unsigned char*>(out);
   p.tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
-    p.data->read_at(dst + tile_element * es, n * es, file_element * es);
+    if (p.data.read_at(file_element * es, dst + tile_element * es, n * es) != n * es)
+      sdk::fail(STOWAGE_IO, p.base + ".data: the staged file is shorter than the array");
   });
   p.tiling.shape_of(t, chunk_shape);
   return true;
 }
 
-// pwrite of each run of a column-major tile into the pending data file.
+// Each run of a column-major tile goes to its place in the staged .data.
 void DafStore::write_tile(PendingArray& p, const Tiling::Tile& t, const void* in) {
   size_t es = element_size(p.eltype);
   const auto* src = static_cast<const unsigned char*>(in);
   p.tiling.for_each_run(t, [&](uint64_t file_element, uint64_t tile_element, uint64_t n) {
-    p.data->write_at(src + tile_element * es, n * es, file_element * es);
+    p.data.write_at(file_element * es, src + tile_element * es, n * es);
   });
   p.written[t.flat] = true;
 }
@@ -418,8 +420,8 @@ void DafStore::append_sparse(std::string_view node, uint64_t n_major, const uint
     p.colptr.push_back(nnz);
   }
   if (!sdk::host_is_little_endian()) sdk::swap_bytes_inplace(valbuf.data(), valbuf.size() / es, es);
-  p.rowval->append(rowbuf.data(), rowbuf.size());
-  p.nzval->append(valbuf.data(), valbuf.size());
+  p.rowval.append(rowbuf.data(), rowbuf.size());
+  p.nzval.append(valbuf.data(), valbuf.size());
 }
 
 // ---- strings -------------------------------------------------------------------------------------
@@ -446,12 +448,12 @@ void DafStore::write_string_property(const NodeRef& ref, std::string_view node,
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c) column_major[r + c * rows] = values[r * cols + c];
   std::string base = property_base(ref);
-  sdk::make_directories(property_dir(ref));
+  storage_.make_directory(property_dir(ref));
   pending_arrays_.erase(std::string(node));
   pending_sparse_.erase(std::string(node));
   for (const std::string& suffix : property_suffixes())
-    if (suffix != ".txt" && suffix != ".json") remove_file(base + suffix);
-  sdk::write_file_atomic(base + ".txt", join_lines(column_major, std::string(node)));
+    if (suffix != ".txt" && suffix != ".json") remove_file(storage_, base + suffix);
+  storage_.write(base + ".txt", join_lines(column_major, std::string(node)));
   Descriptor d;
   d.eltype = ElType::String;
   write_descriptor(base, d, matrix, 0, 0);
