@@ -7,6 +7,8 @@
 
 #include <zlib.h>
 
+#include <optional>
+
 #include <unordered_map>
 
 namespace datg {
@@ -20,12 +22,12 @@ namespace {
 constexpr uint64_t kMaxGzipRatio = 1032;
 
 // Inflates a whole gzip file (all members, as Java's GZIPInputStream does).
-std::string gunzip(const std::string& compressed, const std::string& path) {
+std::string gunzip(const sdk::Bytes& compressed, const std::string& path) {
   const uint64_t limit = compressed.size() * kMaxGzipRatio + 1024;
   z_stream z{};
   if (inflateInit2(&z, 15 + 16) != Z_OK) sdk::fail(STOWAGE_INTERNAL, path + ": inflateInit2 failed");
   std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  z.next_in = const_cast<Bytef*>(compressed.data());
   z.avail_in = static_cast<uInt>(compressed.size());
   if (compressed.size() != z.avail_in) {
     inflateEnd(&z);
@@ -56,10 +58,11 @@ std::string gunzip(const std::string& compressed, const std::string& path) {
 
 }  // namespace
 
-NameList read_name_file(const std::string& path, uint64_t expected, const char* axis) {
-  if (!sdk::is_regular_file(path))
-    sdk::fail(STOWAGE_NOT_FOUND, path + ": the datg " + axis + " name file is missing");
-  const std::string text = gunzip(sdk::read_file(path), path);
+NameList read_name_file(const sdk::Storage& storage, const std::string& path, uint64_t expected,
+                        const char* axis) {
+  const std::optional<sdk::Bytes> compressed = storage.read_if_exists(path);
+  if (!compressed) sdk::fail(STOWAGE_NOT_FOUND, path + ": the datg " + axis + " name file is missing");
+  const std::string text = gunzip(*compressed, path);
   NameList names;
   names.reserve(expected);
   size_t line_start = 0;

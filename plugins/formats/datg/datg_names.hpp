@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stowage/plugin.hpp>
+#include <stowage/storage.hpp>
 
 #include <cstdint>
 #include <string>
@@ -33,7 +34,8 @@ class NameList {
 
 // Reads a name file that must hold exactly `expected` lines; `axis` ("row" or
 // "column") words the errors. CR, LF and CRLF all end a line.
-NameList read_name_file(const std::string& path, uint64_t expected, const char* axis);
+NameList read_name_file(const stowage::sdk::Storage& storage, const std::string& path, uint64_t expected,
+                        const char* axis);
 
 // Checks names before writing: no TAB/CR/LF (the format cannot escape them),
 // valid UTF-8, and unique (the reference writer refuses duplicates).

@@ -12,10 +12,9 @@
 #include "datg_writer.hpp"
 
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
-
-#include <fcntl.h>
 
 #include <memory>
 #include <mutex>
@@ -143,17 +142,18 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool has_datg_magic(const std::string& path) {
-  try {
-    sdk::File f(path, O_RDONLY);
-    const uint64_t size = f.size();
-    if (size < datg::kFooterSize) return false;
-    char magic[4];
-    f.read_at(magic, 4, size - 4);
-    return std::memcmp(magic, "UMCG", 4) == 0;
-  } catch (const sdk::Error&) {
-    return false;
-  }
+bool has_datg_magic(const sdk::Storage& storage, const std::string& path, uint64_t size) {
+  if (size < datg::kFooterSize) return false;
+  const sdk::Bytes magic = storage.read(path, size - 4, 4);
+  return magic.size() == 4 && std::memcmp(magic.data(), "UMCG", 4) == 0;
+}
+
+// The journal a set publish leaves beside its first file while it renames
+// (named in stowage/storage.h: ".<name>.stowage-commit").
+std::string commit_journal_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const size_t name = slash == std::string::npos ? 0 : slash + 1;
+  return path.substr(0, name) + "." + path.substr(name) + ".stowage-commit";
 }
 
 // Rows per chunk: the footer's rows per block, but never more than the rows
@@ -164,31 +164,38 @@ int64_t chunk_rows(const datg::Footer& f) {
 
 class DatgStore : public sdk::Store {
  public:
-  static int32_t identify(const sdk::Host&, std::string_view path) {
+  static int32_t identify(const sdk::Host& host, std::string_view path) {
     const datg::DatasetPaths paths(path);
-    if (sdk::is_regular_file(sdk::commit_journal_for(paths.matrix))) return 100;  // open() finishes it
-    if (!sdk::is_regular_file(paths.matrix)) return 0;
-    const int32_t named = ends_with(path, ".datg") ? 100 : 90;  // base name given: less sure
-    return has_datg_magic(paths.matrix) ? named : 10;
+    try {
+      const sdk::Storage storage = sdk::Storage::for_location(host, paths.matrix);
+      if (storage.is_file(commit_journal_of(paths.matrix))) return 100;  // open() finishes it
+      uint64_t size = 0;
+      if (storage.kind(paths.matrix, &size) != STOWAGE_ENTRY_FILE) return 0;
+      const int32_t named = ends_with(path, ".datg") ? 100 : 90;  // base name given: less sure
+      return has_datg_magic(storage, paths.matrix, size) ? named : 10;
+    } catch (const sdk::Error&) {
+      return 0;  // unreadable here: some other format's, or an error open() reports
+    }
   }
 
   static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
                                           std::string_view options) {
     datg::DatasetPaths paths(path);
+    const sdk::Storage storage = sdk::Storage::for_location(host, paths.matrix);
     // A writer killed while renaming its four files into place: finish its
     // commit, so this store sees its matrix whole.
-    sdk::complete_file_set_commit(paths.matrix);
-    const bool exists = sdk::path_exists(paths.matrix);
-    auto store = std::make_unique<DatgStore>(paths);
+    storage.recover(paths.matrix);
+    const bool exists = storage.exists(paths.matrix);
+    auto store = std::make_unique<DatgStore>(storage, paths);
     store->max_pending_bytes_ = max_pending_bytes(options, paths.matrix);
     if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists))
       store->writable_ = true;
     else
-      store->reader_ = std::make_unique<datg::Reader>(paths, host);
+      store->reader_ = std::make_unique<datg::Reader>(storage, paths, host);
     return store;
   }
 
-  explicit DatgStore(datg::DatasetPaths paths) : paths_(std::move(paths)) {}
+  DatgStore(const sdk::Storage& storage, datg::DatasetPaths paths) : storage_(storage), paths_(std::move(paths)) {}
 
   std::vector<std::string> list(std::string_view node) override {
     check_root(node);
@@ -234,7 +241,7 @@ class DatgStore : public sdk::Store {
     metadata = entities_from_dims(d, metadata);
     double fill = 0;
     if (d.contains("fill_value") && d["fill_value"].is_number()) fill = d["fill_value"].get<double>();
-    writer_ = std::make_unique<datg::Writer>(paths_, host(), layout_from(d, host()), metadata, fill,
+    writer_ = std::make_unique<datg::Writer>(storage_, paths_, host(), layout_from(d, host()), metadata, fill,
                                              max_pending_bytes_);
     if (d.contains("attributes")) keep_created(d["attributes"], *writer_);
   }
@@ -378,6 +385,7 @@ class DatgStore : public sdk::Store {
     return static_cast<uint64_t>(json_count(o["max_pending_bytes"], "max_pending_bytes"));
   }
 
+  sdk::Storage storage_;  // the backend of paths_.matrix
   datg::DatasetPaths paths_;
   uint64_t max_pending_bytes_ = datg::Writer::kDefaultMaxPendingBytes;
   bool writable_ = false;

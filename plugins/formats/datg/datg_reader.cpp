@@ -1,9 +1,6 @@
 // datg_reader.cpp -- opening and validating a .datg file, decoding blocks.
 #include "datg_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-
 #include <algorithm>
 
 namespace datg {
@@ -52,14 +49,6 @@ void decode_container(const uint8_t* data, size_t data_size, const sdk::HostCode
                  std::to_string(size));
 }
 
-void decode_container(const sdk::File& file, const sdk::HostCodec& codec, uint8_t flag, uint64_t begin,
-                      uint64_t end, void* out, size_t size, const Describe& what) {
-  thread_local std::vector<uint8_t> compressed;
-  compressed.resize(end - begin);
-  file.read_at(compressed.data(), compressed.size(), begin);
-  decode_container(compressed.data(), compressed.size(), codec, flag, out, size, what);
-}
-
 // ---- block cache ---------------------------------------------------------------
 
 bool BlockCache::get(uint64_t block, void* out, size_t size) {
@@ -93,36 +82,22 @@ void BlockCache::put(uint64_t block, const void* data, size_t size) {
   oldest = {block, std::move(bytes), ++clock_};
 }
 
-// ---- memory map -------------------------------------------------------------------
-
-MappedFile::MappedFile(int fd, uint64_t size) {
-  if (size == 0 || size > SIZE_MAX) return;
-  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return;  // the reader falls back to pread
-  data_ = static_cast<const uint8_t*>(p);
-  size_ = static_cast<size_t>(size);
-}
-
-MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
-}
-
 // ---- reader -----------------------------------------------------------------------
 
-Reader::Reader(const DatasetPaths& paths, const sdk::Host& host)
-    : paths_(paths), file_(paths.matrix, O_RDONLY) {
-  const uint64_t size = file_.size();
-  uint8_t footer[kFooterSize] = {};
-  if (size >= kFooterSize) file_.read_at(footer, kFooterSize, size - kFooterSize);
-  footer_ = parse_footer(footer, size, paths_.matrix);
-  map_ = std::make_unique<MappedFile>(file_.fd(), size);
+Reader::Reader(const sdk::Storage& storage, const DatasetPaths& paths, const sdk::Host& host)
+    : storage_(storage), paths_(paths), size_(storage.size(paths.matrix)) {
+  // Local files are mapped whole (blocks decode from the map; the map spared
+  // a pread and a copy per block before the storage layer); other backends
+  // read the parts: a ranged GET each over HTTP, not the whole matrix.
+  if (storage_.can(STOWAGE_CAP_MAP)) whole_ = storage_.map(paths_.matrix);
+  const sdk::Bytes footer = read_range(size_ - std::min<uint64_t>(size_, kFooterSize), size_);
+  footer_ = parse_footer(footer.data(), size_, paths_.matrix);
 
-  std::string strings(size - kFooterSize - footer_.metadata_offset, '\0');
-  file_.read_at(strings.data(), strings.size(), footer_.metadata_offset);
-  metadata_ = parse_metadata(strings, paths_.matrix);
+  const sdk::Bytes strings = read_range(footer_.metadata_offset, size_ - kFooterSize);
+  metadata_ = parse_metadata(strings.text(), paths_.matrix);
 
-  row_names_ = read_name_file(paths_.rows, static_cast<uint64_t>(footer_.rows), "row");
-  col_names_ = read_name_file(paths_.cols, static_cast<uint64_t>(footer_.cols), "column");
+  row_names_ = read_name_file(storage_, paths_.rows, static_cast<uint64_t>(footer_.rows), "row");
+  col_names_ = read_name_file(storage_, paths_.cols, static_cast<uint64_t>(footer_.cols), "column");
 
   codec_ = std::make_unique<sdk::HostCodec>(host, codec_config_for_flag(footer_.flag));
   load_index();
@@ -131,14 +106,31 @@ Reader::Reader(const DatasetPaths& paths, const sdk::Host& host)
   use_cache_ = footer_.rows_per_block > 1 && block_bytes <= kMaxCachedBlockBytes;
 }
 
+// Small parts read at open (footer, strings): lent by the backend.
+sdk::Bytes Reader::read_range(uint64_t begin, uint64_t end) const {
+  sdk::Bytes bytes = storage_.read(paths_.matrix, begin, end - begin);
+  if (bytes.size() != end - begin)
+    sdk::corrupt(paths_.matrix + ": file is truncated (wanted " + std::to_string(end - begin) +
+                 " bytes at offset " + std::to_string(begin) + ", got " + std::to_string(bytes.size()) + ")");
+  return bytes;
+}
+
+void Reader::decode_range(uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what) {
+  if (whole_.data()) {
+    decode_container(whole_.data() + begin, end - begin, *codec_, footer_.flag, out, size, what);
+    return;
+  }
+  BufferPool::Lease compressed = buffers_.take(end - begin);
+  storage_.read_exact(paths_.matrix, begin, compressed.data(), compressed.size());
+  decode_container(compressed.data(), compressed.size(), *codec_, footer_.flag, out, size, what);
+}
+
 void Reader::load_index() {
   const uint64_t n = block_count(footer_.rows, footer_.rows_per_block);
   std::vector<uint8_t> bytes(n * 8 + 1);  // +1: never a zero-sized buffer
-  decode_container(file_, *codec_, footer_.flag, footer_.index_offset, footer_.metadata_offset,
-                   bytes.data(), n * 8, [&] {
-                     return paths_.matrix + ": block index at offset " +
-                            std::to_string(footer_.index_offset);
-                   });
+  decode_range(footer_.index_offset, footer_.metadata_offset, bytes.data(), n * 8, [&] {
+    return paths_.matrix + ": block index at offset " + std::to_string(footer_.index_offset);
+  });
   offsets_.resize(n + 1);
   for (uint64_t b = 0; b < n; ++b) offsets_[b] = sdk::load_be<uint64_t>(bytes.data() + 8 * b);
   offsets_[n] = footer_.index_offset;
@@ -176,12 +168,7 @@ void Reader::read_block(uint64_t block, void* out, size_t capacity) {
   if (size > compressed * kMaxLz4Ratio + 4096)
     sdk::corrupt(what() + ": " + std::to_string(compressed) + " bytes cannot hold " +
                  std::to_string(size) + " bytes of values");
-  if (map_->data())
-    decode_container(map_->data() + offsets_[block], offsets_[block + 1] - offsets_[block], *codec_,
-                     footer_.flag, out, size, what);
-  else
-    decode_container(file_, *codec_, footer_.flag, offsets_[block], offsets_[block + 1], out, size,
-                     what);
+  decode_range(offsets_[block], offsets_[block + 1], out, size, what);
   if (use_cache_) cache_.put(block, out, size);
 }
 

@@ -1,12 +1,17 @@
 // datg_reader.hpp -- an open .datg file: footer, metadata, names and block
 // index are read at open; blocks of rows are decoded on demand (any thread).
+// All bytes come through the storage layer: a local file is mapped whole and
+// blocks decode straight from the map (no system call or copy per block);
+// from a backend that cannot map (memory, HTTP) each block is one ranged read.
 #pragma once
 
+#include "datg_buffers.hpp"
 #include "datg_codec.hpp"
 #include "datg_layout.hpp"
 #include "datg_names.hpp"
 
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <memory>
 #include <mutex>
@@ -21,11 +26,9 @@ struct DatasetPaths {
   std::string base, matrix, rows, cols;
 };
 
-// Reads the container in [begin, end) of `file` and decodes it into exactly
-// `size` bytes at out. `what` names the container in errors.
-// `what` is only called to word an error.
-// A non-owning reference to a callable returning the container's name; unlike
-// std::function it never allocates, which matters once per block read.
+// A non-owning reference to a callable returning a container's name, only
+// called to word an error; unlike std::function it never allocates, which
+// matters once per block read.
 class Describe {
  public:
   template <class Fn>
@@ -37,8 +40,6 @@ class Describe {
   const void* fn_;
   std::string (*call_)(const void*);
 };
-void decode_container(const stowage::sdk::File& file, const stowage::sdk::HostCodec& codec, uint8_t flag,
-                      uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what);
 // Decodes a container held in memory.
 void decode_container(const uint8_t* data, size_t data_size, const stowage::sdk::HostCodec& codec, uint8_t flag,
                       void* out, size_t size, const Describe& what);
@@ -64,24 +65,10 @@ class BlockCache {
   size_t capacity_;
 };
 
-// A read-only memory map of a whole file (blocks decode straight from it,
-// without a system call and copy per block). Empty if mapping failed.
-class MappedFile {
- public:
-  MappedFile(int fd, uint64_t size);
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  ~MappedFile();
-  const uint8_t* data() const { return data_; }
-
- private:
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 class Reader {
  public:
-  Reader(const DatasetPaths& paths, const stowage::sdk::Host& host);
+  // Reads through `storage` (the backend of paths.matrix).
+  Reader(const stowage::sdk::Storage& storage, const DatasetPaths& paths, const stowage::sdk::Host& host);
 
   const Footer& footer() const { return footer_; }
   const Metadata& metadata() const { return metadata_; }
@@ -95,10 +82,16 @@ class Reader {
 
  private:
   void load_index();
+  // Bytes [begin, end) of the matrix, all of them (else CORRUPT, truncated).
+  stowage::sdk::Bytes read_range(uint64_t begin, uint64_t end) const;
+  // Decodes the matrix container in [begin, end) into exactly `size` bytes.
+  void decode_range(uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what);
 
+  stowage::sdk::Storage storage_;
   DatasetPaths paths_;
-  stowage::sdk::File file_;
-  std::unique_ptr<MappedFile> map_;
+  uint64_t size_ = 0;          // of the matrix file
+  stowage::sdk::Bytes whole_;  // the whole matrix mapped, where the backend maps
+  BufferPool buffers_;         // else blocks are read into these
   Footer footer_;
   Metadata metadata_;
   NameList row_names_, col_names_;

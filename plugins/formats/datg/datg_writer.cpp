@@ -3,9 +3,6 @@
 
 #include "datg_names.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <ctime>
 
 namespace datg {
@@ -14,42 +11,33 @@ namespace sdk = stowage::sdk;
 
 // ---- scratch file --------------------------------------------------------------------
 
-ScratchFile::ScratchFile(std::string path)
-    : path_(std::move(path)), file_(sdk::create_temporary_beside(path_, temp_, O_RDWR)) {}
-
-ScratchFile::~ScratchFile() {
-  if (!committed_) {
-    file_ = sdk::File();
-    ::unlink(temp_.c_str());
-  }
-}
-
 uint64_t ScratchFile::append(const void* data, size_t size) {
-  const uint64_t offset = size_;
-  file_.write_all(data, size);
+  const uint64_t offset = staged_.size();
+  staged_.append(data, size);
   sha256_.update(data, size);
-  size_ += size;
   return offset;
 }
 
-void ScratchFile::add_to(sdk::FileSetCommit& set) {
-  file_.close();
-  committed_ = true;  // from here on the set renames the temporary
-  set.add(temp_, path_);
+void ScratchFile::read_at(void* out, size_t size, uint64_t offset) const {
+  const uint64_t got = staged_.read_at(offset, out, size);
+  if (got != size)
+    sdk::corrupt(staged_.key() + " (being written): wanted " + std::to_string(size) + " bytes at offset " +
+                 std::to_string(offset) + ", got " + std::to_string(got));
 }
 
 // ---- writer ---------------------------------------------------------------------------
 
-Writer::Writer(const DatasetPaths& paths, const sdk::Host& host, const Footer& footer,
-               Metadata metadata, double fill_value, uint64_t max_pending_bytes)
-    : paths_(paths),
+Writer::Writer(const sdk::Storage& storage, const DatasetPaths& paths, const sdk::Host& host,
+               const Footer& footer, Metadata metadata, double fill_value, uint64_t max_pending_bytes)
+    : storage_(storage),
+      paths_(paths),
       footer_(footer),
       metadata_(std::move(metadata)),
       fill_value_(fill_value),
       max_pending_bytes_(max_pending_bytes),
       host_(host),
       codec_(host, codec_config_for_flag(kFlagLz4Frame)),
-      file_(std::make_unique<ScratchFile>(paths.matrix)) {
+      file_(std::make_unique<ScratchFile>(storage, paths.matrix)) {
   footer_.flag = kFlagLz4Frame;
   const uint64_t n = block_count(footer_.rows, footer_.rows_per_block);
   offset_.assign(n, 0);
@@ -71,10 +59,11 @@ void Writer::set_names(bool rows, std::vector<std::string> names) {
 }
 
 std::vector<uint8_t> Writer::encode(const void* data, size_t size) {
-  thread_local std::vector<uint8_t> buffer;
-  buffer.resize(codec_.bound(size));
+  // Encoded into a pooled bound-sized buffer, then copied out at its exact
+  // size: pending blocks hold no slack.
+  BufferPool::Lease buffer = encode_buffers_.take(codec_.bound(size));
   const size_t n = codec_.encode(data, size, buffer.data(), buffer.size());
-  return std::vector<uint8_t>(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(n));
+  return std::vector<uint8_t>(buffer.data(), buffer.data() + n);
 }
 
 void Writer::write_block(uint64_t block, const void* data, size_t size) {
@@ -167,7 +156,7 @@ std::vector<uint8_t> Writer::fill_block(uint64_t block) {
 
 // Copies the live version of every block, in block order, into a new file.
 void Writer::compact() {
-  auto fresh = std::make_unique<ScratchFile>(paths_.matrix);
+  auto fresh = std::make_unique<ScratchFile>(storage_, paths_.matrix);
   std::vector<uint8_t> buffer;
   for (uint64_t b = 0; b < offset_.size(); ++b) {
     buffer.resize(size_[b]);
@@ -220,21 +209,22 @@ void Writer::commit() {
   const auto line = [](const std::string& hex, const std::string& path) {
     return hex + "  " + path.substr(path.find_last_of('/') + 1) + "\n";
   };
+  const std::string sums_path = paths_.base + ".sha256";
   const std::string checksums = line(file_->sha256_hex(), paths_.matrix) +
                                 line(sha256_hex(rows_gz), paths_.rows) +
                                 line(sha256_hex(cols_gz), paths_.cols);
-  sdk::AtomicFile rows(paths_.rows), cols(paths_.cols), sums(paths_.base + ".sha256");
-  rows.write(rows_gz);
-  cols.write(cols_gz);
-  sums.write(checksums);
-  // The four files change together: a journaled set of renames that the
-  // next opener finishes if this process dies half-way (plugin_util.hpp).
-  sdk::FileSetCommit set(paths_.matrix);
-  set.add(rows);
-  set.add(cols);
-  set.add(sums);
-  file_->add_to(set);
-  set.commit();
+  // The four files change together: the matrix first (its journal, beside
+  // it, is the commit point that the next open completes if this process
+  // dies half-way), so readers see the old dataset or the new, whole.
+  std::vector<sdk::Staged> set;
+  set.push_back(std::move(file_->staged()));
+  const std::pair<const std::string*, const std::string*> others[] = {
+      {&paths_.rows, &rows_gz}, {&paths_.cols, &cols_gz}, {&sums_path, &checksums}};
+  for (const auto& [path, bytes] : others) {
+    set.push_back(storage_.stage(*path));
+    set.back().append(*bytes);
+  }
+  storage_.publish(set);
 }
 
 }  // namespace datg

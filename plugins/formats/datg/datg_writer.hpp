@@ -9,14 +9,17 @@
 // commit() copies the live blocks into a fresh, compact file.
 #pragma once
 
+#include "datg_buffers.hpp"
 #include "datg_codec.hpp"
 #include "datg_layout.hpp"
 #include "datg_reader.hpp"
 #include "sha256.hpp"
 
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -24,31 +27,24 @@
 
 namespace datg {
 
-// A temporary file beside `path` that can be appended to and read back, and
-// is renamed to `path` as part of a file set (add_to) or removed if never
-// committed (the AtomicFile protocol, plus reading back what was written).
+// A staged file (nothing of it visible until published) that is appended
+// to and read back, hashing what is appended.
 class ScratchFile {
  public:
-  explicit ScratchFile(std::string path);
-  ScratchFile(const ScratchFile&) = delete;
-  ScratchFile& operator=(const ScratchFile&) = delete;
-  ~ScratchFile();
+  ScratchFile(const stowage::sdk::Storage& storage, const std::string& path) : staged_(storage.stage(path)) {}
   // Appends bytes and returns the offset they start at.
   uint64_t append(const void* data, size_t size);
-  void read_at(void* out, size_t size, uint64_t offset) const { file_.read_at(out, size, offset); }
-  uint64_t size() const { return size_; }
-  const stowage::sdk::File& file() const { return file_; }
+  // Exactly `size` bytes at offset (else CORRUPT).
+  void read_at(void* out, size_t size, uint64_t offset) const;
+  uint64_t size() const { return staged_.size(); }
   // SHA-256 of everything appended (valid while appends are the only writes).
   std::string sha256_hex() { return sha256_.hex(); }
-  // Closes the file and hands its rename to `set`.
-  void add_to(stowage::sdk::FileSetCommit& set);
+  // The staged file, to publish (an unpublished one is dropped at the end).
+  stowage::sdk::Staged& staged() { return staged_; }
 
  private:
-  std::string path_, temp_;
-  stowage::sdk::File file_;
+  stowage::sdk::Staged staged_;
   Sha256 sha256_;
-  uint64_t size_ = 0;
-  bool committed_ = false;
 };
 
 class Writer {
@@ -56,7 +52,8 @@ class Writer {
   // `footer` gives rows, cols and rows_per_block (already validated). Encoded
   // blocks waiting for an earlier one are kept up to `max_pending_bytes`;
   // beyond that they go to the file out of order and commit() compacts.
-  Writer(const DatasetPaths& paths, const stowage::sdk::Host& host, const Footer& footer,
+  Writer(const stowage::sdk::Storage& storage, const DatasetPaths& paths, const stowage::sdk::Host& host,
+         const Footer& footer,
          Metadata metadata, double fill_value,
          uint64_t max_pending_bytes = kDefaultMaxPendingBytes);
   static constexpr uint64_t kDefaultMaxPendingBytes = 256u << 20;
@@ -80,7 +77,8 @@ class Writer {
   bool read_block(uint64_t block, void* out, size_t size);
 
   // Writes the index, metadata, footer, name files and <base>.sha256 and
-  // renames all four files into place. Blocks never written hold the fill value.
+  // publishes the four files as one set (a kill part-way leaves a journal the
+  // next open completes). Blocks never written hold the fill value.
   void commit();
 
  private:
@@ -92,6 +90,7 @@ class Writer {
   void compact();
   std::string block_name(uint64_t block) const;
 
+  stowage::sdk::Storage storage_;
   DatasetPaths paths_;
   Footer footer_;
   std::optional<int64_t> created_seconds_;
@@ -101,6 +100,7 @@ class Writer {
   std::optional<std::vector<std::string>> row_names_, col_names_;
   stowage::sdk::Host host_;
   stowage::sdk::HostCodec codec_;
+  BufferPool encode_buffers_;  // LZ4's bound-sized output, before the exact copy
   std::unique_ptr<ScratchFile> file_;
 
   std::mutex mutex_;  // guards everything below
