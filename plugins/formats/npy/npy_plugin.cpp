@@ -1,18 +1,18 @@
 // Format plugin "npy": a NumPy .npy file holds one dense array, exposed as
-// the root node "". Reads are one pread per slab-shaped chunk (see
-// npy_slabs.hpp); writes go to a temporary file beside the destination,
-// sized up front so that the host's threads pwrite distinct slabs at once,
-// and renamed into place by close().
+// the root node "". All I/O goes through the storage layer (a path, mem://,
+// http://). Reads are one ranged read per slab-shaped chunk, straight into
+// the host's buffer (one pread for a local file; see npy_slabs.hpp); writes
+// go to a staged file, sized up front so that the host's threads write
+// distinct slabs at once, and published whole by close() (readers see the
+// old file or the new, never a mix).
 #include "npy_header.hpp"
 #include "npy_slabs.hpp"
 
 #include <stowage/codec_config.hpp>
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <memory>
@@ -25,45 +25,22 @@ using nlohmann::json;
 
 constexpr uint64_t kDefaultChunkBytes = 4 << 20;
 
-// Writes all of buf at offset, retrying short writes.
-void pwrite_all(const sdk::File& f, const void* buf, size_t n, uint64_t offset) {
-  auto* p = static_cast<const char*>(buf);
-  while (n > 0) {
-    ssize_t w = ::pwrite(f.fd(), p, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      sdk::io_fail(f.path(), "write failed", errno);
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-    offset += static_cast<uint64_t>(w);
-  }
-}
-
-// Copies the first `size` bytes of `from` into `to` (in the kernel where it can).
-void copy_file(const sdk::File& from, const sdk::File& to, uint64_t size) {
-  loff_t in = 0, out = 0;
-  while (static_cast<uint64_t>(in) < size) {
-    ssize_t n = ::copy_file_range(from.fd(), &in, to.fd(), &out, size - static_cast<uint64_t>(in), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {  // not supported here (or EOF): fall back to pread/pwrite
-      std::vector<char> buf(std::min<uint64_t>(size - static_cast<uint64_t>(in), 1 << 20));
-      while (static_cast<uint64_t>(in) < size) {
-        size_t len = static_cast<size_t>(std::min<uint64_t>(buf.size(), size - static_cast<uint64_t>(in)));
-        from.read_at(buf.data(), len, static_cast<uint64_t>(in));
-        pwrite_all(to, buf.data(), len, static_cast<uint64_t>(in));
-        in += static_cast<loff_t>(len);
-      }
-      return;
-    }
+// Copies the first `size` bytes of `from` into `to`, a few MiB at a time.
+void copy_into(const sdk::Storage& storage, const std::string& from, sdk::Staged& to, uint64_t size) {
+  constexpr uint64_t kPiece = 8 << 20;
+  std::vector<uint8_t> buffer(static_cast<size_t>(std::min(size, kPiece)));
+  for (uint64_t at = 0; at < size; at += kPiece) {
+    const uint64_t n = std::min(kPiece, size - at);
+    storage.read_exact(from, at, buffer.data(), n);
+    to.write_at(at, buffer.data(), static_cast<size_t>(n));
   }
 }
 
 class NpyStore final : public sdk::Store {
  public:
-  NpyStore(std::string path, uint32_t mode, uint64_t chunk_bytes)
-      : path_(std::move(path)), mode_(mode), chunk_bytes_(chunk_bytes) {
-    const bool exists = sdk::path_exists(path_);
+  NpyStore(const sdk::Host& host, std::string path, uint32_t mode, uint64_t chunk_bytes)
+      : storage_(sdk::Storage::for_location(host, path)), path_(std::move(path)), mode_(mode), chunk_bytes_(chunk_bytes) {
+    const bool exists = storage_.exists(path_);
     if (mode_ == STOWAGE_MODE_READ || mode_ == STOWAGE_MODE_UPDATE) {
       if (!exists) sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no such file");
       load();
@@ -74,7 +51,6 @@ class NpyStore final : public sdk::Store {
     }
   }
 
-  ~NpyStore() override { discard_temp(); }
 
   std::vector<std::string> list(std::string_view node) override {
     check_node(node);
@@ -101,13 +77,12 @@ class NpyStore final : public sdk::Store {
                        std::string(node) + "'");
     require_writable();
     npy::Header h = header_from_description(description);
-    discard_temp();
-    open_temp();
+    writing_.store(false);
+    temp_ = storage_.stage(path_);  // drops an earlier one
     std::string header = npy::format_header(h.dtype, h.shape, path_);
     h.data_offset = header.size();
-    pwrite_all(*temp_, header.data(), header.size(), 0);
-    if (::ftruncate(temp_->fd(), static_cast<off_t>(h.data_offset + h.data_size)) != 0)
-      sdk::io_fail(temp_->path(), "cannot size the file", errno);
+    temp_.write_at(0, header.data(), header.size());
+    temp_.resize(h.data_offset + h.data_size);
     set_array(std::move(h));
     writing_.store(true);
   }
@@ -126,8 +101,11 @@ class NpyStore final : public sdk::Store {
     if (s.size > capacity)
       sdk::invalid(path_ + ": chunk of " + std::to_string(s.size) + " bytes does not fit a buffer of " +
                    std::to_string(capacity));
-    const sdk::File& f = writing_.load() ? *temp_ : *file_;
-    f.read_at(out, static_cast<size_t>(s.size), header_.data_offset + s.offset);
+    const uint64_t offset = header_.data_offset + s.offset;
+    if (writing_.load())
+      read_back(offset, out, s.size);
+    else
+      storage_.read_exact(path_, offset, out, s.size);
     std::copy(s.shape.begin(), s.shape.end(), chunk_shape);
     return true;
   }
@@ -145,7 +123,7 @@ class NpyStore final : public sdk::Store {
       sdk::invalid(path_ + ": chunk of " + std::to_string(size) + " bytes, the slab has " +
                    std::to_string(s.size));
     start_rewriting_existing();
-    pwrite_all(*temp_, in, size, header_.data_offset + s.offset);
+    temp_.write_at(header_.data_offset + s.offset, in, size);
   }
 
   void close() override {
@@ -154,34 +132,25 @@ class NpyStore final : public sdk::Store {
         log(STOWAGE_LOG_WARNING, path_ + ": closed without an array; no .npy file written");
       return;
     }
-    temp_->close();
-    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-      int e = errno;
-      discard_temp();
-      sdk::io_fail(path_, "cannot rename the temporary file into place", e);
-    }
-    temp_path_.clear();
     writing_.store(false);
+    storage_.publish(temp_);  // consumes it, published or not
   }
 
  private:
   // Reads and checks the header of the existing file.
   void load() {
-    file_ = std::make_unique<sdk::File>(path_, O_RDONLY);
-    const uint64_t file_size = file_->size();
-    char prefix[npy::kPreambleSize];
-    size_t got = static_cast<size_t>(std::min<uint64_t>(file_size, sizeof prefix));
-    file_->read_at(prefix, got, 0);
-    uint64_t header_size = npy::parse_preamble(std::string_view(prefix, got), path_);
+    const uint64_t file_size = storage_.size(path_);
+    const sdk::Bytes prefix = storage_.read(path_, 0, npy::kPreambleSize);
+    uint64_t header_size = npy::parse_preamble(prefix.text(), path_);
     if (header_size > file_size)
       sdk::corrupt(path_ + ": file is truncated: the .npy header declares " + std::to_string(header_size) +
                    " bytes, the file has " + std::to_string(file_size));
     if (header_size > npy::kMaxHeaderSize)
       sdk::unsupported(path_ + ": .npy header of " + std::to_string(header_size) + " bytes (limit " +
                        std::to_string(npy::kMaxHeaderSize) + ")");
-    std::string bytes(static_cast<size_t>(header_size), '\0');
-    file_->read_at(bytes.data(), bytes.size(), 0);
-    npy::Header h = npy::parse_header(bytes, path_);
+    const sdk::Bytes bytes = storage_.read(path_, 0, header_size);
+    if (bytes.size() != header_size) sdk::corrupt(path_ + ": file shrank while its header was read");
+    npy::Header h = npy::parse_header(bytes.text(), path_);
     if (h.data_size > file_size - h.data_offset)
       sdk::corrupt(path_ + ": file is truncated: the .npy header declares " + std::to_string(h.data_size) +
                    " bytes of data after byte " + std::to_string(h.data_offset) + ", the file has " +
@@ -246,59 +215,56 @@ class NpyStore final : public sdk::Store {
     if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
   }
 
-  void open_temp() {
-    temp_ = std::make_unique<sdk::File>(sdk::create_temporary_beside(path_, temp_path_, O_RDWR));
+  // Exactly `size` bytes of the file being written, at offset.
+  void read_back(uint64_t offset, void* out, uint64_t size) const {
+    if (temp_.read_at(offset, out, size) != size)
+      sdk::corrupt(path_ + " (being written): the staged file ends before byte " + std::to_string(offset + size));
   }
 
-  // The first write into an existing file copies it to the temporary file,
-  // so the original stays intact until close() renames the copy over it.
+  // The first write into an existing file copies it to a staged file, so the
+  // original stays intact until close() publishes the copy over it.
   void start_rewriting_existing() {
     if (writing_.load()) return;
     std::lock_guard<std::mutex> lock(copy_mutex_);
     if (writing_.load()) return;
-    open_temp();
-    copy_file(*file_, *temp_, header_.data_offset + header_.data_size);
+    sdk::Staged copy = storage_.stage(path_);
+    copy_into(storage_, path_, copy, header_.data_offset + header_.data_size);
+    temp_ = std::move(copy);
     writing_.store(true);
   }
 
-  void discard_temp() noexcept {
-    temp_.reset();
-    if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
-    temp_path_.clear();
-    writing_.store(false);
-  }
-
+  sdk::Storage storage_;  // the backend of path_
   std::string path_;
   uint32_t mode_;
   uint64_t chunk_bytes_;
-  std::unique_ptr<sdk::File> file_;  // the existing file, when there is one
   npy::Header header_;
   npy::SlabLayout layout_;
   bool has_array_ = false;
-  std::unique_ptr<sdk::File> temp_;  // the file being written
-  std::string temp_path_;
+  sdk::Staged temp_;  // the file being written, once writing_
   std::atomic<bool> writing_{false};
   std::mutex copy_mutex_;
 };
 
 struct NpyFormat {
-  static int32_t identify(const sdk::Host&, std::string_view path) {
-    std::string p(path);
-    if (!sdk::is_regular_file(p)) return 0;
-    sdk::File f(p, O_RDONLY);
-    if (f.size() < npy::kMagicSize) return 0;
-    char magic[npy::kMagicSize];
-    f.read_at(magic, sizeof magic, 0);
-    return std::memcmp(magic, npy::kMagic, npy::kMagicSize) == 0 ? 100 : 0;
+  static int32_t identify(const sdk::Host& host, std::string_view path) {
+    const std::string p(path);
+    try {
+      const sdk::Storage storage = sdk::Storage::for_location(host, p);
+      if (!storage.is_file(p)) return 0;
+      const sdk::Bytes magic = storage.read(p, 0, npy::kMagicSize);
+      return magic.size() == npy::kMagicSize && std::memcmp(magic.data(), npy::kMagic, npy::kMagicSize) == 0 ? 100 : 0;
+    } catch (const sdk::Error&) {
+      return 0;  // unreadable here: open() says why
+    }
   }
 
-  static std::unique_ptr<sdk::Store> open(const sdk::Host& /*host: kept by the SDK*/, std::string_view path,
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
                                           uint32_t mode, std::string_view options) {
     if (path.empty()) sdk::invalid("npy: empty path");
     static const sdk::Params params = {sdk::Param::integer("chunk_bytes", kDefaultChunkBytes, 1, 1 << 30)};
     sdk::CodecConfig cfg(options, "npy", params);
     uint64_t chunk_bytes = static_cast<uint64_t>(cfg.integer("chunk_bytes"));
-    return std::make_unique<NpyStore>(std::string(path), mode, chunk_bytes);
+    return std::make_unique<NpyStore>(host, std::string(path), mode, chunk_bytes);
   }
 };
 
