@@ -85,16 +85,25 @@ void BlockCache::put(uint64_t block, const void* data, size_t size) {
 // ---- reader -----------------------------------------------------------------------
 
 Reader::Reader(const sdk::Storage& storage, const DatasetPaths& paths, const sdk::Host& host)
-    : storage_(storage), paths_(paths), size_(storage.size(paths.matrix)) {
+    : storage_(storage), paths_(paths) {
   // Local files are mapped whole (blocks decode from the map; the map spared
-  // a pread and a copy per block before the storage layer); other backends
-  // read the parts: a ranged GET each over HTTP, not the whole matrix.
-  if (storage_.can(STOWAGE_CAP_MAP)) whole_ = storage_.map(paths_.matrix);
-  const sdk::Bytes footer = read_range(size_ - std::min<uint64_t>(size_, kFooterSize), size_);
-  footer_ = parse_footer(footer.data(), size_, paths_.matrix);
+  // a pread and a copy per block before the storage layer), and every part
+  // is then read from that one map, so the sizes agree even if the file is
+  // replaced meanwhile. Other backends read the parts: a ranged GET each
+  // over HTTP, not the whole matrix.
+  if (storage_.can(STOWAGE_CAP_MAP)) {
+    whole_ = storage_.map(paths_.matrix);
+    size_ = whole_.size();
+  } else {
+    size_ = storage_.size(paths_.matrix);
+  }
+  sdk::Bytes held;
+  const uint8_t* footer = read_range(size_ - std::min<uint64_t>(size_, kFooterSize), size_, held);
+  footer_ = parse_footer(footer, size_, paths_.matrix);
 
-  const sdk::Bytes strings = read_range(footer_.metadata_offset, size_ - kFooterSize);
-  metadata_ = parse_metadata(strings.text(), paths_.matrix);
+  const uint64_t strings_size = size_ - kFooterSize - footer_.metadata_offset;
+  const uint8_t* strings = read_range(footer_.metadata_offset, size_ - kFooterSize, held);
+  metadata_ = parse_metadata(std::string_view(reinterpret_cast<const char*>(strings), strings_size), paths_.matrix);
 
   row_names_ = read_name_file(storage_, paths_.rows, static_cast<uint64_t>(footer_.rows), "row");
   col_names_ = read_name_file(storage_, paths_.cols, static_cast<uint64_t>(footer_.cols), "column");
@@ -106,13 +115,13 @@ Reader::Reader(const sdk::Storage& storage, const DatasetPaths& paths, const sdk
   use_cache_ = footer_.rows_per_block > 1 && block_bytes <= kMaxCachedBlockBytes;
 }
 
-// Small parts read at open (footer, strings): lent by the backend.
-sdk::Bytes Reader::read_range(uint64_t begin, uint64_t end) const {
-  sdk::Bytes bytes = storage_.read(paths_.matrix, begin, end - begin);
-  if (bytes.size() != end - begin)
+const uint8_t* Reader::read_range(uint64_t begin, uint64_t end, sdk::Bytes& held) const {
+  if (whole_.data()) return whole_.data() + begin;
+  held = storage_.read(paths_.matrix, begin, end - begin);
+  if (held.size() != end - begin)
     sdk::corrupt(paths_.matrix + ": file is truncated (wanted " + std::to_string(end - begin) +
-                 " bytes at offset " + std::to_string(begin) + ", got " + std::to_string(bytes.size()) + ")");
-  return bytes;
+                 " bytes at offset " + std::to_string(begin) + ", got " + std::to_string(held.size()) + ")");
+  return held.data();
 }
 
 void Reader::decode_range(uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what) {

@@ -82,8 +82,9 @@ class Reader {
 
  private:
   void load_index();
-  // Bytes [begin, end) of the matrix, all of them (else CORRUPT, truncated).
-  stowage::sdk::Bytes read_range(uint64_t begin, uint64_t end) const;
+  // Bytes [begin, end) of the matrix, all of them (else CORRUPT, truncated):
+  // in the map, or read into `held` (valid while it lives).
+  const uint8_t* read_range(uint64_t begin, uint64_t end, stowage::sdk::Bytes& held) const;
   // Decodes the matrix container in [begin, end) into exactly `size` bytes.
   void decode_range(uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what);
 

@@ -1,7 +1,8 @@
 // Format plugin "npy": a NumPy .npy file holds one dense array, exposed as
 // the root node "". All I/O goes through the storage layer (a path, mem://,
 // http://). Reads are one ranged read per slab-shaped chunk, straight into
-// the host's buffer (one pread for a local file; see npy_slabs.hpp); writes
+// the host's buffer (an open and a preadv for a local file; see
+// npy_slabs.hpp); writes
 // go to a staged file, sized up front so that the host's threads write
 // distinct slabs at once, and published whole by close() (readers see the
 // old file or the new, never a mix).
@@ -50,7 +51,6 @@ class NpyStore final : public sdk::Store {
       sdk::invalid(path_ + ": unknown open mode " + std::to_string(mode_));
     }
   }
-
 
   std::vector<std::string> list(std::string_view node) override {
     check_node(node);
