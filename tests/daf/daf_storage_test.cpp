@@ -3,12 +3,9 @@
 // own (a grep of its sources). Reading over HTTP is in the http suite
 // (tests/http/daf_over_http_test.cpp), which has the nginx it needs.
 #include "daf_test_util.hpp"
+#include "no_direct_io.hpp"
 
 #include <doctest/doctest.h>
-
-#include <fstream>
-#include <regex>
-#include <sstream>
 
 namespace {
 
@@ -62,43 +59,10 @@ TEST_CASE("daf in memory (mem://): a repository written and read through the mem
   }
 }
 
-// Source text with comments and string literals blanked, so a word in a
-// comment or a message is no call.
-std::string code_only(const std::string& text) {
-  static const std::regex comments(R"(//[^\n]*|/\*[\s\S]*?\*/|"(\\.|[^"\\\n])*")");
-  return std::regex_replace(text, comments, " ");
-}
-
 TEST_CASE("daf does no file-system I/O of its own: everything goes through the storage layer") {
-  // Direct POSIX calls: any of them qualified as ::name(, and the ones no
-  // class would name a method unqualified (a declaration such as
-  // "static ssize_t pread(" is no call: a type precedes it).
-  const std::regex direct(
-      R"((^|\W)::\s*(open|openat|creat|read|write|close|pread|pwrite|rename|renameat2?|unlink|unlinkat|rmdir|)"
-      R"(mmap|munmap|mkdir|mkdirat|opendir|readdir|ftruncate|truncate|fsync|flock|stat|lstat|fstat|fopen)\s*\(|)"
-      R"((^|[^\w.>:*&\s])\s*(openat|creat|pread|pwrite|renameat2?|unlink|unlinkat|rmdir|mmap|munmap|mkdir|mkdirat|)"
-      R"(opendir|readdir|ftruncate|fsync|flock|fopen)\s*\()");
-  // Headers that bring them, C++ file streams and std::filesystem, and
-  // plugin_util.hpp's file helpers.
-  const std::regex forbidden(
-      R"(std::filesystem|[io]?fstream|<filesystem>|<fcntl\.h>|<unistd\.h>|<dirent\.h>|<sys/mman\.h>|<sys/stat\.h>|)"
-      R"(sdk::(File|read_file|write_file_atomic|create_temporary\w*|replace_atomically|make_directories|)"
-      R"(DirectoryLock|is_regular_file|is_directory|path_exists|commit_files|io_fail)\b)");
-  const fs::path dir = test::source_root() / "plugins" / "formats" / "daf";
-  size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string ext = e.path().extension().string();
-    if (ext != ".cpp" && ext != ".hpp") continue;
-    ++files;
-    std::istringstream lines(code_only(test::read_file(e.path())));
-    int n = 0;
-    for (std::string line; std::getline(lines, line);) {
-      ++n;
-      CHECK_MESSAGE(!std::regex_search(line, direct), e.path().filename().string() << ":" << n << ": " << line);
-      CHECK_MESSAGE(!std::regex_search(line, forbidden), e.path().filename().string() << ":" << n << ": " << line);
-    }
-  }
-  CHECK(files >= 10);
+  test::SourceScan scan = test::direct_io_in(test::source_root() / "plugins" / "formats" / "daf");
+  for (const std::string& line : scan.findings) FAIL_CHECK(line);
+  CHECK(scan.files >= 10);
 }
 
 }  // namespace
