@@ -151,6 +151,7 @@ class Reader {
   const unsigned char* map();  // null: ranged reads
   void read_ranges(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
   void require_data_until(uint64_t end, uint64_t now);
+  uint64_t data_size_now() const;
   stowage::sdk::Bytes read_whole(const std::string& path) const;
 
   stowage::sdk::Storage storage_;
@@ -158,7 +159,7 @@ class Reader {
   uint64_t data_size_ = 0;
   bool legacy_ = false;
   bool use_map_ = true;
-  stowage::sdk::Bytes map_;  // the data file, mapped on the first read
+  stowage::sdk::Bytes map_;  // the data file, mapped (and watched) on the first read
   BufferPool buffers_;       // for ranged reads
 
   Once map_once_, count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_, presence_once_;

@@ -290,7 +290,7 @@ void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item
   const std::vector<uint64_t>& off = offsets();
   const unsigned char* mapped = map();
   if (!mapped) return read_ranges(begin, end, item);
-  require_data_until(off[end], storage_.size(paths_.data));
+  require_data_until(off[end], data_size_now());
   const char* base = reinterpret_cast<const char*>(mapped);
   for (uint64_t i = begin; i < end; ++i) {
     if (i + 1 < end) prefetch(base + off[i + 1], off[i + 2] - off[i + 1]);
@@ -331,9 +331,16 @@ void Reader::give(uint64_t index, std::string_view sample, const stowage::sdk::I
 const unsigned char* Reader::map() {
   if (!use_map_) return nullptr;
   map_once_([this] {
-    if (data_size_ > 0) map_ = storage_.map(paths_.data);
+    if (data_size_ > 0) map_ = storage_.map_watched(paths_.data);
   });
   return map_.data();
+}
+
+// The data file's size now: one fstat through the map's descriptor
+// (Storage::view_size), else a stat of its key.
+uint64_t Reader::data_size_now() const {
+  if (std::optional<uint64_t> n = storage_.view_size(map_)) return *n;
+  return storage_.size(paths_.data);
 }
 
 stowage::sdk::Bytes Reader::read_whole(const std::string& path) const {
@@ -345,7 +352,7 @@ stowage::sdk::Bytes Reader::read_whole(const std::string& path) const {
 // The offsets were checked against the size at open. A data file cut short
 // since (rewritten in place, as datadings' own writer does) would make a
 // read through the map kill the process with SIGBUS (so the size is asked
-// for before each read from the map: one stat); a ranged read would find
+// for before each read from the map: one fstat); a ranged read would find
 // the end early (it reports the size with the bytes). Either way the answer
 // is this error. A file cut while a read runs is not caught: the "mmap":
 // false open option is for that case.
