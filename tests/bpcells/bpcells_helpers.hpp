@@ -143,6 +143,34 @@ inline void write_matrix(const Matrix& m, const std::string& path, bool packed, 
 }
 
 
+inline std::string hex(const uint8_t* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += digits[p[i] >> 4], out += digits[p[i] & 15];
+  return out;
+}
+
+// Everything a reader sees of a matrix: its description, its names, its
+// dense values, and its majors read one at a time and in uneven runs (so
+// partial chunks at both ends are decoded through the window).
+inline stowage::json snapshot(const stowage::Store& store) {
+  stowage::json out;
+  stowage::NodeInfo info = store.describe("");
+  out["describe"] = store.describe_json("");
+  for (const auto& d : info.dims)
+    if (!d.labels.empty()) out["names"][d.labels] = store.read_strings(d.labels);
+  stowage::Sparse m = store.sparse("");
+  std::string dense = read_dense(m);
+  out["dense"] = hex(reinterpret_cast<const uint8_t*>(dense.data()), dense.size());
+  for (uint64_t step : {1, 3}) {
+    for (uint64_t begin = 0; begin < m.majors(); begin += step) {
+      stowage::SparseSlice s = m.read(begin, std::min(begin + step, m.majors()));
+      out["runs"].push_back({{"indptr", s.indptr}, {"indices", s.indices}, {"values", hex(s.values.data(), s.values.size())}});
+    }
+  }
+  return out;
+}
+
 // The dense C-order bytes of m.
 inline std::string dense_of(const Matrix& m) {
   size_t es = esize(m.dtype);

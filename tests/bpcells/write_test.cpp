@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+
 #include <cstring>
 #include <random>
 #include <thread>
@@ -201,37 +203,45 @@ TEST_CASE("unsupported requests say so") {
   CHECK_THROWS_AS(fixture.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {1, 1}}}), stowage::Error);
 }
 
+// Each concurrent read takes its own windows from the store's pool: threads
+// started together, reading short runs (partial chunks at both ends, decoded
+// through the window) over and over, mapped and through ranged reads.
 TEST_CASE("concurrent range reads of one store agree with the source") {
   test::TempDir tmp;
   std::string path = (tmp / "m").string();
   Matrix m = random_matrix("uint32", 3000, 200, false, 0.05, 21);
   write_matrix(m, path, true, 4);
-  stowage::Store store = stowage::Store::open(path);
-  stowage::Sparse mat = store.sparse("");
-  std::vector<int> mismatches(4, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(t);
-      for (int i = 0; i < 200; ++i) {
-        uint64_t b = rng() % 200, e = b + rng() % (201 - b);
-        stowage::SparseSlice s = mat.read(b, e);
-        uint64_t first = m.indptr[b];
-        bool same = std::equal(s.indices.begin(), s.indices.end(), m.indices.begin() + first) &&
-                    std::equal(s.values.begin(), s.values.end(), m.values.begin() + first * 4);
-        mismatches[t] += same ? 0 : 1;
-      }
-    });
-  for (auto& th : threads) th.join();
-  CHECK(mismatches == std::vector<int>(4, 0));
+  for (bool map : {true, false}) {
+    CAPTURE(map);
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::read, "bpcells", {{"mmap", map}});
+    stowage::Sparse mat = store.sparse("");
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    std::atomic<int> ready{0};
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        std::mt19937 rng(t);
+        stowage::SparseSlice s;
+        for (++ready; ready < 4;) std::this_thread::yield();  // all start together
+        for (int i = 0; i < 4000; ++i) {
+          uint64_t b = rng() % 200, e = std::min<uint64_t>(200, b + rng() % (i % 2 ? 3 : 40));
+          mat.read_into(b, e, s);
+          uint64_t first = m.indptr[b];
+          bool same = std::equal(s.indices.begin(), s.indices.end(), m.indices.begin() + first) &&
+                      std::equal(s.values.begin(), s.values.end(), m.values.begin() + first * 4);
+          mismatches[t] += same ? 0 : 1;
+        }
+      });
+    for (auto& th : threads) th.join();
+    CHECK(mismatches == std::vector<int>(4, 0));
+  }
 }
 
 // Reads decode from maps of the packed data or, with {"mmap": false}, through
-// a per-thread window on it (128 KiB, refilled as a read runs past it); both
-// reuse the chunk a column ended in. These matrices are larger than a window,
-// and the reads walk them forwards, backwards, in runs of random length and
-// interleaved across three stores (six packed arrays, more than the four
-// windows a thread keeps).
+// a window on it (128 KiB, refilled as a read runs past it; a pool of them
+// owned by the store); both reuse the chunk a column ended in. These matrices
+// are larger than a window, and the reads walk them forwards, backwards, in
+// runs of random length and interleaved across three stores.
 TEST_CASE("streamed reads, mapped and through the read windows, agree with the source") {
   test::TempDir tmp;
   std::vector<Matrix> ms;

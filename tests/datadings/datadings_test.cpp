@@ -270,7 +270,12 @@ TEST_CASE("empty and one-sample datasets are written like datadings (filter for 
   CHECK(one.contains("one"));
   CHECK(one.key(0) == "one");
 
-  stowage::Error e = error_of([&] { write_dataset(tmp / "no" / "such" / "dir.msgpack", {}); });
+  // Missing directories are made, as every format on the storage layer does;
+  // a file where a directory should be is an error naming the dataset.
+  write_dataset(tmp / "new" / "dir" / "one.msgpack", {std::string("\x81\xa3key\xa3one", 9)});
+  CHECK(Store::open((tmp / "new" / "dir" / "one.msgpack").string()).records().key(0) == "one");
+  test::write_file(tmp / "plain", "x");
+  stowage::Error e = error_of([&] { write_dataset(tmp / "plain" / "such" / "dir.msgpack", {}); });
   CHECK(e.code() == ErrorCode::io);
   CHECK(std::string(e.what()).find("dir.msgpack: cannot create the dataset") != std::string::npos);
 }

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -24,9 +25,18 @@ inline stowage::sdk::Storage storage_for(const std::string& location) {
   return stowage::sdk::Storage(b.vtable, b.handle, b.capabilities);
 }
 
-// Puts the bytes of a local file under `key` (a mem:// key, say).
-inline void copy_into_storage(const fs::path& file, const std::string& key) {
-  storage_for(key).write(key, read_file(file));
+// Puts local files under `to` (a mem:// key, say) byte for byte: `from` is a
+// file, or a directory and everything under it, of which `keep(name)`, when
+// given, picks the files by name.
+inline void copy_into_storage(const fs::path& from, const std::string& to,
+                              const std::function<bool(const std::string&)>& keep = {}) {
+  stowage::sdk::Storage storage = storage_for(to);
+  if (!fs::is_directory(from)) return storage.write(to, read_file(from));
+  for (const auto& e : fs::recursive_directory_iterator(from)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = fs::relative(e.path(), from).generic_string();
+    if (!keep || keep(e.path().filename().string())) storage.write(to + "/" + rel, read_file(e.path()));
+  }
 }
 
 // The bytes under `key`, from whatever backend serves it.
@@ -42,7 +52,7 @@ inline std::string code_only(const std::string& text) {
 }
 
 // Checks (doctest CHECKs, naming file and line) that no .cpp or .hpp file in
-// `dir` does file-system I/O of its own or keeps thread_local state: all of
+// `dir` (and below it) does file-system I/O of its own or keeps thread_local state: all of
 // it goes through the storage layer (issue 19). Returns how many files it read.
 inline size_t check_no_direct_file_io(const fs::path& dir) {
   // Direct POSIX calls: any of them qualified as ::name(, and the ones no
@@ -62,7 +72,7 @@ inline size_t check_no_direct_file_io(const fs::path& dir) {
       R"(replace_atomically|rename_no_replace|make_directories|DirectoryLock|is_regular_file|is_directory|)"
       R"(path_exists|commit_files|complete_file_set_commit|commit_journal_for|io_fail)\b|\bthread_local\b)");
   size_t files = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
     const std::string ext = e.path().extension().string();
     if (ext != ".cpp" && ext != ".hpp") continue;
     ++files;

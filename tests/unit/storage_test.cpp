@@ -249,3 +249,22 @@ TEST_CASE("storage: concurrent publishes of one set leave one whole version") {
   for (auto& t : writers) t.join();
   CHECK(test::read_file(a) == test::read_file(b));
 }
+
+TEST_CASE("storage: a watched map tells its file's size now (file backend), other views do not") {
+  test::TempDir tmp;
+  const fs::path p = tmp.path() / "data";
+  test::write_file(p, std::string(3 * 4096, 'x'));
+  sdk::Storage s = storage_for(p.string());
+  sdk::Bytes watched = s.map_watched(p.string());
+  CHECK(watched.size() == 3 * 4096);
+  CHECK(s.view_size(watched) == std::optional<uint64_t>(3 * 4096));
+  fs::resize_file(p, 100);  // cut in place, as a writer rewriting it does
+  CHECK(s.view_size(watched) == std::optional<uint64_t>(100));
+  CHECK(watched.data()[50] == 'x');  // still inside the file
+  // A plain map or a buffer cannot tell; nor can the memory backend.
+  CHECK_FALSE(s.view_size(s.map(p.string())).has_value());
+  CHECK_FALSE(s.view_size(s.read(p.string())).has_value());
+  sdk::Storage m = storage_for("mem://watch");
+  m.write("mem://watch/k", std::string("abc"));
+  CHECK_FALSE(m.view_size(m.map_watched("mem://watch/k")).has_value());
+}

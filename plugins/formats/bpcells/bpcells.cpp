@@ -3,14 +3,17 @@
 // nodes "row_names" and "col_names", referenced from describe()'s "dims".
 //
 //   reader.cpp   opens and validates a directory, reads ranges of majors
-//   writer.cpp   streams a new directory (v2) and renames it into place
+//   writer.cpp   streams a new directory (v2) and moves it into place
 //   bp128.cpp    the BP-128 codecs (SIMD and scalar)
 //   files.cpp    the numeric (magic + elements) and text files
+// All I/O goes through the storage layer (sdk::Storage of the path's
+// scheme): a local directory, mem://, or http:// (read only).
 #include "reader.hpp"
 #include "writer.hpp"
 
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -66,12 +69,13 @@ json matrix_json(const MatrixVersion& version, const std::string& version_text, 
 
 class BPCellsStore : public sdk::Store {
  public:
-  BPCellsStore(std::string path, uint32_t mode, json options)
-      : path_(std::move(path)), mode_(mode), options_(std::move(options)) {
-    bool exists = sdk::path_exists(path_);
+  BPCellsStore(const sdk::Host& host, std::string path, uint32_t mode, json options)
+      : storage_(sdk::Storage::for_location(host, path)), path_(std::move(path)), mode_(mode),
+        options_(std::move(options)) {
     bool want_existing = mode_ == STOWAGE_MODE_READ || mode_ == STOWAGE_MODE_UPDATE;
-    if (want_existing || (mode_ == STOWAGE_MODE_CREATE && exists && looks_like_matrix_dir(path_)))
-      reader_ = std::make_unique<MatrixReader>(path_, map_files());
+    if (want_existing || (mode_ == STOWAGE_MODE_CREATE && storage_.exists(path_) &&
+                          looks_like_matrix_dir(storage_, path_)))
+      reader_ = std::make_unique<MatrixReader>(storage_, path_, map_files());
   }
 
   void close() override {
@@ -114,7 +118,7 @@ class BPCellsStore : public sdk::Store {
       sdk::invalid(path_ + ": a BPCells directory holds one matrix, at the root node \"\", not '" +
                    std::string(node) + "'");
     if (writer_) sdk::invalid(path_ + ": the matrix was already created");
-    writer_ = std::make_unique<MatrixWriter>(path_, spec_from(desc));
+    writer_ = std::make_unique<MatrixWriter>(storage_, path_, spec_from(desc));
     reader_.reset();
   }
 
@@ -202,10 +206,11 @@ class BPCellsStore : public sdk::Store {
     sdk::unsupported(path_ + ": BPCells directories hold no attributes (given " + keys + ")");
   }
 
-  // Whether reads decode from read-only maps of the packed data (the default:
-  // a column-by-column read of BPCells' own directory ran at 885 M nnz/s
-  // through pread windows, 1250 from maps) or through pread ("mmap": false,
-  // for a file system where another program may truncate files being read).
+  // Whether reads decode from read-only maps of the data files (the default,
+  // where the storage maps files: a column-by-column read of BPCells' own
+  // directory ran at 885 M nnz/s through pread windows, 1250 from maps) or
+  // through ranged reads ("mmap": false, for a file system where another
+  // program may truncate files being read).
   bool map_files() const {
     if (!options_.contains("mmap")) return true;
     if (!options_["mmap"].is_boolean()) sdk::invalid(path_ + ": open option \"mmap\" must be true or false");
@@ -244,6 +249,7 @@ class BPCellsStore : public sdk::Store {
     return spec;
   }
 
+  sdk::Storage storage_;  // the backend of path_'s scheme
   std::string path_;
   uint32_t mode_;
   json options_;
@@ -253,15 +259,20 @@ class BPCellsStore : public sdk::Store {
 
 class BPCellsFormat {
  public:
-  static int32_t identify(const sdk::Host&, std::string_view path) {
-    return looks_like_matrix_dir(std::string(path)) ? 100 : 0;
+  static int32_t identify(const sdk::Host& host, std::string_view path) {
+    try {
+      std::string p(path);
+      return looks_like_matrix_dir(sdk::Storage::for_location(host, p), p) ? 100 : 0;
+    } catch (const sdk::Error&) {  // no storage for it: not ours
+      return 0;
+    }
   }
-  static std::unique_ptr<sdk::Store> open(const sdk::Host& /*host: kept by the SDK*/, std::string_view path,
-                                          uint32_t mode, std::string_view options) {
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
+                                          std::string_view options) {
     if (path.empty()) sdk::invalid("bpcells: empty path");
     if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(std::string(path) + ": unknown open mode " + std::to_string(mode));
     json opts = options.empty() ? json::object() : parse_json(options, std::string(path) + ": open options");
-    return std::make_unique<BPCellsStore>(std::string(path), mode, std::move(opts));
+    return std::make_unique<BPCellsStore>(host, std::string(path), mode, std::move(opts));
   }
 };
 

@@ -1,7 +1,5 @@
 #include "files.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -42,26 +40,29 @@ size_t element_size(Element e) {
   return e == Element::uint32 || e == Element::float32 ? 4 : 8;
 }
 
-ArrayFile::ArrayFile(const std::string& path, Element type) : file_(path, O_RDONLY), type_(type) {
+ArrayFile::ArrayFile(const sdk::Storage& storage, std::string path, Element type)
+    : storage_(storage), path_(std::move(path)), type_(type) {
   if (!sdk::host_is_little_endian())
-    sdk::unsupported(path + ": reading BPCells files on a big-endian host is not supported");
-  uint64_t size = file_.size();
-  if (size < kMagicSize)
-    sdk::corrupt(path + ": " + std::to_string(size) + "-byte file is too short for the 8-byte header");
+    sdk::unsupported(path_ + ": reading BPCells files on a big-endian host is not supported");
+  // The magic and the size in one request (one open, fstat and pread locally).
   char magic[kMagicSize];
-  file_.read_at(magic, kMagicSize, 0);
+  uint64_t got = 0, size = 0;
+  if (!storage_.read_into_if_exists(path_, 0, magic, kMagicSize, &got, &size))
+    sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no such file");
+  if (size < kMagicSize || got < kMagicSize)
+    sdk::corrupt(path_ + ": " + std::to_string(size) + "-byte file is too short for the 8-byte header");
   const char* want = element_magic(type);
   if (std::memcmp(magic, want, kMagicSize) != 0) {
     std::string reversed(want, kMagicSize);
     std::reverse(reversed.begin(), reversed.end());
     if (std::memcmp(magic, reversed.data(), kMagicSize) == 0)
-      sdk::unsupported(path + ": big-endian BPCells file (byte-swapped header '" +
+      sdk::unsupported(path_ + ": big-endian BPCells file (byte-swapped header '" +
                        printable(magic, kMagicSize) + "'); only little-endian files are supported");
-    sdk::corrupt(path + ": header is '" + printable(magic, kMagicSize) + "', expected '" + want + "'");
+    sdk::corrupt(path_ + ": header is '" + printable(magic, kMagicSize) + "', expected '" + want + "'");
   }
   uint64_t body = size - kMagicSize;
   if (body % element_size(type) != 0)
-    sdk::corrupt(path + ": " + std::to_string(body) + " data bytes are not a whole number of " +
+    sdk::corrupt(path_ + ": " + std::to_string(body) + " data bytes are not a whole number of " +
                  std::to_string(element_size(type)) + "-byte elements");
   count_ = body / element_size(type);
 }
@@ -70,17 +71,23 @@ void ArrayFile::read(uint64_t first, uint64_t n, void* out) const {
   if (first > count_ || n > count_ - first)
     sdk::corrupt(path() + ": elements [" + std::to_string(first) + ", " + std::to_string(first + n) +
                  ") are past the end of the array (" + std::to_string(count_) + " elements)");
+  if (n == 0) return;  // out may then be null
   size_t esize = element_size(type_);
-  file_.read_at(out, n * esize, kMagicSize + first * esize);
+  if (mapped_)
+    std::memcpy(out, static_cast<const char*>(mapped_) + first * esize, n * esize);
+  else
+    storage_.read_exact(path_, kMagicSize + first * esize, out, n * esize);
 }
 
-std::shared_ptr<const void> ArrayFile::map(const void** elements) const {
-  *elements = nullptr;
-  const size_t size = kMagicSize + count_ * element_size(type_);
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, file_.fd(), 0);
-  if (p == MAP_FAILED) return nullptr;
-  *elements = static_cast<const char*>(p) + kMagicSize;
-  return std::shared_ptr<const void>(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+void ArrayFile::map() {
+  if (mapped_) return;
+  sdk::Bytes whole = storage_.map(path_);
+  const uint64_t want = kMagicSize + count_ * element_size(type_);
+  if (whole.size() < want)  // cut since the constructor looked
+    sdk::corrupt(path_ + ": file is truncated: " + std::to_string(whole.size()) + " bytes, " + std::to_string(want) +
+                 " when the matrix was opened");
+  bytes_ = std::move(whole);
+  mapped_ = bytes_.data() + kMagicSize;
 }
 
 void ArrayFile::require_count(uint64_t expected, const char* what) const {
@@ -89,21 +96,28 @@ void ArrayFile::require_count(uint64_t expected, const char* what) const {
                  std::to_string(expected) + " (" + what + ")");
 }
 
-std::vector<std::string> read_lines(const std::string& path, uint64_t max_size) {
-  std::string text = sdk::read_file(path, max_size);
+std::vector<std::string> split_lines(std::string_view text) {
   std::vector<std::string> lines;
   size_t begin = 0;
   while (begin < text.size()) {
     size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
+    if (end == std::string_view::npos) end = text.size();
     size_t stop = end > begin && text[end - 1] == '\r' ? end - 1 : end;
-    lines.emplace_back(text, begin, stop - begin);
+    lines.emplace_back(text.substr(begin, stop - begin));
     begin = end + 1;
   }
   return lines;
 }
 
-OutputFile::OutputFile(const std::string& path) : file_(path, O_WRONLY | O_CREAT | O_EXCL, 0644) {
+std::vector<std::string> read_lines(const sdk::Storage& storage, const std::string& path, uint64_t max_size) {
+  sdk::Bytes text = storage.read(path, 0, max_size == UINT64_MAX ? max_size : max_size + 1);
+  if (text.size() > max_size)
+    sdk::corrupt(path + ": file is more than the " + std::to_string(max_size) + " bytes allowed");
+  return split_lines(text.text());
+}
+
+OutputFile::OutputFile(const sdk::Storage& storage, const std::string& path)
+    : storage_(storage), file_(storage.stage(path)) {
   buffer_.reserve(kOutputBuffer);
 }
 
@@ -111,7 +125,7 @@ void OutputFile::write(const void* data, size_t n) {
   if (n == 0) return;  // data may then be null
   if (buffer_.size() + n > kOutputBuffer) flush();
   if (n >= kOutputBuffer) {
-    file_.write_all(data, n);
+    file_.append(data, n);
     return;
   }
   const char* p = static_cast<const char*>(data);
@@ -119,17 +133,17 @@ void OutputFile::write(const void* data, size_t n) {
 }
 
 void OutputFile::flush() {
-  if (!buffer_.empty()) file_.write_all(buffer_.data(), buffer_.size());
+  if (!buffer_.empty()) file_.append(buffer_.data(), buffer_.size());
   buffer_.clear();
 }
 
 void OutputFile::close() {
   flush();
-  file_.close();
+  storage_.publish(file_);
 }
 
-void write_lines_file(const std::string& path, const std::vector<std::string>& lines) {
-  OutputFile f(path);
+void write_lines_file(const sdk::Storage& storage, const std::string& path, const std::vector<std::string>& lines) {
+  OutputFile f(storage, path);
   for (const std::string& line : lines) {
     f.write(line.data(), line.size());
     f.write("\n", 1);

@@ -3,9 +3,12 @@
 //     "FLOATSv1", "DOUBLEv1") then raw little-endian elements, no length field;
 //   * text files (version, storage_order, row_names, col_names): one string
 //     per line, '\n' after each, CRLF accepted on read.
+// All I/O goes through the storage layer (stowage/storage.hpp): a local
+// directory, mem://, or an HTTP server; nothing here touches a file itself.
 #pragma once
 
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -22,12 +25,14 @@ size_t element_size(Element e);
 
 // A numeric array file opened for reading. The constructor checks the magic
 // (a byte-reversed one means a big-endian file: UNSUPPORTED) and that the
-// size is a whole number of elements; reads are pread, safe from any thread.
+// size is a whole number of elements; reads are ranged reads through the
+// storage (one preadv for a local file), or copies from the map once map()
+// was called. Safe from any thread.
 class ArrayFile {
  public:
-  ArrayFile(const std::string& path, Element type);
+  ArrayFile(const sdk::Storage& storage, std::string path, Element type);
 
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return path_; }
   uint64_t count() const { return count_; }
   // Reads elements [first, first+n) into out.
   void read(uint64_t first, uint64_t n, void* out) const;
@@ -40,46 +45,60 @@ class ArrayFile {
     return out;
   }
   void require_count(uint64_t expected, const char* what) const;
-  // The elements mapped read-only, or null when the system refuses the map.
-  // Valid while the returned owner lives. BPCells and stowage never change a
-  // file in place (both write a new directory), so a map stays valid even
-  // after the directory is replaced; a file truncated under a live map by
-  // some other program would fault, hence the "mmap": false open option.
-  std::shared_ptr<const void> map(const void** elements) const;
+  // Keeps the whole file in memory for reading in place: a read-only memory
+  // map on local disk (the storage's STOWAGE_READ_KEEP view), a buffer
+  // elsewhere. BPCells and stowage never change a file in place (both write
+  // a new directory), so a map stays valid even after the directory is
+  // replaced; a file truncated under a live map by some other program would
+  // fault, hence the "mmap": false open option.
+  void map();
+  // The elements in memory after map(), else null.
+  const void* mapped() const { return mapped_; }
 
  private:
-  sdk::File file_;
+  sdk::Storage storage_;
+  std::string path_;
   Element type_;
   uint64_t count_ = 0;
+  sdk::Bytes bytes_;                // the whole file, after map()
+  const void* mapped_ = nullptr;   // its elements (past the magic)
 };
 
 // Lines of a text file: split on '\n', one trailing '\r' dropped from each
-// line, the final '\n' optional. A 0-byte file has no lines.
-std::vector<std::string> read_lines(const std::string& path, uint64_t max_size = UINT64_MAX);
+// line, the final '\n' optional. A 0-byte file has no lines. A file larger
+// than max_size is CORRUPT (at most max_size + 1 bytes are read).
+std::vector<std::string> split_lines(std::string_view text);
+std::vector<std::string> read_lines(const sdk::Storage& storage, const std::string& path,
+                                    uint64_t max_size = UINT64_MAX);
 
-// A file being written in a temporary directory, buffered.
+// A file being written (staged: invisible until close() publishes it),
+// buffered so that the BP-128 encoder's small pieces become large writes.
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& path);
-  OutputFile(const std::string& path, Element type) : OutputFile(path) { write(element_magic(type), 8); }
+  OutputFile(const sdk::Storage& storage, const std::string& path);
+  OutputFile(const sdk::Storage& storage, const std::string& path, Element type) : OutputFile(storage, path) {
+    write(element_magic(type), 8);
+  }
   void write(const void* data, size_t n);
-  void close();  // flushes; errors are IO naming the file
+  void close();  // flushes and publishes; errors are IO naming the file
 
  private:
   void flush();
-  sdk::File file_;
+  sdk::Storage storage_;
+  sdk::Staged file_;
   std::vector<char> buffer_;
 };
 
 // Writes a whole numeric array file.
 template <class T>
-void write_array_file(const std::string& path, Element type, const std::vector<T>& values) {
-  OutputFile f(path, type);
+void write_array_file(const sdk::Storage& storage, const std::string& path, Element type,
+                      const std::vector<T>& values) {
+  OutputFile f(storage, path, type);
   f.write(values.data(), values.size() * sizeof(T));
   f.close();
 }
 
 // Writes strings one per line, each followed by '\n' (a 0-byte file for none).
-void write_lines_file(const std::string& path, const std::vector<std::string>& lines);
+void write_lines_file(const sdk::Storage& storage, const std::string& path, const std::vector<std::string>& lines);
 
 }  // namespace stowage::bpcells

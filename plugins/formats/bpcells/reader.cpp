@@ -1,7 +1,6 @@
 #include "reader.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -10,45 +9,19 @@ namespace stowage::bpcells {
 namespace {
 constexpr uint64_t kMaxTextFile = 4096;  // version and storage_order are one short line
 
-// A thread reading sequentially fetches this many words of a packed array at
-// once (128 KiB: index and values together stay in a 1 MiB L2).
+// A read running on from where its window ends fetches this many words of a
+// packed array at once (128 KiB: index and values together stay in a 1 MiB L2).
 constexpr uint64_t kWindowWords = uint64_t(1) << 15;
-// Packed arrays a thread keeps a window on: the index and values of two matrices.
-constexpr size_t kWindows = 4;
-
-std::atomic<uint64_t> next_array_id{1};
 }  // namespace
 
-// What one thread keeps of one packed array between reads: the chunk it
-// decoded last and, when the data is read with pread ({"mmap": false}), a
-// window of its _data words. A column ending inside a chunk leaves it decoded
-// here for the next column, which would otherwise decode it a second time
-// (one chunk in four at ~490 values per column). The window: reading a
-// 20000 x 30000 matrix (14.8 M values) column by column used to make two
-// preads of a few hundred bytes per column, 40% of the time in the kernel
-// (perf, 228 M nnz/s); once reads run on from where the window ends, one
-// pread fetches the next kWindowWords, while a random read fetches only its
-// own chunks.
-struct PackedArray::Window {
-  uint64_t owner = 0;           // PackedArray::id_; 0: unused
-  uint64_t begin = 0, end = 0;  // data words [begin, end) are in `words`
-  std::unique_ptr<uint32_t[]> words;
-  uint64_t chunk = UINT64_MAX;  // the chunk in `decoded`
-  alignas(32) uint32_t decoded[bp128::kChunkValues];
-};
-
-PackedArray::Window& PackedArray::window() const {
-  thread_local Window windows[kWindows];
-  thread_local size_t next = 0;
-  for (Window& w : windows)
-    if (w.owner == id_) return w;
-  Window& w = windows[next];
-  next = (next + 1) % kWindows;
-  w.owner = id_;
-  w.begin = w.end = 0;
-  w.chunk = UINT64_MAX;
-  return w;
-}
+// The window (reader.hpp): a column ending inside a chunk leaves it decoded
+// for the next column, which would otherwise decode it a second time (one
+// chunk in four at ~490 values per column). The words: reading a 20000 x
+// 30000 matrix (14.8 M values) column by column used to make two preads of a
+// few hundred bytes per column, 40% of the time in the kernel (perf, 228 M
+// nnz/s); once reads run on from where the window ends, one ranged read
+// fetches the next kWindowWords, while a random read fetches only its own
+// chunks.
 
 // The words of `chunk`, from the window; a miss refills it from the chunk on:
 // kWindowWords when the read continues the window (streaming), else just the
@@ -61,7 +34,7 @@ const uint32_t* PackedArray::chunk_words(Window& w, uint64_t chunk, uint64_t las
   uint64_t want = std::min(offsets_[last_chunk + 1] - begin, kWindowWords);
   if (streaming) want = kWindowWords;
   want = std::max(std::min(want, offsets_.back() - begin), end - begin);
-  if (!w.words) w.words.reset(new uint32_t[kWindowWords]);  // uninitialised: pread fills it
+  if (!w.words) w.words.reset(new uint32_t[kWindowWords]);  // uninitialised: the read fills it
   data_.read(begin, want, w.words.get());
   w.begin = begin;
   w.end = begin + want;
@@ -75,17 +48,16 @@ void PackedArray::decode(const uint32_t* words, uint64_t chunk, uint32_t* out) c
 
 // ---- PackedArray --------------------------------------------------------------
 
-PackedArray::PackedArray(const std::string& dir, const std::string& name, bp128::Variant variant,
-                         uint64_t count, int format_version, bool map)
-    : id_(next_array_id++), decoders_(&bp128::chunk_decoders(variant)),
-      data_(dir + "/" + name + "_data", Element::uint32) {
+PackedArray::PackedArray(const sdk::Storage& storage, const std::string& dir, const std::string& name,
+                         bp128::Variant variant, uint64_t count, int format_version, bool map)
+    : decoders_(&bp128::chunk_decoders(variant)), data_(storage, dir + "/" + name + "_data", Element::uint32) {
   uint64_t chunks = (count + bp128::kChunkValues - 1) / bp128::kChunkValues;
-  ArrayFile idx_file(dir + "/" + name + "_idx", Element::uint32);
+  ArrayFile idx_file(storage, dir + "/" + name + "_idx", Element::uint32);
   auto idx = idx_file.read_exactly<uint32_t>(chunks + 1, "one per 128 values, plus one");
   std::vector<uint64_t> idx_offsets;
   std::string what = idx_file.path();
   if (format_version >= 2) {
-    ArrayFile off_file(dir + "/" + name + "_idx_offsets", Element::uint64);
+    ArrayFile off_file(storage, dir + "/" + name + "_idx_offsets", Element::uint64);
     // At most one wrap per 2^32 words, so a valid file is tiny; refuse huge ones before reading.
     uint64_t max_entries = data_.count() / bp128::kOffsetIncrement + 2;
     if (off_file.count() < 2 || off_file.count() > max_entries)
@@ -96,20 +68,18 @@ PackedArray::PackedArray(const std::string& dir, const std::string& name, bp128:
   }
   offsets_ = bp128::resolve_offsets(idx, idx_offsets, data_.count(), what + " (against " + data_.path() + ")");
   if (bp128::has_starts(variant))
-    starts_ = ArrayFile(dir + "/" + name + "_starts", Element::uint32)
+    starts_ = ArrayFile(storage, dir + "/" + name + "_starts", Element::uint32)
                   .read_exactly<uint32_t>(chunks, "one per 128 values");
   if (map) {
-    const void* words = nullptr;
-    mapping_ = data_.map(&words);
-    mapped_ = static_cast<const uint32_t*>(words);
+    data_.map();
+    mapped_ = static_cast<const uint32_t*>(data_.mapped());
   }
 }
 
 // Whole chunks are decoded straight into `out`; the partial ones at either
 // end go through the window's `decoded`, which the next read may reuse.
-void PackedArray::read(uint64_t first, uint64_t n, uint32_t* out) const {
+void PackedArray::read(uint64_t first, uint64_t n, uint32_t* out, Window& w) const {
   if (n == 0) return;
-  Window& w = window();
   uint64_t chunk = first / bp128::kChunkValues, skip = first % bp128::kChunkValues;
   const uint64_t last_chunk = (first + n - 1) / bp128::kChunkValues;
   for (; n > 0; ++chunk, skip = 0) {
@@ -130,35 +100,41 @@ void PackedArray::read(uint64_t first, uint64_t n, uint32_t* out) const {
 
 // ---- MatrixReader ------------------------------------------------------------
 
-MatrixReader::MatrixReader(std::string dir, bool map) : dir_(std::move(dir)) {
+MatrixReader::MatrixReader(const sdk::Storage& storage, std::string dir, bool map)
+    : storage_(storage), dir_(std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-  if (!sdk::is_directory(dir_)) {
-    if (!sdk::path_exists(dir_)) sdk::fail(STOWAGE_NOT_FOUND, dir_ + ": no such directory");
+  const int32_t kind = storage_.kind(dir_);
+  if (kind == STOWAGE_ENTRY_ABSENT) sdk::fail(STOWAGE_NOT_FOUND, dir_ + ": no such directory");
+  if (kind != STOWAGE_ENTRY_DIRECTORY)
     sdk::invalid(dir_ + ": not a directory (a BPCells matrix is a directory of files)");
-  }
+  // In place only where that is a map: over HTTP it would download every
+  // file whole before the first column.
+  map = map && storage_.can(STOWAGE_CAP_MAP);
   read_version();
   read_storage_order();
   read_shape();
   read_idxptr();
   const uint64_t nnz = idxptr_.back();
   if (version_.packed) {
-    packed_index_.emplace(dir_, "index", bp128::Variant::d1z, nnz, version_.format, map);
+    packed_index_.emplace(storage_, dir_, "index", bp128::Variant::d1z, nnz, version_.format, map);
     if (version_.value == Element::uint32)
-      packed_val_.emplace(dir_, "val", bp128::Variant::m1, nnz, version_.format, map);
+      packed_val_.emplace(storage_, dir_, "val", bp128::Variant::m1, nnz, version_.format, map);
   } else {
-    index_.emplace(file("index"), Element::uint32);
+    index_.emplace(storage_, file("index"), Element::uint32);
     index_->require_count(nnz, "the number of stored values, the last idxptr entry");
+    if (map) index_->map();
   }
   if (!packed_val_) {
-    val_.emplace(file("val"), version_.value);
+    val_.emplace(storage_, file("val"), version_.value);
     val_->require_count(nnz, "the number of stored values, the last idxptr entry");
+    if (map) val_->map();
   }
   row_names_ = read_names("row_names", rows_);
   col_names_ = read_names("col_names", cols_);
 }
 
 void MatrixReader::read_version() {
-  std::vector<std::string> lines = read_lines(file("version"), kMaxTextFile);
+  std::vector<std::string> lines = read_lines(storage_, file("version"), kMaxTextFile);
   if (lines.size() != 1)
     sdk::corrupt(file("version") + ": must hold exactly one line, found " + std::to_string(lines.size()));
   version_text_ = lines[0];
@@ -179,7 +155,7 @@ void MatrixReader::read_version() {
 }
 
 void MatrixReader::read_storage_order() {
-  std::vector<std::string> lines = read_lines(file("storage_order"), kMaxTextFile);
+  std::vector<std::string> lines = read_lines(storage_, file("storage_order"), kMaxTextFile);
   std::string order = lines.empty() ? "" : lines[0];  // BPCells looks at the first line only
   if (order != "col" && order != "row")
     sdk::corrupt(file("storage_order") + ": is '" + order + "', expected 'col' or 'row'");
@@ -187,13 +163,13 @@ void MatrixReader::read_storage_order() {
 }
 
 void MatrixReader::read_shape() {
-  auto shape = ArrayFile(file("shape"), Element::uint32).read_exactly<uint32_t>(2, "rows, cols");
+  auto shape = ArrayFile(storage_, file("shape"), Element::uint32).read_exactly<uint32_t>(2, "rows, cols");
   rows_ = shape[0];
   cols_ = shape[1];
 }
 
 void MatrixReader::read_idxptr() {
-  ArrayFile f(file("idxptr"), version_.format == 1 ? Element::uint32 : Element::uint64);
+  ArrayFile f(storage_, file("idxptr"), version_.format == 1 ? Element::uint32 : Element::uint64);
   uint64_t majors = row_major_ ? rows_ : cols_;
   const char* why = row_major_ ? "rows + 1 (row-major)" : "cols + 1 (column-major)";
   if (version_.format == 1) {
@@ -218,8 +194,9 @@ void MatrixReader::read_idxptr() {
 
 std::vector<std::string> MatrixReader::read_names(const char* name, uint64_t expected) const {
   std::string path = file(name);
-  if (!sdk::path_exists(path)) return {};  // tolerated: BPCells always writes it, possibly empty
-  std::vector<std::string> names = read_lines(path);
+  std::optional<sdk::Bytes> text = storage_.read_if_exists(path);
+  if (!text) return {};  // tolerated: BPCells always writes it, possibly empty
+  std::vector<std::string> names = split_lines(text->text());
   if (!names.empty() && names.size() != expected)
     sdk::corrupt(path + ": holds " + std::to_string(names.size()) + " names, the matrix has " +
                  std::to_string(expected) + (name[0] == 'r' ? " rows" : " columns"));
@@ -280,22 +257,23 @@ void MatrixReader::read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t
     sdk::invalid(dir_ + ": majors [" + std::to_string(begin) + ", " + std::to_string(end) + ") hold " +
                  std::to_string(n) + " values, more than the " + std::to_string(capacity) + " given");
   for (uint64_t m = begin; m <= end; ++m) indptr[m - begin] = idxptr_[m] - first;
+  WindowPool::Lease windows = windows_.acquire();
   if (packed_index_)
-    packed_index_->read(first, n, indices);
+    packed_index_->read(first, n, indices, windows->index);
   else
     index_->read(first, n, indices);
   check_indices(indptr, end - begin, indices);
   if (packed_val_)
-    packed_val_->read(first, n, static_cast<uint32_t*>(values));
+    packed_val_->read(first, n, static_cast<uint32_t*>(values), windows->val);
   else
     val_->read(first, n, values);
 }
 
-bool looks_like_matrix_dir(const std::string& path) {
-  std::string version = path + "/version";
-  if (!sdk::is_regular_file(version)) return false;
+bool looks_like_matrix_dir(const sdk::Storage& storage, const std::string& path) {
   try {
-    std::vector<std::string> lines = read_lines(version, kMaxTextFile);
+    const std::string version = path + "/version";
+    if (!storage.is_file(version)) return false;
+    std::vector<std::string> lines = read_lines(storage, version, kMaxTextFile);
     // Fragment directories are claimed too, so that opening one says why it fails.
     return !lines.empty() &&
            (lines[0].find("-matrix-v") != std::string::npos || lines[0].find("-fragments-v") != std::string::npos) &&

@@ -4,31 +4,13 @@
 
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <numeric>
 
 namespace stowage::bpcells {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-bool directory_is_empty(const std::string& path) {
-  std::error_code ec;
-  return fs::is_empty(path, ec) && !ec;
-}
-
-std::string parent_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-}  // namespace
-
-MatrixWriter::MatrixWriter(std::string dest, MatrixSpec spec)
-    : dest_(std::move(dest)), spec_(spec), value_size_(element_size(spec.version.value)) {
+MatrixWriter::MatrixWriter(const sdk::Storage& storage, std::string dest, MatrixSpec spec)
+    : storage_(storage), dest_(std::move(dest)), spec_(spec), value_size_(element_size(spec.version.value)) {
   while (dest_.size() > 1 && dest_.back() == '/') dest_.pop_back();
   spec_.version.format = 2;
   if (spec_.rows > UINT32_MAX || spec_.cols > UINT32_MAX)
@@ -36,44 +18,43 @@ MatrixWriter::MatrixWriter(std::string dest, MatrixSpec spec)
                  std::to_string(spec_.cols) + " is too large");
   if (spec_.version.packed && spec_.version.value == Element::uint64)
     sdk::unsupported(dest_ + ": BPCells has no packed uint64 (ulong) matrices; write it unpacked");
-  if (sdk::path_exists(dest_)) {
-    if (!sdk::is_directory(dest_))
-      sdk::invalid(dest_ + ": exists and is not a directory; refusing to replace it");
-    if (!directory_is_empty(dest_) && !looks_like_matrix_dir(dest_))
-      sdk::invalid(dest_ + ": exists and is not a BPCells matrix directory; refusing to replace it");
-  }
-  if (!parent_of(dest_).empty()) sdk::make_directories(parent_of(dest_));
-  temp_ = sdk::create_temporary_directory_beside(dest_);
+  const int32_t kind = storage_.kind(dest_);
+  if (kind == STOWAGE_ENTRY_FILE) sdk::invalid(dest_ + ": exists and is not a directory; refusing to replace it");
+  if (kind == STOWAGE_ENTRY_DIRECTORY && !storage_.list(dest_).empty() && !looks_like_matrix_dir(storage_, dest_))
+    sdk::invalid(dest_ + ": exists and is not a BPCells matrix directory; refusing to replace it");
+  temp_ = storage_.stage_directory(dest_);  // parent directories are made too
 
   const bool packed = spec_.version.packed;
   const bool packed_uint = packed && spec_.version.value == Element::uint32;
   if (packed) {
-    index_data_.emplace(temp_file("index_data"), Element::uint32);
+    index_data_.emplace(storage_, temp_file("index_data"), Element::uint32);
     index_enc_ = std::make_unique<bp128::Encoder>(bp128::Variant::d1z, [this](const uint32_t* w, size_t n) {
       index_data_->write(w, n * sizeof(uint32_t));
     });
   } else {
-    index_file_.emplace(temp_file("index"), Element::uint32);
+    index_file_.emplace(storage_, temp_file("index"), Element::uint32);
   }
   if (packed_uint) {
-    val_data_.emplace(temp_file("val_data"), Element::uint32);
+    val_data_.emplace(storage_, temp_file("val_data"), Element::uint32);
     val_enc_ = std::make_unique<bp128::Encoder>(bp128::Variant::m1, [this](const uint32_t* w, size_t n) {
       val_data_->write(w, n * sizeof(uint32_t));
     });
   } else {
-    val_file_.emplace(temp_file("val"), spec_.version.value);
+    val_file_.emplace(storage_, temp_file("val"), spec_.version.value);
   }
 }
 
 MatrixWriter::~MatrixWriter() {
   if (committed_) return;
-  // Abandoned: close our files and remove the temporary directory.
+  // Abandoned: drop our staged files and remove the staged directory.
   index_file_.reset();
   val_file_.reset();
   index_data_.reset();
   val_data_.reset();
-  std::error_code ec;
-  fs::remove_all(temp_, ec);
+  try {
+    storage_.remove_if_exists(temp_);
+  } catch (...) {  // a hidden leftover directory, harmless; a throwing destructor is not
+  }
 }
 
 // ---- appending ---------------------------------------------------------------
@@ -179,9 +160,9 @@ void MatrixWriter::set_names(bool rows, const std::vector<std::string_view>& nam
 void MatrixWriter::finish_packed(bp128::Encoder& enc, const char* name, bool with_starts) {
   enc.finish();
   std::string base = temp_ + "/" + name;
-  write_array_file(base + "_idx", Element::uint32, enc.idx());
-  write_array_file(base + "_idx_offsets", Element::uint64, enc.idx_offsets());
-  if (with_starts) write_array_file(base + "_starts", Element::uint32, enc.starts());
+  write_array_file(storage_, base + "_idx", Element::uint32, enc.idx());
+  write_array_file(storage_, base + "_idx_offsets", Element::uint64, enc.idx_offsets());
+  if (with_starts) write_array_file(storage_, base + "_starts", Element::uint32, enc.starts());
 }
 
 void MatrixWriter::commit() {
@@ -201,26 +182,22 @@ void MatrixWriter::commit() {
   } else {
     val_file_->close();
   }
-  write_array_file(temp_file("idxptr"), Element::uint64, idxptr_);
-  write_array_file(temp_file("shape"), Element::uint32,
+  write_array_file(storage_, temp_file("idxptr"), Element::uint64, idxptr_);
+  write_array_file(storage_, temp_file("shape"), Element::uint32,
                    std::vector<uint32_t>{uint32_t(spec_.rows), uint32_t(spec_.cols)});
-  write_lines_file(temp_file("storage_order"), {spec_.row_major ? "row" : "col"});
-  write_lines_file(temp_file("version"), {spec_.version.text()});
-  write_lines_file(temp_file("row_names"), row_names_);
-  write_lines_file(temp_file("col_names"), col_names_);
+  write_lines_file(storage_, temp_file("storage_order"), {spec_.row_major ? "row" : "col"});
+  write_lines_file(storage_, temp_file("version"), {spec_.version.text()});
+  write_lines_file(storage_, temp_file("row_names"), row_names_);
+  write_lines_file(storage_, temp_file("col_names"), col_names_);
   publish();
 }
 
-// Renames the finished directory over the destination: a crash leaves the
-// old matrix or the new one under that name, never none
-// (sdk::replace_atomically); the old one is removed after.
+// Moves the finished directory over the destination: a crash leaves the
+// old matrix or the new one under that name, never none (the file backend
+// swaps directories with RENAME_EXCHANGE), and the old one is removed after.
 void MatrixWriter::publish() {
-  std::string old = sdk::replace_atomically(temp_, dest_);
+  storage_.move(temp_, dest_, STOWAGE_PUBLISH_REPLACE);
   committed_ = true;
-  if (!old.empty()) {
-    std::error_code ec;
-    fs::remove_all(old, ec);
-  }
 }
 
 }  // namespace stowage::bpcells

@@ -2,9 +2,10 @@
 // packed uint = index BP-128 d1z + val BP-128 m1; packed float/double = index
 // d1z + plain val; unpacked = plain index and val. Majors are appended in order
 // and encoded as they arrive; only idxptr and the BP-128 idx/starts (a few
-// bytes per 128 values) stay in memory. Everything goes into a temporary
-// directory beside the destination, renamed into place by commit(); a writer
-// destroyed without commit() removes it, leaving nothing behind.
+// bytes per 128 values) stay in memory. Everything goes into a staged
+// directory beside the destination (Storage::stage_directory), moved into
+// place by commit(); a writer destroyed without commit() removes it, leaving
+// nothing behind.
 #pragma once
 
 #include "bp128.hpp"
@@ -27,7 +28,7 @@ struct MatrixSpec {
 
 class MatrixWriter {
  public:
-  MatrixWriter(std::string dest, MatrixSpec spec);
+  MatrixWriter(const sdk::Storage& storage, std::string dest, MatrixSpec spec);
   ~MatrixWriter();
   MatrixWriter(const MatrixWriter&) = delete;
   MatrixWriter& operator=(const MatrixWriter&) = delete;
@@ -57,6 +58,7 @@ class MatrixWriter {
   void finish_packed(bp128::Encoder& enc, const char* name, bool with_starts);
   void publish();
 
+  sdk::Storage storage_;
   std::string dest_, temp_;
   MatrixSpec spec_;
   size_t value_size_;

@@ -1,11 +1,14 @@
 // A datadings dataset on disk: X.msgpack plus its index files, read lazily
 // (Reader) or written once (Writer). Byte layouts: docs/formats/datadings.md.
+// All I/O goes through the storage layer (sdk::Storage): a local file,
+// mem://, or http:// (read only); nothing here touches a file itself.
 #pragma once
 
 #include "hashes.hpp"
 #include "msgpack_scan.hpp"
 
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -71,15 +74,45 @@ class HashIndex {
   FingerprintTable table_;
 };
 
+// Buffers for ranged reads of samples, owned by a Reader and reused across
+// its reads (no thread_local). A read takes one and gives it back; a read
+// made from inside an item callback simply takes another.
+class BufferPool {
+ public:
+  class Lease {
+   public:
+    Lease(BufferPool& pool, std::vector<char> buffer) : pool_(pool), buffer_(std::move(buffer)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { pool_.give_back(std::move(buffer_)); }
+    char* get(size_t size) {
+      if (buffer_.size() < size) buffer_.resize(size);
+      return buffer_.data();
+    }
+
+   private:
+    BufferPool& pool_;
+    std::vector<char> buffer_;
+  };
+  Lease take();
+
+ private:
+  void give_back(std::vector<char> buffer);
+  std::mutex mutex_;
+  std::vector<std::vector<char>> free_;
+};
+
 // Read access. Opening checks that the data file and an index exist, as
 // datadings does; offsets, keys, hashes and the filter load on first use.
 // All methods are safe to call from many threads at once.
 class Reader {
  public:
   // `host` receives a warning when the key files are missing. use_map:
-  // read samples from a read-only map of the data file (the default; the
-  // "mmap" open option) rather than with pread.
-  Reader(const std::string& data_path, const stowage::sdk::Host& host, bool use_map = true);
+  // read samples in place from the data file held by the storage (the
+  // default; the "mmap" open option), where that is a read-only memory map
+  // (a local file); else, and with "mmap": false, with ranged reads.
+  Reader(const stowage::sdk::Storage& storage, const std::string& data_path, const stowage::sdk::Host& host,
+         bool use_map = true);
 
   bool legacy() const { return legacy_; }
   uint64_t count();
@@ -115,15 +148,19 @@ class Reader {
   void check_offsets(const std::string& source);
   [[noreturn]] void bad_sample(uint64_t index, const std::string& what);
   void give(uint64_t index, std::string_view sample, const stowage::sdk::ItemFn& item);
-  const unsigned char* map();  // null: read with pread
-  void require_data_until(uint64_t end);
+  const unsigned char* map();  // null: ranged reads
+  void read_ranges(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
+  void require_data_until(uint64_t end, uint64_t now);
+  uint64_t data_size_now() const;
+  stowage::sdk::Bytes read_whole(const std::string& path) const;
 
+  stowage::sdk::Storage storage_;
   DatasetPaths paths_;
-  stowage::sdk::File data_;
   uint64_t data_size_ = 0;
   bool legacy_ = false;
   bool use_map_ = true;
-  stowage::sdk::MappedFile map_;  // the data file, mapped on the first read
+  stowage::sdk::Bytes map_;  // the data file, mapped (and watched) on the first read
+  BufferPool buffers_;       // for ranged reads
 
   Once map_once_, count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_, presence_once_;
   uint64_t count_ = 0;
@@ -134,12 +171,13 @@ class Reader {
   std::unique_ptr<FingerprintTable> presence_;
 };
 
-// Writes a new dataset. Samples go to a temporary data file; close()
-// writes every index file to a temporary name and renames them all into
-// place. A writer destroyed without close() leaves nothing behind.
+// Writes a new dataset. Samples go to a staged data file; close() stages
+// every index file and publishes the six as one set (a journal the next
+// opener completes if the writer dies half-way). A writer destroyed without
+// close() leaves nothing behind.
 class Writer {
  public:
-  explicit Writer(const std::string& data_path);
+  Writer(const stowage::sdk::Storage& storage, const std::string& data_path);
 
   // Appends msgpack samples. The whole batch is checked first (a map with a
   // str "key", no reserved key, no duplicate); a refused batch writes nothing.
@@ -155,8 +193,9 @@ class Writer {
   void write_data(const void* data, size_t size);
   void flush();
 
+  stowage::sdk::Storage storage_;
   DatasetPaths paths_;
-  std::unique_ptr<stowage::sdk::AtomicFile> data_;  // the data file, under a temporary name
+  stowage::sdk::Staged data_;  // the data file, staged
   std::string buffer_;
   Md5 data_md5_;
   uint64_t data_size_ = 0;

@@ -262,18 +262,4 @@ std::string to_hex(const uint8_t* p, size_t n) {
   return out;
 }
 
-std::string md5_file(const std::string& path) {
-  stowage::sdk::File f(path, O_RDONLY);
-  uint64_t size = f.size();
-  Md5 md5;
-  std::vector<char> block(std::min<uint64_t>(size, 4u << 20));
-  for (uint64_t at = 0; at < size;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(block.size(), size - at));
-    f.read_at(block.data(), n, at);
-    md5.update(block.data(), n);
-    at += n;
-  }
-  return md5.hex();
-}
-
 }  // namespace datadings

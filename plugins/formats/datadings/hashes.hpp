@@ -169,7 +169,4 @@ class Md5 {
 // Lowercase hex of n bytes.
 std::string to_hex(const uint8_t* p, size_t n);
 
-// MD5 of a whole file, read in large blocks.
-std::string md5_file(const std::string& path);
-
 }  // namespace datadings

@@ -7,47 +7,27 @@ namespace datadings {
 
 using stowage::sdk::corrupt;
 using stowage::sdk::fail;
-using stowage::sdk::File;
 using stowage::sdk::invalid;
-using stowage::sdk::is_regular_file;
 using stowage::sdk::load_be;
 
 namespace {
 
-// Samples read per system call in sequential reads (at least one sample).
+// Samples read per request in sequential ranged reads (at least one sample).
 constexpr uint64_t batch_bytes = 4u << 20;
 
-// A read buffer per thread, reused across reads; a read made from inside
-// an item callback (the same thread, the outer buffer still in use) gets a
-// fresh one.
-class ReadBuffer {
- public:
-  ReadBuffer() : reentered_(busy()) { busy() = true; }
-  ~ReadBuffer() {
-    if (reentered_) return;
-    busy() = false;
-    if (shared().size() > 4 * batch_bytes) std::vector<char>().swap(shared());  // after a huge sample
+// MD5 of a whole file, read in blocks of 4 MiB into one buffer.
+std::string md5_file(const stowage::sdk::Storage& storage, const std::string& path) {
+  Md5 md5;
+  std::vector<char> block(batch_bytes);
+  uint64_t got = 0;
+  for (uint64_t at = 0;; at += got) {
+    if (!storage.read_into_if_exists(path, at, block.data(), block.size(), &got))
+      fail(STOWAGE_NOT_FOUND, path + ": no such file");
+    md5.update(block.data(), got);
+    if (got < block.size()) break;
   }
-  ReadBuffer(const ReadBuffer&) = delete;
-  ReadBuffer& operator=(const ReadBuffer&) = delete;
-  char* get(size_t size) {
-    std::vector<char>& b = reentered_ ? own_ : shared();
-    if (b.size() < size) b.resize(size);
-    return b.data();
-  }
-
- private:
-  static std::vector<char>& shared() {
-    thread_local std::vector<char> buffer;
-    return buffer;
-  }
-  static bool& busy() {
-    thread_local bool in_use = false;
-    return in_use;
-  }
-  bool reentered_;
-  std::vector<char> own_;
-};
+  return md5.hex();
+}
 
 // Asks for the next sample (its first 16 KiB) while the caller handles this
 // one: the map's pages are 4 KiB and the hardware prefetcher stops at each
@@ -58,6 +38,22 @@ void prefetch(const char* p, uint64_t size) {
 }
 
 }  // namespace
+
+BufferPool::Lease BufferPool::take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<char> buffer;
+  if (!free_.empty()) {
+    buffer = std::move(free_.back());
+    free_.pop_back();
+  }
+  return Lease(*this, std::move(buffer));
+}
+
+void BufferPool::give_back(std::vector<char> buffer) {
+  if (buffer.size() > 4 * batch_bytes) return;  // after a huge sample: let it go
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.size() < 4) free_.push_back(std::move(buffer));
+}
 
 std::string base_name(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -104,13 +100,17 @@ HashIndex HashIndex::for_keys(const KeyList& keys) {
 
 // ---- Reader: opening and lazy loading ---------------------------------------------
 
-Reader::Reader(const std::string& data_path, const stowage::sdk::Host& host, bool use_map)
-    : paths_(data_path), use_map_(use_map) {
-  data_ = File(paths_.data, O_RDONLY);
-  data_size_ = data_.size();
-  if (is_regular_file(paths_.offsets)) {
+Reader::Reader(const stowage::sdk::Storage& storage, const std::string& data_path,
+               const stowage::sdk::Host& host, bool use_map)
+    : storage_(storage), paths_(data_path), use_map_(use_map && storage.can(STOWAGE_CAP_MAP)) {
+  // In place only where that is a map: over HTTP it would download the whole
+  // data file before the first sample.
+  const int32_t kind = storage_.kind(paths_.data, &data_size_);
+  if (kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, paths_.data + ": no such file");
+  if (kind != STOWAGE_ENTRY_FILE) invalid(paths_.data + ": is a directory; a datadings dataset is named by its data file");
+  if (storage_.is_file(paths_.offsets)) {
     legacy_ = false;
-  } else if (is_regular_file(paths_.legacy_index)) {
+  } else if (storage_.is_file(paths_.legacy_index)) {
     legacy_ = true;
   } else {
     fail(STOWAGE_NOT_FOUND, paths_.data + ": neither " + base_name(paths_.offsets) + " nor " +
@@ -119,7 +119,7 @@ Reader::Reader(const std::string& data_path, const stowage::sdk::Host& host, boo
   }
   if (!legacy_) {
     for (const std::string* p : {&paths_.keys, &paths_.key_hashes, &paths_.filter})
-      if (!is_regular_file(*p))
+      if (!storage_.is_file(*p))
         host.log(STOWAGE_LOG_WARNING, *p + " is missing; lookups by key are slower");
   }
 }
@@ -133,23 +133,22 @@ void Reader::load_count() {
   // Like datadings, read only the container header of the keys (or legacy
   // index) file; without a keys file, the offsets file size tells.
   const std::string& source = legacy_ ? paths_.legacy_index : paths_.keys;
-  if (legacy_ || is_regular_file(source)) {
-    File f(source, O_RDONLY);
-    char prefix[5];
-    size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof prefix, f.size()));
-    f.read_at(prefix, n, 0);
+  char prefix[5];
+  uint64_t n = 0, size = 0;
+  if (storage_.read_into_if_exists(source, 0, prefix, sizeof prefix, &n, &size)) {
     std::optional<uint64_t> count = container_count(std::string_view(prefix, n), legacy_);
     if (!count)
       corrupt(source + ": does not start with a msgpack " + (legacy_ ? "map" : "array") +
               " header");
     // Each key takes at least 1 byte (and each legacy entry 2).
-    if (*count > f.size() / (legacy_ ? 2 : 1))
+    if (*count > size / (legacy_ ? 2 : 1))
       corrupt(source + ": declares " + std::to_string(*count) + (legacy_ ? " entries" : " keys") +
-              " in " + std::to_string(f.size()) + " bytes");
+              " in " + std::to_string(size) + " bytes");
     count_ = *count;
     return;
   }
-  uint64_t size = File(paths_.offsets, O_RDONLY).size();
+  if (legacy_) fail(STOWAGE_NOT_FOUND, source + ": no such file");
+  size = storage_.size(paths_.offsets);
   if (size < 8 || size % 8 != 0)
     corrupt(paths_.offsets + ": " + std::to_string(size) +
             " bytes is not a whole number (at least 1) of 8-byte offsets");
@@ -171,16 +170,15 @@ const KeyList& Reader::keys() {
 
 void Reader::load_offsets() {
   uint64_t n = count();
-  File f(paths_.offsets, O_RDONLY);
-  uint64_t size = f.size();
+  stowage::sdk::Bytes bytes = read_whole(paths_.offsets);
+  uint64_t size = bytes.size();
   if (size != 8 * (n + 1))
     corrupt(paths_.offsets + ": holds " + std::to_string(size / 8) + " offsets (" +
             std::to_string(size) + " bytes) but " + base_name(paths_.keys) + " declares " +
             std::to_string(n) + " keys, which need " + std::to_string(n + 1) +
             " (keys count mismatch)");
   std::vector<uint64_t> offsets(n + 1);
-  f.read_at(offsets.data(), size, 0);
-  for (uint64_t& v : offsets) v = load_be<uint64_t>(&v);
+  for (uint64_t i = 0; i <= n; ++i) offsets[i] = load_be<uint64_t>(bytes.data() + 8 * i);
   offsets_ = std::move(offsets);
   check_offsets(paths_.offsets);
 }
@@ -204,11 +202,10 @@ void Reader::check_offsets(const std::string& source) {
 }
 
 void Reader::load_keys() {
-  if (!is_regular_file(paths_.keys))
-    fail(STOWAGE_NOT_FOUND, paths_.keys + ": no such file; the dataset's keys are unknown");
-  std::string bytes = stowage::sdk::read_file(paths_.keys);
+  std::optional<stowage::sdk::Bytes> bytes = storage_.read_if_exists(paths_.keys);
+  if (!bytes) fail(STOWAGE_NOT_FOUND, paths_.keys + ": no such file; the dataset's keys are unknown");
   KeyList keys;
-  ScanError error = parse_keys(bytes, keys);
+  ScanError error = parse_keys(bytes->text(), keys);
   if (!error.empty()) corrupt(paths_.keys + ": " + error);
   if (keys.size() != count())
     corrupt(paths_.keys + ": holds " + std::to_string(keys.size()) + " keys, expected " +
@@ -217,10 +214,10 @@ void Reader::load_keys() {
 }
 
 void Reader::load_legacy_index() {
-  std::string bytes = stowage::sdk::read_file(paths_.legacy_index);
+  stowage::sdk::Bytes bytes = read_whole(paths_.legacy_index);
   KeyList keys;
   std::vector<uint64_t> offsets;
-  ScanError error = parse_legacy_index(bytes, keys, offsets);
+  ScanError error = parse_legacy_index(bytes.text(), keys, offsets);
   if (!error.empty()) corrupt(paths_.legacy_index + ": " + error);
   // The legacy index has start offsets only; the data file size ends the last.
   offsets.push_back(data_size_);
@@ -238,7 +235,9 @@ const HashIndex& Reader::hash_index() {
 }
 
 void Reader::load_hashes() {
-  if (legacy_ || !is_regular_file(paths_.key_hashes)) {
+  std::optional<stowage::sdk::Bytes> bytes;
+  if (!legacy_) bytes = storage_.read_if_exists(paths_.key_hashes);
+  if (!bytes) {
     // datadings recomputes salt and hashes from the keys.
     try {
       hashes_ = std::make_unique<HashIndex>(HashIndex::for_keys(keys()));
@@ -248,18 +247,14 @@ void Reader::load_hashes() {
     return;
   }
   uint64_t n = count();
-  File f(paths_.key_hashes, O_RDONLY);
-  uint64_t size = f.size();
+  uint64_t size = bytes->size();
   if (size != 8 + 8 * n)
     corrupt(paths_.key_hashes + ": is " + std::to_string(size) + " bytes, but a salt and " +
             std::to_string(n) + " hashes need " + std::to_string(8 + 8 * n) +
             " (keys count mismatch)");
-  uint8_t salt[8];
-  f.read_at(salt, 8, 0);
   std::vector<uint64_t> hashes(n);
-  if (n) f.read_at(hashes.data(), 8 * n, 8);
-  for (uint64_t& h : hashes) h = load_be<uint64_t>(&h);
-  auto index = std::make_unique<HashIndex>(salt, std::move(hashes));
+  for (uint64_t i = 0; i < n; ++i) hashes[i] = load_be<uint64_t>(bytes->data() + 8 + 8 * i);
+  auto index = std::make_unique<HashIndex>(bytes->data(), std::move(hashes));
   if (index->first_duplicate())
     corrupt(paths_.key_hashes + ": sample " + std::to_string(*index->first_duplicate()) +
             " has the same hash as an earlier sample (hashes must be distinct)");
@@ -272,9 +267,10 @@ const BloomFilter* Reader::filter() {
 }
 
 void Reader::load_filter() {
-  if (legacy_ || !is_regular_file(paths_.filter)) return;
-  filter_ = std::make_unique<BloomFilter>(
-      BloomFilter::parse(stowage::sdk::read_file(paths_.filter), paths_.filter));
+  if (legacy_) return;
+  std::optional<stowage::sdk::Bytes> bytes = storage_.read_if_exists(paths_.filter);
+  if (!bytes) return;
+  filter_ = std::make_unique<BloomFilter>(BloomFilter::parse(std::string(bytes->text()), paths_.filter));
 }
 
 // ---- Reader: access ------------------------------------------------------------------
@@ -292,22 +288,31 @@ void Reader::read(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item
             ") are out of range for " + std::to_string(n) + " samples");
   if (begin == end) return;
   const std::vector<uint64_t>& off = offsets();
-  require_data_until(off[end]);
-  if (const unsigned char* mapped = map()) {
-    const char* base = reinterpret_cast<const char*>(mapped);
-    for (uint64_t i = begin; i < end; ++i) {
-      if (i + 1 < end) prefetch(base + off[i + 1], off[i + 2] - off[i + 1]);
-      give(i, std::string_view(base + off[i], off[i + 1] - off[i]), item);
-    }
-    return;
+  const unsigned char* mapped = map();
+  if (!mapped) return read_ranges(begin, end, item);
+  require_data_until(off[end], data_size_now());
+  const char* base = reinterpret_cast<const char*>(mapped);
+  for (uint64_t i = begin; i < end; ++i) {
+    if (i + 1 < end) prefetch(base + off[i + 1], off[i + 2] - off[i + 1]);
+    give(i, std::string_view(base + off[i], off[i + 1] - off[i]), item);
   }
-  ReadBuffer buffer;
+}
+
+// As many whole samples as fit the batch, at least one, in one ranged read
+// (a preadv for a local file) into a buffer of the pool.
+void Reader::read_ranges(uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item) {
+  const std::vector<uint64_t>& off = offsets();
+  BufferPool::Lease buffer = buffers_.take();
   for (uint64_t first = begin; first < end;) {
-    // As many whole samples as fit the batch, at least one, in one pread.
     uint64_t last = first + 1;
     while (last < end && off[last + 1] - off[first] <= batch_bytes) ++last;
-    char* bytes = buffer.get(off[last] - off[first]);
-    data_.read_at(bytes, off[last] - off[first], off[first]);
+    const uint64_t want = off[last] - off[first];
+    char* bytes = buffer.get(want);
+    uint64_t got = 0, now = 0;
+    if (!storage_.read_into_if_exists(paths_.data, off[first], bytes, want, &got, &now))
+      fail(STOWAGE_NOT_FOUND, paths_.data + ": no such file (it was there when the dataset was opened)");
+    require_data_until(off[end], now);
+    if (got != want) require_data_until(off[first] + want, off[first] + got);
     for (uint64_t i = first; i < last; ++i)
       give(i, std::string_view(bytes + (off[i] - off[first]), off[i + 1] - off[i]), item);
     first = last;
@@ -320,19 +325,38 @@ void Reader::give(uint64_t index, std::string_view sample, const stowage::sdk::I
   item(sample.data(), sample.size());
 }
 
+// The data file held by the storage for reading in place: a read-only map
+// (only asked for where the storage maps files). Null when it is empty: the
+// ranged reads then find nothing to read either.
 const unsigned char* Reader::map() {
   if (!use_map_) return nullptr;
-  map_once_([this] { map_ = stowage::sdk::MappedFile(data_, data_size_); });
+  map_once_([this] {
+    if (data_size_ > 0) map_ = storage_.map_watched(paths_.data);
+  });
   return map_.data();
+}
+
+// The data file's size now: one fstat through the map's descriptor
+// (Storage::view_size), else a stat of its key.
+uint64_t Reader::data_size_now() const {
+  if (std::optional<uint64_t> n = storage_.view_size(map_)) return *n;
+  return storage_.size(paths_.data);
+}
+
+stowage::sdk::Bytes Reader::read_whole(const std::string& path) const {
+  std::optional<stowage::sdk::Bytes> bytes = storage_.read_if_exists(path);
+  if (!bytes) fail(STOWAGE_NOT_FOUND, path + ": no such file");
+  return std::move(*bytes);
 }
 
 // The offsets were checked against the size at open. A data file cut short
 // since (rewritten in place, as datadings' own writer does) would make a
-// read through the map kill the process with SIGBUS; pread would find the
-// end early. Either way the answer is this error. A file cut while a read
-// runs is not caught: the "mmap": false open option is for that case.
-void Reader::require_data_until(uint64_t end) {
-  uint64_t now = data_.size();
+// read through the map kill the process with SIGBUS (so the size is asked
+// for before each read from the map: one fstat); a ranged read would find
+// the end early (it reports the size with the bytes). Either way the answer
+// is this error. A file cut while a read runs is not caught: the "mmap":
+// false open option is for that case.
+void Reader::require_data_until(uint64_t end, uint64_t now) {
   if (now < end)
     corrupt(paths_.data + ": file is truncated: " + std::to_string(now) + " bytes now, " +
             std::to_string(data_size_) + " when the dataset was opened");
@@ -408,9 +432,10 @@ void Reader::contains(uint64_t count, const char* const* keys, const uint64_t* s
 
 nlohmann::ordered_json Reader::verify() {
   using json = nlohmann::ordered_json;
-  if (!is_regular_file(paths_.md5))
-    fail(STOWAGE_NOT_FOUND, paths_.md5 + ": no such file; nothing to verify against");
-  std::string text = stowage::sdk::read_file(paths_.md5, 1u << 20);
+  std::optional<stowage::sdk::Bytes> md5s = storage_.read_if_exists(paths_.md5);
+  if (!md5s) fail(STOWAGE_NOT_FOUND, paths_.md5 + ": no such file; nothing to verify against");
+  if (md5s->size() > (1u << 20)) corrupt(paths_.md5 + ": file is more than the 1 MiB allowed");
+  std::string text(md5s->text());
   json files = json::array();
   std::vector<std::string> differs;
   size_t line_no = 0;
@@ -432,8 +457,8 @@ nlohmann::ordered_json Reader::verify() {
               " is not '<32 hex digits>  <file name>'");
     json entry = {{"file", name}, {"expected", expected}};
     std::string path = paths_.directory + name;
-    if (is_regular_file(path)) {
-      std::string actual = md5_file(path);
+    if (storage_.is_file(path)) {
+      std::string actual = md5_file(storage_, path);
       entry["actual"] = actual;
       entry["ok"] = actual == expected;
     } else {

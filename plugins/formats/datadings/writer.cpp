@@ -1,12 +1,12 @@
 // Writing a datadings dataset byte for byte as datadings' FileWriter does,
-// but atomically: nothing appears under the final names before close().
+// but atomically: nothing appears under the final names before close(),
+// which publishes the six files as one set through the storage layer.
 #include "dataset.hpp"
 
 #include <unordered_set>
 
 namespace datadings {
 
-using stowage::sdk::AtomicFile;
 using stowage::sdk::fail;
 using stowage::sdk::invalid;
 using stowage::sdk::store_be;
@@ -60,13 +60,14 @@ std::string md5_of(const std::string& bytes) {
 
 }  // namespace
 
-Writer::Writer(const std::string& data_path) : paths_(data_path) {
-  if (stowage::sdk::is_directory(paths_.data))
+Writer::Writer(const stowage::sdk::Storage& storage, const std::string& data_path)
+    : storage_(storage), paths_(data_path) {
+  if (storage_.is_directory(paths_.data))
     invalid(paths_.data + ": is a directory; a datadings dataset is named by its data file");
   try {
-    data_ = std::make_unique<AtomicFile>(paths_.data);
+    data_ = storage_.stage(paths_.data);
   } catch (const stowage::sdk::Error& e) {
-    // The error names the temporary file; say which dataset it was for.
+    // The error may name the temporary file; say which dataset it was for.
     fail(e.code() == STOWAGE_NOT_FOUND ? STOWAGE_IO : e.code(),
          paths_.data + ": cannot create the dataset (" + e.what() + ")");
   }
@@ -121,14 +122,14 @@ void Writer::write_data(const void* data, size_t size) {
   data_size_ += size;
   if (buffer_.size() + size > write_block) flush();
   if (size >= write_block) {
-    data_->write(data, size);
+    data_.append(data, size);
   } else {
     buffer_.append(static_cast<const char*>(data), size);
   }
 }
 
 void Writer::flush() {
-  data_->write(buffer_.data(), buffer_.size());
+  data_.append(buffer_.data(), buffer_.size());
   buffer_.clear();
 }
 
@@ -151,30 +152,28 @@ void Writer::commit() {
   flush();
   committed_ = true;
 
-  // Every index file is complete in a temporary file before any rename.
+  // Every index file is complete in a staged file before the publish.
   std::string contents[4] = {offsets_file(offsets_), keys_file(keys_),
                              key_hashes_file(HashIndex::for_keys(keys_)), filter_file(keys_)};
   const std::string* names[4] = {&paths_.offsets, &paths_.keys, &paths_.key_hashes,
                                  &paths_.filter};
   // datadings' md5 order: data, offsets, keys, key_hashes, filter.
   std::string md5_text = data_md5_.hex() + "  " + base_name(paths_.data) + "\n";
-  std::vector<std::unique_ptr<AtomicFile>> files;
+  // The six files change together: the storage publishes them as one set
+  // (locally, a journal beside the data file whose renames the next opener
+  // finishes if this process dies half-way).
+  std::vector<stowage::sdk::Staged> files;
+  files.push_back(std::move(data_));
   for (int i = 0; i < 4; ++i) {
     md5_text += md5_of(contents[i]) + "  " + base_name(*names[i]) + "\n";
-    files.push_back(std::make_unique<AtomicFile>(*names[i]));
-    files.back()->write(contents[i]);
+    files.push_back(storage_.stage(*names[i]));
+    files.back().append(contents[i]);
   }
-  files.push_back(std::make_unique<AtomicFile>(paths_.md5));
-  files.back()->write(md5_text);
-
-  // The six files change together: a journaled set of renames that the
-  // next opener finishes if this process dies half-way (plugin_util.hpp).
-  stowage::sdk::FileSetCommit set(paths_.data);
-  set.add(*data_);
-  for (auto& f : files) set.add(*f);
-  set.commit();
+  files.push_back(storage_.stage(paths_.md5));
+  files.back().append(md5_text);
+  storage_.publish(files);
   // A legacy index left from a dataset we replaced would describe old data.
-  ::unlink(paths_.legacy_index.c_str());
+  storage_.remove_if_exists(paths_.legacy_index, 0);
 }
 
 }  // namespace datadings

@@ -128,9 +128,11 @@ struct HeapBytes {
 struct MappedBytes {
   void* base;
   size_t length;
+  int fd = -1;  // kept open for view_size (STOWAGE_READ_WATCH), else -1
   static void release(void* owner) {
     auto* m = static_cast<MappedBytes*>(owner);
     ::munmap(m->base, m->length);
+    if (m->fd >= 0) ::close(m->fd);
     delete m;
   }
 };
@@ -393,7 +395,12 @@ class FileStorage : public StorageBackend {
     const uint64_t begin = std::min(offset, size);
     const uint64_t n = std::min(length, size - begin);
     if (n == 0) return stowage_view{};
-    if (flags & STOWAGE_READ_KEEP) return map(fd.fd, path, begin, n);
+    if (flags & STOWAGE_READ_KEEP) {
+      stowage_view v = map(fd.fd, path, begin, n);
+      // Watched: the map keeps the descriptor, so view_size is one fstat.
+      if (flags & STOWAGE_READ_WATCH) static_cast<MappedBytes*>(v.owner)->fd = std::exchange(fd.fd, -1);
+      return v;
+    }
     auto* owner = new HeapBytes;
     try {
       owner->bytes.resize(n);
@@ -525,6 +532,16 @@ class FileStorage : public StorageBackend {
     } else if (::rmdir(path.c_str()) != 0) {
       io_fail(path, "cannot remove directory", errno);
     }
+  }
+
+  bool view_size(const stowage_view& view, uint64_t* size) override {
+    if (view.release != MappedBytes::release) return false;  // not a map of ours
+    const auto* m = static_cast<const MappedBytes*>(view.owner);
+    if (m->fd < 0) return false;  // mapped without STOWAGE_READ_WATCH
+    struct stat st;
+    if (::fstat(m->fd, &st) != 0) io_fail("a mapped file", "cannot stat", errno);
+    *size = static_cast<uint64_t>(st.st_size);
+    return true;
   }
 
   void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags) override {

@@ -65,6 +65,7 @@ typedef enum stowage_entry_kind {
 
 /* read() flags. */
 #define STOWAGE_READ_KEEP (1u << 0) /* the view is kept long and read in place: map it */
+#define STOWAGE_READ_WATCH (1u << 1) /* with KEEP: view_size() can tell the file's size now */
 
 /* publish() and move() flags. */
 #define STOWAGE_PUBLISH_REPLACE (1u << 0) /* an existing key is replaced (else: INVALID_ARGUMENT "exists") */
@@ -188,6 +189,18 @@ typedef struct stowage_storage_vtable {
   int (*lock)(stowage_storage_handle storage, const char *key, size_t key_size, stowage_lock_handle *out,
               int32_t *held, struct stowage_error *err);
   void (*unlock)(stowage_lock_handle lock);
+
+  /* -- maps read in place -- */
+  /* The size now of the file whose bytes a view read with STOWAGE_READ_KEEP |
+   * STOWAGE_READ_WATCH lends. A format reading a map in place asks before a
+   * read, so that a file cut short in place since (a read of the lost pages
+   * would be SIGBUS) is an error. The file backend keeps such a map's
+   * descriptor open and answers with one fstat (a stat of the key walks the
+   * path: 1.1 us against 0.4 on the 2-core VM, 40% of a datadings sample
+   * read); STOWAGE_UNSUPPORTED for other views, and NULL or absent in
+   * backends whose views never change (the caller then asks stat()). */
+  int (*view_size)(stowage_storage_handle storage, const stowage_view *view, uint64_t *size,
+                   struct stowage_error *err);
 } stowage_storage_vtable;
 
 /* The least a store plugin may declare; later fields are optional. */

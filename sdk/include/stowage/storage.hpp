@@ -45,6 +45,7 @@ class Bytes {
   const uint8_t* data() const { return static_cast<const uint8_t*>(view_.data); }
   uint64_t size() const { return view_.size; }
   std::string_view text() const { return {static_cast<const char*>(view_.data), static_cast<size_t>(view_.size)}; }
+  const stowage_view& view() const { return view_; }
 
  private:
   void reset() noexcept {
@@ -208,6 +209,23 @@ class Storage {
   }
   // A whole file kept and parsed in place (a memory map for a local file).
   Bytes map(std::string_view key) const { return read(key, 0, UINT64_MAX, STOWAGE_READ_KEEP); }
+  // map() whose file's size can be asked again cheaply (view_size): for a
+  // format that reads in place a file another program may cut short.
+  Bytes map_watched(std::string_view key) const {
+    return read(key, 0, UINT64_MAX, STOWAGE_READ_KEEP | STOWAGE_READ_WATCH);
+  }
+  // The size now of the file a map_watched() view maps, where the backend
+  // can tell without a path lookup (the file backend: one fstat); else nullopt.
+  std::optional<uint64_t> view_size(const Bytes& bytes) const {
+    if (vt_->struct_size < offsetof(stowage_storage_vtable, view_size) + sizeof(void*) || !vt_->view_size)
+      return std::nullopt;
+    uint64_t n = 0;
+    stowage_error e{};
+    int rc = vt_->view_size(handle_, &bytes.view(), &n, &e);
+    if (rc == STOWAGE_UNSUPPORTED) return std::nullopt;
+    if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), e.message);
+    return n;
+  }
   std::optional<Bytes> read_if_exists(std::string_view key) const {
     stowage_view v{};
     stowage_error e{};
@@ -407,6 +425,12 @@ class StorageBackend {
     (void)flags;
     unsupported(std::string(key) + ": this storage is read only");
   }
+  // The size now of the file a STOWAGE_READ_WATCH view of this backend
+  // maps; false: this backend cannot tell (the caller asks stat()).
+  virtual bool view_size(const stowage_view& view, uint64_t* size) {
+    (void)view, (void)size;
+    return false;
+  }
   // (from, to) pairs; see stowage_storage_vtable.move.
   virtual void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags) {
     (void)flags;
@@ -506,11 +530,17 @@ struct StoreTrampolines {
       self(h)->move(renames, flags);
     });
   }
+  static int view_size(stowage_storage_handle h, const stowage_view* view, uint64_t* size,
+                       stowage_error* err) noexcept {
+    bool told = false;
+    int rc = guarded(err, [&] { told = self(h)->view_size(*view, size); });
+    return rc == STOWAGE_OK && !told ? STOWAGE_UNSUPPORTED : rc;
+  }
   static const stowage_storage_vtable* vtable() {
     static const stowage_storage_vtable vt = {
         sizeof(stowage_storage_vtable), open, close, stat, read, read_into, list, stage, staged_write,
         staged_read, staged_resize, discard, publish, recover, make_directory, stage_directory, remove, move,
-        lock, unlock};
+        lock, unlock, view_size};
     return &vt;
   }
 };
