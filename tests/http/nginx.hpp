@@ -81,6 +81,18 @@ class Nginx {
     return fs::exists(dir_ / "error.log", ec) ? read_file(dir_ / "error.log") : "(no error.log)";
   }
 
+  // Stops nginx and starts it again on the same port: every connection a
+  // client kept open is closed under it.
+  void restart() {
+    int port = port_;
+    stop();
+    for (int i = 0; i < 50 && pid_ <= 0; ++i) {  // the old workers may hold the port a moment
+      start(port);
+      if (pid_ <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (pid_ <= 0) throw std::runtime_error("nginx did not start again: " + error_log());
+  }
+
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);  // fast shutdown of the master and its workers
