@@ -7,6 +7,10 @@
 //              directory
 //   read       ranged GET (Range: bytes=a-b); a server that ignores Range and
 //              answers 200 with the whole body still gives the right bytes
+//   read_into  the same GET, its body copied from curl's receive buffer
+//              straight into the caller's buffers one after the other (an
+//              N5 chunk's header and payload), the file's size from
+//              Content-Range: one request, one copy (bench/http/README.md)
 //   list       nginx's `autoindex on; autoindex_format json;` listing
 //   writing    UNSUPPORTED "read only" (move: StorageBackend's "cannot rename")
 //
