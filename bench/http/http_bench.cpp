@@ -3,6 +3,9 @@
 // over HTTP reaches >= 0.5 of the local read).
 //
 //   http_bench [RUNS] [THREADS]     (default: 5 runs, 2 threads)
+//   http_bench RUNS THREADS http    only the n5 whole read over http (or
+//   http_bench RUNS THREADS local   local), RUNS times: for `perf record`
+//                                   and `perf stat` (CPU time per read)
 //
 // A private nginx (tests/http/nginx.hpp) serves a folder holding the N5
 // volume of bench/n5: 256x512x512 uint16 (128 MiB) in 64^3 raw chunks, the
@@ -17,12 +20,11 @@
 //                    (file backend vs http backend, no decode or scatter)
 // `ninja -C build bench-http` runs it with this tree's plugins.
 //
-// On the shared 2-core VM (load 5-7 from other builds), 2 threads, the n5
-// whole read over http was 0.36-0.64 of the local one (1.2-3.6 GiB/s vs
-// 3.3-8.5 GiB/s) over four runs: over loopback a chunk is copied four times
-// (nginx's sendfile into the socket, recv into curl's buffer, curl's buffer
-// into the N5 plugin's scratch, scratch into the chunk buffer) where a local
-// read copies it once (pread), and nginx's workers take CPU from the readers.
+// The figures, and where the time goes (a perf profile): README.md. In
+// short, both reads are CPU-bound on the 2-core VM, and over loopback the TCP
+// path (nginx's send, the kernel's recv copy) and libcurl's copy out of its
+// receive buffer cost 2.5-3 times the local read's CPU: 0.32-0.37 of the
+// local read (3.4-4.2 GiB/s vs 10.6-11.3 GiB/s), best of 5, load 1.4-1.5.
 // The tests' nginx fixture. Its helpers header uses doctest, whose
 // implementation (not its main) is compiled here: this program is no test.
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -103,8 +105,9 @@ void print_row(const char* what, double bytes, double local, double http) {
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 5;
   int threads = argc > 2 ? std::atoi(argv[2]) : 2;
-  if (runs < 1 || threads < 1) {
-    std::fprintf(stderr, "usage: http_bench [RUNS] [THREADS]\n");
+  std::string only = argc > 3 ? argv[3] : "";
+  if (runs < 1 || threads < 1 || (only != "" && only != "http" && only != "local")) {
+    std::fprintf(stderr, "usage: http_bench [RUNS] [THREADS] [http|local]\n");
     return 2;
   }
   try {
@@ -130,6 +133,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "http_bench: the %s read differs from what was written\n", a == &local ? "local" : "http");
         return 1;
       }
+    }
+    if (!only.empty()) {
+      const stowage::Array& a = only == "http" ? http : local;
+      double t = seconds([&] {
+        for (int r = 0; r < runs; ++r) a.read({0, 0, 0}, kShape, back.data());
+      });
+      std::printf("n5 whole read, %s, %d threads: %.0f MiB/s over %d runs\n", only.c_str(), threads,
+                  runs * bytes / kMiB / t, runs);
+      return 0;
     }
     auto [n5_local, n5_http] = best_of(
         runs, [&] { local.read({0, 0, 0}, kShape, back.data()); }, [&] { http.read({0, 0, 0}, kShape, back.data()); });

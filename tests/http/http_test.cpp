@@ -215,6 +215,104 @@ TEST_CASE("http: stat, read, read_into and list give the served files' bytes") {
   }
 }
 
+// A scattered read_into (parts of these sizes from offset) of `key` in
+// storage `s`: the bytes, how many and the file's size.
+struct Scattered {
+  std::vector<std::string> parts;
+  uint64_t got = 0, file_size = 0;
+  bool found = false;
+  bool operator==(const Scattered& o) const {
+    return parts == o.parts && got == o.got && file_size == o.file_size && found == o.found;
+  }
+};
+Scattered read_scattered(const sdk::Storage& s, const std::string& key, uint64_t offset,
+                         const std::vector<size_t>& sizes) {
+  Scattered r;
+  for (size_t n : sizes) r.parts.push_back(std::string(n, '?'));
+  std::vector<stowage_buffer> parts;
+  for (std::string& p : r.parts) parts.push_back({p.data(), p.size()});
+  r.file_size = 12345;
+  r.found = s.read_parts_if_exists(key, offset, parts.data(), parts.size(), &r.got, &r.file_size);
+  return r;
+}
+
+TEST_CASE("http: a scattered read_into equals the file backend's, in one request") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  test::FlakyProxy counter(nginx.port());  // (misbehaves never: counts requests)
+  Backend backend("");
+  sdk::Storage local = storage_for(nginx.root().string()), web = backend.storage();
+  struct Case {
+    const char* file;
+    uint64_t offset;
+    std::vector<size_t> sizes;
+  };
+  const Case cases[] = {
+      {"big.bin", 0, {12, kBig - 12}},              // an N5 chunk: header, payload
+      {"big.bin", 0, {12, kBig + 100}},             // a payload buffer larger than the file
+      {"big.bin", 777, {0, 5, 0, 70000, 3, 0}},     // empty parts anywhere
+      {"big.bin", kBig - 5, {3, 3, 3}},             // the end falls in the second part
+      {"big.bin", kBig, {4, 4}},                    // at the end: nothing (416)
+      {"big.bin", kBig + 9, {4}},                   // past it
+      {"sub/inner.bin", 100, {1, 1, 1, 69000}},
+      {"one.bin", 0, {1, 1}},
+      {"empty.bin", 0, {8, 8}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    CAPTURE(c.offset);
+    Scattered want = read_scattered(local, (nginx.root() / c.file).string(), c.offset, c.sizes);
+    REQUIRE(want.found);
+    CHECK(want.file_size == test::fs::file_size(nginx.root() / c.file));
+    CHECK(read_scattered(web, nginx.url(c.file), c.offset, c.sizes) == want);
+    // A server that ignores Range answers 200 with the whole file: its size from Content-Length.
+    CHECK(read_scattered(web, nginx.url(std::string("norange/") + c.file), c.offset, c.sizes) == want);
+    // One GET, its size from the answer's headers (no HEAD after it).
+    int before = counter.requests();
+    CHECK(read_scattered(web, counter.url(c.file), c.offset, c.sizes) == want);
+    CHECK(counter.requests() == before + 1);
+  }
+  // Missing: false (not an error), also when the parts hold nothing.
+  CHECK_FALSE(read_scattered(web, nginx.url("nothing.bin"), 0, {4, 4}).found);
+  CHECK_FALSE(read_scattered(web, nginx.url("nothing.bin"), 0, {0}).found);
+  CHECK(read_scattered(web, nginx.url("big.bin"), 5, {0, 0}) == read_scattered(local, (nginx.root() / "big.bin").string(), 5, {0, 0}));
+}
+
+TEST_CASE("http: a truncated body in a scattered read_into is a clear error") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  test::FlakyProxy proxy(nginx.port());
+  Backend backend(R"({"retries": 1, "retry_delay_ms": 1})");
+  sdk::Storage s = backend.storage();
+  std::string u = proxy.url("big.bin");
+  proxy.misbehave(Fault::cut, 1);
+  Failure f = failure_of([&] { read_scattered(s, u, 0, {12, kBig}); });
+  CHECK(f.code == STOWAGE_CORRUPT);
+  CHECK(f.message == u + ": truncated body: the connection closed before the body ended (" + std::to_string(kBig / 2) +
+                         " of " + std::to_string(kBig) + " bytes) (after 2 attempts)");
+  // One cut answer in two: the retry gives the whole.
+  proxy.misbehave(Fault::cut, 2);
+  Scattered r = read_scattered(s, u, 0, {12, kBig});
+  CHECK(r.got == kBig);
+  CHECK(r.file_size == kBig);
+  CHECK(r.parts[0] + r.parts[1].substr(0, kBig - 12) == files.big);
+}
+
+TEST_CASE("http: the pooled connections survive the server closing them") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  // No retries: a request sent on a connection the server closed must not
+  // fail (curl sees the closed connection and opens another).
+  Backend backend(R"({"retries": 0})");
+  sdk::Storage s = backend.storage();
+  CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 4) == files.big);  // 4 connections kept in the pool
+  for (int round = 0; round < 2; ++round) {
+    nginx.restart();
+    CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 4) == files.big);
+    CHECK(text_of(s.read(nginx.url("sub/inner.bin"))) == files.inner);
+  }
+}
+
 TEST_CASE("http: a server that ignores Range still gives the right bytes") {
   test::Nginx nginx;
   Files files(nginx.root());

@@ -42,13 +42,16 @@ bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out
 // Reads one numeric chunk file, decoding straight into `out`. False if missing.
 bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
                            size_t capacity, uint64_t* chunk_shape) {
-  if (ds.raw && storage_.can(STOWAGE_CAP_MAP)) {
+  // A raw chunk in one scattered read, also over HTTP (one ranged GET whose
+  // body goes straight into `out`, no copy out of scratch): bench/http's
+  // whole read over HTTP fell from 5.9-7.3 to 5.0-6.2 times the CPU time of
+  // the host's scatter into the volume (perf, bench/http/README.md).
+  if (ds.raw) {
     std::optional<bool> found = read_raw_scattered(ds, path, out, capacity, chunk_shape);
     if (found) return *found;
   }
-  // A coded chunk (or any chunk over a network, where one request beats
-  // two) is read whole into scratch. Its size is unknown until read, so the
-  // first read asks for what a full chunk can take; more is rare.
+  // A coded chunk is read whole into scratch. Its size is unknown until
+  // read, so the first read asks for what a full chunk can take; more is rare.
   const size_t ndim = ds.meta.ndim();
   const size_t max_header = max_header_size(ndim);
   const uint64_t full = ds.meta.chunk_elements() * ds.meta.type.size;
@@ -92,8 +95,8 @@ uint64_t N5Store::dense_bytes(const OpenDataset& ds, const ChunkHeader& h, const
   return bytes;
 }
 
-// A raw chunk of a local file in one scattered read: the (mode 0) header
-// into scratch, the payload straight into `out`, no copy. nullopt when the
+// A raw chunk in one scattered read (one preadv, one ranged GET): the (mode
+// 0) header into scratch, the payload straight into `out`, no copy. nullopt when the
 // header is not mode 0 (the caller reads it whole instead).
 std::optional<bool> N5Store::read_raw_scattered(const OpenDataset& ds, const std::string& path, uint8_t* out,
                                                 size_t capacity, uint64_t* chunk_shape) {

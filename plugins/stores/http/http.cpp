@@ -7,6 +7,10 @@
 //              directory
 //   read       ranged GET (Range: bytes=a-b); a server that ignores Range and
 //              answers 200 with the whole body still gives the right bytes
+//   read_into  the same GET, its body copied from curl's receive buffer
+//              straight into the caller's buffers one after the other (an
+//              N5 chunk's header and payload), the file's size from
+//              Content-Range: one request, one copy (bench/http/README.md)
 //   list       nginx's `autoindex on; autoindex_format json;` listing
 //   writing    UNSUPPORTED "read only" (move: StorageBackend's "cannot rename")
 //
@@ -106,14 +110,17 @@ std::string to_url(std::string_view key) {
 bool ends_with_slash(std::string_view s) { return !s.empty() && s.back() == '/'; }
 
 // Where a response body goes: bytes [offset, offset + limit) of the file,
-// into a caller's buffer (read_into) or a growing one (read). A server that
-// answers a ranged GET with 200 sends the whole file: the bytes before
-// `offset` are skipped, and the transfer stops once `limit` bytes are kept.
+// into a caller's buffers one after the other (read_into, a scattered read:
+// a chunk's header into one, its payload straight into the array) or a
+// growing one (read). A server that answers a ranged GET with 200 sends the
+// whole file: the bytes before `offset` are skipped, and the transfer stops
+// once `limit` bytes are kept.
 struct Body {
   CURL* handle = nullptr;
   uint64_t offset = 0;
   uint64_t limit = 0;
-  uint8_t* fixed = nullptr;        // read_into: limit bytes
+  const stowage_buffer* parts = nullptr;  // read_into: `count` buffers, limit bytes in all
+  size_t count = 0;
   std::vector<uint8_t>* grow = nullptr;
   // per attempt
   bool started = false;
@@ -121,13 +128,31 @@ struct Body {
   uint64_t skip = 0;     // bytes still to skip (a 200 answer to a ranged GET)
   uint64_t received = 0; // bytes the server sent
   uint64_t kept = 0;
+  size_t part = 0;       // read_into: the buffer the next byte goes to...
+  uint64_t part_at = 0;  // ...and where in it
   bool full = false;     // stopped on purpose: limit bytes kept
   bool no_memory = false;  // a growing buffer could not grow (thrown after curl returns)
 
   void restart() {
     started = keep = full = no_memory = false;
-    skip = received = kept = 0;
+    skip = received = kept = part_at = 0;
+    part = 0;
     if (grow) grow->clear();
+  }
+  // Copies n bytes on from the caller's buffers (n <= limit - kept).
+  void scatter(const char* data, uint64_t n) {
+    while (n) {
+      const stowage_buffer& p = parts[part];
+      uint64_t take = std::min<uint64_t>(n, p.size - part_at);
+      std::memcpy(static_cast<uint8_t*>(p.data) + part_at, data, static_cast<size_t>(take));
+      data += take;
+      n -= take;
+      part_at += take;
+      if (part_at == p.size) {  // (an empty buffer is passed over here too)
+        ++part;
+        part_at = 0;
+      }
+    }
   }
 };
 
@@ -159,8 +184,8 @@ size_t write_body(char* data, size_t one, size_t n, void* ctx) {
   }
   uint64_t take = std::min<uint64_t>(n - at, b.limit - b.kept);
   if (take) {
-    if (b.fixed) {
-      std::memcpy(b.fixed + b.kept, data + at, static_cast<size_t>(take));
+    if (b.parts) {
+      b.scatter(data + at, take);
     } else {
       try {  // nothing may be thrown through curl
         b.grow->insert(b.grow->end(), data + at, data + at + take);
@@ -281,11 +306,21 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   }
 
   uint64_t read_into(std::string_view key, uint64_t offset, void* buf, uint64_t capacity) override {
+    stowage_buffer part{buf, capacity};
+    return read_parts(key, offset, &part, 1, nullptr);
+  }
+
+  // One ranged GET whose body is copied straight into the parts, the file's
+  // size from its Content-Range. (StorageBackend's default sends a GET per
+  // part and a HEAD for the size: three requests per N5 chunk.)
+  uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
+                      uint64_t* file_size) override {
     Body b;
     b.offset = offset;
-    b.limit = capacity;
-    b.fixed = static_cast<uint8_t*>(buf);
-    get(key, b);
+    b.parts = parts;
+    b.count = count;
+    for (size_t i = 0; i < count; ++i) b.limit += std::min(parts[i].size, UINT64_MAX - b.limit);
+    get(key, b, file_size);
     return b.kept;
   }
 
@@ -316,23 +351,44 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   }
 
   // A GET of bytes [b.offset, b.offset + b.limit) into b; a file that ends
-  // earlier gives fewer bytes.
-  void get(std::string_view key, Body& b) {
+  // earlier gives fewer bytes. *file_size (when not null) receives the
+  // whole file's size, from the answer's headers where they tell it.
+  void get(std::string_view key, Body& b, uint64_t* file_size = nullptr) {
     std::string url = to_url(key);
     if (b.limit == 0) {  // nothing to read, but the file must exist
-      if (stat(key).first == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP 404)");
+      auto [kind, size] = stat(key);
+      if (kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP 404)");
+      if (file_size) *file_size = size;
       return;
     }
     Reply r = request(url, "GET", &b);
     if (r.status == 404) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP 404)");
-    if (r.status == 416) {  // the range starts at or after the end
-      b.restart();
-      return;
-    }
-    check_status(key, r);
+    if (r.status == 416) b.restart();  // the range starts at or after the end
+    if (r.status != 416) check_status(key, r);
     // nginx redirects "dir" to "dir/" and answers with the listing
     if (ends_with_slash(r.effective_url) && !ends_with_slash(url))
       fail(STOWAGE_IO, std::string(key) + ": is a directory, not a file");
+    if (file_size && !total_size(r, file_size)) *file_size = stat(key).second;
+  }
+
+  // The whole file's size from an answer to a GET: the total of a 206's or a
+  // 416's Content-Range ("bytes 0-99/1000", "bytes */1000"), the length of a
+  // 200's body. False if it tells none (a total of '*').
+  static bool total_size(const Reply& r, uint64_t* size) {
+    if (r.status == 200 && r.content_length >= 0) {
+      *size = static_cast<uint64_t>(r.content_length);
+      return true;
+    }
+    if (r.status != 206 && r.status != 416) return false;
+    size_t slash = r.content_range.rfind('/');
+    if (slash == std::string::npos || slash + 1 == r.content_range.size()) return false;
+    const char* digits = r.content_range.c_str() + slash + 1;
+    if (*digits < '0' || *digits > '9') return false;
+    char* end = nullptr;
+    unsigned long long total = std::strtoull(digits, &end, 10);
+    if (*end != '\0') return false;
+    *size = total;
+    return true;
   }
 
   // Sends one request, again after transient failures; the reply of the
@@ -461,16 +517,12 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     b.limit = 1;
     b.grow = &one;
     Reply r = request(url, "GET", &b);
-    check_status(key, r);
-    size_t slash = r.content_range.rfind('/');
-    if (r.status == 206 && slash != std::string::npos) {
-      char* end = nullptr;
-      unsigned long long total = std::strtoull(r.content_range.c_str() + slash + 1, &end, 10);
-      if (end && *end == '\0') return total;
-    }
+    if (r.status != 416) check_status(key, r);
+    // the total of the range, or the whole file instead (nginx does so for an
+    // empty one): its length
+    uint64_t size = 0;
+    if (total_size(r, &size)) return size;
     if (r.status == 416) return 0;
-    // the whole file instead (nginx does so for an empty one): its length
-    if (r.status == 200 && r.content_length >= 0) return static_cast<uint64_t>(r.content_length);
     fail(STOWAGE_IO, std::string(key) + ": the server tells neither Content-Length nor a Content-Range total");
   }
 
