@@ -132,21 +132,26 @@ uint64_t total_size(const std::vector<std::string>& files) {
   return n;
 }
 
-// The plugin's vtable and an open handle, for timing the plugin alone.
-struct RawStore {
+// The plugin's vtable and an open handle of one node, for timing the plugin alone.
+struct RawNode {
   const stowage_format_vtable* vt;
   stowage_store_handle h = nullptr;
-  explicit RawStore(const std::string& path) {
+  stowage_node node{sizeof(stowage_node), 0, nullptr, nullptr};
+  RawNode(const std::string& path, const std::string& name) {
     const stowage_plugin* p = stowage::Registry::global().load("format", "daf");
     vt = static_cast<const stowage_format_vtable*>(p->vtable);
     stowage_error err{};
     if (vt->open(stowage::Registry::global().host(), path.data(), path.size(), STOWAGE_MODE_READ, "{}", 2, &h, &err) != STOWAGE_OK)
       throw std::runtime_error(err.message);
+    if (vt->open_node(h, name.data(), name.size(), &node, &err) != STOWAGE_OK) throw std::runtime_error(err.message);
   }
-  ~RawStore() {
+  ~RawNode() {
     stowage_error err{};
+    vt->close_node(h, node.handle);
     vt->close(h, &err);
   }
+  const stowage_array_vtable& array() const { return *static_cast<const stowage_array_vtable*>(node.table); }
+  const stowage_sparse_vtable& sparse() const { return *static_cast<const stowage_sparse_vtable*>(node.table); }
 };
 
 void bench_dense(const std::string& repo) {
@@ -158,7 +163,7 @@ void bench_dense(const std::string& repo) {
 
   stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");
   stowage::Array a = s.array(node);
-  RawStore raw(repo);
+  RawNode raw(repo, node);
   // Every tile, each into its own place of one buffer (column-major tiles).
   uint64_t tile_rows = a.info().chunks[0], tile_cols = a.info().chunks[1];
   double t_plugin = best_of(3, [&] {
@@ -167,8 +172,8 @@ void bench_dense(const std::string& repo) {
       for (uint64_t j = 0; j * tile_cols < kDenseCols; ++j) {
         uint64_t idx[2] = {i, j}, shape[2];
         stowage_error err{};
-        if (raw.vt->read_chunk(raw.h, node.data(), node.size(), idx, buf.data() + off, buf.size() - off, shape,
-                               &err) != STOWAGE_OK)
+        if (raw.array().read_chunk(raw.node.handle, idx, buf.data() + off, buf.size() - off, shape, &err) !=
+            STOWAGE_OK)
           throw std::runtime_error(err.message);
         off += shape[0] * shape[1] * 8;
       }
@@ -201,14 +206,14 @@ void bench_sparse(const std::string& repo) {
   stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");
   stowage::Sparse sp = s.sparse(node);
   uint64_t nnz = sp.info().nnz;
-  RawStore raw(repo);
+  RawNode raw(repo, node);
   std::vector<uint64_t> indptr(kSparseCols + 1);
   std::vector<uint32_t> indices(nnz);
   std::vector<double> values(nnz);
   double t_plugin = best_of(3, [&] {
     stowage_error err{};
-    if (raw.vt->read_sparse(raw.h, node.data(), node.size(), 0, kSparseCols, indptr.data(), indices.data(),
-                            values.data(), nnz, &err) != STOWAGE_OK)
+    if (raw.sparse().read(raw.node.handle, 0, kSparseCols, indptr.data(), indices.data(), values.data(), nnz,
+                          &err) != STOWAGE_OK)
       throw std::runtime_error(std::string("read_sparse: ") + err.message);
   });
   if (indptr[kSparseCols] != nnz) throw std::runtime_error("read_sparse: indptr does not end at nnz");

@@ -260,6 +260,9 @@ double plugin_read_time(const fs::path& path) {
   std::string p = path.string();
   if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_READ, "{}", 2, &store, &err) != STOWAGE_OK)
     throw std::runtime_error(err.message);
+  stowage_node node{sizeof(stowage_node), 0, nullptr, nullptr};
+  if (vt->open_node(store, "vol", 3, &node, &err) != STOWAGE_OK) throw std::runtime_error(err.message);
+  auto* array = static_cast<const stowage_array_vtable*>(node.table);
   // Each chunk into its own place of a volume-sized buffer (touched
   // beforehand), as in the read limit.
   const size_t chunk_bytes = 64 * 64 * 64 * 2;
@@ -271,11 +274,12 @@ double plugin_read_time(const fs::path& path) {
       for (uint64_t y = 0; y < 8; ++y)
         for (uint64_t x = 0; x < 8; ++x, ++k) {
           uint64_t idx[3] = {z, y, x};
-          if (vt->read_chunk(store, "vol", 3, idx, buf.data() + k * chunk_bytes, chunk_bytes, shape, &err) !=
+          if (array->read_chunk(node.handle, idx, buf.data() + k * chunk_bytes, chunk_bytes, shape, &err) !=
               STOWAGE_OK)
             throw std::runtime_error(err.message);
         }
   });
+  vt->close_node(store, node.handle);
   vt->close(store, &err);
   return t;
 }
@@ -297,6 +301,9 @@ double plugin_write_time(const fs::path& path, const json& desc,
   std::string p = path.string();
   if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_UPDATE, "{}", 2, &store, &err) != STOWAGE_OK)
     throw std::runtime_error(err.message);
+  stowage_node node{sizeof(stowage_node), 0, nullptr, nullptr};
+  if (vt->open_node(store, "vol", 3, &node, &err) != STOWAGE_OK) throw std::runtime_error(err.message);
+  auto* array = static_cast<const stowage_array_vtable*>(node.table);
   uint64_t shape[3] = {64, 64, 64};
   double t = seconds([&] {
     size_t k = 0;
@@ -304,10 +311,11 @@ double plugin_write_time(const fs::path& path, const json& desc,
       for (uint64_t y = 0; y < 8; ++y)
         for (uint64_t x = 0; x < 8; ++x, ++k) {
           uint64_t idx[3] = {z, y, x};
-          if (vt->write_chunk(store, "vol", 3, idx, chunks[k].data(), chunks[k].size(), shape, &err) != STOWAGE_OK)
+          if (array->write_chunk(node.handle, idx, chunks[k].data(), chunks[k].size(), shape, &err) != STOWAGE_OK)
             throw std::runtime_error(err.message);
         }
   });
+  vt->close_node(store, node.handle);
   vt->close(store, &err);
   return t;
 }

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <memory>
 #include <functional>
+#include <mutex>
 #include <shared_mutex>
+#include <vector>
 #include <string>
 
 namespace stowage::detail {
@@ -133,12 +135,43 @@ struct Store::State {
   // plugin.h promises to plugins.
   mutable std::shared_mutex mutex;
   bool closed = false;
+  // The node handles open on this store, closed before the store is. The
+  // mutex also orders a handle's close against the store's.
+  std::mutex nodes_mutex;
+  std::vector<std::weak_ptr<Node>> nodes;
 
   ~State();
   std::string plugin_name() const { return "format " + format; }
   void check(int rc, const stowage_error& err) const {
     if (rc != STOWAGE_OK) detail::throw_status(rc, err, path, plugin_name());
   }
+  // Opens a node's handle through the plugin; `kind` is what the caller
+  // expects (the plugin answering another kind is a plugin bug).
+  static std::shared_ptr<Node> open_node(const std::shared_ptr<State>& self, std::string_view node,
+                                         stowage_node_kind kind);
+  // Closes the open node handles (Store::close, before the store).
+  void close_nodes();
+};
+
+// One open node handle. Views (Array, Sparse, Records) share it; the last
+// one to go closes it, unless the store closed first and closed it then.
+struct Store::Node {
+  std::shared_ptr<Store::State> store;
+  std::string path;            // the node's path in the store, for messages
+  stowage_node node{};         // kind, handle and the kind's table
+  bool closed = false;         // guarded by store->nodes_mutex
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
+  const stowage_array_vtable& array() const { return *static_cast<const stowage_array_vtable*>(node.table); }
+  const stowage_sparse_vtable& sparse() const { return *static_cast<const stowage_sparse_vtable*>(node.table); }
+  const stowage_strings_vtable& strings() const { return *static_cast<const stowage_strings_vtable*>(node.table); }
+  const stowage_records_vtable& records() const { return *static_cast<const stowage_records_vtable*>(node.table); }
+  // UNSUPPORTED naming the operation when an optional write function is NULL.
+  void require(bool present, const char* operation) const;
 };
 
 namespace detail {

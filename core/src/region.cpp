@@ -154,20 +154,19 @@ std::string chunk_name(const std::vector<uint64_t>& idx) {
 }  // namespace
 
 // Reads one chunk into `buf` (storage order); returns false if MISSING.
-static bool read_one_chunk(const Store::State& st, const std::string& node, const NodeInfo& info,
-                           const std::vector<uint64_t>& idx, char* buf, size_t cap,
-                           std::vector<uint64_t>& stored_shape) {
+static bool read_one_chunk(const Store::Node& n, const NodeInfo& info, const std::vector<uint64_t>& idx, char* buf,
+                           size_t cap, std::vector<uint64_t>& stored_shape) {
+  const Store::State& st = *n.store;
   stored_shape.assign(idx.size(), 0);
   detail::CallError err;
-  int rc = st.vt->read_chunk(st.handle, node.data(), node.size(), idx.data(), buf, cap,
-                             stored_shape.data(), &err);
+  int rc = n.array().read_chunk(n.node.handle, idx.data(), buf, cap, stored_shape.data(), &err);
   if (rc == STOWAGE_MISSING) return false;
   st.check(rc, err);
   uint64_t elements = 1;
   for (size_t d = 0; d < idx.size(); ++d) elements *= stored_shape[d];
   if (elements * dtype_size(info.dtype) > cap)
     throw Error(ErrorCode::corrupt,
-                st.path + ": " + node + " " + chunk_name(idx) + " claims more elements than fit a chunk",
+                st.path + ": " + n.path + " " + chunk_name(idx) + " claims more elements than fit a chunk",
                 st.path, st.plugin_name());
   return true;
 }
@@ -242,7 +241,7 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
       std::vector<uint64_t> origin = chunk_origin(info_, idx);
       char* chunk = buf.data() + k * cap;
       std::vector<uint64_t> stored;
-      bool present = read_one_chunk(*store_, node_, info_, idx, chunk, cap, stored);
+      bool present = read_one_chunk(*handle_, info_, idx, chunk, cap, stored);
       Overlap nominal = overlap(info_, idx, info_.chunks, offset, shape);
       if (nominal.empty) continue;
       Overlap have = present ? overlap(info_, idx, stored, offset, shape) : Overlap{{}, {}, true};
@@ -278,12 +277,12 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
 
 // Fills `chunk` (its clipped extent, storage order) with what is stored
 // there, or the fill value where nothing is: the base a partial write merges into.
-static void merge_stored_chunk(const Store::State& st, const std::string& node, const NodeInfo& info,
+static void merge_stored_chunk(const Store::Node& n, const NodeInfo& info,
                                const std::vector<uint64_t>& idx, char* chunk) {
   const size_t esize = dtype_size(info.dtype), cap = static_cast<size_t>(nominal_chunk_bytes(info));
   std::vector<uint64_t> origin = chunk_origin(info, idx), extent = clipped_extent(info, idx), stored;
   std::vector<char> old(cap);
-  bool present = read_one_chunk(st, node, info, idx, old.data(), cap, stored);
+  bool present = read_one_chunk(n, info, idx, old.data(), cap, stored);
   detail::fill_elements(chunk, product(extent), info.dtype, info.fill_value, info.big_endian);
   if (!present) return;
   Overlap keep = overlap(info, idx, stored, origin, extent);
@@ -296,13 +295,13 @@ static void merge_stored_chunk(const Store::State& st, const std::string& node, 
 }
 
 // Hands one chunk (its clipped extent, storage order) to the plugin.
-static void write_one_chunk(const Store::State& st, const std::string& node, const NodeInfo& info,
-                            const std::vector<uint64_t>& idx, const char* chunk) {
+static void write_one_chunk(const Store::Node& n, const NodeInfo& info, const std::vector<uint64_t>& idx,
+                            const char* chunk) {
   std::vector<uint64_t> extent = clipped_extent(info, idx);
   detail::CallError err;
-  st.check(st.vt->write_chunk(st.handle, node.data(), node.size(), idx.data(), chunk,
-                              product(extent) * dtype_size(info.dtype), extent.data(), &err),
-           err);
+  n.store->check(n.array().write_chunk(n.node.handle, idx.data(), chunk, product(extent) * dtype_size(info.dtype),
+                                       extent.data(), &err),
+                 err);
 }
 
 // Whether a chunk of `extent` lying whole inside a C-order region of `shape`
@@ -317,6 +316,7 @@ static bool contiguous_in(const std::vector<uint64_t>& extent, const std::vector
 void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
                   const void* in) const {
   const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
+  handle_->require(handle_->array().write_chunk != nullptr, "write chunks");
   const size_t esize = plan.esize, cap = plan.cap;
   const bool swap = plan.swap;
   const std::vector<int64_t>& in_strides = plan.user_strides;
@@ -344,7 +344,7 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
         // The chunk is one stretch of the caller's buffer (a slab of whole
         // rows, as .npy's chunks are): handed over as it is, no copy (64 MB
         // N5 -> .npy: one 10 ms memcpy less).
-        write_one_chunk(*store_, node_, info_, idx, src);
+        write_one_chunk(*handle_, info_, idx, src);
         continue;
       }
       if (part.size == extent && !info_.fortran_order && !idx.empty()) {
@@ -352,15 +352,15 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
         gathered.emplace_back(std::move(idx), chunk);
         continue;
       }
-      if (part.size != extent) merge_stored_chunk(*store_, node_, info_, idx, chunk);  // partly covered: read-modify-write
+      if (part.size != extent) merge_stored_chunk(*handle_, info_, idx, chunk);  // partly covered: read-modify-write
       copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
                    {swap, false});
-      write_one_chunk(*store_, node_, info_, idx, chunk);
+      write_one_chunk(*handle_, info_, idx, chunk);
     }
     if (parts.empty()) return;
     std::vector<uint64_t> lead_shape = clipped_extent(info_, gathered[0].first);
     detail::copy_side_by_side(parts, lead_shape.data(), lead_shape.size(), esize, {swap, false});
-    for (const auto& [idx, chunk] : gathered) write_one_chunk(*store_, node_, info_, idx, chunk);
+    for (const auto& [idx, chunk] : gathered) write_one_chunk(*handle_, info_, idx, chunk);
   });
 }
 
@@ -371,6 +371,7 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
   if (part_count == 0 || part_index >= part_count)
     throw Error(ErrorCode::invalid_argument, "copy_chunks_to: part " + std::to_string(part_index) + " of " +
                                                  std::to_string(part_count));
+  dst.handle_->require(dst.handle_->array().write_chunk != nullptr, "write chunks");
   const size_t esize = dtype_size(info_.dtype), cap = static_cast<size_t>(nominal_chunk_bytes(info_));
   const bool same_layout = info_.big_endian == to.big_endian && info_.fortran_order == to.fortran_order;
   const bool same_fill = info_.fill_value == to.fill_value;
@@ -389,9 +390,9 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
     // Two chunk-sized buffers per thread: as read, and converted for dst.
     std::vector<char>& buf = scratch(2 * cap);
     char *in = buf.data(), *out = buf.data() + cap;
-    bool present = read_one_chunk(*store_, node_, info_, idx, in, cap, stored);
+    bool present = read_one_chunk(*handle_, info_, idx, in, cap, stored);
     if (present && same_layout && stored == extent) {
-      write_one_chunk(*dst.store_, dst.node_, to, idx, in);  // the common case: as it is
+      write_one_chunk(*dst.handle_, to, idx, in);  // the common case: as it is
     } else if (present || !same_fill) {
       // Convert the stored chunk (padded, cropped, other byte or element
       // order) into dst's layout of the clipped extent; fill what it lacks.
@@ -405,7 +406,7 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
           copy_strided(in, from_strides.data(), out, to_strides.data(), keep.size.data(), keep.size.size(), esize,
                        {info_.big_endian != to.big_endian, false});
       }
-      write_one_chunk(*dst.store_, dst.node_, to, idx, out);
+      write_one_chunk(*dst.handle_, to, idx, out);
     }
     if (done) done(bytes);
   });
@@ -420,11 +421,17 @@ std::vector<uint64_t> Array::chunk_grid() const {
 }
 
 bool Array::chunk_exists(const std::vector<uint64_t>& chunk_index) const {
-  const size_t cap = nominal_chunk_bytes(info_);
-  std::vector<char> buf(cap);
-  std::vector<uint64_t> stored;
+  const std::vector<uint64_t> grid = chunk_grid();
+  bool inside = chunk_index.size() == grid.size();
+  for (size_t d = 0; inside && d < grid.size(); ++d) inside = chunk_index[d] < grid[d];
+  if (!inside)
+    throw Error(ErrorCode::invalid_argument,
+                store_->path + "::" + node_ + ": " + chunk_name(chunk_index) + " is outside the chunk grid", store_->path);
+  int32_t exists = 0;
+  detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
-  return read_one_chunk(*store_, node_, info_, chunk_index, buf.data(), cap, stored);
+  store_->check(handle_->array().chunk_exists(handle_->node.handle, chunk_index.data(), &exists, &err), err);
+  return exists != 0;
 }
 
 }  // namespace stowage

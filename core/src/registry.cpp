@@ -264,6 +264,12 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     if (!vt->context_create != !vt->context_destroy)
       return failed("codec vtable has only one of context_create and context_destroy");
   }
+  if (info.kind == "format") {
+    auto* vt = static_cast<const stowage_format_vtable*>(d->vtable);
+    if (!vt->identify || !vt->open || !vt->close || !vt->list || !vt->describe || !vt->open_node ||
+        !vt->close_node)
+      return failed("format vtable lacks identify, open, close, list, describe, open_node or close_node");
+  }
   info.version = d->version ? d->version : "";
   info.build_info = d->build_info ? d->build_info : "";
   info.params_schema = d->params_schema ? d->params_schema : "{}";

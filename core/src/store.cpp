@@ -17,6 +17,83 @@ Store::State::~State() {
   }
 }
 
+// ---- node handles ----------------------------------------------------------------
+
+namespace {
+const char* node_kind_word(uint32_t kind) {
+  switch (kind) {
+    case STOWAGE_NODE_GROUP: return "group";
+    case STOWAGE_NODE_ARRAY: return "array";
+    case STOWAGE_NODE_SPARSE: return "sparse";
+    case STOWAGE_NODE_STRINGS: return "strings";
+    case STOWAGE_NODE_RECORDS: return "records";
+    default: return "unknown kind";
+  }
+}
+
+// The least table size of each kind's first version.
+size_t least_table_size(uint32_t kind) {
+  switch (kind) {
+    case STOWAGE_NODE_ARRAY: return STOWAGE_ARRAY_VTABLE_V1_SIZE;
+    case STOWAGE_NODE_SPARSE: return STOWAGE_SPARSE_VTABLE_V1_SIZE;
+    case STOWAGE_NODE_STRINGS: return STOWAGE_STRINGS_VTABLE_V1_SIZE;
+    case STOWAGE_NODE_RECORDS: return STOWAGE_RECORDS_VTABLE_V1_SIZE;
+    default: return 0;
+  }
+}
+}  // namespace
+
+Store::Node::~Node() {
+  std::lock_guard<std::mutex> lock(store->nodes_mutex);
+  if (!closed && !store->closed && store->handle) store->vt->close_node(store->handle, node.handle);
+}
+
+void Store::Node::require(bool present, const char* operation) const {
+  if (!present)
+    throw Error(ErrorCode::unsupported,
+                store->path + "::" + path + ": format " + store->format + " cannot " + operation, store->path,
+                store->plugin_name());
+}
+
+std::shared_ptr<Store::Node> Store::State::open_node(const std::shared_ptr<State>& self, std::string_view node,
+                                                     stowage_node_kind kind) {
+  State& st = *self;
+  auto n = std::make_shared<Node>();
+  n->store = self;
+  n->path = node;
+  n->node.struct_size = sizeof(stowage_node);
+  detail::CallError err;
+  st.check(st.vt->open_node(st.handle, node.data(), node.size(), &n->node, &err), err);
+  auto refuse = [&](const std::string& why) {
+    st.vt->close_node(st.handle, n->node.handle);
+    n->closed = true;
+    throw Error(ErrorCode::internal, st.path + "::" + std::string(node) + ": format " + st.format + " " + why,
+                st.path, st.plugin_name());
+  };
+  if (n->node.kind != static_cast<uint32_t>(kind))
+    refuse(std::string("opened a ") + node_kind_word(n->node.kind) + " where it described a " +
+           node_kind_word(kind));
+  if (kind != STOWAGE_NODE_GROUP &&
+      (!n->node.table || *static_cast<const uint32_t*>(n->node.table) < least_table_size(kind)))
+    refuse(std::string("returned no or a too small ") + node_kind_word(kind) + " table");
+  std::lock_guard<std::mutex> lock(st.nodes_mutex);
+  auto dead = [](const std::weak_ptr<Node>& w) { return w.expired(); };
+  st.nodes.erase(std::remove_if(st.nodes.begin(), st.nodes.end(), dead), st.nodes.end());
+  st.nodes.push_back(n);
+  return n;
+}
+
+void Store::State::close_nodes() {
+  std::lock_guard<std::mutex> lock(nodes_mutex);
+  for (const std::weak_ptr<Node>& w : nodes)
+    if (std::shared_ptr<Node> n = w.lock(); n && !n->closed) {
+      vt->close_node(handle, n->node.handle);
+      n->closed = true;
+    }
+  nodes.clear();
+  closed = true;  // under nodes_mutex: a handle dying now sees it and leaves the plugin alone
+}
+
 void require_writable_storage(const std::string& location, Registry& registry) {
   uint64_t capabilities = 0;
   try {
@@ -163,6 +240,9 @@ View Store::bind(std::string_view node, NodeKind kind) const {
     throw Error(ErrorCode::invalid_argument,
                 where + " is a " + node_kind_name(v.info_.kind) + ", not a " + node_kind_name(kind), where);
   }
+  std::shared_lock<std::shared_mutex> lock(state_->mutex);
+  static_assert(int(NodeKind::records) == STOWAGE_NODE_RECORDS && int(NodeKind::array) == STOWAGE_NODE_ARRAY);
+  v.handle_ = State::open_node(state_, node, static_cast<stowage_node_kind>(kind));
   return v;
 }
 
@@ -181,7 +261,8 @@ std::vector<std::string> Store::read_strings(std::string_view node, uint64_t beg
   stowage_sink sink = items.sink();
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->read_strings(st.handle, node.data(), node.size(), begin, end, &sink, &err), err);
+  std::shared_ptr<Node> n = State::open_node(state_, node, STOWAGE_NODE_STRINGS);
+  st.check(n->strings().read(n->node.handle, begin, end, &sink, &err), err);
   return out;
 }
 
@@ -193,6 +274,8 @@ void Store::write_strings(std::string_view node, const std::vector<std::string>&
     data.push_back(v.data());
     sizes.push_back(v.size());
   }
+  if (!st.vt->write_strings)
+    throw Error(ErrorCode::unsupported, st.path + ": format " + st.format + " cannot write strings", st.path);
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   st.check(st.vt->write_strings(st.handle, node.data(), node.size(), values.size(), data.data(), sizes.data(),
@@ -219,7 +302,7 @@ void Store::close() {
   if (!state_ || state_->closed || !state_->handle) return;
   State& st = *state_;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.closed = true;  // the plugin frees the store even when close fails
+  st.close_nodes();  // marks the store closed too: the plugin frees it even when close fails
   detail::CallError err;
   int rc = st.vt->close(st.handle, &err);
   st.handle = nullptr;
@@ -269,7 +352,7 @@ uint64_t Sparse::count(uint64_t begin, uint64_t end) const {
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   uint64_t nnz = 0;
   detail::CallError err;
-  st.check(st.vt->sparse_count(st.handle, node_.data(), node_.size(), begin, end, &nnz, &err), err);
+  st.check(handle_->sparse().count(handle_->node.handle, begin, end, &nnz, &err), err);
   return nnz;
 }
 
@@ -279,9 +362,7 @@ void Sparse::read_into(uint64_t begin, uint64_t end, uint64_t nnz, uint64_t* ind
   require_majors(begin, end);
   std::shared_lock<std::shared_mutex> lock(st.mutex);
   detail::CallError err;
-  st.check(st.vt->read_sparse(st.handle, node_.data(), node_.size(), begin, end, indptr, indices, values, nnz,
-                              &err),
-           err);
+  st.check(handle_->sparse().read(handle_->node.handle, begin, end, indptr, indices, values, nnz, &err), err);
   // A plugin is not trusted to be right: check what consumers rely on.
   const uint64_t n = end - begin + 1;
   bool monotone = indptr[0] == 0 && indptr[n - 1] == nnz;
@@ -322,9 +403,10 @@ void Sparse::append(const SparseSlice& slice, uint64_t n_major) const {
   Store::State& st = live(store_);
   if (slice.indptr.size() != n_major + 1)
     throw Error(ErrorCode::invalid_argument, "Sparse::append: indptr must have n_major+1 entries");
+  handle_->require(handle_->sparse().append != nullptr, "append to a sparse matrix");
   std::unique_lock<std::shared_mutex> lock(st.mutex);
   detail::CallError err;
-  st.check(st.vt->append_sparse(st.handle, node_.data(), node_.size(), n_major, slice.indptr.data(),
+  st.check(handle_->sparse().append(handle_->node.handle, n_major, slice.indptr.data(),
                                 slice.indices.data(), slice.values.data(), &err),
            err);
 }
@@ -336,7 +418,7 @@ uint64_t Records::size() const {
   uint64_t n = 0;
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->record_count(st.handle, node_.data(), node_.size(), &n, &err), err);
+  st.check(handle_->records().count(handle_->node.handle, &n, &err), err);
   return n;
 }
 
@@ -347,7 +429,7 @@ void Records::read_range(uint64_t begin, uint64_t end,
   stowage_sink sink = items.sink();
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  int rc = st.vt->read_records(st.handle, node_.data(), node_.size(), begin, end, &sink, &err);
+  int rc = handle_->records().read(handle_->node.handle, begin, end, &sink, &err);
   if (!items.error.empty()) throw Error(ErrorCode::internal, items.error, st.path);
   st.check(rc, err);
 }
@@ -364,7 +446,7 @@ std::string Records::key(uint64_t index) const {
   stowage_sink sink = string_sink(&out);
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->record_key(st.handle, node_.data(), node_.size(), index, &sink, &err), err);
+  st.check(handle_->records().key(handle_->node.handle, index, &sink, &err), err);
   return out;
 }
 
@@ -373,42 +455,26 @@ std::optional<uint64_t> Records::find(std::string_view key) const {
   uint64_t index = 0;
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  int rc = st.vt->find_key(st.handle, node_.data(), node_.size(), key.data(), key.size(), &index, &err);
+  int rc = handle_->records().find_key(handle_->node.handle, key.data(), key.size(), &index, &err);
   if (rc == STOWAGE_NOT_FOUND) return std::nullopt;
   st.check(rc, err);
   return index;
 }
 
-bool Records::contains(std::string_view key) const {
-  Store::State& st = live(store_);
-  int32_t present = 0;
-  detail::CallError err;
-  std::shared_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->contains_key(st.handle, node_.data(), node_.size(), key.data(), key.size(), &present, &err),
-           err);
-  return present != 0;
-}
+bool Records::contains(std::string_view key) const { return contains(std::vector<std::string_view>{key})[0]; }
 
 std::vector<bool> Records::contains(const std::vector<std::string_view>& keys) const {
   Store::State& st = live(store_);
-  std::vector<bool> result(keys.size());
-  bool batched = st.vt->struct_size >= offsetof(stowage_format_vtable, contains_keys) + sizeof(void*) &&
-                 st.vt->contains_keys;
-  if (!batched) {
-    for (size_t i = 0; i < keys.size(); ++i) result[i] = contains(keys[i]);
-    return result;
-  }
   std::vector<const char*> data(keys.size());
   std::vector<uint64_t> sizes(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) data[i] = keys[i].data(), sizes[i] = keys[i].size();
   std::vector<uint8_t> present(keys.size());
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->contains_keys(st.handle, node_.data(), node_.size(), keys.size(), data.data(), sizes.data(),
-                                present.data(), &err),
+  st.check(handle_->records().contains_keys(handle_->node.handle, keys.size(), data.data(), sizes.data(),
+                                            present.data(), &err),
            err);
-  for (size_t i = 0; i < keys.size(); ++i) result[i] = present[i] != 0;
-  return result;
+  return std::vector<bool>(present.begin(), present.end());
 }
 
 void Records::append(const std::vector<std::string>& records) const {
@@ -419,11 +485,10 @@ void Records::append(const std::vector<std::string>& records) const {
     data.push_back(r.data());
     sizes.push_back(r.size());
   }
+  handle_->require(handle_->records().append != nullptr, "append records");
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->append_records(st.handle, node_.data(), node_.size(), records.size(), data.data(),
-                                 sizes.data(), &err),
-           err);
+  st.check(handle_->records().append(handle_->node.handle, records.size(), data.data(), sizes.data(), &err), err);
 }
 
 }  // namespace stowage

@@ -126,7 +126,7 @@ TEST_CASE("the same id in two directories: the first wins, the second is shadowe
   CHECK(std::string(out.begin(), out.end()) == "abc");
 }
 
-TEST_CASE("a format plugin built against the first vtable loads, and a batch contains asks key by key") {
+TEST_CASE("a C format plugin with the first vtables loads; what it leaves NULL is refused, not called") {
   stowage::Registry::Options o;
   o.paths = {test::env_or("STOWAGE_ABI_V1_DIR", "")};
   o.use_environment = false;
@@ -139,6 +139,20 @@ TEST_CASE("a format plugin built against the first vtable loads, and a batch con
   CHECK(r.contains("a"));
   CHECK_FALSE(r.contains("c"));
   CHECK(r.contains(std::vector<std::string_view>{"a", "c", "b", ""}) == std::vector<bool>{true, false, true, false});
+  auto code_of = [](auto&& call) {
+    try {
+      call();
+    } catch (const stowage::Error& e) {
+      return e.code();
+    }
+    return stowage::ErrorCode::ok;
+  };
+  CHECK(code_of([&] { r.append({"x"}); }) == stowage::ErrorCode::unsupported);
+  CHECK(code_of([&] { store.write_strings("s", {"x"}); }) == stowage::ErrorCode::unsupported);
+  CHECK_FALSE(store.can_move_nodes());
+  CHECK(code_of([&] { store.records("missing"); }) == stowage::ErrorCode::not_found);
+  store.close();
+  CHECK(code_of([&] { r.size(); }) == stowage::ErrorCode::invalid_argument);  // a view of a closed store
 }
 
 TEST_CASE("a missing directory on the path is skipped, and reported") {

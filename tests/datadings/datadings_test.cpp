@@ -462,7 +462,12 @@ TEST_CASE("a write that never reaches close() leaves no dataset behind") {
   std::string s = "\x81\xa3key\xa1k";
   const void* recs[] = {s.data()};
   uint64_t sizes[] = {s.size()};
-  REQUIRE(vt->append_records(h, "", 0, 1, recs, sizes, &err) == STOWAGE_OK);
+  stowage_node node{sizeof(stowage_node), 0, nullptr, nullptr};
+  REQUIRE(vt->open_node(h, "", 0, &node, &err) == STOWAGE_OK);
+  REQUIRE(node.kind == STOWAGE_NODE_RECORDS);
+  auto records = static_cast<const stowage_records_vtable*>(node.table);
+  REQUIRE(records->append(node.handle, 1, recs, sizes, &err) == STOWAGE_OK);
+  vt->close_node(h, node.handle);
   // Only the hidden temporary data file exists; no name of the dataset.
   for (const char* suffix : suffixes) CHECK_FALSE(fs::exists(p + suffix));
   // Deliberately never closed; a global keeps the abandoned store reachable,

@@ -307,6 +307,7 @@ class Store {
   explicit operator bool() const { return state_ != nullptr; }
 
   struct State;  // internal
+  struct Node;   // internal: an open node handle of the plugin
 
  private:
   std::shared_ptr<State> state_;
@@ -340,7 +341,8 @@ class Array {
   }
   // Chunk grid: number of chunks along each dimension.
   std::vector<uint64_t> chunk_grid() const;
-  // Whether a chunk exists (reads it; false if MISSING).
+  // Whether a chunk is stored (asked of the plugin, which looks without
+  // decoding: a stat, an index entry); false for one never written.
   bool chunk_exists(const std::vector<uint64_t>& chunk_index) const;
   // Copies this array into `dst`, chunk by chunk, when both have the same
   // shape, dtype and chunk shape: each chunk is decoded and re-encoded
@@ -358,6 +360,7 @@ class Array {
   std::shared_ptr<Store::State> store_;
   std::string node_;
   NodeInfo info_;
+  std::shared_ptr<Store::Node> handle_;  // the plugin's handle of the node, opened once
 };
 
 // A sparse matrix slice: majors [begin, end) of a CSC (majors = columns) or
@@ -396,6 +399,7 @@ class Sparse {
   std::shared_ptr<Store::State> store_;
   std::string node_;
   NodeInfo info_;
+  std::shared_ptr<Store::Node> handle_;  // the plugin's handle of the node, opened once
 };
 
 class Records {
@@ -416,6 +420,7 @@ class Records {
   std::shared_ptr<Store::State> store_;
   std::string node_;
   NodeInfo info_;
+  std::shared_ptr<Store::Node> handle_;  // the plugin's handle of the node, opened once
 };
 
 // Splits "PATH::inner/node" into (PATH, inner/node).

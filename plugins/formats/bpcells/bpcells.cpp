@@ -128,28 +128,32 @@ class BPCellsStore : public sdk::Store {
     if (!attrs.empty()) refuse_attributes(attrs);
   }
 
+  // The matrix at the root, its row and column names as strings nodes;
+  // each node serves through the store (BPCellsMatrix, BPCellsNames below).
+  std::unique_ptr<sdk::Node> open_node(std::string_view node) override;
+
   // ---- sparse ----
 
-  uint64_t sparse_count(std::string_view node, uint64_t begin, uint64_t end) override {
+  uint64_t sparse_count(std::string_view node, uint64_t begin, uint64_t end) {
     require_matrix(node);
     return reader().count(begin, end);
   }
 
   void read_sparse(std::string_view node, uint64_t begin, uint64_t end, uint64_t* indptr,
-                   uint32_t* indices, void* values, uint64_t capacity) override {
+                   uint32_t* indices, void* values, uint64_t capacity) {
     require_matrix(node);
     reader().read(begin, end, indptr, indices, values, capacity);
   }
 
   void append_sparse(std::string_view node, uint64_t n_major, const uint64_t* indptr,
-                     const uint32_t* indices, const void* values) override {
+                     const uint32_t* indices, const void* values) {
     require_matrix(node);
     writer().append(n_major, indptr, indices, values);
   }
 
   // ---- names ----
 
-  void read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) override {
+  void read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
     require_node(node);
     if (!is_label_node(node)) sdk::invalid(path_ + ": the root node is a sparse matrix, not strings");
     const std::vector<std::string>& all = names(node);
@@ -256,6 +260,40 @@ class BPCellsStore : public sdk::Store {
   std::unique_ptr<MatrixReader> reader_;  // the matrix on disk, if any
   std::unique_ptr<MatrixWriter> writer_;  // the matrix being written, if any
 };
+
+class BPCellsMatrix final : public sdk::SparseNode {
+ public:
+  explicit BPCellsMatrix(BPCellsStore& store) : store_(store) {}
+  uint64_t count(uint64_t begin, uint64_t end) override { return store_.sparse_count("", begin, end); }
+  void read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices, void* values,
+            uint64_t capacity) override {
+    store_.read_sparse("", begin, end, indptr, indices, values, capacity);
+  }
+  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices, const void* values) override {
+    store_.append_sparse("", n_major, indptr, indices, values);
+  }
+
+ private:
+  BPCellsStore& store_;
+};
+
+class BPCellsNames final : public sdk::StringsNode {
+ public:
+  BPCellsNames(BPCellsStore& store, std::string node) : store_(store), node_(std::move(node)) {}
+  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override {
+    store_.read_strings(node_, begin, end, item);
+  }
+
+ private:
+  BPCellsStore& store_;
+  std::string node_;
+};
+
+std::unique_ptr<sdk::Node> BPCellsStore::open_node(std::string_view node) {
+  describe(node);  // NOT_FOUND for other nodes, and for a matrix not yet created
+  if (node.empty()) return std::make_unique<BPCellsMatrix>(*this);
+  return std::make_unique<BPCellsNames>(*this, std::string(node));
+}
 
 class BPCellsFormat {
  public:

@@ -182,24 +182,16 @@ uint64_t DafStore::required_axis_length(const std::string& axis, const std::stri
                                    axis + ".txt)");
 }
 
-std::shared_ptr<const Property> DafStore::property(const NodeRef& ref, std::string_view node) {
+std::shared_ptr<const Property> DafStore::load(const NodeRef& ref, std::string_view node) {
   std::string key(node);
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    auto it = properties_.find(key);
-    if (it != properties_.end()) return it->second;
-  }
   uint64_t rows = required_axis_length(ref.rows, key);
   uint64_t cols = ref.kind == NodeRef::Matrix ? required_axis_length(ref.cols, key) : 1;
-  auto p = load_property(host(), storage_, root_, ref, key, rows, cols);
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  return properties_.emplace(key, p).first->second;
+  return load_property(host(), storage_, root_, ref, key, rows, cols);
 }
 
 void DafStore::forget_cached() {
   std::lock_guard<std::mutex> lock(cache_mutex_);
   axes_.clear();
-  properties_.clear();
 }
 
 // ---- the tree -----------------------------------------------------------------------------
@@ -285,7 +277,7 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
                     {"daf_indtype", julia_name(p.indtype)}};
     return j.dump();
   }
-  auto p = property(ref, node);
+  auto p = load(ref, node);
   OJson j;
   if (p->is_string()) {
     j = {{"kind", "strings"}, {"shape", shape_json(matrix, p->rows, p->cols)}};
@@ -305,49 +297,35 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
 
 // ---- reads ------------------------------------------------------------------------------------
 
-bool DafStore::read_chunk(std::string_view node, const uint64_t* chunk_index, void* out, size_t capacity,
-                          uint64_t* chunk_shape) {
-  NodeRef ref = parse_node(node);
-  if (!ref.is_property()) invalid(std::string(node) + ": not an array");
+bool DafStore::read_chunk(const std::string& node, const Property* stored, const uint64_t* chunk_index, void* out,
+                          size_t capacity, uint64_t* chunk_shape) {
   {
     std::unique_lock<std::mutex> lock(pending_mutex_);
-    auto it = pending_arrays_.find(std::string(node));
+    auto it = pending_arrays_.find(node);
     if (it != pending_arrays_.end()) {
       PendingArray& p = it->second;
       lock.unlock();
       return read_pending_chunk(p, chunk_index, out, capacity, chunk_shape);
     }
   }
-  property(ref, node)->read_chunk(chunk_index, out, capacity, chunk_shape);
+  if (!stored) sdk::fail(STOWAGE_NOT_FOUND, root_ + ": " + node + " was removed");
+  stored->read_chunk(chunk_index, out, capacity, chunk_shape);
   return true;
 }
 
-uint64_t DafStore::sparse_count(std::string_view node, uint64_t begin, uint64_t end) {
-  NodeRef ref = parse_node(node);
-  if (!ref.is_property()) invalid(std::string(node) + ": not a sparse matrix");
-  return property(ref, node)->sparse_count(begin, end);
-}
-
-void DafStore::read_sparse(std::string_view node, uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices,
-                           void* values, uint64_t nnz_capacity) {
-  NodeRef ref = parse_node(node);
-  auto p = ref.is_property() ? property(ref, node) : nullptr;
-  if (!p || !p->is_sparse_matrix()) invalid(std::string(node) + ": not a sparse matrix");
-  p->read_sparse(begin, end, indptr, indices, values, nnz_capacity);
-}
-
-void DafStore::read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
-  NodeRef ref = parse_node(node);
-  if (ref.kind == NodeRef::Axis) {
-    auto entries = axis_entries(ref.rows);
-    if (!entries) sdk::fail(STOWAGE_NOT_FOUND, root_ + ": no axis '" + ref.rows + "'");
-    end = std::min<uint64_t>(end, entries->size());
-    if (begin > end) invalid(std::string(node) + ": string range out of bounds");
-    for (uint64_t k = begin; k < end; ++k) item((*entries)[k].data(), (*entries)[k].size());
-    return;
+// A stored dense property holds every chunk; one being written, those written.
+bool DafStore::chunk_exists(const std::string& node, const Property* stored, const uint64_t* chunk_index) {
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    auto it = pending_arrays_.find(node);
+    if (it != pending_arrays_.end()) {
+      const PendingArray& p = it->second;
+      return p.written[p.tiling.tile(chunk_index, p.base).flat];
+    }
   }
-  if (!ref.is_property()) invalid(std::string(node) + ": not a string array");
-  property(ref, node)->read_strings(begin, end, item);
+  if (!stored) sdk::fail(STOWAGE_NOT_FOUND, root_ + ": " + node + " was removed");
+  stored->tiling.tile(chunk_index, node);  // checks the index
+  return true;
 }
 
 }  // namespace daf

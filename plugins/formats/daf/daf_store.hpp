@@ -1,8 +1,9 @@
 // The Daf FilesDaf store: a repository directory opened through stowage's
 // C ABI. See README.md in this folder for the mapping onto stowage nodes.
 //
-// Reading: properties are opened lazily, validated, and cached (describe and
-// read_* run concurrently, so caches sit behind a mutex).
+// Reading: a node handle (daf_nodes.cpp) loads its property once, validated
+// and mapped; describe and open_node run concurrently, so the axis cache
+// sits behind a mutex.
 // Writing: numeric arrays and sparse matrices are staged (sdk::Staged, see
 // PendingArray) and published by close() together with their descriptors;
 // strings, axes and scalars are whole values written at once
@@ -67,22 +68,27 @@ class DafStore : public sdk::Store {
   ~DafStore() override;
 
   void close() override;
+  // The tree, by path.
   std::vector<std::string> list(std::string_view node) override;
   std::string describe(std::string_view node) override;
+  // An axis or a string property is a strings node, a numeric property an
+  // array or a sparse node holding the property as loaded (daf_nodes.cpp).
+  std::unique_ptr<sdk::Node> open_node(std::string_view node) override;
   void create(std::string_view node, std::string_view json) override;
   void set_attributes(std::string_view node, std::string_view json) override;
   void remove(std::string_view node) override;
-  bool read_chunk(std::string_view node, const uint64_t* chunk_index, void* out, size_t capacity,
-                  uint64_t* chunk_shape) override;
-  void write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in, size_t size,
-                   const uint64_t* chunk_shape) override;
-  uint64_t sparse_count(std::string_view node, uint64_t begin, uint64_t end) override;
-  void read_sparse(std::string_view node, uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices,
-                   void* values, uint64_t nnz_capacity) override;
-  void append_sparse(std::string_view node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
-                     const void* values) override;
-  void read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) override;
   void write_strings(std::string_view node, const std::vector<std::string_view>& values) override;
+
+  // The data of one property, for its node handle. `stored` is the property
+  // as the handle loaded it (nullptr for one created in this session); a
+  // property written in this session is read back from its staged file.
+  bool read_chunk(const std::string& node, const Property* stored, const uint64_t* chunk_index, void* out,
+                  size_t capacity, uint64_t* chunk_shape);
+  void write_chunk(const std::string& node, const uint64_t* chunk_index, const void* in, size_t size,
+                   const uint64_t* chunk_shape);
+  bool chunk_exists(const std::string& node, const Property* stored, const uint64_t* chunk_index);
+  void append_sparse(const std::string& node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+                     const void* values);
 
  private:
   // ---- layout
@@ -99,7 +105,8 @@ class DafStore : public sdk::Store {
   std::shared_ptr<const std::vector<std::string>> axis_entries(const std::string& axis);
   std::optional<uint64_t> axis_length(const std::string& axis);  // nullopt: no such axis
   uint64_t required_axis_length(const std::string& axis, const std::string& node);
-  std::shared_ptr<const Property> property(const NodeRef& ref, std::string_view node);
+  // Loads a property (its descriptor validated, its files mapped).
+  std::shared_ptr<const Property> load(const NodeRef& ref, std::string_view node);
   std::string describe_root();
   std::string describe_property(const NodeRef& ref, std::string_view node);
   void forget_cached();
@@ -142,9 +149,9 @@ class DafStore : public sdk::Store {
   bool relayout_ = false;   // option "relayout": write transposed copies too
   bool dirty_ = false;      // something was written (metadata.json needs a rebuild)
 
+  // Axis entries, read once: every property's shape needs its axes' lengths.
   std::mutex cache_mutex_;
   std::map<std::string, std::shared_ptr<const std::vector<std::string>>> axes_;
-  std::map<std::string, std::shared_ptr<const Property>> properties_;
 
   std::map<std::string, uint64_t> declared_axes_;  // axis -> length promised by create()
   std::mutex pending_mutex_;  // write_chunk may add a copy-on-write entry concurrently

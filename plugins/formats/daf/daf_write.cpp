@@ -323,7 +323,7 @@ PendingArray& DafStore::pending_array_for_write(const NodeRef& ref, std::string_
   auto it = pending_arrays_.find(std::string(node));
   if (it != pending_arrays_.end()) return it->second;
   // An existing property changed in place (r+): copy it to a staged file first.
-  auto stored = property(ref, node);
+  auto stored = load(ref, node);
   if (stored->is_string() || stored->is_sparse_matrix() || !stored->unreadable.empty())
     invalid(std::string(node) + ": not a writable dense array");
   PendingArray p = start_pending_array(ref, stored->desc.eltype, stored->rows, stored->cols);
@@ -364,11 +364,10 @@ void DafStore::write_tile(PendingArray& p, const Tiling::Tile& t, const void* in
   p.written[t.flat] = true;
 }
 
-void DafStore::write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in, size_t size,
+void DafStore::write_chunk(const std::string& node, const uint64_t* chunk_index, const void* in, size_t size,
                            const uint64_t* chunk_shape) {
-  require_writable("write " + std::string(node));
+  require_writable("write " + node);
   NodeRef ref = parse_node(node);
-  if (!ref.is_property()) invalid(std::string(node) + ": not an array");
   PendingArray& p = pending_array_for_write(ref, node);
   Tiling::Tile t = p.tiling.tile(chunk_index, std::string(node));
   if (chunk_shape[0] != t.nrows || (p.tiling.matrix && chunk_shape[1] != t.ncols))
@@ -381,7 +380,7 @@ void DafStore::write_chunk(std::string_view node, const uint64_t* chunk_index, c
 
 // ---- sparse matrices ----------------------------------------------------------------------------
 
-void DafStore::append_sparse(std::string_view node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+void DafStore::append_sparse(const std::string& node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
                              const void* values) {
   require_writable("append to " + std::string(node));
   auto it = pending_sparse_.find(std::string(node));

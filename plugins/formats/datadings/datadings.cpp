@@ -110,46 +110,36 @@ class DatadingsStore : public sdk::Store {
       sdk::unsupported(path_ + ": datadings has no place for attributes");
   }
 
-  uint64_t record_count(std::string_view node) override {
-    root(node);
-    return count();
-  }
+  // The record set at the root (DatadingsRecords below).
+  std::unique_ptr<sdk::Node> open_node(std::string_view node) override;
 
-  void read_records(std::string_view node, uint64_t begin, uint64_t end,
-                    const sdk::ItemFn& item) override {
-    reading(node).read(begin, end, item);
-  }
+  // ---- the record set ----
 
-  std::string record_key(std::string_view node, uint64_t index) override {
-    root(node);
+  void read_records(uint64_t begin, uint64_t end, const sdk::ItemFn& item) { reading("").read(begin, end, item); }
+
+  std::string record_key(uint64_t index) {
     return std::string(writer_ ? writer_->key(index) : reader_->key(index));
   }
 
-  std::optional<uint64_t> find_key(std::string_view node, std::string_view key) override {
-    root(node);
+  std::optional<uint64_t> find_key(std::string_view key) {
     return writer_ ? writer_->find(key) : reader_->find(key);
   }
 
-  bool contains_key(std::string_view node, std::string_view key) override {
-    root(node);
-    return writer_ ? writer_->find(key).has_value() : reader_->contains(key);
+  // The reader checks the Bloom filter of every key before it looks any up.
+  void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes, uint8_t* present) {
+    if (reader_) return reader_->contains(count, keys, key_sizes, present);
+    for (uint64_t i = 0; i < count; ++i)
+      present[i] = writer_->find(std::string_view(keys[i], key_sizes[i])).has_value() ? 1 : 0;
   }
 
-  void contains_keys(std::string_view node, uint64_t count, const char* const* keys,
-                     const uint64_t* key_sizes, uint8_t* present) override {
-    if (writer_) return sdk::Store::contains_keys(node, count, keys, key_sizes, present);
-    root(node);
-    reader_->contains(count, keys, key_sizes, present);
-  }
-
-  void append_records(std::string_view node, uint64_t count, const void* const* records,
-                      const uint64_t* sizes) override {
-    root(node);
+  void append_records(uint64_t count, const void* const* records, const uint64_t* sizes) {
     if (!writer_)
       sdk::unsupported(path_ + ": datadings datasets are written once; open with mode "
                        "truncate (or create, for a new path) to write a dataset");
     writer_->append(count, records, sizes);
   }
+
+  uint64_t count() { return writer_ ? writer_->count() : reader_->count(); }
 
   // "verify": md5 lines vs files. "filter_contains" {"key"}: the Bloom
   // filter's answer alone. "key_hash" {"key"}: the salted hash datadings
@@ -186,7 +176,6 @@ class DatadingsStore : public sdk::Store {
       sdk::unsupported(path_ + ": the dataset is being written; it can be read after close()");
     return *reader_;
   }
-  uint64_t count() { return writer_ ? writer_->count() : reader_->count(); }
   std::string key_argument(std::string_view args_json, std::string_view command) const {
     json args = json::parse(args_json.begin(), args_json.end(), nullptr, false);
     if (args.is_discarded() || !args.is_object() || !args.contains("key") ||
@@ -200,6 +189,29 @@ class DatadingsStore : public sdk::Store {
   std::unique_ptr<Reader> reader_;
   std::unique_ptr<Writer> writer_;
 };
+
+class DatadingsRecords final : public sdk::RecordsNode {
+ public:
+  explicit DatadingsRecords(DatadingsStore& store) : store_(store) {}
+  uint64_t count() override { return store_.count(); }
+  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override { store_.read_records(begin, end, item); }
+  std::string key(uint64_t index) override { return store_.record_key(index); }
+  std::optional<uint64_t> find_key(std::string_view key) override { return store_.find_key(key); }
+  void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes, uint8_t* present) override {
+    store_.contains_keys(count, keys, key_sizes, present);
+  }
+  void append(uint64_t count, const void* const* records, const uint64_t* sizes) override {
+    store_.append_records(count, records, sizes);
+  }
+
+ private:
+  DatadingsStore& store_;
+};
+
+std::unique_ptr<sdk::Node> DatadingsStore::open_node(std::string_view node) {
+  root(node);
+  return std::make_unique<DatadingsRecords>(*this);
+}
 
 const char* const extensions[] = {".msgpack", nullptr};
 

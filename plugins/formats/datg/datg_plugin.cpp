@@ -256,9 +256,10 @@ class DatgStore : public sdk::Store {
     });
   }
 
-  bool read_chunk(std::string_view node, const uint64_t* index, void* out, size_t capacity,
-                  uint64_t* chunk_shape) override {
-    check_root(node);
+  // The array at the root; the row and column labels as strings nodes.
+  std::unique_ptr<sdk::Node> open_node(std::string_view node) override;
+
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
     const uint64_t block = checked_block(index);
     chunk_shape[0] = static_cast<uint64_t>(datg::rows_in_block(footer(), block));
     chunk_shape[1] = static_cast<uint64_t>(footer().cols);
@@ -271,9 +272,7 @@ class DatgStore : public sdk::Store {
     return writer_->read_block(block, out, size);
   }
 
-  void write_chunk(std::string_view node, const uint64_t* index, const void* in, size_t size,
-                   const uint64_t* chunk_shape) override {
-    check_root(node);
+  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) {
     recording_failure([&] {
       writer("write_chunk");
       const uint64_t block = checked_block(index);
@@ -285,9 +284,13 @@ class DatgStore : public sdk::Store {
     });
   }
 
-  void read_strings(std::string_view node, uint64_t begin, uint64_t end,
-                    const sdk::ItemFn& item) override {
-    const bool rows = label_node(node);
+  // A file holds every block; a file being written, those written so far.
+  bool chunk_exists(const uint64_t* index) {
+    const uint64_t block = checked_block(index);
+    return reader_ ? true : writer_->has_block(block);
+  }
+
+  void read_strings(bool rows, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
     if (reader_) {
       const datg::NameList& names = rows ? reader_->row_names() : reader_->col_names();
       for (uint64_t i = begin; i < clip(begin, end, names.size()); ++i)
@@ -295,7 +298,7 @@ class DatgStore : public sdk::Store {
       return;
     }
     const auto& names = writer("read_strings").names(rows);
-    if (!names) sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": " + std::string(node) + " not written yet");
+    if (!names) sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": " + (rows ? kRowsNode : kColsNode) + " not written yet");
     for (uint64_t i = begin; i < clip(begin, end, names->size()); ++i)
       item((*names)[i].data(), (*names)[i].size());
   }
@@ -394,6 +397,38 @@ class DatgStore : public sdk::Store {
   std::mutex error_mutex_;
   std::string first_error_;
 };
+
+class DatgArray final : public sdk::ArrayNode {
+ public:
+  explicit DatgArray(DatgStore& store) : store_(store) {}
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+    return store_.read_chunk(index, out, capacity, chunk_shape);
+  }
+  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+    store_.write_chunk(index, in, size, chunk_shape);
+  }
+  bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(index); }
+
+ private:
+  DatgStore& store_;
+};
+
+class DatgLabels final : public sdk::StringsNode {
+ public:
+  DatgLabels(DatgStore& store, bool rows) : store_(store), rows_(rows) {}
+  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override { store_.read_strings(rows_, begin, end, item); }
+
+ private:
+  DatgStore& store_;
+  bool rows_;
+};
+
+std::unique_ptr<sdk::Node> DatgStore::open_node(std::string_view node) {
+  if (node == kRowsNode || node == kColsNode) return std::make_unique<DatgLabels>(*this, node == kRowsNode);
+  check_root(node);
+  footer();  // NOT_FOUND before create()
+  return std::make_unique<DatgArray>(*this);
+}
 
 const char* const kExtensions[] = {".datg", nullptr};
 

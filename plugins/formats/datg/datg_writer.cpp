@@ -144,6 +144,11 @@ bool Writer::read_block(uint64_t block, void* out, size_t size) {
   return true;
 }
 
+bool Writer::has_block(uint64_t block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return block < in_file_.size() && (in_file_[block] || pending_.count(block));
+}
+
 std::vector<uint8_t> Writer::fill_block(uint64_t block) {
   const size_t count = static_cast<size_t>(rows_in_block(footer_, block)) *
                        static_cast<size_t>(footer_.cols);

@@ -75,6 +75,8 @@ class Writer {
   void write_block(uint64_t block, const void* data, size_t size);
   // The current content of block b, or false if it was never written.
   bool read_block(uint64_t block, void* out, size_t size);
+  // Whether block b was written (pending or in the scratch file).
+  bool has_block(uint64_t block);
 
   // Writes the index, metadata, footer, name files and <base>.sha256 and
   // publishes the four files as one set (a kill part-way leaves a journal the

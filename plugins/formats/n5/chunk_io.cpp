@@ -1,7 +1,6 @@
 // Chunk I/O of an N5 container: numeric chunks (the hot path, called
 // concurrently by the host), string datasets and object datasets.
 #include "chunk.hpp"
-#include "file_io.hpp"
 #include "store.hpp"
 
 #include <algorithm>
@@ -14,7 +13,6 @@ using sdk::corrupt;
 using sdk::fail;
 using sdk::invalid;
 using sdk::unsupported;
-using namespace io;
 
 // ---- chunks --------------------------------------------------------------------
 
@@ -27,13 +25,23 @@ void check_chunk_index(const Dataset& ds, const uint64_t* index, const std::stri
               std::to_string(d) + " is outside the grid of " + std::to_string(ds.grid(d)));
 }
 
+bool all_zero(const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (w) return false;
+  }
+  for (; i < n; ++i)
+    if (p[i]) return false;
+  return true;
+}
+
 }  // namespace
 
-bool N5Store::read_chunk(std::string_view node, const uint64_t* index, void* out,
-                         size_t capacity, uint64_t* chunk_shape) {
-  const OpenDataset& ds = hot_dataset(node);
-  if (ds.meta.type.kind != ElementKind::numeric)
-    invalid(ds.dir + ": read_chunk on a " + ds.meta.type.name + " dataset");
+bool N5Store::read_chunk(const OpenDataset& ds, const uint64_t* index, void* out, size_t capacity,
+                         uint64_t* chunk_shape) {
   check_chunk_index(ds.meta, index, ds.dir);
   return read_numeric(ds, chunk_path(ds.dir, index, ds.meta.ndim()),
                       static_cast<uint8_t*>(out), capacity, chunk_shape);
@@ -56,18 +64,18 @@ bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8
   const size_t max_header = max_header_size(ndim);
   const uint64_t full = ds.meta.chunk_elements() * ds.meta.type.size;
   const uint64_t want = max_header + std::max<uint64_t>(full + full / 8, 4096);
-  std::vector<uint8_t>* buf = &scratch(want);
+  sdk::BufferPool::Lease buf = scratch_.take(want);
   uint64_t got = 0;
-  if (!storage_.read_into_if_exists(path, 0, buf->data(), want, &got)) return false;
+  if (!storage_.read_into_if_exists(path, 0, buf.data(), want, &got)) return false;
   if (got == want) {
     const uint64_t size = storage_.size(path);
     if (size > kMaxChunkBytes + max_header)
       corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
-    buf = &scratch(size);  // the same per-thread buffer, grown: the first `got` bytes stay
-    storage_.read_exact(path, got, buf->data() + got, size - got);
+    buf->resize(size);  // grown: the first `got` bytes stay
+    storage_.read_exact(path, got, buf.data() + got, size - got);
     got = size;
   }
-  const uint8_t* file = buf->data();
+  const uint8_t* file = buf.data();
   ChunkHeader h = parse_chunk_header(file, got, ndim, ds.meta.chunks.data(), chunk_shape, path);
   const uint64_t bytes = dense_bytes(ds, h, path, capacity);
   const uint64_t payload = got - h.size;
@@ -102,7 +110,7 @@ std::optional<bool> N5Store::read_raw_scattered(const OpenDataset& ds, const std
                                                 size_t capacity, uint64_t* chunk_shape) {
   const size_t ndim = ds.meta.ndim();
   const size_t header = default_header_size(ndim);
-  std::vector<uint8_t>& head = scratch(header);
+  sdk::BufferPool::Lease head = scratch_.take(header);
   const stowage_buffer parts[2] = {{head.data(), header}, {out, capacity}};
   uint64_t got = 0, size = 0;
   if (!storage_.read_parts_if_exists(path, 0, parts, 2, &got, &size)) return false;
@@ -170,13 +178,10 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
   return out;
 }
 
-void N5Store::write_chunk(std::string_view node, const uint64_t* index, const void* in,
-                          size_t size, const uint64_t* chunk_shape) {
+void N5Store::write_chunk(const OpenDataset& ds, const uint64_t* index, const void* in, size_t size,
+                          const uint64_t* chunk_shape) {
   require_writable("write_chunk");
-  const OpenDataset& ds = hot_dataset(node);
   const Dataset& meta = ds.meta;
-  if (meta.type.kind != ElementKind::numeric)
-    invalid(ds.dir + ": write_chunk on a " + meta.type.name + " dataset");
   check_chunk_index(meta, index, ds.dir);
   uint64_t elements = 1;
   for (size_t d = 0; d < meta.ndim(); ++d) {
@@ -198,17 +203,17 @@ void N5Store::write_chunk(std::string_view node, const uint64_t* index, const vo
   if (header + size > kMaxChunkBytes && ds.raw)
     invalid(path + ": the chunk is " + std::to_string(header + size) + " bytes, over N5's 2 GiB limit");
   if (ds.raw) {  // the payload is the input: no copy
-    std::vector<uint8_t>& head = scratch(header);
+    sdk::BufferPool::Lease head = scratch_.take(header);
     write_default_header(head.data(), chunk_shape, meta.ndim());
     write_file(path, {{head.data(), header}, {in, size}});
     return;
   }
   const sdk::HostCodec& codec = ds.codec.get();
-  std::vector<uint8_t>& buf = scratch(header + codec.bound(size));
+  sdk::BufferPool::Lease buf = scratch_.take(header + codec.bound(size));
   write_default_header(buf.data(), chunk_shape, meta.ndim());
   size_t encoded;
   try {
-    encoded = codec.encode(in, size, buf.data() + header, buf.size() - header);
+    encoded = codec.encode(in, size, buf.data() + header, buf->size() - header);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }
@@ -216,6 +221,12 @@ void N5Store::write_chunk(std::string_view node, const uint64_t* index, const vo
     invalid(path + ": the encoded chunk is " + std::to_string(header + encoded) +
             " bytes, over N5's 2 GiB limit");
   write_file(path, {{buf.data(), header + encoded}});
+}
+
+// A stat of the chunk's file: nothing is read or decoded.
+bool N5Store::chunk_exists(const OpenDataset& ds, const uint64_t* index) const {
+  check_chunk_index(ds.meta, index, ds.dir);
+  return storage_.kind(chunk_path(ds.dir, index, ds.meta.ndim())) == STOWAGE_ENTRY_FILE;
 }
 
 // Staged and published whole, so a reader never sees half a chunk and a
@@ -262,10 +273,9 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
   meta.shape = {values.size()};
   storage_.make_directory(dir);
   write_attributes(dir, dataset_attributes(meta, user));
-  forget(node);
   if (!parts.empty()) ensure_root_version();
 
-  std::shared_ptr<OpenDataset> ds = dataset(node);
+  std::shared_ptr<const OpenDataset> ds = open_dataset(node);
   std::string payload;
   for (uint64_t first = 0; first < values.size(); first += meta.chunks[0]) {
     uint64_t count = std::min<uint64_t>(meta.chunks[0], values.size() - first);
@@ -281,14 +291,14 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
 
 // A string or object block: the header, then the payload through the dataset's codec.
 void N5Store::write_variable(const OpenDataset& ds, const std::string& path, const uint8_t* header,
-                             size_t header_size, std::string_view payload) const {
+                             size_t header_size, std::string_view payload) {
   if (ds.raw) return write_file(path, {{header, header_size}, {payload.data(), payload.size()}});
   const sdk::HostCodec& codec = ds.codec.get();
-  std::vector<uint8_t>& buf = scratch(header_size + codec.bound(payload.size()));
+  sdk::BufferPool::Lease buf = scratch_.take(header_size + codec.bound(payload.size()));
   std::memcpy(buf.data(), header, header_size);
   size_t encoded;
   try {
-    encoded = codec.encode(payload.data(), payload.size(), buf.data() + header_size, buf.size() - header_size);
+    encoded = codec.encode(payload.data(), payload.size(), buf.data() + header_size, buf->size() - header_size);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }
@@ -297,19 +307,16 @@ void N5Store::write_variable(const OpenDataset& ds, const std::string& path, con
   write_file(path, {{buf.data(), header_size + encoded}});
 }
 
-void N5Store::read_strings(std::string_view node, uint64_t begin, uint64_t end,
-                           const sdk::ItemFn& item) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  const Dataset& meta = ds->meta;
-  if (meta.type.kind != ElementKind::string || meta.ndim() != 1)
-    invalid(ds->dir + ": read_strings needs a 1-D string dataset");
+void N5Store::read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
+  const Dataset& meta = ds.meta;
+  if (meta.ndim() != 1) invalid(ds.dir + ": read_strings needs a 1-D string dataset");
   end = std::min(end, meta.shape[0]);
   for (uint64_t chunk = begin / meta.chunks[0]; begin < end; ++chunk) {
     uint64_t first = chunk * meta.chunks[0];
     uint64_t count = 0;
     std::vector<std::string_view> values;
-    std::string path = chunk_path(ds->dir, &chunk, 1);
-    std::optional<std::string> payload = read_variable(*ds, path, &count);
+    std::string path = chunk_path(ds.dir, &chunk, 1);
+    std::optional<std::string> payload = read_variable(ds, path, &count);
     if (payload) {
       // Each string is followed by a NUL; unlike Java's String.split we keep
       // trailing empty strings, which are part of what was written.
@@ -344,48 +351,60 @@ std::string N5Store::object_path(const OpenDataset& ds, uint64_t index) const {
   return chunk_path(ds.dir, grid_index.data(), grid_index.size());
 }
 
-uint64_t N5Store::record_count(std::string_view node) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (ds->meta.type.kind != ElementKind::object)
-    invalid(ds->dir + ": records are the blocks of an \"object\" dataset");
-  return ds->meta.block_count();
-}
-
-void N5Store::read_records(std::string_view node, uint64_t begin, uint64_t end,
-                           const sdk::ItemFn& item) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  end = std::min(end, record_count(node));
+void N5Store::read_records(const OpenDataset& ds, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
+  end = std::min(end, ds.meta.block_count());
   for (uint64_t i = begin; i < end; ++i) {
-    std::optional<std::string> bytes = read_variable(*ds, object_path(*ds, i), nullptr);
+    std::optional<std::string> bytes = read_variable(ds, object_path(ds, i), nullptr);
     item(bytes ? bytes->data() : "", bytes ? bytes->size() : 0);  // a missing block is empty
   }
 }
 
-void N5Store::append_records(std::string_view node, uint64_t count, const void* const* records,
+void N5Store::append_records(const OpenDataset& ds, uint64_t count, const void* const* records,
                              const uint64_t* sizes) {
   require_writable("append_records");
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (ds->meta.type.kind != ElementKind::object)
-    invalid(ds->dir + ": records are the blocks of an \"object\" dataset");
-  uint64_t& next = records_appended_[std::string(node)];
-  if (count > ds->meta.block_count() - next)
-    invalid(ds->dir + ": " + std::to_string(next + count) + " records do not fit its " +
-            std::to_string(ds->meta.block_count()) + " blocks");
+  std::lock_guard<std::mutex> lock(appended_mutex_);
+  uint64_t& next = records_appended_[ds.dir];
+  if (count > ds.meta.block_count() - next)
+    invalid(ds.dir + ": " + std::to_string(next + count) + " records do not fit its " +
+            std::to_string(ds.meta.block_count()) + " blocks");
   for (uint64_t i = 0; i < count; ++i, ++next) {
-    if (sizes[i] > kMaxChunkBytes) invalid(ds->dir + ": a record exceeds N5's 2 GiB block limit");
+    if (sizes[i] > kMaxChunkBytes) invalid(ds.dir + ": a record exceeds N5's 2 GiB block limit");
     uint8_t header[6];
     sdk::store_be<uint16_t>(header, kModeObject);
     sdk::store_be<uint32_t>(header + 2, static_cast<uint32_t>(sizes[i]));
-    write_variable(*ds, object_path(*ds, next), header, sizeof header,
+    write_variable(ds, object_path(ds, next), header, sizeof header,
                    std::string_view(static_cast<const char*>(records[i]), sizes[i]));
   }
 }
 
 // The key of a record is its block's path inside the dataset ("0/1", N5 order).
-std::string N5Store::record_key(std::string_view node, uint64_t index) {
-  std::shared_ptr<OpenDataset> ds = dataset(node);
-  if (index >= record_count(node)) invalid(ds->dir + ": record " + std::to_string(index) + " is out of range");
-  return object_path(*ds, index).substr(ds->dir.size() + 1);
+std::string N5Store::record_key(const OpenDataset& ds, uint64_t index) const {
+  if (index >= ds.meta.block_count()) invalid(ds.dir + ": record " + std::to_string(index) + " is out of range");
+  return object_path(ds, index).substr(ds.dir.size() + 1);
+}
+
+// The record whose block path is `key`: its grid position, numbered in C
+// order (the inverse of object_path).
+std::optional<uint64_t> N5Store::find_record(const OpenDataset& ds, std::string_view key) const {
+  const size_t ndim = ds.meta.ndim();
+  std::vector<uint64_t> position(ndim);  // N5 order in the key: fastest dimension first
+  size_t d = 0, at = 0;
+  for (; d < ndim && at <= key.size(); ++d) {
+    size_t slash = std::min(key.find('/', at), key.size());
+    std::string_view part = key.substr(at, slash - at);
+    if (part.empty() || part.size() > 19 || part.find_first_not_of("0123456789") != std::string_view::npos)
+      return std::nullopt;
+    position[d] = std::stoull(std::string(part));
+    at = slash + 1;
+  }
+  if (d != ndim || at != key.size() + 1) return std::nullopt;
+  uint64_t index = 0;
+  for (size_t k = ndim; k-- > 0;) {  // C order of the grid: N5's last dimension is the slowest
+    const size_t c = ndim - 1 - k;     // the grid's C-order dimension of N5 dimension k
+    if (position[k] >= ds.meta.grid(c)) return std::nullopt;
+    index = index * ds.meta.grid(c) + position[k];
+  }
+  return index;
 }
 
 }  // namespace n5

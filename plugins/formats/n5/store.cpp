@@ -1,6 +1,5 @@
 #include "store.hpp"
 
-#include "file_io.hpp"
 
 #include <stowage/plugin_util.hpp>
 
@@ -21,7 +20,6 @@ using sdk::corrupt;
 using sdk::fail;
 using sdk::invalid;
 using sdk::unsupported;
-using namespace io;
 
 namespace {
 
@@ -221,13 +219,8 @@ std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host,
   return store;
 }
 
-namespace {
-std::atomic<uint64_t> next_store_id{1};
-}  // namespace
-
 N5Store::N5Store(sdk::Storage storage, std::string root, bool writable, Options options)
-    : storage_(storage), root_(std::move(root)), writable_(writable), options_(options),
-      id_(next_store_id.fetch_add(1)) {}
+    : storage_(storage), root_(std::move(root)), writable_(writable), options_(options) {}
 
 // ---- paths and attributes ------------------------------------------------------
 
@@ -286,51 +279,14 @@ void N5Store::ensure_root_version() {
   if (!attrs.contains("n5")) write_attributes(root_, with_version_first(kWrittenVersion, attrs));
 }
 
-std::shared_ptr<N5Store::OpenDataset> N5Store::dataset(std::string_view node) {
-  {
-    std::shared_lock<std::shared_mutex> lock(cache_mutex_);
-    auto it = cache_.find(std::string(node));
-    if (it != cache_.end()) return it->second;
-  }
+std::shared_ptr<const OpenDataset> N5Store::open_dataset(std::string_view node) const {
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_existing(dir, node);
   require_outside_datasets(parts);
   std::optional<json> attrs = read_attributes(dir);
-  if (!attrs || !is_dataset(*attrs)) invalid(dir + ": is a group, not a dataset");
-  auto ds = std::make_shared<OpenDataset>(host(), dir, parse_dataset(*attrs, dir + kAttributesFile));
-  std::unique_lock<std::shared_mutex> lock(cache_mutex_);
-  return cache_.emplace(std::string(node), ds).first->second;
-}
-
-// The dataset of a node on the chunk hot path. A per-thread memo of the last
-// lookup keeps threads off the shared cache and its lock for every chunk; the
-// memo's reference stays valid until this thread's next lookup.
-const N5Store::OpenDataset& N5Store::hot_dataset(std::string_view node) {
-  struct Memo {
-    uint64_t store_id = 0, generation = 0;
-    std::string node;
-    std::shared_ptr<OpenDataset> ds;
-  };
-  thread_local Memo memo;
-  uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (memo.ds && memo.store_id == id_ && memo.generation == generation && memo.node == node)
-    return *memo.ds;
-  memo.ds = dataset(node);
-  memo.store_id = id_;
-  memo.generation = generation;
-  memo.node = node;
-  return *memo.ds;
-}
-
-void N5Store::forget(std::string_view node) {
-  std::unique_lock<std::shared_mutex> lock(cache_mutex_);
-  std::string prefix = std::string(node) + "/";
-  for (auto it = cache_.begin(); it != cache_.end();) {
-    bool below = node.empty() || it->first == node || it->first.compare(0, prefix.size(), prefix) == 0;
-    it = below ? cache_.erase(it) : std::next(it);
-  }
-  generation_.fetch_add(1, std::memory_order_acq_rel);  // after the erase: memos revalidate
+  if (!attrs || !is_dataset(*attrs)) return nullptr;
+  return std::make_shared<const OpenDataset>(host(), dir, parse_dataset(*attrs, dir + kAttributesFile));
 }
 
 // ---- the tree ------------------------------------------------------------------
@@ -410,7 +366,8 @@ void N5Store::create(std::string_view node, std::string_view text) {
     json version = attrs.contains("n5") ? attrs["n5"] : json();
     attrs = dataset_attributes(variable_dataset(host(), d, kind, dir), user);
     if (!version.is_null()) attrs = with_version_first(version, attrs);
-    records_appended_.erase(std::string(node));
+    std::lock_guard<std::mutex> lock(appended_mutex_);
+    records_appended_.erase(dir);
   } else {
     unsupported("n5 create: cannot create a node of kind \"" + kind +
                 "\" (groups, arrays, strings and records only)");
@@ -420,7 +377,6 @@ void N5Store::create(std::string_view node, std::string_view text) {
   storage_.make_directory(dir);
   // N5 Java writes no attributes.json for a group without attributes.
   if (!(kind == "group" && attrs.empty() && !existing)) write_attributes(dir, attrs);
-  forget(node);
   if (!parts.empty()) ensure_root_version();
 }
 
@@ -444,7 +400,6 @@ void N5Store::set_attributes(std::string_view node, std::string_view text) {
   }
   if (!dataset && is_dataset(attrs)) invalid(dir + ": these attributes would make the group a dataset");
   write_attributes(dir, attrs);
-  forget(node);
 }
 
 void N5Store::remove(std::string_view node) {
@@ -455,7 +410,6 @@ void N5Store::remove(std::string_view node) {
   require_existing(dir, node);
   require_outside_datasets(parts);
   storage_.remove(dir, STOWAGE_REMOVE_RECURSIVE);
-  forget(node);
 }
 
 // A node is a directory, so one rename publishes it whole: the staged node
@@ -472,15 +426,7 @@ void N5Store::move_node(std::string_view from, std::string_view to, bool replace
   require_outside_datasets(to_parts);
   std::vector<std::string> to_parent(to_parts.begin(), to_parts.end() - 1);
   require_existing(node_dir(to_parent), join_node(to_parent, to_parent.size()));
-  try {
-    storage_.move(from_dir, to_dir, replace ? STOWAGE_PUBLISH_REPLACE : 0);
-  } catch (...) {
-    forget(from);
-    forget(to);
-    throw;
-  }
-  forget(from);
-  forget(to);
+  storage_.move(from_dir, to_dir, replace ? STOWAGE_PUBLISH_REPLACE : 0);
 }
 
 }  // namespace n5

@@ -94,8 +94,12 @@ class NpyStore final : public sdk::Store {
     if (!a.empty()) refuse_attributes(a);
   }
 
+  // The one array, at the root (NpyArray below).
+  std::unique_ptr<sdk::Node> open_node(std::string_view node) override;
+  void check_slab(const uint64_t* index) const { layout_.slab(index, path_); }
+
   bool read_chunk(std::string_view node, const uint64_t* index, void* out, size_t capacity,
-                  uint64_t* chunk_shape) override {
+                  uint64_t* chunk_shape) {
     check_node(node);
     npy::SlabLayout::Slab s = layout_.slab(index, path_);
     if (s.size > capacity)
@@ -111,7 +115,7 @@ class NpyStore final : public sdk::Store {
   }
 
   void write_chunk(std::string_view node, const uint64_t* index, const void* in, size_t size,
-                   const uint64_t* chunk_shape) override {
+                   const uint64_t* chunk_shape) {
     check_node(node);
     require_writable();
     npy::SlabLayout::Slab s = layout_.slab(index, path_);
@@ -244,6 +248,30 @@ class NpyStore final : public sdk::Store {
   std::atomic<bool> writing_{false};
   std::mutex copy_mutex_;
 };
+
+// The array: every slab of a .npy file is present (the file holds them all).
+class NpyArray final : public sdk::ArrayNode {
+ public:
+  explicit NpyArray(NpyStore& store) : store_(store) {}
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+    return store_.read_chunk("", index, out, capacity, chunk_shape);
+  }
+  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+    store_.write_chunk("", index, in, size, chunk_shape);
+  }
+  bool chunk_exists(const uint64_t* index) override {
+    store_.check_slab(index);
+    return true;
+  }
+
+ private:
+  NpyStore& store_;
+};
+
+std::unique_ptr<sdk::Node> NpyStore::open_node(std::string_view node) {
+  describe(node);  // NOT_FOUND but for the root; checks an array exists
+  return std::make_unique<NpyArray>(*this);
+}
 
 struct NpyFormat {
   static int32_t identify(const sdk::Host& host, std::string_view path) {

@@ -30,7 +30,9 @@
  * ABI 2 (from 1): codecs are an immutable configuration plus per-thread
  * contexts the host pools; the host table is one per registry and is passed
  * to codec create() and format open(); format plugins use codecs through the
- * host's codec_* functions.
+ * host's codec_* functions and do all I/O through the host's storage layer;
+ * a format's data calls go to node handles (open_node), one table per node
+ * kind, instead of a path on every call.
  *
  * C authors fill the structs by hand; C++ authors use stowage/plugin.hpp.
  */
@@ -160,6 +162,7 @@ typedef struct stowage_codec_vtable {
 /* ---- formats (kind "format") ------------------------------------------- */
 
 typedef struct stowage_store_state *stowage_store_handle;
+typedef struct stowage_node_state *stowage_node_handle;
 
 /* Open modes, with Julia's Daf meaning. */
 typedef enum stowage_open_mode {
@@ -168,6 +171,15 @@ typedef enum stowage_open_mode {
   STOWAGE_MODE_CREATE = 2,   /* "w+": create if absent, else read and write */
   STOWAGE_MODE_TRUNCATE = 3  /* "w":  create, replacing what was there */
 } stowage_open_mode;
+
+/* What a node is; each kind but a group has a table of its own. */
+typedef enum stowage_node_kind {
+  STOWAGE_NODE_GROUP = 0,
+  STOWAGE_NODE_ARRAY = 1,   /* stowage_array_vtable */
+  STOWAGE_NODE_SPARSE = 2,  /* stowage_sparse_vtable */
+  STOWAGE_NODE_STRINGS = 3, /* stowage_strings_vtable */
+  STOWAGE_NODE_RECORDS = 4  /* stowage_records_vtable */
+} stowage_node_kind;
 
 /*
  * Nodes are addressed by '/'-separated paths relative to the store's root;
@@ -190,11 +202,105 @@ typedef enum stowage_open_mode {
  *                 "labels": "<path of a strings node>" or null}, ...]
  *                 A labels path may be hidden (not returned by list()).
  *
- * Threading: the host calls describe/list/read_* concurrently from many
- * threads, and write_chunk concurrently for distinct chunks. create,
- * set_attributes, remove, append_*, write_strings and close are never called
- * concurrently with anything else on the same store.
+ * Node handles. The host opens a node once (open_node) and makes every data
+ * call on the handle, through the table of the node's kind, so a plugin
+ * parses a node's metadata once per handle instead of looking a path up on
+ * every chunk. A handle keeps what it parsed: a node changed through another
+ * handle (create over it, remove) is seen by handles opened after the
+ * change. The host closes every handle (close_node) before it closes the
+ * store.
+ *
+ * Threading: the host calls describe/list/open_node/close_node and the
+ * tables' read functions concurrently from many threads, and write_chunk
+ * concurrently for distinct chunks. create, set_attributes, remove,
+ * write_strings, move_node, the tables' append functions and close are never
+ * called concurrently with anything else on the same store.
  */
+
+/* -- dense arrays: chunk primitives; the host does region I/O -- */
+typedef struct stowage_array_vtable {
+  uint32_t struct_size;
+  /* Reads chunk `chunk_index` (ndim entries, C order) into out: the chunk's
+   * elements in the declared byte_order and order. *chunk_shape (ndim
+   * entries) receives the stored chunk's shape, which may be smaller than
+   * "chunks" (cropped edge chunks) or larger than the array's remaining
+   * extent (padded edge chunks); the host clips. Returns STOWAGE_MISSING
+   * for a chunk that was never written. */
+  int (*read_chunk)(stowage_node_handle node, const uint64_t *chunk_index, void *out,
+                    size_t out_capacity, uint64_t *chunk_shape, stowage_error *err);
+  /* Writes a chunk whose shape (clipped to the array) is chunk_shape, with
+   * elements in the declared byte_order and order. NULL: read only. */
+  int (*write_chunk)(stowage_node_handle node, const uint64_t *chunk_index, const void *in,
+                     size_t in_size, const uint64_t *chunk_shape, stowage_error *err);
+  /* *exists = 1 if the chunk is stored, 0 if it was never written (it reads
+   * as the fill value). Looks, never decodes: a stat, an index entry. */
+  int (*chunk_exists)(stowage_node_handle node, const uint64_t *chunk_index, int32_t *exists,
+                      stowage_error *err);
+  /* -- fields added later go here (see STOWAGE_ARRAY_VTABLE_V1_SIZE) -- */
+} stowage_array_vtable;
+#define STOWAGE_ARRAY_VTABLE_V1_SIZE (offsetof(stowage_array_vtable, chunk_exists) + sizeof(void *))
+
+/* -- sparse matrices (CSC or CSR; indptr is 64-bit, indices 32-bit) -- */
+typedef struct stowage_sparse_vtable {
+  uint32_t struct_size;
+  /* Number of stored values in majors [begin, end). */
+  int (*count)(stowage_node_handle node, uint64_t major_begin, uint64_t major_end, uint64_t *nnz,
+               stowage_error *err);
+  /* indptr gets end-begin+1 entries starting at 0; indices and values get
+   * nnz entries (values in the host's byte order, dtype as described). */
+  int (*read)(stowage_node_handle node, uint64_t major_begin, uint64_t major_end, uint64_t *indptr,
+              uint32_t *indices, void *values, uint64_t nnz_capacity, stowage_error *err);
+  /* Appends n_major majors in order (indptr has n_major+1 entries starting
+   * at 0). The matrix is complete when every major has been appended. NULL:
+   * read only. */
+  int (*append)(stowage_node_handle node, uint64_t n_major, const uint64_t *indptr,
+                const uint32_t *indices, const void *values, stowage_error *err);
+} stowage_sparse_vtable;
+#define STOWAGE_SPARSE_VTABLE_V1_SIZE (offsetof(stowage_sparse_vtable, append) + sizeof(void *))
+
+/* -- string arrays (written whole with the format's write_strings) -- */
+typedef struct stowage_strings_vtable {
+  uint32_t struct_size;
+  /* One sink item per string, for elements [begin, end). */
+  int (*read)(stowage_node_handle node, uint64_t begin, uint64_t end, stowage_sink *items,
+              stowage_error *err);
+} stowage_strings_vtable;
+#define STOWAGE_STRINGS_VTABLE_V1_SIZE (offsetof(stowage_strings_vtable, read) + sizeof(void *))
+
+/* -- record sets (msgpack samples with keys) -- */
+typedef struct stowage_records_vtable {
+  uint32_t struct_size;
+  int (*count)(stowage_node_handle node, uint64_t *count, stowage_error *err);
+  /* One sink item per record (its msgpack bytes), for records [begin, end). */
+  int (*read)(stowage_node_handle node, uint64_t begin, uint64_t end, stowage_sink *items,
+              stowage_error *err);
+  /* The key of record `index`, as one sink item. */
+  int (*key)(stowage_node_handle node, uint64_t index, stowage_sink *key, stowage_error *err);
+  /* The index of a key, or STOWAGE_NOT_FOUND. */
+  int (*find_key)(stowage_node_handle node, const char *key, size_t key_size, uint64_t *index,
+                  stowage_error *err);
+  /* present[i] = 1 if keys[i] is in the key table (after the format's fast
+   * check, a Bloom filter say), else 0; many keys in one call, so a format
+   * can overlap one key's memory accesses with the next key's hashing. */
+  int (*contains_keys)(stowage_node_handle node, uint64_t count, const char *const *keys,
+                       const uint64_t *key_sizes, uint8_t *present, stowage_error *err);
+  /* Appends msgpack records in order; each must carry its key as the
+   * format requires. NULL: read only. */
+  int (*append)(stowage_node_handle node, uint64_t count, const void *const *records,
+                const uint64_t *sizes, stowage_error *err);
+} stowage_records_vtable;
+#define STOWAGE_RECORDS_VTABLE_V1_SIZE (offsetof(stowage_records_vtable, append) + sizeof(void *))
+
+/* What open_node fills: the node's kind, its handle and its kind's table
+ * (NULL for a group, whose handle the plugin may leave NULL too). The host
+ * sets struct_size to the size it knows before the call. */
+typedef struct stowage_node {
+  uint32_t struct_size;
+  uint32_t kind; /* stowage_node_kind */
+  stowage_node_handle handle;
+  const void *table; /* stowage_array_vtable*, stowage_sparse_vtable*, ... */
+} stowage_node;
+
 typedef struct stowage_format_vtable {
   uint32_t struct_size;
 
@@ -228,79 +334,17 @@ typedef struct stowage_format_vtable {
   int (*remove)(stowage_store_handle store, const char *node, size_t node_size,
                 stowage_error *err);
 
-  /* -- dense arrays: chunk primitives; the host does region I/O -- */
-  /* Reads chunk `chunk_index` (ndim entries, C order) into out: the chunk's
-   * elements in the declared byte_order and order. *chunk_shape (ndim
-   * entries) receives the stored chunk's shape, which may be smaller than
-   * "chunks" (cropped edge chunks) or larger than the array's remaining
-   * extent (padded edge chunks); the host clips. Returns STOWAGE_MISSING
-   * for a chunk that was never written. */
-  int (*read_chunk)(stowage_store_handle store, const char *node,
-                    size_t node_size, const uint64_t *chunk_index, void *out,
-                    size_t out_capacity, uint64_t *chunk_shape,
-                    stowage_error *err);
-  /* Writes a chunk whose shape (clipped to the array) is chunk_shape, with
-   * elements in the declared byte_order and order. */
-  int (*write_chunk)(stowage_store_handle store, const char *node,
-                     size_t node_size, const uint64_t *chunk_index,
-                     const void *in, size_t in_size,
-                     const uint64_t *chunk_shape, stowage_error *err);
+  /* -- node handles: the data of one node, through its kind's table -- */
+  int (*open_node)(stowage_store_handle store, const char *node, size_t node_size,
+                   stowage_node *out, stowage_error *err);
+  void (*close_node)(stowage_store_handle store, stowage_node_handle node);
 
-  /* -- sparse matrices (CSC or CSR; indptr is 64-bit, indices 32-bit) -- */
-  /* Number of stored values in majors [begin, end). */
-  int (*sparse_count)(stowage_store_handle store, const char *node,
-                      size_t node_size, uint64_t major_begin,
-                      uint64_t major_end, uint64_t *nnz, stowage_error *err);
-  /* indptr gets end-begin+1 entries starting at 0; indices and values get
-   * nnz entries (values in the host's byte order, dtype as described). */
-  int (*read_sparse)(stowage_store_handle store, const char *node,
-                     size_t node_size, uint64_t major_begin,
-                     uint64_t major_end, uint64_t *indptr, uint32_t *indices,
-                     void *values, uint64_t nnz_capacity, stowage_error *err);
-  /* Appends n_major majors in order (indptr has n_major+1 entries starting
-   * at 0). The matrix is complete when every major has been appended. */
-  int (*append_sparse)(stowage_store_handle store, const char *node,
-                       size_t node_size, uint64_t n_major,
-                       const uint64_t *indptr, const uint32_t *indices,
-                       const void *values, stowage_error *err);
-
-  /* -- string arrays -- */
-  /* One sink item per string, for elements [begin, end). */
-  int (*read_strings)(stowage_store_handle store, const char *node,
-                      size_t node_size, uint64_t begin, uint64_t end,
-                      stowage_sink *items, stowage_error *err);
-  /* Writes a whole string array (creating the node if needed). */
+  /* Writes a whole string array (creating or replacing the node). NULL:
+   * the format holds no strings or is read only. */
   int (*write_strings)(stowage_store_handle store, const char *node,
                        size_t node_size, uint64_t count,
                        const char *const *data, const uint64_t *sizes,
                        stowage_error *err);
-
-  /* -- record sets (msgpack samples with keys) -- */
-  int (*record_count)(stowage_store_handle store, const char *node,
-                      size_t node_size, uint64_t *count, stowage_error *err);
-  /* One sink item per record (its msgpack bytes), for records [begin, end). */
-  int (*read_records)(stowage_store_handle store, const char *node,
-                      size_t node_size, uint64_t begin, uint64_t end,
-                      stowage_sink *items, stowage_error *err);
-  /* The key of record `index`, as one sink item. */
-  int (*record_key)(stowage_store_handle store, const char *node,
-                    size_t node_size, uint64_t index, stowage_sink *key,
-                    stowage_error *err);
-  /* The index of a key, or STOWAGE_NOT_FOUND. */
-  int (*find_key)(stowage_store_handle store, const char *node,
-                  size_t node_size, const char *key, size_t key_size,
-                  uint64_t *index, stowage_error *err);
-  /* *present = 1 if the key may be present by the format's fast check
-   * (Bloom filter) and is in the key table, else 0. */
-  int (*contains_key)(stowage_store_handle store, const char *node,
-                      size_t node_size, const char *key, size_t key_size,
-                      int32_t *present, stowage_error *err);
-  /* Appends msgpack records in order; each must carry its key as the
-   * format requires. */
-  int (*append_records)(stowage_store_handle store, const char *node,
-                        size_t node_size, uint64_t count,
-                        const void *const *records, const uint64_t *sizes,
-                        stowage_error *err);
 
   /* -- anything else: a named command, JSON in and JSON out (e.g.
    *    datadings "verify"). UNSUPPORTED for names the plugin does not know. */
@@ -311,14 +355,6 @@ typedef struct stowage_format_vtable {
 
   /* -- added after the first version: the host reads these only when
    *    struct_size covers them (see STOWAGE_FORMAT_VTABLE_V1_SIZE). -- */
-
-  /* present[i] = contains_key(keys[i]) for `count` keys in one call, so a
-   * format can overlap one key's memory accesses with the next key's
-   * hashing. NULL: the host asks key by key. */
-  int (*contains_keys)(stowage_store_handle store, const char *node,
-                       size_t node_size, uint64_t count,
-                       const char *const *keys, const uint64_t *key_sizes,
-                       uint8_t *present, stowage_error *err);
 
   /* Renames node `from` to `to` (siblings or not, in this store) in one
    * step that a kill cannot leave half done: stowage::copy writes a node

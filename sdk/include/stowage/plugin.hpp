@@ -17,7 +17,10 @@
 //                                 STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
 // The descriptor's params_schema is generated from params().
 //
-// A format author derives from sdk::Store, writes two static functions
+// A format author derives from sdk::Store (the tree, by path) and from the
+// node class of each kind it holds (sdk::ArrayNode, SparseNode, StringsNode,
+// RecordsNode: a node's data, returned by Store::open_node), writes two
+// static functions
 //     static int32_t identify(const sdk::Host& host, std::string_view path);
 //     static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
 //                                             uint32_t mode, std::string_view options_json);
@@ -216,8 +219,85 @@ template <class Format>
 struct FormatTrampolines;
 }
 
-// Base class of a format plugin's open store. Every operation a format does
-// not support reports UNSUPPORTED with the operation's name.
+// A node the host opened (Store::open_node): the data of one node, with
+// whatever the plugin parsed to serve it (dataset metadata, an index, a
+// map). A plugin derives from the class of the node's kind; a group is a
+// GroupNode. The host calls a node's read functions from many threads at
+// once, write_chunk from many threads for distinct chunks, and never uses a
+// node after its store closed.
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual stowage_node_kind kind() const = 0;
+
+ protected:
+  [[noreturn]] static void read_only(const char* op) {
+    unsupported(std::string("this node is read only (") + op + ")");
+  }
+};
+
+class GroupNode final : public Node {
+ public:
+  stowage_node_kind kind() const override { return STOWAGE_NODE_GROUP; }
+};
+
+class ArrayNode : public Node {
+ public:
+  stowage_node_kind kind() const final { return STOWAGE_NODE_ARRAY; }
+  // Returns false for a missing chunk.
+  virtual bool read_chunk(const uint64_t* chunk_index, void* out, size_t capacity,
+                          uint64_t* chunk_shape) = 0;
+  virtual void write_chunk(const uint64_t* chunk_index, const void* in, size_t size,
+                           const uint64_t* chunk_shape) {
+    (void)chunk_index, (void)in, (void)size, (void)chunk_shape;
+    read_only("write_chunk");
+  }
+  // Whether the chunk is stored, found without decoding it.
+  virtual bool chunk_exists(const uint64_t* chunk_index) = 0;
+};
+
+class SparseNode : public Node {
+ public:
+  stowage_node_kind kind() const final { return STOWAGE_NODE_SPARSE; }
+  virtual uint64_t count(uint64_t begin, uint64_t end) = 0;
+  virtual void read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices, void* values,
+                    uint64_t nnz_capacity) = 0;
+  virtual void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+                      const void* values) {
+    (void)n_major, (void)indptr, (void)indices, (void)values;
+    read_only("append");
+  }
+};
+
+class StringsNode : public Node {
+ public:
+  stowage_node_kind kind() const final { return STOWAGE_NODE_STRINGS; }
+  virtual void read(uint64_t begin, uint64_t end, const ItemFn& item) = 0;
+};
+
+class RecordsNode : public Node {
+ public:
+  stowage_node_kind kind() const final { return STOWAGE_NODE_RECORDS; }
+  virtual uint64_t count() = 0;
+  virtual void read(uint64_t begin, uint64_t end, const ItemFn& item) = 0;
+  virtual std::string key(uint64_t index) = 0;
+  virtual std::optional<uint64_t> find_key(std::string_view key) = 0;
+  // present[i] = whether keys[i] is a key; override to overlap the lookups
+  // of many keys (a Bloom filter's cache misses, say).
+  virtual void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes,
+                             uint8_t* present) {
+    for (uint64_t i = 0; i < count; ++i)
+      present[i] = find_key(std::string_view(keys[i], key_sizes[i])) ? 1 : 0;
+  }
+  virtual void append(uint64_t count, const void* const* records, const uint64_t* sizes) {
+    (void)count, (void)records, (void)sizes;
+    read_only("append");
+  }
+};
+
+// Base class of a format plugin's open store: the tree (list, describe,
+// create, remove...) by path, and open_node for a node's data. Every
+// operation a format does not support reports UNSUPPORTED with its name.
 class Store {
  public:
   virtual ~Store() = default;
@@ -230,81 +310,20 @@ class Store {
 
   virtual std::vector<std::string> list(std::string_view node) = 0;
   virtual std::string describe(std::string_view node) = 0;
+  // The node's data; NOT_FOUND for a missing node.
+  virtual std::unique_ptr<Node> open_node(std::string_view node) = 0;
+
   virtual void create(std::string_view node, std::string_view json) { no("create"); (void)node; (void)json; }
   virtual void set_attributes(std::string_view node, std::string_view json) {
     (void)node, (void)json;
     no("set_attributes");
   }
   virtual void remove(std::string_view node) { (void)node; no("remove"); }
-
-  // Returns false for a missing chunk.
-  virtual bool read_chunk(std::string_view node, const uint64_t* chunk_index, void* out,
-                          size_t capacity, uint64_t* chunk_shape) {
-    (void)node, (void)chunk_index, (void)out, (void)capacity, (void)chunk_shape;
-    no("read_chunk");
-  }
-  virtual void write_chunk(std::string_view node, const uint64_t* chunk_index, const void* in,
-                           size_t size, const uint64_t* chunk_shape) {
-    (void)node, (void)chunk_index, (void)in, (void)size, (void)chunk_shape;
-    no("write_chunk");
-  }
-
-  virtual uint64_t sparse_count(std::string_view node, uint64_t begin, uint64_t end) {
-    (void)node, (void)begin, (void)end;
-    no("sparse_count");
-  }
-  virtual void read_sparse(std::string_view node, uint64_t begin, uint64_t end, uint64_t* indptr,
-                           uint32_t* indices, void* values, uint64_t nnz_capacity) {
-    (void)node, (void)begin, (void)end, (void)indptr, (void)indices, (void)values,
-        (void)nnz_capacity;
-    no("read_sparse");
-  }
-  virtual void append_sparse(std::string_view node, uint64_t n_major, const uint64_t* indptr,
-                             const uint32_t* indices, const void* values) {
-    (void)node, (void)n_major, (void)indptr, (void)indices, (void)values;
-    no("append_sparse");
-  }
-
-  virtual void read_strings(std::string_view node, uint64_t begin, uint64_t end,
-                            const ItemFn& item) {
-    (void)node, (void)begin, (void)end, (void)item;
-    no("read_strings");
-  }
+  // Writes a whole string array, creating or replacing the node.
   virtual void write_strings(std::string_view node, const std::vector<std::string_view>& values) {
     (void)node, (void)values;
     no("write_strings");
   }
-
-  virtual uint64_t record_count(std::string_view node) { (void)node; no("record_count"); }
-  virtual void read_records(std::string_view node, uint64_t begin, uint64_t end,
-                            const ItemFn& item) {
-    (void)node, (void)begin, (void)end, (void)item;
-    no("read_records");
-  }
-  virtual std::string record_key(std::string_view node, uint64_t index) {
-    (void)node, (void)index;
-    no("record_key");
-  }
-  virtual std::optional<uint64_t> find_key(std::string_view node, std::string_view key) {
-    (void)node, (void)key;
-    no("find_key");
-  }
-  virtual bool contains_key(std::string_view node, std::string_view key) {
-    (void)node, (void)key;
-    no("contains_key");
-  }
-  // Many contains_key at once; override to overlap the keys' lookups.
-  virtual void contains_keys(std::string_view node, uint64_t count, const char* const* keys,
-                             const uint64_t* key_sizes, uint8_t* present) {
-    for (uint64_t i = 0; i < count; ++i)
-      present[i] = contains_key(node, std::string_view(keys[i], key_sizes[i])) ? 1 : 0;
-  }
-  virtual void append_records(std::string_view node, uint64_t count, const void* const* records,
-                              const uint64_t* sizes) {
-    (void)node, (void)count, (void)records, (void)sizes;
-    no("append_records");
-  }
-
   // Declare STOWAGE_CAP_MOVE_NODES in the descriptor when overriding this.
   virtual void move_node(std::string_view from, std::string_view to, bool replace) {
     (void)from, (void)to, (void)replace;
@@ -441,14 +460,105 @@ struct CodecTrampolines {
   }
 };
 
-template <class Format>
-struct FormatTrampolines {
-  static Store* self(stowage_store_handle h) { return reinterpret_cast<Store*>(h); }
-
-  // Collects sink items through a C++ callback.
+// The tables of the node kinds: each function casts the handle back to the
+// plugin's node object.
+struct NodeTrampolines {
+  template <class N>
+  static N& as(stowage_node_handle h) { return *static_cast<N*>(reinterpret_cast<Node*>(h)); }
   static ItemFn to_items(stowage_sink* sink) {
     return [sink](const void* d, size_t n) { emit(sink, d, n); };
   }
+
+  // arrays
+  static int read_chunk(stowage_node_handle h, const uint64_t* idx, void* out, size_t cap,
+                        uint64_t* shape, stowage_error* err) noexcept {
+    bool present = true;
+    int rc = guarded(err, [&] { present = as<ArrayNode>(h).read_chunk(idx, out, cap, shape); });
+    return rc == STOWAGE_OK && !present ? STOWAGE_MISSING : rc;
+  }
+  static int write_chunk(stowage_node_handle h, const uint64_t* idx, const void* in, size_t n,
+                         const uint64_t* shape, stowage_error* err) noexcept {
+    return guarded(err, [&] { as<ArrayNode>(h).write_chunk(idx, in, n, shape); });
+  }
+  static int chunk_exists(stowage_node_handle h, const uint64_t* idx, int32_t* exists,
+                          stowage_error* err) noexcept {
+    return guarded(err, [&] { *exists = as<ArrayNode>(h).chunk_exists(idx) ? 1 : 0; });
+  }
+  // sparse
+  static int sparse_count(stowage_node_handle h, uint64_t b, uint64_t e, uint64_t* nnz,
+                          stowage_error* err) noexcept {
+    return guarded(err, [&] { *nnz = as<SparseNode>(h).count(b, e); });
+  }
+  static int sparse_read(stowage_node_handle h, uint64_t b, uint64_t e, uint64_t* indptr,
+                         uint32_t* indices, void* values, uint64_t cap, stowage_error* err) noexcept {
+    return guarded(err, [&] { as<SparseNode>(h).read(b, e, indptr, indices, values, cap); });
+  }
+  static int sparse_append(stowage_node_handle h, uint64_t n, const uint64_t* indptr,
+                           const uint32_t* indices, const void* values, stowage_error* err) noexcept {
+    return guarded(err, [&] { as<SparseNode>(h).append(n, indptr, indices, values); });
+  }
+  // strings
+  static int strings_read(stowage_node_handle h, uint64_t b, uint64_t e, stowage_sink* sink,
+                          stowage_error* err) noexcept {
+    return guarded(err, [&] { as<StringsNode>(h).read(b, e, to_items(sink)); });
+  }
+  // records
+  static int records_count(stowage_node_handle h, uint64_t* count, stowage_error* err) noexcept {
+    return guarded(err, [&] { *count = as<RecordsNode>(h).count(); });
+  }
+  static int records_read(stowage_node_handle h, uint64_t b, uint64_t e, stowage_sink* sink,
+                          stowage_error* err) noexcept {
+    return guarded(err, [&] { as<RecordsNode>(h).read(b, e, to_items(sink)); });
+  }
+  static int records_key(stowage_node_handle h, uint64_t i, stowage_sink* sink,
+                         stowage_error* err) noexcept {
+    return guarded(err, [&] { emit(sink, as<RecordsNode>(h).key(i)); });
+  }
+  static int records_find_key(stowage_node_handle h, const char* key, size_t ks, uint64_t* index,
+                              stowage_error* err) noexcept {
+    std::optional<uint64_t> found;
+    int rc = guarded(err, [&] { found = as<RecordsNode>(h).find_key(sv(key, ks)); });
+    if (rc != STOWAGE_OK) return rc;
+    if (!found) {
+      set_error(err, STOWAGE_NOT_FOUND, "key '" + std::string(sv(key, ks)) + "' not found");
+      return STOWAGE_NOT_FOUND;
+    }
+    *index = *found;
+    return STOWAGE_OK;
+  }
+  static int records_contains_keys(stowage_node_handle h, uint64_t count, const char* const* keys,
+                                   const uint64_t* key_sizes, uint8_t* present,
+                                   stowage_error* err) noexcept {
+    return guarded(err, [&] { as<RecordsNode>(h).contains_keys(count, keys, key_sizes, present); });
+  }
+  static int records_append(stowage_node_handle h, uint64_t count, const void* const* recs,
+                            const uint64_t* sizes, stowage_error* err) noexcept {
+    return guarded(err, [&] { as<RecordsNode>(h).append(count, recs, sizes); });
+  }
+
+  // The table of a node's kind (nullptr for a group).
+  static const void* table(stowage_node_kind kind) {
+    static const stowage_array_vtable array = {sizeof(stowage_array_vtable), read_chunk, write_chunk,
+                                               chunk_exists};
+    static const stowage_sparse_vtable sparse = {sizeof(stowage_sparse_vtable), sparse_count, sparse_read,
+                                                 sparse_append};
+    static const stowage_strings_vtable strings = {sizeof(stowage_strings_vtable), strings_read};
+    static const stowage_records_vtable records = {
+        sizeof(stowage_records_vtable), records_count,         records_read,  records_key,
+        records_find_key,               records_contains_keys, records_append};
+    switch (kind) {
+      case STOWAGE_NODE_ARRAY: return &array;
+      case STOWAGE_NODE_SPARSE: return &sparse;
+      case STOWAGE_NODE_STRINGS: return &strings;
+      case STOWAGE_NODE_RECORDS: return &records;
+      default: return nullptr;
+    }
+  }
+};
+
+template <class Format>
+struct FormatTrampolines {
+  static Store* self(stowage_store_handle h) { return reinterpret_cast<Store*>(h); }
 
   static int32_t identify(const stowage_host* host, const char* path, size_t size) noexcept {
     try {
@@ -493,37 +603,18 @@ struct FormatTrampolines {
                     stowage_error* err) noexcept {
     return guarded(err, [&] { self(h)->remove(sv(node, ns)); });
   }
-  static int read_chunk(stowage_store_handle h, const char* node, size_t ns,
-                        const uint64_t* idx, void* out, size_t cap, uint64_t* shape,
-                        stowage_error* err) noexcept {
-    bool present = true;
-    int rc = guarded(err, [&] { present = self(h)->read_chunk(sv(node, ns), idx, out, cap, shape); });
-    return rc == STOWAGE_OK && !present ? STOWAGE_MISSING : rc;
+  static int open_node(stowage_store_handle h, const char* node, size_t ns, stowage_node* out,
+                       stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      std::unique_ptr<Node> n = self(h)->open_node(sv(node, ns));
+      if (!n) fail(STOWAGE_INTERNAL, "open_node returned no node for '" + std::string(sv(node, ns)) + "'");
+      out->kind = static_cast<uint32_t>(n->kind());
+      out->table = NodeTrampolines::table(n->kind());
+      out->handle = reinterpret_cast<stowage_node_handle>(n.release());
+    });
   }
-  static int write_chunk(stowage_store_handle h, const char* node, size_t ns,
-                         const uint64_t* idx, const void* in, size_t n, const uint64_t* shape,
-                         stowage_error* err) noexcept {
-    return guarded(err, [&] { self(h)->write_chunk(sv(node, ns), idx, in, n, shape); });
-  }
-  static int sparse_count(stowage_store_handle h, const char* node, size_t ns, uint64_t b,
-                          uint64_t e, uint64_t* nnz, stowage_error* err) noexcept {
-    return guarded(err, [&] { *nnz = self(h)->sparse_count(sv(node, ns), b, e); });
-  }
-  static int read_sparse(stowage_store_handle h, const char* node, size_t ns, uint64_t b,
-                         uint64_t e, uint64_t* indptr, uint32_t* indices, void* values,
-                         uint64_t cap, stowage_error* err) noexcept {
-    return guarded(err,
-                   [&] { self(h)->read_sparse(sv(node, ns), b, e, indptr, indices, values, cap); });
-  }
-  static int append_sparse(stowage_store_handle h, const char* node, size_t ns, uint64_t n,
-                           const uint64_t* indptr, const uint32_t* indices, const void* values,
-                           stowage_error* err) noexcept {
-    return guarded(err,
-                   [&] { self(h)->append_sparse(sv(node, ns), n, indptr, indices, values); });
-  }
-  static int read_strings(stowage_store_handle h, const char* node, size_t ns, uint64_t b,
-                          uint64_t e, stowage_sink* sink, stowage_error* err) noexcept {
-    return guarded(err, [&] { self(h)->read_strings(sv(node, ns), b, e, to_items(sink)); });
+  static void close_node(stowage_store_handle, stowage_node_handle node) noexcept {
+    delete reinterpret_cast<Node*>(node);
   }
   static int write_strings(stowage_store_handle h, const char* node, size_t ns, uint64_t count,
                            const char* const* data, const uint64_t* sizes,
@@ -535,44 +626,6 @@ struct FormatTrampolines {
       self(h)->write_strings(sv(node, ns), values);
     });
   }
-  static int record_count(stowage_store_handle h, const char* node, size_t ns, uint64_t* count,
-                          stowage_error* err) noexcept {
-    return guarded(err, [&] { *count = self(h)->record_count(sv(node, ns)); });
-  }
-  static int read_records(stowage_store_handle h, const char* node, size_t ns, uint64_t b,
-                          uint64_t e, stowage_sink* sink, stowage_error* err) noexcept {
-    return guarded(err, [&] { self(h)->read_records(sv(node, ns), b, e, to_items(sink)); });
-  }
-  static int record_key(stowage_store_handle h, const char* node, size_t ns, uint64_t i,
-                        stowage_sink* sink, stowage_error* err) noexcept {
-    return guarded(err, [&] { emit(sink, self(h)->record_key(sv(node, ns), i)); });
-  }
-  static int find_key(stowage_store_handle h, const char* node, size_t ns, const char* key,
-                      size_t ks, uint64_t* index, stowage_error* err) noexcept {
-    std::optional<uint64_t> found;
-    int rc = guarded(err, [&] { found = self(h)->find_key(sv(node, ns), sv(key, ks)); });
-    if (rc != STOWAGE_OK) return rc;
-    if (!found) {
-      set_error(err, STOWAGE_NOT_FOUND, "key '" + std::string(sv(key, ks)) + "' not found");
-      return STOWAGE_NOT_FOUND;
-    }
-    *index = *found;
-    return STOWAGE_OK;
-  }
-  static int contains_key(stowage_store_handle h, const char* node, size_t ns, const char* key,
-                          size_t ks, int32_t* present, stowage_error* err) noexcept {
-    return guarded(err, [&] { *present = self(h)->contains_key(sv(node, ns), sv(key, ks)) ? 1 : 0; });
-  }
-  static int contains_keys(stowage_store_handle h, const char* node, size_t ns, uint64_t count,
-                           const char* const* keys, const uint64_t* key_sizes, uint8_t* present,
-                           stowage_error* err) noexcept {
-    return guarded(err, [&] { self(h)->contains_keys(sv(node, ns), count, keys, key_sizes, present); });
-  }
-  static int append_records(stowage_store_handle h, const char* node, size_t ns, uint64_t count,
-                            const void* const* recs, const uint64_t* sizes,
-                            stowage_error* err) noexcept {
-    return guarded(err, [&] { self(h)->append_records(sv(node, ns), count, recs, sizes); });
-  }
   static int command(stowage_store_handle h, const char* node, size_t ns, const char* name,
                      size_t nms, const char* args, size_t as, stowage_sink* sink,
                      stowage_error* err) noexcept {
@@ -580,7 +633,6 @@ struct FormatTrampolines {
       emit(sink, self(h)->command(sv(node, ns), sv(name, nms), sv(args, as)));
     });
   }
-
   static int move_node(stowage_store_handle h, const char* from, size_t fs, const char* to, size_t ts,
                        int32_t replace, stowage_error* err) noexcept {
     return guarded(err, [&] { self(h)->move_node(sv(from, fs), sv(to, ts), replace != 0); });
@@ -589,9 +641,7 @@ struct FormatTrampolines {
   static const stowage_format_vtable* vtable() {
     static const stowage_format_vtable vt = {
         sizeof(stowage_format_vtable), identify, open, close, list, describe, create,
-        set_attributes, remove, read_chunk, write_chunk, sparse_count, read_sparse,
-        append_sparse, read_strings, write_strings, record_count, read_records, record_key,
-        find_key, contains_key, append_records, command, contains_keys, move_node};
+        set_attributes, remove, open_node, close_node, write_strings, command, move_node};
     return &vt;
   }
 };

@@ -20,8 +20,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace stowage::sdk {
@@ -159,6 +161,60 @@ inline std::vector<uint64_t> c_order_chunks(const std::vector<uint64_t>& shape, 
   if (d > 0) chunks[d - 1] = std::clamp<uint64_t>(target / slab_bytes, 1, std::max<uint64_t>(shape[d - 1], 1));
   return chunks;
 }
+
+// ---- scratch buffers --------------------------------------------------------------
+
+// Byte buffers reused across calls from many threads, so a hot path (a chunk
+// read or write) allocates nothing per call yet keeps no thread_local state,
+// which a plugin must not have (its destructors run at thread exit in an
+// order the host cannot control). A buffer goes back to the pool when its
+// Lease dies. One uncontended mutex per take and per give back (~20 ns each)
+// against the ~80 us of a 64^3 chunk.
+class BufferPool {
+ public:
+  class Lease {
+   public:
+    Lease(BufferPool& pool, std::vector<uint8_t> buffer) : pool_(&pool), buffer_(std::move(buffer)) {}
+    Lease(Lease&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), buffer_(std::move(o.buffer_)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (pool_) pool_->give_back(std::move(buffer_));
+    }
+    // The buffer; resize() keeps its first bytes, as a vector does.
+    std::vector<uint8_t>& operator*() { return buffer_; }
+    std::vector<uint8_t>* operator->() { return &buffer_; }
+    uint8_t* data() { return buffer_.data(); }
+
+   private:
+    BufferPool* pool_;
+    std::vector<uint8_t> buffer_;
+  };
+
+  // A buffer of at least n bytes (its contents are whatever it held).
+  Lease take(size_t n) {
+    std::vector<uint8_t> buffer;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        buffer = std::move(idle_.back());
+        idle_.pop_back();
+      }
+    }
+    if (buffer.size() < n) buffer.resize(n);
+    return Lease(*this, std::move(buffer));
+  }
+
+ private:
+  void give_back(std::vector<uint8_t> buffer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.size() < kMaxIdle) idle_.push_back(std::move(buffer));
+  }
+  static constexpr size_t kMaxIdle = 16;  // more threads than this at once allocate
+  std::mutex mutex_;
+  std::vector<std::vector<uint8_t>> idle_;
+};
 
 // ---- files --------------------------------------------------------------------
 

@@ -53,7 +53,9 @@ class TestGrid : public stowage::sdk::Store {
     return j.dump();
   }
 
-  bool read_chunk(std::string_view, const uint64_t* idx, void* out, size_t cap, uint64_t* shape) override {
+  std::unique_ptr<stowage::sdk::Node> open_node(std::string_view node) override;
+
+  bool read_chunk(const uint64_t* idx, void* out, size_t cap, uint64_t* shape) {
     std::vector<uint64_t> index(idx, idx + shape_.size());
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -76,7 +78,7 @@ class TestGrid : public stowage::sdk::Store {
     return true;
   }
 
-  void write_chunk(std::string_view, const uint64_t* idx, const void* in, size_t n, const uint64_t* shape) override {
+  void write_chunk(const uint64_t* idx, const void* in, size_t n, const uint64_t* shape) {
     std::vector<uint64_t> index(idx, idx + shape_.size()), extent(shape, shape + shape_.size());
     uint64_t count = 1;
     for (size_t d = 0; d < shape_.size(); ++d) {
@@ -87,6 +89,18 @@ class TestGrid : public stowage::sdk::Store {
     const auto* p = static_cast<const unsigned char*>(in);
     std::lock_guard<std::mutex> lock(mutex_);
     written_[index] = {extent, std::vector<unsigned char>(p, p + n)};
+  }
+
+  // Written chunks, and those the formula makes, exist.
+  bool chunk_exists(const uint64_t* idx) {
+    std::vector<uint64_t> index(idx, idx + shape_.size());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (written_.count(index)) return true;
+    }
+    uint64_t sum = 0;
+    for (uint64_t i : index) sum += i;
+    return !(missing_every_ && sum % missing_every_ == 0);
   }
 
  private:
@@ -122,6 +136,27 @@ class TestGrid : public stowage::sdk::Store {
   std::mutex mutex_;
   std::map<std::vector<uint64_t>, std::pair<std::vector<uint64_t>, std::vector<unsigned char>>> written_;
 };
+
+// The one array, served by the store.
+class Root final : public stowage::sdk::ArrayNode {
+ public:
+  explicit Root(TestGrid& grid) : grid_(grid) {}
+  bool read_chunk(const uint64_t* idx, void* out, size_t cap, uint64_t* shape) override {
+    return grid_.read_chunk(idx, out, cap, shape);
+  }
+  void write_chunk(const uint64_t* idx, const void* in, size_t n, const uint64_t* shape) override {
+    grid_.write_chunk(idx, in, n, shape);
+  }
+  bool chunk_exists(const uint64_t* idx) override { return grid_.chunk_exists(idx); }
+
+ private:
+  TestGrid& grid_;
+};
+
+std::unique_ptr<stowage::sdk::Node> TestGrid::open_node(std::string_view node) {
+  describe(node);  // NOT_FOUND but for the root
+  return std::make_unique<Root>(*this);
+}
 
 }  // namespace
 
