@@ -172,6 +172,9 @@ struct Store::Node {
   const stowage_records_vtable& records() const { return *static_cast<const stowage_records_vtable*>(node.table); }
   // UNSUPPORTED naming the operation when an optional write function is NULL.
   void require(bool present, const char* operation) const;
+  // INVALID_ARGUMENT once the store closed (and closed this handle); call
+  // with the store's mutex held, so a close cannot come in between.
+  void require_open() const;
 };
 
 namespace detail {

@@ -230,6 +230,7 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
   const std::vector<int64_t>& out_strides = plan.user_strides;
   const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
+  handle_->require_open();
   detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
     auto [first, length] = runs.task(task);
     std::vector<char>& buf = scratch(length * cap);
@@ -322,6 +323,7 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
   const std::vector<int64_t>& in_strides = plan.user_strides;
   const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
+  handle_->require_open();
   detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
     auto [first, length] = runs.task(task);
     std::vector<char>& buf = scratch(length * cap);
@@ -383,6 +385,8 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
   std::shared_lock<std::shared_mutex> write_lock(dst.store_->mutex, std::defer_lock);
   read_lock.lock();
   if (dst.store_ != store_) write_lock.lock();
+  handle_->require_open();
+  dst.handle_->require_open();
   detail::parallel_for(store_->registry->threads(), mine, [&](size_t k) {
     std::vector<uint64_t> idx = all.at(part_index + k * part_count), stored;
     std::vector<uint64_t> extent = clipped_extent(info_, idx);
@@ -430,6 +434,7 @@ bool Array::chunk_exists(const std::vector<uint64_t>& chunk_index) const {
   int32_t exists = 0;
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
+  handle_->require_open();
   store_->check(handle_->array().chunk_exists(handle_->node.handle, chunk_index.data(), &exists, &err), err);
   return exists != 0;
 }

@@ -55,6 +55,12 @@ void Store::Node::require(bool present, const char* operation) const {
                 store->plugin_name());
 }
 
+void Store::Node::require_open() const {
+  if (store->closed || closed)
+    throw Error(ErrorCode::invalid_argument,
+                store->path + "::" + path + ": use of a node of a closed stowage::Store", store->path);
+}
+
 std::shared_ptr<Store::Node> Store::State::open_node(const std::shared_ptr<State>& self, std::string_view node,
                                                      stowage_node_kind kind) {
   State& st = *self;

@@ -110,6 +110,28 @@ TEST_CASE("partial writes merge with stored chunks; missing chunks read as zeros
   CHECK_FALSE(a.chunk_exists({2, 2}));
 }
 
+TEST_CASE("chunk_exists looks at the chunk file, never decodes it; a view outlives no store") {
+  test::TempDir tmp;
+  fs::path path = tmp / "x.n5";
+  stowage::Store store = open_n5(path, stowage::Mode::create);
+  store.create("a", array_desc("uint8", {8}, {4}, json{{"type", "gzip"}}));
+  stowage::Array a = store.array("a");
+  std::vector<uint8_t> v(4, 9);
+  a.write({0}, {4}, v.data());
+  // A chunk file of garbage: reading it is an error, asking whether it
+  // exists is not (a decoding chunk_exists would throw here).
+  test::write_file(path / "a" / "1", "not an N5 chunk");
+  CHECK(a.chunk_exists({0}));
+  CHECK(a.chunk_exists({1}));
+  std::vector<uint8_t> out(4);
+  CHECK_THROWS_AS(a.read({4}, {4}, out.data()), stowage::Error);
+  fs::remove(path / "a" / "1");
+  CHECK_FALSE(a.chunk_exists({1}));
+  CHECK_THROWS_AS(a.chunk_exists({2}), stowage::Error);  // outside the grid
+  store.close();
+  CHECK_THROWS_AS(a.chunk_exists({0}), stowage::Error);  // the store (and its node handles) closed
+}
+
 TEST_CASE("write_empty_chunks=false skips all-zero chunks and deletes stale ones") {
   test::TempDir tmp;
   fs::path path = tmp / "e.n5";
