@@ -129,9 +129,9 @@ void Reader::decode_range(uint64_t begin, uint64_t end, void* out, size_t size, 
     decode_container(whole_.data() + begin, end - begin, *codec_, footer_.flag, out, size, what);
     return;
   }
-  BufferPool::Lease compressed = buffers_.take(end - begin);
-  storage_.read_exact(paths_.matrix, begin, compressed.data(), compressed.size());
-  decode_container(compressed.data(), compressed.size(), *codec_, footer_.flag, out, size, what);
+  sdk::BufferPool::Lease compressed = buffers_.take(end - begin);  // may be larger: use end - begin
+  storage_.read_exact(paths_.matrix, begin, compressed.data(), end - begin);
+  decode_container(compressed.data(), end - begin, *codec_, footer_.flag, out, size, what);
 }
 
 void Reader::load_index() {

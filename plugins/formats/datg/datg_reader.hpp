@@ -5,7 +5,6 @@
 // from a backend that cannot map (memory, HTTP) each block is one ranged read.
 #pragma once
 
-#include "datg_buffers.hpp"
 #include "datg_codec.hpp"
 #include "datg_layout.hpp"
 #include "datg_names.hpp"
@@ -92,7 +91,7 @@ class Reader {
   DatasetPaths paths_;
   uint64_t size_ = 0;          // of the matrix file
   stowage::sdk::Bytes whole_;  // the whole matrix mapped, where the backend maps
-  BufferPool buffers_;         // else blocks are read into these
+  stowage::sdk::BufferPool buffers_;         // else blocks are read into these
   Footer footer_;
   Metadata metadata_;
   NameList row_names_, col_names_;

@@ -61,8 +61,8 @@ void Writer::set_names(bool rows, std::vector<std::string> names) {
 std::vector<uint8_t> Writer::encode(const void* data, size_t size) {
   // Encoded into a pooled bound-sized buffer, then copied out at its exact
   // size: pending blocks hold no slack.
-  BufferPool::Lease buffer = encode_buffers_.take(codec_.bound(size));
-  const size_t n = codec_.encode(data, size, buffer.data(), buffer.size());
+  sdk::BufferPool::Lease buffer = encode_buffers_.take(codec_.bound(size));
+  const size_t n = codec_.encode(data, size, buffer.data(), buffer->size());
   return std::vector<uint8_t>(buffer.data(), buffer.data() + n);
 }
 

@@ -9,7 +9,6 @@
 // commit() copies the live blocks into a fresh, compact file.
 #pragma once
 
-#include "datg_buffers.hpp"
 #include "datg_codec.hpp"
 #include "datg_layout.hpp"
 #include "datg_reader.hpp"
@@ -102,7 +101,7 @@ class Writer {
   std::optional<std::vector<std::string>> row_names_, col_names_;
   stowage::sdk::Host host_;
   stowage::sdk::HostCodec codec_;
-  BufferPool encode_buffers_;  // LZ4's bound-sized output, before the exact copy
+  stowage::sdk::BufferPool encode_buffers_;  // LZ4's bound-sized output, before the exact copy
   std::unique_ptr<ScratchFile> file_;
 
   std::mutex mutex_;  // guards everything below
