@@ -380,9 +380,7 @@ TEST_CASE("the registry's codec: one context per thread at a time, kept for the 
 }
 
 // Codecs keep their scratch state in host-pooled contexts, never in
-// thread_local (issue 19): a codec plugin has no TLS segment, which is also
-// what keeps LeakSanitizer's exit-time tracer (google/sanitizers#1322) away
-// from it.
+// thread_local (issue 19): a codec plugin has no TLS segment.
 TEST_CASE("no codec plugin has thread-local storage") {
   int checked = 0;
   for (const std::string& dir : plugin_dirs()) {
