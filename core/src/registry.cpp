@@ -586,6 +586,60 @@ Codec Registry::codec(std::string_view config_json, std::string_view context) {
   return codec;
 }
 
+namespace {
+
+// What every format's identify is given, read once (GDAL's GDALOpenInfo):
+// the path's kind and size, a file's first and last bytes, a directory's
+// names. Over HTTP that is a HEAD and two ranged GETs, or one listing,
+// where six formats probing on their own made 10-15 requests.
+struct PathProbe {
+  stowage_probe probe{};
+  std::string header, trailer, entries;
+
+  PathProbe(Registry& registry, const std::string& path) {
+    probe.struct_size = sizeof(stowage_probe);
+    probe.path = path.data();
+    probe.path_size = path.size();
+    probe.kind = STOWAGE_PROBE_KIND_UNKNOWN;
+    try {
+      Registry::StorageBackend b = registry.storage(path);
+      sdk::Storage storage(b.vtable, b.handle, b.capabilities);
+      probe.kind = storage.kind(path, &probe.size);
+      if (probe.kind == STOWAGE_ENTRY_FILE) read_ends(storage, path);
+      if (probe.kind == STOWAGE_ENTRY_DIRECTORY) list(storage, path);
+    } catch (const std::exception&) {
+      // no backend for the scheme, or it failed: formats that name paths of
+      // their own (a URI scheme of their own) still can decide
+    }
+    probe.header = header.size() ? reinterpret_cast<const uint8_t*>(header.data()) : nullptr;
+    probe.header_size = header.size();
+    probe.trailer = trailer.size() ? reinterpret_cast<const uint8_t*>(trailer.data()) : nullptr;
+    probe.trailer_size = trailer.size();
+  }
+
+ private:
+  void read_ends(const sdk::Storage& storage, const std::string& path) {
+    header = storage.read(path, 0, std::min<uint64_t>(probe.size, STOWAGE_PROBE_HEADER_SIZE)).text();
+    const uint64_t tail = std::min<uint64_t>(probe.size, STOWAGE_PROBE_TRAILER_SIZE);
+    if (probe.size <= header.size())  // the whole file is in the header
+      trailer = header.substr(header.size() - std::min<size_t>(tail, header.size()));
+    else
+      trailer = storage.read(path, probe.size - tail, tail).text();
+  }
+  void list(const sdk::Storage& storage, const std::string& path) {
+    try {
+      for (const std::string& name : storage.list(path)) entries.append(name).push_back('\0');
+      probe.entries = entries.data();
+      probe.entries_size = entries.size();
+      probe.listed = 1;
+    } catch (const std::exception&) {
+      // a server without listings: formats ask for the names they need
+    }
+  }
+};
+
+}  // namespace
+
 std::vector<std::pair<std::string, int32_t>> Registry::identify(const std::string& path) {
   std::vector<std::string> ids;
   {
@@ -595,6 +649,7 @@ std::vector<std::pair<std::string, int32_t>> Registry::identify(const std::strin
       if (key.first == "format") ids.push_back(key.second);
   }
   std::vector<std::pair<std::string, int32_t>> scores;
+  const PathProbe probe(*this, path);
   for (const std::string& id : ids) {
     const stowage_plugin* d = nullptr;
     try {
@@ -603,7 +658,7 @@ std::vector<std::pair<std::string, int32_t>> Registry::identify(const std::strin
       continue;  // a broken plugin cannot claim the file; plugin-list says why
     }
     auto* vt = static_cast<const stowage_format_vtable*>(d->vtable);
-    scores.emplace_back(id, vt->identify(&impl_->host, path.data(), path.size()));
+    scores.emplace_back(id, vt->identify(&impl_->host, &probe.probe));
   }
   return scores;
 }

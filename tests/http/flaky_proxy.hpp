@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace test {
@@ -70,6 +71,11 @@ class FlakyProxy {
   int faults() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return faults_;
+  }
+  // The request lines ("GET /x HTTP/1.1") since the last call, in order.
+  std::vector<std::string> take_request_lines() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(request_lines_, {});
   }
 
  private:
@@ -126,8 +132,9 @@ class FlakyProxy {
     return out + "Connection: close\r\n\r\n";
   }
 
-  Fault next_fault() {
+  Fault next_fault(const std::string& head) {
     std::lock_guard<std::mutex> lock(mutex_);
+    request_lines_.push_back(head.substr(0, head.find("\r\n")));
     int n = ++requests_;
     if (fault_ == Fault::none || n % every_ != 0) return Fault::none;
     ++faults_;
@@ -138,7 +145,7 @@ class FlakyProxy {
     set_timeout(client, 10);
     std::string head = read_head(client);
     if (head.empty()) return;
-    Fault f = next_fault();
+    Fault f = next_fault(head);
     if (f == Fault::drop) return;
     if (f == Fault::status) {
       const char* r = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -189,6 +196,7 @@ class FlakyProxy {
   int every_ = 1;
   int requests_ = 0;
   int faults_ = 0;
+  std::vector<std::string> request_lines_;
 };
 
 }  // namespace test

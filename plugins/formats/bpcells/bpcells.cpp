@@ -297,10 +297,11 @@ std::unique_ptr<sdk::Node> BPCellsStore::open_node(std::string_view node) {
 
 class BPCellsFormat {
  public:
-  static int32_t identify(const sdk::Host& host, std::string_view path) {
+  static int32_t identify(const sdk::Probe& probe) {
+    if (!probe.has_file("version")) return 0;  // no read unless it may be ours
     try {
-      std::string p(path);
-      return looks_like_matrix_dir(sdk::Storage::for_location(host, p), p) ? 100 : 0;
+      std::string p(probe.path());
+      return looks_like_matrix_dir(sdk::Storage::for_location(probe.host(), p), p) ? 100 : 0;
     } catch (const sdk::Error&) {  // no storage for it: not ours
       return 0;
     }

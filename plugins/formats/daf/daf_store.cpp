@@ -88,14 +88,8 @@ OJson property_storage(const Descriptor& d, uint64_t nnz) {
 
 // ---- opening ------------------------------------------------------------------------
 
-int32_t DafStore::identify(const sdk::Host& host, std::string_view path) {
-  std::string p = strip_trailing_slashes(std::string(path));
-  try {
-    sdk::Storage storage = sdk::Storage::for_location(host, p);
-    return storage.is_directory(p) && is_file(storage, p + "/daf.json") ? 100 : 0;
-  } catch (const sdk::Error&) {  // not readable as a Daf repository
-    return 0;
-  }
+int32_t DafStore::identify(const sdk::Probe& probe) {
+  return probe.has_file("daf.json") ? 100 : 0;
 }
 
 std::unique_ptr<sdk::Store> DafStore::open(const sdk::Host& host, std::string_view path, uint32_t mode,

@@ -60,7 +60,7 @@ struct PendingSparse {
 
 class DafStore : public sdk::Store {
  public:
-  static int32_t identify(const sdk::Host& host, std::string_view path);
+  static int32_t identify(const sdk::Probe& probe);
   static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
                                           std::string_view options);
 

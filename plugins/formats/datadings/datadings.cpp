@@ -24,17 +24,27 @@ namespace sdk = stowage::sdk;
 
 class DatadingsStore : public sdk::Store {
  public:
-  static int32_t identify(const sdk::Host& host, std::string_view path_view) {
-    std::string path(path_view);
+  static int32_t identify(const sdk::Probe& probe) {
+    if (probe.is_directory()) return 0;
+    // Every sample is a msgpack map: a file starting otherwise is not a
+    // dataset, and needs no look at its siblings.
+    if (probe.is_file() && !probe.header().empty() && !starts_with_msgpack_map(probe.header())) return 0;
+    std::string path(probe.path());
     try {
-      sdk::Storage storage = sdk::Storage::for_location(host, path);
+      sdk::Storage storage = sdk::Storage::for_location(probe.host(), path);
       if (storage.is_file(journal_of(path))) return 100;  // open() finishes it
-      if (!storage.is_file(path)) return 0;
+      if (!probe.is_file()) return 0;
       datadings::DatasetPaths paths(path);
       return storage.is_file(paths.offsets) || storage.is_file(paths.legacy_index) ? 100 : 0;
     } catch (const sdk::Error&) {  // not readable here: not ours
       return 0;
     }
+  }
+
+  // msgpack's fixmap (0x80-0x8f), map 16 (0xde) or map 32 (0xdf).
+  static bool starts_with_msgpack_map(std::string_view header) {
+    const auto first = static_cast<uint8_t>(header[0]);
+    return (first & 0xf0) == 0x80 || first == 0xde || first == 0xdf;
   }
 
   // The journal a set publish leaves beside its first file until done

@@ -142,10 +142,12 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// The footer's last 4 bytes, of a file of `size` bytes whose tail is `tail`.
+bool has_datg_magic(std::string_view tail, uint64_t size) {
+  return size >= datg::kFooterSize && tail.size() >= 4 && tail.substr(tail.size() - 4) == "UMCG";
+}
 bool has_datg_magic(const sdk::Storage& storage, const std::string& path, uint64_t size) {
-  if (size < datg::kFooterSize) return false;
-  const sdk::Bytes magic = storage.read(path, size - 4, 4);
-  return magic.size() == 4 && std::memcmp(magic.data(), "UMCG", 4) == 0;
+  return size >= datg::kFooterSize && has_datg_magic(storage.read(path, size - 4, 4).text(), size);
 }
 
 // The journal a set publish leaves beside its first file while it renames
@@ -164,10 +166,16 @@ int64_t chunk_rows(const datg::Footer& f) {
 
 class DatgStore : public sdk::Store {
  public:
-  static int32_t identify(const sdk::Host& host, std::string_view path) {
+  static int32_t identify(const sdk::Probe& probe) {
+    const std::string_view path = probe.path();
+    if (probe.is_directory()) return 0;
+    if (probe.is_file() && ends_with(path, ".datg")) return has_datg_magic(probe.trailer(), probe.size()) ? 100 : 10;
+    if (probe.is_file()) return 0;  // a file named by its own name is not a base name
+    // A base name ("x" for x.datg), or a .datg a killed writer left as a
+    // journal: ask the storage.
     const datg::DatasetPaths paths(path);
     try {
-      const sdk::Storage storage = sdk::Storage::for_location(host, paths.matrix);
+      const sdk::Storage storage = sdk::Storage::for_location(probe.host(), paths.matrix);
       if (storage.is_file(commit_journal_of(paths.matrix))) return 100;  // open() finishes it
       uint64_t size = 0;
       if (storage.kind(paths.matrix, &size) != STOWAGE_ENTRY_FILE) return 0;

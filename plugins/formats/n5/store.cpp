@@ -168,13 +168,14 @@ Options parse_options(std::string_view text) {
 
 // ---- opening -------------------------------------------------------------------
 
-int32_t N5Store::identify(const sdk::Host& host, std::string_view path_view) {
-  std::string path(path_view);
-  sdk::Storage storage = sdk::Storage::for_location(host, path);
-  if (!storage.is_directory(path)) return 0;
-  bool n5_name = path.size() > 3 && path.compare(path.size() - 3, 3, ".n5") == 0;
+namespace {
+
+// 100 for a container root ("n5" in its attributes), 90 for a dataset, else
+// 80 for a directory named *.n5, 0 for any other.
+int32_t score_directory(const sdk::Storage& storage, const std::string& path, bool has_attributes) {
   try {
-    std::optional<sdk::Bytes> text = storage.read_if_exists(path + kAttributesFile);
+    std::optional<sdk::Bytes> text;
+    if (has_attributes) text = storage.read_if_exists(path + kAttributesFile);
     if (text && text->size() <= (1 << 20)) {
       json attrs = parse_attributes(std::string(text->text()), path);
       if (attrs.contains("n5")) return 100;
@@ -182,7 +183,17 @@ int32_t N5Store::identify(const sdk::Host& host, std::string_view path_view) {
     }
   } catch (...) {
   }
+  const bool n5_name = path.size() > 3 && path.compare(path.size() - 3, 3, ".n5") == 0;
   return n5_name ? 80 : 0;
+}
+
+}  // namespace
+
+int32_t N5Store::identify(const sdk::Probe& probe) {
+  if (!probe.is_directory()) return 0;
+  const std::string path(probe.path());
+  const bool has_attributes = probe.has_file(kAttributesFile + 1);  // no read unless it is there
+  return score_directory(sdk::Storage::for_location(probe.host(), path), path, has_attributes);
 }
 
 std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host,
@@ -202,7 +213,7 @@ std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host,
 
   if (fresh) {
     if (exists) {
-      if (!storage.list(root).empty() && identify(host, root) == 0)
+      if (!storage.list(root).empty() && score_directory(storage, root, true) == 0)
         invalid(root + ": refusing to replace a non-empty directory that is not an N5 container");
       storage.remove(root, STOWAGE_REMOVE_RECURSIVE);
     }

@@ -44,7 +44,7 @@ struct OpenDataset {
 
 class N5Store final : public stowage::sdk::Store {
  public:
-  static int32_t identify(const stowage::sdk::Host& host, std::string_view path);
+  static int32_t identify(const stowage::sdk::Probe& probe);
   static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host, std::string_view path,
                                                    uint32_t mode,
                                                    std::string_view options_json);

@@ -274,16 +274,12 @@ std::unique_ptr<sdk::Node> NpyStore::open_node(std::string_view node) {
 }
 
 struct NpyFormat {
-  static int32_t identify(const sdk::Host& host, std::string_view path) {
-    const std::string p(path);
-    try {
-      const sdk::Storage storage = sdk::Storage::for_location(host, p);
-      if (!storage.is_file(p)) return 0;
-      const sdk::Bytes magic = storage.read(p, 0, npy::kMagicSize);
-      return magic.size() == npy::kMagicSize && std::memcmp(magic.data(), npy::kMagic, npy::kMagicSize) == 0 ? 100 : 0;
-    } catch (const sdk::Error&) {
-      return 0;  // unreadable here: open() says why
-    }
+  static int32_t identify(const sdk::Probe& probe) {
+    const std::string_view header = probe.header();
+    return probe.is_file() && header.size() >= npy::kMagicSize &&
+                   std::memcmp(header.data(), npy::kMagic, npy::kMagicSize) == 0
+               ? 100
+               : 0;
   }
 
   static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,

@@ -301,12 +301,43 @@ typedef struct stowage_node {
   const void *table; /* stowage_array_vtable*, stowage_sparse_vtable*, ... */
 } stowage_node;
 
+/* What the host learned about a path before asking any format what it is,
+ * read once for all of them (GDAL's GDALOpenInfo): the entry's kind and size,
+ * a file's first and last bytes, a directory's entry names. Over HTTP that is
+ * a stat, two ranged reads or one listing, instead of each format's own
+ * requests. Valid during the identify call only. */
+#define STOWAGE_PROBE_HEADER_SIZE 1024 /* a file's first bytes the host reads */
+#define STOWAGE_PROBE_TRAILER_SIZE 64  /* and its last (footers: datg, Parquet, zip) */
+#define STOWAGE_PROBE_KIND_UNKNOWN (-1) /* the storage could not tell (an error, no backend) */
+typedef struct stowage_probe {
+  uint32_t struct_size;
+  int32_t kind; /* stowage_entry_kind of the path, or STOWAGE_PROBE_KIND_UNKNOWN */
+  const char *path;
+  size_t path_size;
+  uint64_t size; /* a file's size */
+  /* A file's first min(size, STOWAGE_PROBE_HEADER_SIZE) bytes, and its last
+   * min(size, STOWAGE_PROBE_TRAILER_SIZE); empty for anything else. */
+  const uint8_t *header;
+  size_t header_size;
+  const uint8_t *trailer;
+  size_t trailer_size;
+  /* A directory's entry names as the storage lists them (a subdirectory's
+   * with a trailing '/'), each followed by a NUL, when listed is 1;
+   * listed is 0 when the path is no directory or the backend cannot list it
+   * (an HTTP server without directory listings): then a format asks the
+   * storage about the names it needs. */
+  const char *entries;
+  size_t entries_size;
+  uint32_t listed;
+} stowage_probe;
+
 typedef struct stowage_format_vtable {
   uint32_t struct_size;
 
-  /* 0 = not this format, 100 = certain. Cheap: a stat and a few bytes,
-   * read through the host's storage layer (so a URL can be identified). */
-  int32_t (*identify)(const struct stowage_host *host, const char *path, size_t path_size);
+  /* 0 = not this format, 100 = certain. Decides from the probe; reads more
+   * through the host's storage layer only where the probe cannot tell (a
+   * sibling file, a small metadata file). Never fails: 0 when unsure. */
+  int32_t (*identify)(const struct stowage_host *host, const stowage_probe *probe);
   /* options_json: a JSON object (may be empty); see the plugin's schema.
    * `host` is the table of the registry opening the store, valid while the
    * store is open: the store logs and creates codecs through it. */

@@ -21,7 +21,7 @@
 // node class of each kind it holds (sdk::ArrayNode, SparseNode, StringsNode,
 // RecordsNode: a node's data, returned by Store::open_node), writes two
 // static functions
-//     static int32_t identify(const sdk::Host& host, std::string_view path);
+//     static int32_t identify(const sdk::Probe& probe);  // what the host read of the path
 //     static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
 //                                             uint32_t mode, std::string_view options_json);
 // in a class, and uses STOWAGE_DEFINE_FORMAT_PLUGIN. The store keeps the host
@@ -37,6 +37,7 @@
 
 #include <stowage/plugin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -111,6 +112,66 @@ class Host {
 
  private:
   const stowage_host* table_ = nullptr;
+};
+
+// ---- what identify is given ----------------------------------------------
+
+// The host's probe of a path (stowage_probe): its kind, size, a file's first
+// and last bytes, a directory's names. A format decides from these without
+// I/O where it can.
+class Probe {
+ public:
+  Probe(const stowage_host* host, const stowage_probe* probe) : host_(host), p_(probe) {}
+  const Host& host() const { return host_; }
+  std::string_view path() const { return {p_->path, p_->path_size}; }
+  // STOWAGE_ENTRY_ABSENT, _FILE, _DIRECTORY, or STOWAGE_PROBE_KIND_UNKNOWN.
+  int32_t kind() const { return p_->kind; }
+  bool is_file() const { return p_->kind == STOWAGE_ENTRY_FILE; }
+  bool is_directory() const { return p_->kind == STOWAGE_ENTRY_DIRECTORY; }
+  uint64_t size() const { return is_file() ? p_->size : 0; }
+  std::string_view header() const { return bytes(p_->header, p_->header_size); }
+  std::string_view trailer() const { return bytes(p_->trailer, p_->trailer_size); }
+  // Whether the directory holds a file (a subdirectory) `name`: from the
+  // host's listing, or where it has none (a server without listings), by
+  // asking the storage.
+  bool has_file(std::string_view name) const { return entry_kind(name) == STOWAGE_ENTRY_FILE; }
+  bool has_directory(std::string_view name) const { return entry_kind(name) == STOWAGE_ENTRY_DIRECTORY; }
+  int32_t entry_kind(std::string_view name) const {
+    if (!is_directory()) return STOWAGE_ENTRY_ABSENT;
+    if (!p_->listed) return stat_kind(std::string(path()) + "/" + std::string(name));
+    std::string_view all(p_->entries, p_->entries_size);
+    for (size_t at = 0; at < all.size();) {
+      size_t end = std::min(all.find('\0', at), all.size());
+      std::string_view entry = all.substr(at, end - at);
+      const bool directory = !entry.empty() && entry.back() == '/';
+      if (directory) entry.remove_suffix(1);
+      if (entry == name) return directory ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_FILE;
+      at = end + 1;
+    }
+    return STOWAGE_ENTRY_ABSENT;
+  }
+
+ private:
+  static std::string_view bytes(const uint8_t* data, size_t size) {
+    return {reinterpret_cast<const char*>(data), data ? size : 0};
+  }
+  // The storage's kind of `key`; STOWAGE_PROBE_KIND_UNKNOWN when it cannot tell.
+  int32_t stat_kind(const std::string& key) const {
+    if (!host_.offers(offsetof(stowage_host, storage))) return STOWAGE_PROBE_KIND_UNKNOWN;
+    const stowage_host* h = host_.table();
+    const stowage_storage_vtable* vt = nullptr;
+    stowage_storage_handle handle = nullptr;
+    uint64_t caps = 0;
+    stowage_error err{};
+    int32_t kind = STOWAGE_ENTRY_ABSENT;
+    uint64_t size = 0;
+    if (h->storage(h->ctx, key.data(), key.size(), &vt, &handle, &caps, &err) != STOWAGE_OK ||
+        vt->stat(handle, key.data(), key.size(), &kind, &size, &err) != STOWAGE_OK)
+      return STOWAGE_PROBE_KIND_UNKNOWN;
+    return kind;
+  }
+  Host host_;
+  const stowage_probe* p_;
 };
 
 // ---- error plumbing -------------------------------------------------------
@@ -560,9 +621,9 @@ template <class Format>
 struct FormatTrampolines {
   static Store* self(stowage_store_handle h) { return reinterpret_cast<Store*>(h); }
 
-  static int32_t identify(const stowage_host* host, const char* path, size_t size) noexcept {
+  static int32_t identify(const stowage_host* host, const stowage_probe* probe) noexcept {
     try {
-      return Format::identify(Host(host), sv(path, size));
+      return Format::identify(Probe(host, probe));
     } catch (...) {
       return 0;
     }
@@ -695,7 +756,7 @@ struct FormatTrampolines {
 #define STOWAGE_DEFINE_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, CAPS) \
   STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, CAPS, nullptr)
 
-// CLASS has static identify(host, path) and open(host, path, mode, options).
+// CLASS has static identify(probe) and open(host, path, mode, options).
 // EXTENSIONS: a NULL-terminated array of ".ext" strings, or nullptr.
 #define STOWAGE_DEFINE_FORMAT_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, EXTENSIONS) \
   STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_FORMAT, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,            \

@@ -16,8 +16,8 @@ static int not_found(stowage_error *err) {
   strcpy(err->message, "only the root");
   return STOWAGE_NOT_FOUND;
 }
-static int32_t identify(const stowage_host *host, const char *path, size_t n) {
-  (void)host, (void)path, (void)n;
+static int32_t identify(const stowage_host *host, const stowage_probe *probe) {
+  (void)host, (void)probe;
   return 0; /* opened by name only */
 }
 static int open_store(const stowage_host *host, const char *path, size_t n, uint32_t mode, const char *opts,

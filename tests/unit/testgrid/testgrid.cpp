@@ -28,7 +28,7 @@ inline uint64_t formula(const std::vector<uint64_t>& coord) {
 
 class TestGrid : public stowage::sdk::Store {
  public:
-  static int32_t identify(const stowage::sdk::Host&, std::string_view path) { return path == "testgrid:" ? 100 : 0; }
+  static int32_t identify(const stowage::sdk::Probe& probe) { return probe.path() == "testgrid:" ? 100 : 0; }
   static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host&, std::string_view, uint32_t, std::string_view options) {
     return std::make_unique<TestGrid>(json::parse(options));
   }
