@@ -893,7 +893,7 @@ TEST_CASE("datg: a writer killed at random moments leaves the old matrix, the ne
   WholeCase c("datg", "m.datg", false);
   random_kills(c.s, c.logs, 2);
 }
-// datg's four files are one journaled file set (sdk::FileSetCommit): a kill
+// datg's four files are one journaled file set (one storage publish): a kill
 // between their renames is finished by the next open.
 TEST_CASE("datg: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
   WholeCase c("datg", "m.datg", false);
@@ -909,7 +909,7 @@ TEST_CASE("BPCells: a writer killed at each commit rename leaves the old matrix,
   rename_kills(c.s, c.logs, c.tmp.path());
 }
 
-// datadings' six files are one journaled file set (sdk::FileSetCommit): a
+// datadings' six files are one journaled file set (one storage publish): a
 // kill between their renames is finished by the next open.
 TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none") {
   WholeCase c("datadings", "d.msgpack", true);

@@ -64,13 +64,11 @@ inline size_t check_no_direct_file_io(const fs::path& dir) {
       R"(copy_file_range)\s*\(|)"
       R"((^|[^\w.>:*&\s])\s*(openat|creat|pread|pwrite|renameat2?|unlink|unlinkat|rmdir|mmap|munmap|mkdir|mkdirat|)"
       R"(opendir|readdir|ftruncate|fsync|flock|fopen|copy_file_range)\s*\()");
-  // Headers that bring them, C++ file streams and std::filesystem,
-  // plugin_util.hpp's file helpers, and per-thread state.
+  // Headers that bring them, C++ file streams and std::filesystem, and
+  // per-thread state. (The SDK has no file helpers any more to call.)
   static const std::regex forbidden(
       R"(std::filesystem|[io]?fstream|<filesystem>|<fcntl\.h>|<unistd\.h>|<dirent\.h>|<sys/mman\.h>|<sys/stat\.h>|)"
-      R"(sdk::(File|MappedFile|AtomicFile|FileSetCommit|read_file|write_file_atomic|create_temporary\w*|)"
-      R"(replace_atomically|rename_no_replace|make_directories|DirectoryLock|is_regular_file|is_directory|)"
-      R"(path_exists|commit_files|complete_file_set_commit|commit_journal_for|io_fail)\b|\bthread_local\b)");
+      R"(\bthread_local\b)");
   size_t files = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     const std::string ext = e.path().extension().string();

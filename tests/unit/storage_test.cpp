@@ -9,6 +9,11 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 
@@ -201,12 +206,56 @@ TEST_CASE("storage: a set a killed writer left half published is completed by re
   CHECK_FALSE(fs::exists(tmp.path() / ".d.msgpack.stowage-commit"));
   CHECK_FALSE(s.recover(a.string()));  // nothing left to do
 
-  // A journal naming a file outside its directory is CORRUPT, and nothing moves.
-  test::write_file(tmp.path() / ".d.msgpack.stowage-commit", ".t2\t../escape\n");
+  // A journal naming a file outside its directory, or cut or malformed, is
+  // CORRUPT naming the journal, and nothing moves.
   test::write_file(tmp.path() / ".t2", "x");
-  CHECK(code_of([&] { s.recover(a.string()); }) == STOWAGE_CORRUPT);
-  CHECK(fs::exists(tmp.path() / ".t2"));
-  CHECK_FALSE(fs::exists(tmp.path().parent_path() / "escape"));
+  for (const char* line : {".t2\t../escape\n", "../x\td.msgpack\n", ".t2\t/etc/passwd\n", ".t2\tsub/../../m\n",
+                           ".t2\n", "\td.msgpack\n", ".t2\td.msgpack"}) {
+    CAPTURE(line);
+    test::write_file(tmp.path() / ".d.msgpack.stowage-commit", line);
+    try {
+      s.recover(a.string());
+      FAIL("accepted a bad journal");
+    } catch (const sdk::Error& e) {
+      CHECK(e.code() == STOWAGE_CORRUPT);
+      CHECK(std::string(e.what()).find(".d.msgpack.stowage-commit") != std::string::npos);
+    }
+    CHECK(test::read_file(a) == "new a");
+    CHECK(fs::exists(tmp.path() / ".t2"));
+    CHECK_FALSE(fs::exists(tmp.path().parent_path() / "escape"));
+  }
+}
+
+// Issue 21: the file backend's lock makes other processes wait (flock on
+// the directory, no file created) and is released with the Lock object.
+TEST_CASE("storage: the file backend's lock excludes other processes until released, and creates no file") {
+  test::TempDir tmp;
+  sdk::Storage s = storage_for(tmp.path().string());
+  auto other_process_can_lock = [&] {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int fd = ::open(tmp.path().c_str(), O_RDONLY | O_DIRECTORY);
+      ::_exit(fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : 1);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  };
+  CHECK(other_process_can_lock());
+  {
+    sdk::Lock turn = s.lock(tmp.path().string());
+    CHECK(turn.held());
+    CHECK_FALSE(other_process_can_lock());
+    CHECK(fs::is_empty(tmp.path()));
+  }
+  CHECK(other_process_can_lock());
+  const std::string missing = (tmp / "missing").string();
+  try {
+    sdk::Lock lock = s.lock(missing);
+    FAIL("locked a directory that does not exist");
+  } catch (const sdk::Error& e) {
+    CHECK(std::string(e.what()).find(missing) != std::string::npos);
+  }
 }
 
 TEST_CASE("storage: a temporary name a killed writer left (same pid) is skipped, not an error") {
