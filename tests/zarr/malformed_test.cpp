@@ -160,3 +160,30 @@ TEST_CASE("zarr writing: groups, arrays, attributes, removal, moves, and what is
   ZARR_REQUIRE_ERROR(open_zarr((tmp / "other").string(), stowage::Mode::truncate), ErrorCode::invalid_argument);
   CHECK(fs::exists(tmp / "other" / "notes.txt"));
 }
+
+TEST_CASE("zarr: a compressed chunk file larger than its chunk (one gzip member per byte) is read whole" *
+          test::needs({"gzip"})) {
+  // 2048 uint16 in one chunk, stored as 4096 concatenated gzip members of
+  // one byte each (about 86 KB, 21 times the chunk): a first read sized for
+  // a chunk sees only part of it. zarr-python reads it too (gzip.decompress
+  // reads every member).
+  test::TempDir tmp;
+  const fs::path root = tmp / "members.zarr";
+  fs::create_directories(root / "a");
+  test::write_file(root / ".zgroup", R"({"zarr_format": 2})");
+  test::write_file(root / "a" / ".zarray",
+                   R"({"zarr_format":2,"shape":[2048],"chunks":[2048],"dtype":"<u2","compressor":{"id":"gzip","level":1},)"
+                   R"("fill_value":0,"order":"C","filters":null})");
+  test::RunResult r = test::run_python(R"PY(
+import gzip, sys
+data = bytes((i * 7 + i // 256) % 256 for i in range(4096))
+with open(sys.argv[1], "wb") as f:
+    f.write(b"".join(gzip.compress(data[i:i + 1], mtime=0) for i in range(len(data))))
+)PY", test::quote((root / "a" / "0").string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(fs::file_size(root / "a" / "0") > 16 * 4096);
+  stowage::Store store = open_zarr(root.string());
+  std::string want(4096, '\0');
+  for (int i = 0; i < 4096; ++i) want[i] = static_cast<char>((i * 7 + i / 256) % 256);
+  CHECK(read_bytes(store.array("a")) == want);
+}

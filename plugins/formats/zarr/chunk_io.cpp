@@ -114,12 +114,24 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
       corrupt(key + ": chunk file is " + std::to_string(size) + " bytes; an uncompressed chunk of this array is " +
               std::to_string(bytes));
   } else {
-    std::optional<sdk::Bytes> file = storage_.read_if_exists(key);
-    found = file.has_value();
+    // Read whole into pooled scratch (no allocation, no zero-filling per
+    // chunk): its size is unknown until read, so the first read asks for
+    // what a full chunk can take; more is rare (incompressible data).
+    const uint64_t want = std::max<uint64_t>(bytes + bytes / 8 + 64, 4096);
+    sdk::BufferPool::Lease file = scratch_.take(want);
+    uint64_t got = 0;
+    found = storage_.read_into_if_exists(key, 0, file.data(), want, &got);
+    if (found && got == want) {
+      const uint64_t size = storage_.size(key);
+      if (size > 2 * kMaxChunkBytes) corrupt(key + ": chunk file is " + std::to_string(size) + " bytes, over 4 GiB");
+      file->resize(size);  // grown: the first `got` bytes stay
+      storage_.read_exact(key, got, file.data() + got, size - got);
+      got = size;
+    }
     if (found) {
       size_t written = 0;
       try {
-        written = a.codec.get().decode(file->data(), file->size(), dst, bytes);
+        written = a.codec.get().decode(file.data(), got, dst, bytes);
       } catch (const sdk::Error& e) {
         fail(e.code(), key + ": " + e.what());
       }
