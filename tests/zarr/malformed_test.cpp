@@ -135,6 +135,9 @@ TEST_CASE("zarr writing: groups, arrays, attributes, removal, moves, and what is
                      ErrorCode::unsupported);
   ZARR_REQUIRE_ERROR(store.create("x", {{"kind", "array"}, {"dtype", "int8"}, {"shape", {2}}, {"codec", {{"type", "nope"}}}}),
                      ErrorCode::not_found);
+  // Without a fill value it is 0, as zarr-python's default.
+  store.create("u", {{"kind", "array"}, {"dtype", "uint16"}, {"shape", {3}}, {"chunks", {2}}});
+  CHECK(store.describe_json("u")["fill_value"] == 0);
   std::vector<int32_t> values{1, 2, 3};
   store.array("g/h/a").write({1}, {3}, values.data());  // chunk 0 partly, chunk 1 whole, chunk 2 never
   std::vector<int32_t> back(5);

@@ -5,6 +5,8 @@
 // (numbers, NaN, infinities, integers past 2^53) and chunks never written.
 #include "zarr_helpers.hpp"
 
+#include <stowage/copy.hpp>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -224,4 +226,33 @@ TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, s
     if (c.separator == ".") CHECK(z["chunks_stored"] == stored);
   }
   MESSAGE("zarr-python read " << expected.size() << " arrays stowage wrote");
+}
+
+TEST_CASE("stowage::copy of an N5 container into Zarr: zarr-python reads every array equal to the N5 source" *
+          test::needs({"zstd", "blosc", "bzip2", "xz", "gzip"})) {
+  test::TempDir tmp;
+  const fs::path n5 = test::fixtures() / "n5" / "zarr-written.n5", ours = tmp / "from-n5.zarr";
+  const stowage::CopyResult result = stowage::copy(n5.string(), ours.string());
+  CHECK(result.to == "zarr");
+  // zarr-python reads both, the N5 container through its own N5 store.
+  test::RunResult r = test::run_python(R"PY(
+import sys, numpy as np, zarr
+from zarr.n5 import N5FSStore
+src = zarr.open_group(N5FSStore(sys.argv[1]), mode="r")
+dst = zarr.open_group(sys.argv[2], mode="r")
+count = 0
+def walk(group, prefix):
+    global count
+    for name, a in group.arrays():
+        b = dst[prefix + name]
+        assert a.dtype == b.dtype and a.shape == b.shape, prefix + name
+        assert np.array_equal(a[...], b[...], equal_nan=a.dtype.kind == "f"), prefix + name
+        count += 1
+    for name, sub in group.groups():
+        walk(sub, prefix + name + "/")
+walk(src, "")
+print("arrays", count)
+)PY", test::quote(n5.string()) + " " + test::quote(ours.string()));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("arrays 11") != std::string::npos);
 }

@@ -99,7 +99,7 @@ FillValue integer_fill(const json& v, const DataType& t, const std::string& file
     f.plugin_fills = x > (int64_t(1) << 53) || x < -(int64_t(1) << 53);
     f.bytes = element_bytes<int64_t>(x, false);
   } else {
-    if (!v.is_number_unsigned()) bad();
+    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) bad();
     const uint64_t x = v.get<uint64_t>();
     if (bits < 64 && x >= (uint64_t(1) << bits)) bad();
     f.for_host = x;

@@ -325,7 +325,8 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   if (json dims = d.value("dims", json()); dims.is_array() && dims.size() == a.ndim() && !attributes.contains("_ARRAY_DIMENSIONS")) {
     json names = json::array();
     for (const json& dim : dims)
-      if (dim.is_object() && dim.contains("name") && dim["name"].is_string()) names.push_back(dim["name"]);
+      if (dim.is_object() && dim.contains("name") && dim["name"].is_string() && dim["name"] != "")
+        names.push_back(dim["name"]);
     if (names.size() == a.ndim() && a.ndim() > 0) attributes["_ARRAY_DIMENSIONS"] = names;
   }
   storage_.make_directory(dir);
