@@ -502,7 +502,7 @@ class Converter {
                                                    " dimensions");
     json codec = codec_for(src, dst, info);
     if (!codec.is_null()) desc["codec"] = codec;
-    if (info.fill_value != 0) desc["fill_value"] = info.fill_value;
+    if (info.fill_value != 0) desc["fill_value"] = fill_value_json(info.fill_value);
     if (!filling_part()) {
       create_node(dst, dst_node, desc,
                   std::string(dtype_name(to)) + " array of rank " + std::to_string(info.shape.size()),

@@ -1,5 +1,8 @@
 #include "internal.hpp"
 
+#include <cmath>
+#include <limits>
+
 namespace stowage {
 
 namespace {
@@ -78,6 +81,21 @@ void check_addressable(const std::vector<uint64_t>& dims, size_t element_size, c
 }
 }  // namespace
 
+// JSON has no NaN or infinities: a description spells them as Zarr does.
+double fill_value_of(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (j == "Infinity") return HUGE_VAL;
+  if (j == "-Infinity") return -HUGE_VAL;
+  return 0;
+}
+
+json fill_value_json(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
 NodeInfo parse_node_info(const json& j) {
   NodeInfo info;
   info.raw = j;
@@ -95,7 +113,7 @@ NodeInfo parse_node_info(const json& j) {
   info.big_endian = j.value("byte_order", "little") == "big";
   info.fortran_order = j.value("order", "C") == "F";
   if (j.contains("codec")) info.codec = j["codec"];
-  if (j.contains("fill_value") && j["fill_value"].is_number()) info.fill_value = j["fill_value"].get<double>();
+  if (j.contains("fill_value")) info.fill_value = fill_value_of(j["fill_value"]);
   info.csr = j.value("layout", "csc") == "csr";
   info.nnz = j.value("nnz", uint64_t{0});
   info.count = j.value("count", uint64_t{0});

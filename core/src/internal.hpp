@@ -12,6 +12,13 @@
 #include <vector>
 #include <string>
 
+namespace stowage {
+// A description's "fill_value" (a number, or Zarr's "NaN", "Infinity",
+// "-Infinity", since JSON has none of them; anything else is 0), and back.
+double fill_value_of(const json& j);
+json fill_value_json(double value);
+}  // namespace stowage
+
 namespace stowage::detail {
 
 // Plugin warnings raised on this thread while a LogCapture lives go into its

@@ -108,6 +108,9 @@ TEST_CASE("lz4 peers: python-lz4 and numcodecs encode, we decode; we write frame
   stowage::Codec sniffing = codec(R"({"type":"lz4"})");
   stowage::Codec frames = codec(R"({"type":"lz4","framing":"frame"})");
   stowage::Codec z5_config = codec(R"({"type":"lz4","blockSize":6})");  // z5 stores its level there
+  // Zarr v2's lz4: numcodecs' framing, written byte for byte as numcodecs writes it.
+  stowage::Codec numcodecs = codec(R"({"type":"lz4","framing":"numcodecs"})");
+  stowage::Codec numcodecs8 = codec(R"({"type":"lz4","framing":"numcodecs","acceleration":8})");
   for (const auto& [key, data] : inputs) {
     CAPTURE(key);
     for (const char* tag : {"numcodecs", "numcodecs-acc8", "bare", "bare-hc", "frame",
@@ -119,7 +122,11 @@ TEST_CASE("lz4 peers: python-lz4 and numcodecs encode, we decode; we write frame
         CHECK(z5_config.decode(theirs.data(), theirs.size(), data.size()) == data);
       if (std::string(tag).rfind("frame", 0) == 0)
         CHECK(frames.decode(theirs.data(), theirs.size(), data.size()) == data);
+      if (std::string(tag).rfind("numcodecs", 0) == 0)
+        CHECK(numcodecs.decode(theirs.data(), theirs.size(), data.size()) == data);
     }
+    CHECK(numcodecs.encode(data.data(), data.size()) == read_bytes(dir / ("py_numcodecs_" + key)));
+    CHECK(numcodecs8.encode(data.data(), data.size()) == read_bytes(dir / ("py_numcodecs-acc8_" + key)));
     for (const auto& v : kFrameVariants) {
       CAPTURE(v.name);
       std::string name = v.name + "_" + key;

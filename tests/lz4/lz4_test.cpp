@@ -95,6 +95,9 @@ TEST_CASE("lz4: config defaults, canonical form and range checks") {
         R"({"blockChecksum":false,"blockSizeId":7,"contentChecksum":true,"contentSize":false,)"
         R"("framing":"frame","level":0,"type":"lz4"})");
   CHECK(codec(R"({"type":"lz4","blockSize":33554432})").config()["blockSize"] == 33554432);
+  // numcodecs' framing (Zarr v2) has one parameter.
+  CHECK(codec(R"({"type":"lz4","framing":"numcodecs"})").canonical_config() ==
+        R"({"acceleration":1,"framing":"numcodecs","type":"lz4"})");
 
   auto rejects = [](const std::string& cfg, const std::string& words) {
     CAPTURE(cfg);
@@ -103,11 +106,13 @@ TEST_CASE("lz4: config defaults, canonical form and range checks") {
   rejects(R"({"type":"lz4","blockSize":33554433})", R"("blockSize" is 33554433, allowed range 0..33554432)");
   rejects(R"({"type":"lz4","blockSize":-1})", "allowed range 0..33554432");
   rejects(R"({"type":"lz4","blockSize":"big"})", R"("blockSize" must be an integer)");
-  rejects(R"({"type":"lz4","framing":"block"})", R"("framing" is "block", allowed: lz4block, frame)");
+  rejects(R"({"type":"lz4","framing":"block"})", R"("framing" is "block", allowed: lz4block, frame, numcodecs)");
   rejects(R"({"type":"lz4","framing":"frame","level":13})", R"("level" is 13, allowed range 0..12)");
   rejects(R"({"type":"lz4","framing":"frame","blockSizeId":3})", "allowed range 4..7");
   rejects(R"({"type":"lz4","framing":"frame","blockSize":65536})", "blockSizeId");
   rejects(R"({"type":"lz4","framing":"frame","contentChecksum":1})", "must be true or false");
+  rejects(R"({"type":"lz4","framing":"numcodecs","blockSize":65536})", "acceleration");
+  rejects(R"({"type":"lz4","framing":"numcodecs","acceleration":0})", "allowed range 1..65537");
 }
 
 TEST_CASE("lz4: a blockSize below 64 (z5's lz4 level) reads but does not write") {

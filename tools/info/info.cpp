@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   bool as_json = false;
   size_t max_labels = 5;
   app.add_option("PATH", spec, "Dataset (PATH or PATH::inner/node)")->required();
-  app.add_option("--format", format, "Format id (n5, datg, daf, bpcells, datadings, npy); default: detect");
+  app.add_option("--format", format, "Format id (n5, zarr, datg, daf, bpcells, datadings, npy); default: detect");
   app.add_flag("--json", as_json, "Machine-readable output (schema in README.md)");
   app.add_option("--labels", max_labels, "Labels shown per dimension (default 5)");
   STOWAGE_TOOL_PARSE(app, argc, argv);

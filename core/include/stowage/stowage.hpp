@@ -254,7 +254,7 @@ struct NodeInfo {
   bool big_endian = false;              // byte order of chunk bytes
   bool fortran_order = false;           // element order inside a chunk
   json codec;                           // null when none
-  double fill_value = 0;
+  double fill_value = 0;                // "fill_value": a number, or "NaN", "Infinity", "-Infinity"
   bool csr = false;                     // sparse layout
   uint64_t nnz = 0;                     // sparse
   uint64_t count = 0;                   // records

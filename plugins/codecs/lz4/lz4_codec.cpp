@@ -5,6 +5,7 @@
 //   {"type": "lz4", "blockSize": 65536}                     default framing "lz4block"
 //   {"type": "lz4", "framing": "frame", "level": 0, "blockSizeId": 7,
 //    "contentChecksum": true, "blockChecksum": false, "contentSize": false}
+//   {"type": "lz4", "framing": "numcodecs", "acceleration": 1}  numcodecs' LZ4 (Zarr v2)
 // The canonical form of the default framing leaves "framing" out, so it is
 // exactly what N5 Java writes into attributes.json.
 //
@@ -51,6 +52,36 @@ bool try_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capac
   return true;
 }
 
+// numcodecs' LZ4 written the way numcodecs writes it: the size, then
+// LZ4_compress_fast at the given acceleration (the same call numcodecs makes).
+size_t encode_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity, int acceleration) {
+  if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
+    stowage::sdk::invalid("lz4: numcodecs' framing holds at most " + std::to_string(LZ4_MAX_INPUT_SIZE) +
+                          " bytes, got " + std::to_string(n));
+  if (capacity < 4) stowage::sdk::invalid("lz4: the output buffer is smaller than bound() for this input");
+  stowage::sdk::store_le<uint32_t>(out, static_cast<uint32_t>(n));
+  int limit = static_cast<int>(std::min<size_t>(capacity - 4, INT32_MAX));
+  int r = LZ4_compress_fast(reinterpret_cast<const char*>(in), reinterpret_cast<char*>(out + 4),
+                            static_cast<int>(n), limit, acceleration);
+  if (r <= 0) stowage::sdk::invalid("lz4: the output buffer is smaller than bound() for this input");
+  return 4 + static_cast<size_t>(r);
+}
+
+// numcodecs' framing only: anything else is corrupt.
+size_t decode_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
+  if (n < 4) corrupt("lz4: " + std::to_string(n) + " bytes are too few for numcodecs' 4-byte size prefix");
+  const uint32_t size = stowage::sdk::load_le<uint32_t>(in);
+  if (size > capacity)
+    corrupt("lz4: the size prefix says " + std::to_string(size) + " bytes, more than the expected " +
+            std::to_string(capacity));
+  size_t written = 0;
+  if (size == 0) return 0;
+  if (!try_numcodecs_block(in, n, out, capacity, &written))
+    corrupt("lz4: the LZ4 block after numcodecs' size prefix does not decode to its " + std::to_string(size) +
+            " bytes");
+  return written;
+}
+
 // z5: one bare LZ4 block that must use every input byte.
 size_t decode_bare_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
   if (n > static_cast<size_t>(INT32_MAX))
@@ -87,20 +118,25 @@ class Lz4Codec {
     using stowage::sdk::Param;
     static const stowage::sdk::Params p = {
         Param::integer("blockSize", 65536, 0, kMaxBlockSize),
-        Param::choice("framing", "lz4block", {"lz4block", "frame"}),
+        Param::choice("framing", "lz4block", {"lz4block", "frame", "numcodecs"}),
         Param::integer("level", 0, 0, 12),
         Param::integer("blockSizeId", 7, 4, 7),
         Param::boolean("contentChecksum", true),
         Param::boolean("blockChecksum", false),
-        Param::boolean("contentSize", false)};
+        Param::boolean("contentSize", false),
+        Param::integer("acceleration", 1, 1, 65537)};  // LZ4_ACCELERATION_MAX
     return p;
   }
 
   explicit Lz4Codec(std::string_view config_json) {
     stowage::sdk::CodecConfig cfg(config_json, "lz4", params());
-    frame_ = cfg.choice("framing") == "frame";
+    const std::string framing = cfg.choice("framing");
+    frame_ = framing == "frame";
+    numcodecs_ = framing == "numcodecs";
     if (frame_)
       read_frame_options(cfg);
+    else if (numcodecs_)
+      read_numcodecs_options(cfg);
     else
       read_block_options(cfg);
     canonical_ = cfg.canonical();
@@ -109,6 +145,7 @@ class Lz4Codec {
   std::string canonical_config() const { return canonical_; }
 
   uint64_t bound(uint64_t n) const {
+    if (numcodecs_) return n > uint64_t(LZ4_MAX_INPUT_SIZE) ? UINT64_MAX : 4 + uint64_t(LZ4_compressBound(int(n)));
     return frame_ ? frame_bound(n, frame_options_)
                   : block_stream_bound(n, std::max<uint32_t>(block_size_, kMinBlockSize));
   }
@@ -117,6 +154,7 @@ class Lz4Codec {
     const auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     if (frame_) return frame_encode(src, n, dst, capacity, frame_options_);
+    if (numcodecs_) return encode_numcodecs_block(src, n, dst, capacity, acceleration_);
     if (n > static_cast<size_t>(INT32_MAX))
       stowage::sdk::invalid("lz4: LZ4Block streams hold at most 2 GiB per chunk, got " +
                             std::to_string(n) + " bytes");
@@ -130,6 +168,7 @@ class Lz4Codec {
   size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
     const auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
+    if (numcodecs_) return decode_numcodecs_block(src, n, dst, capacity);
     return frame_ ? frame_decode(cx, src, n, dst, capacity)
                   : decode_any_framing(cx, src, n, dst, capacity);
   }
@@ -155,7 +194,15 @@ class Lz4Codec {
     frame_options_.level = static_cast<int>(cfg.integer("level"));
   }
 
-  bool frame_ = false;
+  // numcodecs' LZ4 (Zarr v2): its one parameter, LZ4_compress_fast's.
+  void read_numcodecs_options(stowage::sdk::CodecConfig& cfg) {
+    if (cfg.has("blockSize"))
+      stowage::sdk::invalid("lz4: \"blockSize\" belongs to the lz4block framing; numcodecs' has only \"acceleration\"");
+    acceleration_ = static_cast<int>(cfg.integer("acceleration"));
+  }
+
+  bool frame_ = false, numcodecs_ = false;
+  int acceleration_ = 1;
   uint32_t block_size_ = 65536;
   FrameOptions frame_options_;
   std::string canonical_;

@@ -1,0 +1,202 @@
+// The chunks of a Zarr v2 array, called concurrently by the host through the
+// array's node handle. A chunk file holds a whole chunk (edge chunks too,
+// padded with the fill value) in the array's byte order and C or F order,
+// through its compressor; the host converts byte order and layout.
+#include "store.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace zarr {
+
+namespace sdk = stowage::sdk;
+using sdk::corrupt;
+using sdk::fail;
+using sdk::invalid;
+
+namespace {
+
+class ArrayNode final : public sdk::ArrayNode {
+ public:
+  ArrayNode(ZarrStore& store, std::shared_ptr<OpenArray> a) : store_(store), a_(std::move(a)) {}
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+    return store_.read_chunk(*a_, index, out, capacity, chunk_shape);
+  }
+  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+    store_.write_chunk(*a_, index, in, size, chunk_shape);
+  }
+  bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(*a_, index); }
+
+ private:
+  ZarrStore& store_;
+  std::shared_ptr<OpenArray> a_;
+};
+
+void check_index(const ArrayMeta& meta, const uint64_t* index, const std::string& dir) {
+  for (size_t d = 0; d < meta.ndim(); ++d)
+    if (index[d] >= meta.grid(d))
+      invalid(dir + ": chunk index " + std::to_string(index[d]) + " along dimension " + std::to_string(d) +
+              " is outside the grid of " + std::to_string(meta.grid(d)));
+}
+
+// "<array>/<i0>.<i1>..." (or with '/'); a 0-d array's one chunk is "0".
+std::string chunk_key(const OpenArray& a, const uint64_t* index) {
+  std::string key = a.dir;
+  key += '/';
+  if (a.meta.ndim() == 0) return key + '0';
+  for (size_t d = 0; d < a.meta.ndim(); ++d) {
+    if (d) key += a.meta.separator;
+    key += std::to_string(index[d]);
+  }
+  return key;
+}
+
+void fill(uint8_t* out, uint64_t elements, const FillValue& value) {
+  if (value.is_zero()) return static_cast<void>(std::memset(out, 0, elements * value.bytes.size()));
+  const size_t n = value.bytes.size();
+  for (uint64_t i = 0; i < elements; ++i) std::memcpy(out + i * n, value.bytes.data(), n);
+}
+
+// Copies a chunk of `extent` (the part of an edge chunk inside the array,
+// as the host hands it) into a whole chunk of `full`, both in the same
+// element order, row by row along the fastest dimension.
+void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::vector<uint64_t> full, bool fortran,
+           size_t item) {
+  if (fortran) {  // the fastest dimension first: reversed, it is C order
+    std::reverse(extent.begin(), extent.end());
+    std::reverse(full.begin(), full.end());
+  }
+  const size_t n = extent.size();
+  std::vector<uint64_t> stride(n);  // dst bytes per step along each dimension
+  stride[n - 1] = item;
+  for (size_t d = n - 1; d > 0; --d) stride[d - 1] = stride[d] * full[d];
+  const uint64_t row = extent[n - 1] * item;
+  std::vector<uint64_t> at(n, 0);
+  for (bool more = true; more;) {
+    uint64_t offset = 0;
+    for (size_t d = 0; d + 1 < n; ++d) offset += at[d] * stride[d];
+    std::memcpy(dst + offset, src, row);
+    src += row;
+    more = false;
+    for (size_t d = n - 1; d-- > 0;) {
+      if (++at[d] < extent[d]) {
+        more = true;
+        break;
+      }
+      at[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<sdk::Node> ZarrStore::open_node(std::string_view node) {
+  std::vector<std::string> parts = sdk::split_node_path(node);
+  if (require_node(parts, node) == Kind::group) return std::make_unique<sdk::GroupNode>();
+  return std::make_unique<ArrayNode>(*this, open_array(node_dir(parts)));
+}
+
+bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
+  const ArrayMeta& meta = a.meta;
+  check_index(meta, index, a.dir);
+  const uint64_t bytes = meta.chunk_bytes();
+  if (bytes > capacity)
+    invalid(a.dir + ": a chunk of " + std::to_string(bytes) + " bytes does not fit the " + std::to_string(capacity) +
+            "-byte buffer");
+  std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);
+  const std::string key = chunk_key(a, index);
+  auto* dst = static_cast<uint8_t*>(out);
+  bool found;
+  if (a.codec.none()) {  // the file is the chunk: read straight into the caller's buffer
+    uint64_t got = 0, size = 0;
+    found = storage_.read_into_if_exists(key, 0, dst, bytes, &got, &size);
+    if (found && size != bytes)
+      corrupt(key + ": chunk file is " + std::to_string(size) + " bytes; an uncompressed chunk of this array is " +
+              std::to_string(bytes));
+  } else {
+    // Read whole into pooled scratch (no allocation, no zero-filling per
+    // chunk): its size is unknown until read, so the first read asks for
+    // what a full chunk can take; more is rare (incompressible data).
+    const uint64_t want = std::max<uint64_t>(bytes + bytes / 8 + 64, 4096);
+    sdk::BufferPool::Lease file = scratch_.take(want);
+    uint64_t got = 0;
+    found = storage_.read_into_if_exists(key, 0, file.data(), want, &got);
+    if (found && got == want) {
+      const uint64_t size = storage_.size(key);
+      if (size > 2 * kMaxChunkBytes) corrupt(key + ": chunk file is " + std::to_string(size) + " bytes, over 4 GiB");
+      file->resize(size);  // grown: the first `got` bytes stay
+      storage_.read_exact(key, got, file.data() + got, size - got);
+      got = size;
+    }
+    if (found) {
+      size_t written = 0;
+      try {
+        written = a.codec.get().decode(file.data(), got, dst, bytes);
+      } catch (const sdk::Error& e) {
+        fail(e.code(), key + ": " + e.what());
+      }
+      if (written != bytes)
+        corrupt(key + ": chunk decodes to " + std::to_string(written) + " bytes; a chunk of this array is " +
+                std::to_string(bytes));
+    }
+  }
+  if (found) return true;
+  if (!meta.fill.plugin_fills) return false;  // the host fills it
+  fill(dst, meta.chunk_elements(), meta.fill);
+  return true;
+}
+
+void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,
+                            const uint64_t* chunk_shape) {
+  require_writable("write_chunk");
+  const ArrayMeta& meta = a.meta;
+  check_index(meta, index, a.dir);
+  uint64_t elements = 1;
+  bool whole = true;
+  for (size_t d = 0; d < meta.ndim(); ++d) {
+    if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
+      invalid(a.dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " + std::to_string(d) +
+              " is not in 1.." + std::to_string(meta.chunks[d]));
+    elements *= chunk_shape[d];
+    whole = whole && chunk_shape[d] == meta.chunks[d];
+  }
+  if (size != elements * meta.type.size)
+    invalid(a.dir + ": write_chunk got " + std::to_string(size) + " bytes for " + std::to_string(elements) +
+            " elements of " + meta.type.name);
+  const std::string key = chunk_key(a, index);
+  const uint64_t bytes = meta.chunk_bytes();
+  // Zarr stores edge chunks whole: the part outside the array is the fill value.
+  const void* chunk = in;
+  std::optional<sdk::BufferPool::Lease> padded;
+  if (!whole) {
+    padded.emplace(scratch_.take(bytes));
+    fill(padded->data(), meta.chunk_elements(), meta.fill);
+    embed(static_cast<const uint8_t*>(in), std::vector<uint64_t>(chunk_shape, chunk_shape + meta.ndim()),
+          padded->data(), meta.chunks, meta.fortran, meta.type.size);
+    chunk = padded->data();
+  }
+  sdk::Staged file = storage_.stage(key);
+  if (a.codec.none()) {
+    file.append(chunk, bytes);
+  } else {
+    const sdk::HostCodec& codec = a.codec.get();
+    sdk::BufferPool::Lease buf = scratch_.take(codec.bound(bytes));
+    size_t encoded;
+    try {
+      encoded = codec.encode(chunk, bytes, buf.data(), buf->size());
+    } catch (const sdk::Error& e) {
+      fail(e.code(), key + ": " + e.what());
+    }
+    file.append(buf.data(), encoded);
+  }
+  // Published whole: a reader never sees half a chunk, a killed writer leaves the old one.
+  storage_.publish(file);
+}
+
+// A stat of the chunk's file: nothing is read or decoded.
+bool ZarrStore::chunk_exists(const OpenArray& a, const uint64_t* index) const {
+  check_index(a.meta, index, a.dir);
+  return storage_.kind(chunk_key(a, index)) == STOWAGE_ENTRY_FILE;
+}
+
+}  // namespace zarr

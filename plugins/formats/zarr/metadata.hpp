@@ -1,0 +1,99 @@
+// Zarr v2 metadata (zarr-specs docs/v2/v2.0.rst): the .zarray of an array,
+// its data type and fill value, and the JSON of the files this plugin writes.
+//
+// Zarr lists shapes slowest dimension first, as stowage does, so shapes and
+// chunk shapes pass through unchanged; "order": "F" only changes how the
+// elements of one chunk are laid out, which the host handles.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarr {
+
+// ordered_json keeps the key order of a file on a rewrite.
+using json = nlohmann::ordered_json;
+
+// The metadata files of a node, relative to its directory.
+constexpr const char* kGroupFile = ".zgroup";
+constexpr const char* kArrayFile = ".zarray";
+constexpr const char* kAttributesFile = ".zattrs";
+constexpr const char* kV3File = "zarr.json";
+// A metadata file larger than this is refused before it is read whole.
+constexpr uint64_t kMaxMetadataBytes = uint64_t(1) << 28;
+// Chunks are decoded whole in memory, and blosc's frames end at 2 GiB.
+constexpr uint64_t kMaxChunkBytes = uint64_t(1) << 31;
+
+// A numeric data type as .zarray spells it (numpy's typestr: "<u2", ">f8",
+// "|b1") and as stowage names it ("uint16", "float64", "bool").
+struct DataType {
+  std::string typestr;  // as in the file
+  std::string name;     // stowage's dtype
+  char kind = 'u';      // 'b' bool, 'i' signed, 'u' unsigned, 'f' float
+  size_t size = 1;      // bytes per element
+  bool big_endian = false;
+};
+
+// The data type of a typestr; UNSUPPORTED naming `file` for one stowage has
+// no type for (float16, complex, datetime, strings, structured), CORRUPT for
+// one that is no typestr at all.
+DataType parse_data_type(const json& dtype, const std::string& file);
+
+// The typestr of stowage's dtype `name` in the given byte order; nullopt for
+// a name stowage does not have.
+std::optional<DataType> data_type_for(std::string_view name, bool big_endian);
+
+// The value of missing chunks. The file's JSON (a number, "NaN",
+// "Infinity", "-Infinity", or null, read as 0) becomes one element's bytes
+// in the array's byte order, and what describe() tells the host.
+struct FillValue {
+  json in_file;                // as written in .zarray
+  json for_host;               // a number, or "NaN"/"Infinity"/"-Infinity"
+  std::vector<uint8_t> bytes;  // one element, in the array's byte order
+  // An integer a double cannot hold exactly (beyond 2^53): the host would
+  // round it, so the plugin fills missing chunks itself.
+  bool plugin_fills = false;
+  bool is_zero() const;
+};
+
+// Parses a fill value for `type`; an unusable one is CORRUPT naming `file`.
+FillValue parse_fill_value(const json& value, const DataType& type, const std::string& file);
+
+// An array as its .zarray describes it.
+struct ArrayMeta {
+  DataType type;
+  std::vector<uint64_t> shape, chunks;
+  bool fortran = false;  // "order": "F"
+  char separator = '.';  // dimension_separator
+  FillValue fill;
+  json compressor;       // numcodecs' config as in the file (null: none)
+  json codec;            // the host codec it translates to (null: none)
+
+  size_t ndim() const { return shape.size(); }
+  uint64_t grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chunks[d]; }
+  uint64_t chunk_elements() const;
+  uint64_t chunk_bytes() const { return chunk_elements() * type.size; }
+};
+
+// Parses a .zarray's text; `file` names it in errors. Malformed metadata is
+// CORRUPT, valid metadata this plugin cannot read (a filter, an unknown
+// compressor or data type) UNSUPPORTED.
+ArrayMeta parse_array(std::string_view text, const std::string& file);
+
+// The .zarray of an array, keys sorted as zarr-python writes them.
+json array_json(const ArrayMeta& meta);
+
+// Parses a JSON object file (.zgroup, .zattrs): CORRUPT naming `file` when
+// it is not one.
+json parse_object(std::string_view text, const std::string& file);
+
+// JSON text as zarr-python writes it: 4-space indents, ASCII only (zarr
+// 2.x reads metadata as ASCII), NaN and infinities as zarr's strings.
+std::string to_text(const json& j);
+
+}  // namespace zarr

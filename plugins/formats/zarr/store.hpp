@@ -1,0 +1,97 @@
+// An open Zarr v2 store: a directory tree where a directory holding .zgroup
+// is a group and one holding .zarray an array, whose chunks are the files
+// "<array>/<i0>.<i1>..." (or "<i0>/<i1>/..." with dimension_separator "/").
+// Every byte goes through the storage layer (stowage/storage.hpp), so a
+// store is read from local files, memory or HTTP alike.
+#pragma once
+
+#include "metadata.hpp"
+
+#include <stowage/plugin.hpp>
+#include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarr {
+
+// The host codec of one array, made on first use, so an array whose codec
+// plugin is missing still lists and describes. One sdk::HostCodec serves
+// every thread (the host gives each call a context of its own).
+class ArrayCodec {
+ public:
+  ArrayCodec(const stowage::sdk::Host& host, json config, std::string context)
+      : host_(host), config_(std::move(config)), context_(std::move(context)) {}
+  ArrayCodec(const ArrayCodec&) = delete;
+  ArrayCodec& operator=(const ArrayCodec&) = delete;
+  // Null config: no compressor.
+  bool none() const { return config_.is_null(); }
+  const stowage::sdk::HostCodec& get();
+
+ private:
+  stowage::sdk::Host host_;
+  json config_;
+  std::string context_;
+  std::mutex mutex_;
+  std::unique_ptr<stowage::sdk::HostCodec> codec_;
+  std::atomic<const stowage::sdk::HostCodec*> ready_{nullptr};
+};
+
+// An array as its node handle holds it: .zarray parsed once, and its codec.
+struct OpenArray {
+  OpenArray(const stowage::sdk::Host& host, std::string dir_, ArrayMeta meta_)
+      : dir(std::move(dir_)), meta(std::move(meta_)), codec(host, meta.codec, dir + "/" + kArrayFile) {}
+  std::string dir;
+  ArrayMeta meta;
+  ArrayCodec codec;
+};
+
+class ZarrStore final : public stowage::sdk::Store {
+ public:
+  static int32_t identify(const stowage::sdk::Probe& probe);
+  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host, std::string_view path,
+                                                   uint32_t mode, std::string_view options_json);
+
+  ZarrStore(stowage::sdk::Storage storage, std::string root, bool writable);
+
+  // The tree, by path.
+  std::vector<std::string> list(std::string_view node) override;
+  std::string describe(std::string_view node) override;
+  std::unique_ptr<stowage::sdk::Node> open_node(std::string_view node) override;
+  void create(std::string_view node, std::string_view json) override;
+  void set_attributes(std::string_view node, std::string_view json) override;
+  void remove(std::string_view node) override;
+  void move_node(std::string_view from, std::string_view to, bool replace) override;
+
+  // The chunks of one array, for its node handle (chunk_io.cpp).
+  bool read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
+  void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
+  bool chunk_exists(const OpenArray& a, const uint64_t* index) const;
+
+ private:
+  enum class Kind { none, group, array };
+  std::string node_dir(const std::vector<std::string>& parts) const;
+  Kind kind_of(const std::string& dir) const;
+  // The node at `parts`, which must exist and lie outside any array.
+  Kind require_node(const std::vector<std::string>& parts, std::string_view node) const;
+  void require_outside_arrays(const std::vector<std::string>& parts) const;
+  void require_writable(const char* operation) const;
+  std::optional<std::string> read_metadata(const std::string& file) const;
+  json read_attributes(const std::string& dir) const;
+  void write_text(const std::string& file, const json& j) const;
+  void create_array(const std::string& dir, const json& description, json attributes);
+  std::shared_ptr<OpenArray> open_array(const std::string& dir) const;
+
+  stowage::sdk::Storage storage_;  // all I/O: local files, memory or HTTP
+  std::string root_;
+  bool writable_;
+  stowage::sdk::BufferPool scratch_;  // chunk files read or encoded whole
+};
+
+}  // namespace zarr
