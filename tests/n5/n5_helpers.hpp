@@ -55,17 +55,4 @@ inline json array_desc(const std::string& dtype, const std::vector<uint64_t>& sh
   return json{{"kind", "array"}, {"dtype", dtype}, {"shape", shape}, {"chunks", chunks}, {"codec", codec}};
 }
 
-// Runs an expression that must throw stowage::Error with `code`; returns the message.
-#define N5_REQUIRE_ERROR(expr, expected_code)                              \
-  [&]() -> std::string {                                                   \
-    try {                                                                  \
-      expr;                                                                \
-    } catch (const stowage::Error& e) {                                    \
-      CHECK_MESSAGE(e.code() == (expected_code), e.what());                \
-      return e.what();                                                     \
-    }                                                                      \
-    FAIL("expected an error from " #expr);                                 \
-    return std::string();                                                  \
-  }()
-
 }  // namespace n5test

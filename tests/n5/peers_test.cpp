@@ -376,7 +376,7 @@ TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for
         CHECK(read_bytes(store.array(node)) == data);  // our own reader first
       }
     // N5 has no bool: refused, naming the container and the types it has.
-    std::string err = N5_REQUIRE_ERROR(store.create("b", array_desc("bool", {3}, {3})), stowage::ErrorCode::unsupported);
+    std::string err = TEST_REQUIRE_ERROR(store.create("b", array_desc("bool", {3}, {3})), stowage::ErrorCode::unsupported);
     CHECK_MESSAGE(err.find(path.string()) != std::string::npos, err);
     CHECK_MESSAGE(err.find("\"bool\"") != std::string::npos, err);
     store.close();
@@ -468,7 +468,7 @@ TEST_CASE("non-ASCII directory, group and dataset names: round trip, zarr-python
     CHECK(store.list("") == std::vector<std::string>{group});
     CHECK(store.list(group) == std::vector<std::string>{"\u03bc-array"});
     CHECK(store.array(node).read_all<int32_t>() == values);
-    std::string err = N5_REQUIRE_ERROR(store.describe("\u00df/\u03bd"), stowage::ErrorCode::not_found);
+    std::string err = TEST_REQUIRE_ERROR(store.describe("\u00df/\u03bd"), stowage::ErrorCode::not_found);
     CHECK_MESSAGE(err.find("\u00df/\u03bd") != std::string::npos, err);
   }
   // zarr-python 2.x decodes attributes.json as ASCII (zarr/util.py json_loads), so it
@@ -506,17 +506,17 @@ print(repr(dict(g[sys.argv[2]].attrs)))
   test::write_file(chunk, test::read_file(chunk).substr(0, 9));
   {
     stowage::Store store = open_n5(path);
-    std::string err = N5_REQUIRE_ERROR(store.array(node).read_all<int32_t>(), stowage::ErrorCode::corrupt);
+    std::string err = TEST_REQUIRE_ERROR(store.array(node).read_all<int32_t>(), stowage::ErrorCode::corrupt);
     CHECK_MESSAGE(err.find(chunk.string()) != std::string::npos, err);
   }
   test::write_file(path / group / "\u03bc-array" / "attributes.json", "{\"dimensions\": [7, 5], ");
   {
     stowage::Store store = open_n5(path);
-    std::string err = N5_REQUIRE_ERROR(store.describe(node), stowage::ErrorCode::corrupt);
+    std::string err = TEST_REQUIRE_ERROR(store.describe(node), stowage::ErrorCode::corrupt);
     CHECK_MESSAGE(err.find((path / group / "\u03bc-array" / "attributes.json").string()) != std::string::npos, err);
   }
   fs::path missing = tmp / dir / "nirgend\u0077o.n5";
-  std::string err = N5_REQUIRE_ERROR(open_n5(missing), stowage::ErrorCode::not_found);
+  std::string err = TEST_REQUIRE_ERROR(open_n5(missing), stowage::ErrorCode::not_found);
   CHECK_MESSAGE(err.find(missing.string()) != std::string::npos, err);
 }
 

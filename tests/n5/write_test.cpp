@@ -149,7 +149,7 @@ TEST_CASE("write_empty_chunks=false skips all-zero chunks and deletes stale ones
   CHECK_FALSE(fs::exists(path / "a" / "0"));
   CHECK_FALSE(fs::exists(path / "a" / "1"));
   CHECK(store.array("a").read_all<uint16_t>() == zeros);
-  N5_REQUIRE_ERROR(open_n5(path, stowage::Mode::update, json{{"write_empty_chunks", 3}}),
+  TEST_REQUIRE_ERROR(open_n5(path, stowage::Mode::update, json{{"write_empty_chunks", 3}}),
                    stowage::ErrorCode::invalid_argument);
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("attributes keep key order and unknown keys; non-ASCII is written as \
   CHECK(file["dimensions"] == json({6, 4}));
   CHECK(file["unit"] == "nm");
   CHECK_FALSE(file.contains("resolution"));
-  N5_REQUIRE_ERROR(store.set_attributes("d", json{{"dimensions", {1}}}), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.set_attributes("d", json{{"dimensions", {1}}}), stowage::ErrorCode::invalid_argument);
   // The root keeps its version key whatever the user attributes are.
   store.set_attributes("", json{{"title", "t"}});
   CHECK(test::read_json(path / "attributes.json") == json{{"n5", "4.0.0"}, {"title", "t"}});
@@ -217,8 +217,8 @@ TEST_CASE("remove, truncate, create over an existing dataset") {
   store.create("x/y", array_desc("int16", {4}, {2}));
   std::vector<int16_t> v = {1, -2, 3, -4};
   store.array("x/y").write({0}, {4}, v.data());
-  N5_REQUIRE_ERROR(store.create("x/y", array_desc("int16", {4}, {2})), stowage::ErrorCode::invalid_argument);
-  N5_REQUIRE_ERROR(store.create("x/y/z", json{{"kind", "group"}}), stowage::ErrorCode::not_found);
+  TEST_REQUIRE_ERROR(store.create("x/y", array_desc("int16", {4}, {2})), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.create("x/y/z", json{{"kind", "group"}}), stowage::ErrorCode::not_found);
   store.remove("x/y");
   CHECK(store.list("x").empty());
   store.create("x/y", array_desc("int16", {4}, {4}));
@@ -230,7 +230,7 @@ TEST_CASE("remove, truncate, create over an existing dataset") {
   // A directory that is not N5 is never deleted by truncate.
   fs::create_directories(tmp / "precious");
   test::write_file(tmp / "precious" / "notes.txt", "keep me");
-  N5_REQUIRE_ERROR(open_n5(tmp / "precious", stowage::Mode::truncate), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(open_n5(tmp / "precious", stowage::Mode::truncate), stowage::ErrorCode::invalid_argument);
   CHECK(fs::exists(tmp / "precious" / "notes.txt"));
 }
 
@@ -239,34 +239,34 @@ TEST_CASE("refused: bad paths, read-only writes, unknown versions, impossible da
   fs::path path = tmp / "bad.n5";
   stowage::Store store = open_n5(path, stowage::Mode::create);
   for (const char* node : {"../escape", "/abs", "a//b", "a/./b", "a/.."})
-    N5_REQUIRE_ERROR(store.create(node, json{{"kind", "group"}}), stowage::ErrorCode::invalid_argument);
-  N5_REQUIRE_ERROR(store.create("b", array_desc("bool", {4}, {2})), stowage::ErrorCode::unsupported);
-  N5_REQUIRE_ERROR(store.create("c", array_desc("uint8", {4}, {0})), stowage::ErrorCode::invalid_argument);
-  N5_REQUIRE_ERROR(store.create("d", array_desc("uint64", {1u << 20, 1u << 20}, {1u << 15, 1u << 14})),
+    TEST_REQUIRE_ERROR(store.create(node, json{{"kind", "group"}}), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.create("b", array_desc("bool", {4}, {2})), stowage::ErrorCode::unsupported);
+  TEST_REQUIRE_ERROR(store.create("c", array_desc("uint8", {4}, {0})), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.create("d", array_desc("uint64", {1u << 20, 1u << 20}, {1u << 15, 1u << 14})),
                    stowage::ErrorCode::invalid_argument);  // 4 GiB chunks
   json filled = array_desc("uint8", {4}, {2});
   filled["fill_value"] = 3;
-  N5_REQUIRE_ERROR(store.create("e", filled), stowage::ErrorCode::unsupported);
-  N5_REQUIRE_ERROR(store.create("f", array_desc("uint8", {4}, {2}, json{{"type", "gzip"}, {"level", 42}})),
+  TEST_REQUIRE_ERROR(store.create("e", filled), stowage::ErrorCode::unsupported);
+  TEST_REQUIRE_ERROR(store.create("f", array_desc("uint8", {4}, {2}, json{{"type", "gzip"}, {"level", 42}})),
                    stowage::ErrorCode::invalid_argument);
   store.create("ok", array_desc("uint8", {4}, {2}));
   store.close();
 
   stowage::Store ro = open_n5(path);
-  N5_REQUIRE_ERROR(ro.create("g", json{{"kind", "group"}}), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(ro.create("g", json{{"kind", "group"}}), stowage::ErrorCode::invalid_argument);
   std::vector<uint8_t> v(4, 1);
-  N5_REQUIRE_ERROR(ro.array("ok").write({0}, {4}, v.data()), stowage::ErrorCode::invalid_argument);
-  N5_REQUIRE_ERROR(ro.describe("missing"), stowage::ErrorCode::not_found);
-  N5_REQUIRE_ERROR(ro.describe("../bad.n5"), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(ro.array("ok").write({0}, {4}, v.data()), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(ro.describe("missing"), stowage::ErrorCode::not_found);
+  TEST_REQUIRE_ERROR(ro.describe("../bad.n5"), stowage::ErrorCode::invalid_argument);
 
   test::write_file(path / "attributes.json", R"({"n5": "5.0.0"})");
-  std::string msg = N5_REQUIRE_ERROR(open_n5(path), stowage::ErrorCode::unsupported);
+  std::string msg = TEST_REQUIRE_ERROR(open_n5(path), stowage::ErrorCode::unsupported);
   CHECK(msg.find("5.0.0") != std::string::npos);
   test::write_file(path / "attributes.json", R"({"n5": "4.2.1-SNAPSHOT", "x": 1})");
   CHECK(open_n5(path).describe("").attributes == json{{"x", 1}});
   test::write_file(path / "attributes.json", R"({})");  // tensorstore writes no version
   CHECK(open_n5(path).list("") == std::vector<std::string>{"ok"});
-  N5_REQUIRE_ERROR(open_n5(tmp / "nothing.n5"), stowage::ErrorCode::not_found);
+  TEST_REQUIRE_ERROR(open_n5(tmp / "nothing.n5"), stowage::ErrorCode::not_found);
 }
 
 TEST_CASE("malformed chunks and attributes are errors naming the file") {
@@ -286,7 +286,7 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
     CAPTURE(chunk);
     test::write_file(chunk, bytes);
     stowage::Store store = open_n5(path);
-    std::string msg = N5_REQUIRE_ERROR(read_bytes(store.array(node)), code);
+    std::string msg = TEST_REQUIRE_ERROR(read_bytes(store.array(node)), code);
     CHECK_MESSAGE(msg.find(chunk.string()) != std::string::npos, msg);
   };
   std::string good = test::read_file(path / "raw" / "0" / "0");
@@ -320,25 +320,25 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
     CHECK(::ftruncate(fd, (off_t(1) << 31) + 100) == 0);
     ::close(fd);
     stowage::Store store = open_n5(path);
-    std::string msg = N5_REQUIRE_ERROR(read_bytes(store.array("raw")), stowage::ErrorCode::corrupt);
+    std::string msg = TEST_REQUIRE_ERROR(read_bytes(store.array("raw")), stowage::ErrorCode::corrupt);
     CHECK(msg.find("2 GiB") != std::string::npos);
   }
 
   test::write_file(path / "gz" / "attributes.json", R"({"dataType": "uint16", "dimensions": [6, 6], )");
-  std::string msg = N5_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
+  std::string msg = TEST_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
   CHECK(msg.find("attributes.json") != std::string::npos);
   test::write_file(path / "gz" / "attributes.json",
                    R"({"dataType": "uint16", "dimensions": [6, 6], "blockSize": [3, 3, 3]})");
-  N5_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
+  TEST_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
   test::write_file(path / "gz" / "attributes.json",
                    R"({"dataType": "complex64", "dimensions": [6, 6], "blockSize": [3, 3]})");
-  N5_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::unsupported);
+  TEST_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::unsupported);
   test::write_file(path / "gz" / "attributes.json",
                    R"({"dataType": "uint16", "dimensions": [6, -6], "blockSize": [3, 3]})");
-  N5_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
+  TEST_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
   test::write_file(path / "gz" / "attributes.json",
                    R"({"dataType": "uint16", "dimensions": [6, 6], "blockSize": [3, 3], "compression": {"type": "nosuchcodec"}})");
-  msg = N5_REQUIRE_ERROR(read_bytes(open_n5(path).array("gz")), stowage::ErrorCode::not_found);
+  msg = TEST_REQUIRE_ERROR(read_bytes(open_n5(path).array("gz")), stowage::ErrorCode::not_found);
   CHECK(msg.find("nosuchcodec") != std::string::npos);  // names the codec
   CHECK(msg.find((path / "gz").string()) != std::string::npos);  // and the dataset
 }

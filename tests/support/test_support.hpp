@@ -168,3 +168,17 @@ Failure failure_of(F&& f) {
 }
 
 }  // namespace test
+
+// Runs an expression that must throw stowage::Error with `expected_code`;
+// evaluates to the error's message.
+#define TEST_REQUIRE_ERROR(expr, expected_code)                 \
+  [&]() -> std::string {                                        \
+    try {                                                       \
+      expr;                                                     \
+    } catch (const stowage::Error& e) {                         \
+      CHECK_MESSAGE(e.code() == (expected_code), e.what());     \
+      return e.what();                                          \
+    }                                                           \
+    FAIL("expected an error from " #expr);                      \
+    return std::string();                                       \
+  }()

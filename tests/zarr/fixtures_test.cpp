@@ -98,7 +98,7 @@ TEST_CASE("zarr: detection is by the directory's names; a v3 store is refused by
   // Zarr v3 (zarr.json) is claimed, then refused naming the store.
   fs::create_directories(tmp / "v3.zarr");
   test::write_file(tmp / "v3.zarr" / "zarr.json", R"({"zarr_format":3,"node_type":"group"})");
-  std::string message = ZARR_REQUIRE_ERROR(stowage::Store::open((tmp / "v3.zarr").string()),
+  std::string message = TEST_REQUIRE_ERROR(stowage::Store::open((tmp / "v3.zarr").string()),
                                            stowage::ErrorCode::unsupported);
   CHECK(message.find("v3.zarr") != std::string::npos);
   CHECK(message.find("Zarr v3") != std::string::npos);

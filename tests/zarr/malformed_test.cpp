@@ -29,8 +29,8 @@ void check_refused(const fs::path& root, stowage::ErrorCode code, const std::str
   stowage::Store store = open_zarr(root.string());
   for (int via = 0; via < 2; ++via) {
     CAPTURE(via);
-    std::string message = via == 0 ? ZARR_REQUIRE_ERROR(store.describe("a"), code)
-                                   : ZARR_REQUIRE_ERROR(read_bytes(store.array("a")), code);
+    std::string message = via == 0 ? TEST_REQUIRE_ERROR(store.describe("a"), code)
+                                   : TEST_REQUIRE_ERROR(read_bytes(store.array("a")), code);
     CHECK_MESSAGE(message.find((root / file).string()) != std::string::npos, message);
     CHECK_MESSAGE(message.find(words) != std::string::npos, message);
   }
@@ -91,21 +91,21 @@ TEST_CASE("zarr malformed: bad .zattrs and chunk files are errors naming them") 
     const fs::path root = store_with(tmp, zarray(R"("<u2")", "null"));
     test::write_file(root / "a" / ".zattrs", "{\"x\": ");
     stowage::Store store = open_zarr(root.string());
-    std::string message = ZARR_REQUIRE_ERROR(store.describe("a"), ErrorCode::corrupt);
+    std::string message = TEST_REQUIRE_ERROR(store.describe("a"), ErrorCode::corrupt);
     CHECK(message.find((root / "a" / ".zattrs").string() + ": not valid JSON") != std::string::npos);
   }
   {  // an uncompressed chunk of the wrong size
     test::TempDir tmp;
     const fs::path root = store_with(tmp, zarray(R"("<u2")", "null"), std::string(7, 'x'));
     stowage::Store store = open_zarr(root.string());
-    std::string message = ZARR_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
+    std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
     CHECK(message.find((root / "a" / "0.0").string() + ": chunk file is 7 bytes") != std::string::npos);
   }
   if (!test::plugin_off("gzip")) {  // a compressed chunk that does not decode
     test::TempDir tmp;
     const fs::path root = store_with(tmp, zarray(R"("<u2")", R"({"id":"zlib","level":1})"), "not zlib at all");
     stowage::Store store = open_zarr(root.string());
-    std::string message = ZARR_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
+    std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
     CHECK(message.find((root / "a" / "0.0").string() + ": ") != std::string::npos);
   }
   if (!test::plugin_off("lz4")) {  // numcodecs' lz4 that decodes to fewer bytes than a chunk
@@ -113,7 +113,7 @@ TEST_CASE("zarr malformed: bad .zattrs and chunk files are errors naming them") 
     const std::string short_block("\x02\x00\x00\x00\x20\x01\x02", 7);  // 2 literal bytes
     const fs::path root = store_with(tmp, zarray(R"("<u2")", R"({"id":"lz4","acceleration":1})"), short_block);
     stowage::Store store = open_zarr(root.string());
-    std::string message = ZARR_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
+    std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
     CHECK(message.find((root / "a" / "0.0").string() + ": chunk decodes to 2 bytes") != std::string::npos);
   }
 }
@@ -129,11 +129,11 @@ TEST_CASE("zarr writing: groups, arrays, attributes, removal, moves, and what is
   const json desc = {{"kind", "array"}, {"dtype", "int32"}, {"shape", {5}}, {"chunks", {2}}, {"fill_value", -1}};
   store.create("g/h/a", desc);
   CHECK(store.list("g/h") == std::vector<std::string>{"a"});
-  ZARR_REQUIRE_ERROR(store.create("g/h/a", desc), ErrorCode::invalid_argument);
-  ZARR_REQUIRE_ERROR(store.create("g/h/a/inner", {{"kind", "group"}}), ErrorCode::not_found);
-  ZARR_REQUIRE_ERROR(store.create("x", {{"kind", "array"}, {"dtype", "float16"}, {"shape", {2}}}),
+  TEST_REQUIRE_ERROR(store.create("g/h/a", desc), ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.create("g/h/a/inner", {{"kind", "group"}}), ErrorCode::not_found);
+  TEST_REQUIRE_ERROR(store.create("x", {{"kind", "array"}, {"dtype", "float16"}, {"shape", {2}}}),
                      ErrorCode::unsupported);
-  ZARR_REQUIRE_ERROR(store.create("x", {{"kind", "array"}, {"dtype", "int8"}, {"shape", {2}}, {"codec", {{"type", "nope"}}}}),
+  TEST_REQUIRE_ERROR(store.create("x", {{"kind", "array"}, {"dtype", "int8"}, {"shape", {2}}, {"codec", {{"type", "nope"}}}}),
                      ErrorCode::not_found);
   // Without a fill value it is 0, as zarr-python's default.
   store.create("u", {{"kind", "array"}, {"dtype", "uint16"}, {"shape", {3}}, {"chunks", {2}}});
@@ -152,15 +152,15 @@ TEST_CASE("zarr writing: groups, arrays, attributes, removal, moves, and what is
   CHECK(back == std::vector<int32_t>{-1, 1, 2, 3, -1});
   store.remove("g/h");
   CHECK(store.list("g") == std::vector<std::string>{"b"});
-  ZARR_REQUIRE_ERROR(store.describe("g/h"), ErrorCode::not_found);
+  TEST_REQUIRE_ERROR(store.describe("g/h"), ErrorCode::not_found);
   store.close();
 
   stowage::Store reader = open_zarr(path);
-  ZARR_REQUIRE_ERROR(reader.create("y", {{"kind", "group"}}), ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(reader.create("y", {{"kind", "group"}}), ErrorCode::invalid_argument);
   // A directory of other files is not replaced.
   fs::create_directories(tmp / "other");
   test::write_file(tmp / "other" / "notes.txt", "keep me");
-  ZARR_REQUIRE_ERROR(open_zarr((tmp / "other").string(), stowage::Mode::truncate), ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(open_zarr((tmp / "other").string(), stowage::Mode::truncate), ErrorCode::invalid_argument);
   CHECK(fs::exists(tmp / "other" / "notes.txt"));
 }
 

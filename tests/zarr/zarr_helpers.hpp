@@ -68,17 +68,4 @@ inline std::string dumped(const fs::path& out, std::string node) {
   return test::read_file(out / (node + ".bin"));
 }
 
-// Runs an expression that must throw stowage::Error with `code`; returns the message.
-#define ZARR_REQUIRE_ERROR(expr, expected_code)               \
-  [&]() -> std::string {                                      \
-    try {                                                     \
-      expr;                                                   \
-    } catch (const stowage::Error& e) {                       \
-      CHECK_MESSAGE(e.code() == (expected_code), e.what());   \
-      return e.what();                                        \
-    }                                                         \
-    FAIL("expected an error from " #expr);                    \
-    return std::string();                                     \
-  }()
-
 }  // namespace zarrtest

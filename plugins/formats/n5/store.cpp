@@ -33,12 +33,6 @@ json parse_json_argument(std::string_view text, const char* what) {
   return j;
 }
 
-std::string join_node(const std::vector<std::string>& parts, size_t count) {
-  std::string node;
-  for (size_t i = 0; i < count; ++i) node += (i ? "/" : "") + parts[i];
-  return node;
-}
-
 // Extents from a create() description: non-empty array of integers in [min, max].
 std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min,
                                           uint64_t max) {
@@ -274,7 +268,7 @@ void N5Store::require_outside_datasets(const std::vector<std::string>& parts) co
   for (size_t i = 0; i < parts.size(); ++i) {
     std::optional<json> attrs = read_attributes(dir);
     if (attrs && is_dataset(*attrs))
-      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside dataset '" + join_node(parts, i) +
+      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside dataset '" + sdk::join_node_path(parts, i) +
                                   "' (its chunk directories are not nodes)");
     dir += "/" + parts[i];
   }
@@ -436,7 +430,7 @@ void N5Store::move_node(std::string_view from, std::string_view to, bool replace
   require_outside_datasets(from_parts);
   require_outside_datasets(to_parts);
   std::vector<std::string> to_parent(to_parts.begin(), to_parts.end() - 1);
-  require_existing(node_dir(to_parent), join_node(to_parent, to_parent.size()));
+  require_existing(node_dir(to_parent), sdk::join_node_path(to_parent, to_parent.size()));
   storage_.move(from_dir, to_dir, replace ? STOWAGE_PUBLISH_REPLACE : 0);
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "chunk.hpp"
-#include "dataset_codec.hpp"
 #include "metadata.hpp"
 
 #include <stowage/plugin.hpp>
@@ -38,7 +37,7 @@ struct OpenDataset {
         raw(meta.compression["type"] == "raw") {}
   std::string dir;
   Dataset meta;
-  mutable DatasetCodec codec;  // made on first use; logically const
+  mutable stowage::sdk::LazyHostCodec codec;  // made on first use; logically const
   bool raw;  // payload is the element bytes: read straight into the caller's buffer
 };
 

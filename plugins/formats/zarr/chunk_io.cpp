@@ -107,7 +107,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
   const std::string key = chunk_key(a, index);
   auto* dst = static_cast<uint8_t*>(out);
   bool found;
-  if (a.codec.none()) {  // the file is the chunk: read straight into the caller's buffer
+  if (a.uncompressed) {  // the file is the chunk: read straight into the caller's buffer
     uint64_t got = 0, size = 0;
     found = storage_.read_into_if_exists(key, 0, dst, bytes, &got, &size);
     if (found && size != bytes)
@@ -176,7 +176,7 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
     chunk = padded->data();
   }
   sdk::Staged file = storage_.stage(key);
-  if (a.codec.none()) {
+  if (a.uncompressed) {
     file.append(chunk, bytes);
   } else {
     const sdk::HostCodec& codec = a.codec.get();

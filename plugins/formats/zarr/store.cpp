@@ -14,20 +14,6 @@ using sdk::fail;
 using sdk::invalid;
 using sdk::unsupported;
 
-const sdk::HostCodec& ArrayCodec::get() {
-  if (const sdk::HostCodec* c = ready_.load(std::memory_order_acquire)) return *c;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!codec_) {
-    try {
-      codec_ = std::make_unique<sdk::HostCodec>(host_, config_.dump());
-    } catch (const sdk::Error& e) {
-      fail(e.code(), context_ + ": codec " + config_.dump() + ": " + e.what());
-    }
-    ready_.store(codec_.get(), std::memory_order_release);
-  }
-  return *codec_;
-}
-
 namespace {
 
 json parse_argument(std::string_view text, const char* what) {
@@ -35,12 +21,6 @@ json parse_argument(std::string_view text, const char* what) {
   if (j.is_discarded() || !j.is_object())
     invalid(std::string("zarr: ") + what + " must be a JSON object, got: " + std::string(text));
   return j;
-}
-
-std::string join_node(const std::vector<std::string>& parts, size_t count) {
-  std::string node;
-  for (size_t i = 0; i < count; ++i) node += (i ? "/" : "") + parts[i];
-  return node;
 }
 
 // Extents from a create() description: an array of integers >= min.
@@ -161,7 +141,7 @@ void ZarrStore::require_outside_arrays(const std::vector<std::string>& parts) co
   std::string dir = root_;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (kind_of(dir) == Kind::array)
-      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside array '" + join_node(parts, i) +
+      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside array '" + sdk::join_node_path(parts, i) +
                                   "' (its chunk directories are not nodes)");
     dir += "/" + parts[i];
   }
@@ -359,7 +339,7 @@ void ZarrStore::move_node(std::string_view from, std::string_view to, bool repla
   require_node(from_parts, from);
   require_outside_arrays(to_parts);
   std::vector<std::string> to_parent(to_parts.begin(), to_parts.end() - 1);
-  require_node(to_parent, join_node(to_parent, to_parent.size()));
+  require_node(to_parent, sdk::join_node_path(to_parent, to_parent.size()));
   storage_.move(node_dir(from_parts), node_dir(to_parts), replace ? STOWAGE_PUBLISH_REPLACE : 0);
 }
 

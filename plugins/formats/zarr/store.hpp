@@ -21,35 +21,15 @@
 
 namespace zarr {
 
-// The host codec of one array, made on first use, so an array whose codec
-// plugin is missing still lists and describes. One sdk::HostCodec serves
-// every thread (the host gives each call a context of its own).
-class ArrayCodec {
- public:
-  ArrayCodec(const stowage::sdk::Host& host, json config, std::string context)
-      : host_(host), config_(std::move(config)), context_(std::move(context)) {}
-  ArrayCodec(const ArrayCodec&) = delete;
-  ArrayCodec& operator=(const ArrayCodec&) = delete;
-  // Null config: no compressor.
-  bool none() const { return config_.is_null(); }
-  const stowage::sdk::HostCodec& get();
-
- private:
-  stowage::sdk::Host host_;
-  json config_;
-  std::string context_;
-  std::mutex mutex_;
-  std::unique_ptr<stowage::sdk::HostCodec> codec_;
-  std::atomic<const stowage::sdk::HostCodec*> ready_{nullptr};
-};
-
 // An array as its node handle holds it: .zarray parsed once, and its codec.
 struct OpenArray {
   OpenArray(const stowage::sdk::Host& host, std::string dir_, ArrayMeta meta_)
-      : dir(std::move(dir_)), meta(std::move(meta_)), codec(host, meta.codec, dir + "/" + kArrayFile) {}
+      : dir(std::move(dir_)), meta(std::move(meta_)), uncompressed(meta.codec.is_null()),
+        codec(host, meta.codec.dump(), dir + "/" + kArrayFile) {}
   std::string dir;
   ArrayMeta meta;
-  ArrayCodec codec;
+  bool uncompressed;  // no compressor: the file is the chunk
+  mutable stowage::sdk::LazyHostCodec codec;  // never made when uncompressed
 };
 
 class ZarrStore final : public stowage::sdk::Store {

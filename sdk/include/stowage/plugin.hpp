@@ -38,11 +38,13 @@
 #include <stowage/plugin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -269,6 +271,39 @@ class HostCodec {
   decltype(stowage_host::codec_decode) decode_ = nullptr;
   stowage_host_codec codec_ = nullptr;
   std::string canonical_;
+};
+
+// A node's codec, made through the host on first use, so a node whose codec
+// plugin is missing still lists and describes; then one HostCodec serves
+// every thread (the host gives each call a context of its own), so a format
+// keeps no pool. `context` (the node's metadata file) prefixes a failure.
+class LazyHostCodec {
+ public:
+  LazyHostCodec(const Host& host, std::string config_json, std::string context)
+      : host_(host), config_(std::move(config_json)), context_(std::move(context)) {}
+  LazyHostCodec(const LazyHostCodec&) = delete;
+  LazyHostCodec& operator=(const LazyHostCodec&) = delete;
+
+  const HostCodec& get() {
+    if (const HostCodec* c = ready_.load(std::memory_order_acquire)) return *c;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!codec_) {
+      try {
+        codec_ = std::make_unique<HostCodec>(host_, config_);
+      } catch (const Error& e) {
+        fail(e.code(), context_ + ": codec " + config_ + ": " + e.what());
+      }
+      ready_.store(codec_.get(), std::memory_order_release);
+    }
+    return *codec_;
+  }
+
+ private:
+  Host host_;
+  std::string config_, context_;
+  std::mutex mutex_;
+  std::unique_ptr<HostCodec> codec_;
+  std::atomic<const HostCodec*> ready_{nullptr};
 };
 
 // ---- format plugins -------------------------------------------------------

@@ -131,6 +131,14 @@ inline std::vector<std::string> split_node_path(std::string_view node) {
   return parts;
 }
 
+// The node path of the first `count` components of split_node_path's
+// result: the inverse, for naming a parent in an error.
+inline std::string join_node_path(const std::vector<std::string>& parts, size_t count) {
+  std::string node;
+  for (size_t i = 0; i < count && i < parts.size(); ++i) node += (i ? "/" : "") + parts[i];
+  return node;
+}
+
 // ---- chunk shapes ---------------------------------------------------------------
 
 // Chunks of about `target` bytes for a C-order layout: whole trailing
