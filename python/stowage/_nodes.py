@@ -487,8 +487,12 @@ class Array(_Dimensioned):
 
     @property
     def fill_value(self):
-        """What a chunk never written reads as."""
-        return self._info.get("fill_value", 0)
+        """What a chunk never written reads as: a scalar of the array's dtype
+        (``numpy.float32(nan)``, ``numpy.uint16(7)``)."""
+        value = self._info.get("fill_value", 0)
+        if isinstance(value, str):  # JSON has no NaN: "NaN", "Infinity", "-Infinity"
+            value = float(value)
+        return self.dtype.type(value)
 
     @property
     def chunk_grid(self):

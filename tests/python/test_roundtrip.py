@@ -308,3 +308,15 @@ def test_a_forked_child_reads_after_the_parent_did():
     child.join(60)
     assert child.exitcode == 0
     assert queue.get(timeout=1) == want
+
+
+@pytest.mark.parametrize("dtype, fill", [("float32", np.nan), ("float64", -np.inf), ("int16", -7), ("uint8", 200)])
+def test_zarr_fill_value_is_a_scalar_of_the_dtype(tmp_path, dtype, fill):
+    """zarr-python writes an array with one chunk of four stored; the rest
+    reads as its fill value, which Array.fill_value gives as numpy would."""
+    z = zarr.open(str(tmp_path / "f.zarr"), mode="w", shape=(4, 6), chunks=(2, 3), dtype=dtype, fill_value=fill)
+    z[:2, :3] = 1
+    a = stowage.open(tmp_path / "f.zarr")[""]
+    assert type(a.fill_value) is np.dtype(dtype).type
+    np.testing.assert_array_equal(a.fill_value, np.array(fill, dtype=dtype))
+    np.testing.assert_array_equal(a[...], z[...])
