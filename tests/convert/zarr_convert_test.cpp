@@ -391,9 +391,25 @@ TEST_CASE("--shards reaches the destination's create description as \"shards\"" 
   o.shards = {32, 32};
   o.chunks = {16, 16};
   try {
-    const stowage::CopyResult r = stowage::copy(n5.string() + "::raw/int16_2d", (tmp / "s.zarr").string(), o);
+    const fs::path out = tmp / "s.zarr";
+    const stowage::CopyResult r = stowage::copy(n5.string() + "::raw/int16_2d", out.string(), o);
     CHECK(r.shards == std::vector<uint64_t>{32, 32});
     CHECK(stowage::copy_summary_json(r, "a", "b")["shards"] == json{32, 32});
+    CHECK(r.open_options == json{{"zarr_version", 3}});
+    if (fs::exists(out / "zarr.json")) {
+      // A v3 store (the zarr plugin with v3): a grid of 32x32 shards of 16x16 chunks.
+      const json meta = test::read_json(out / "zarr.json");
+      CHECK(meta["chunk_grid"]["configuration"]["chunk_shape"] == json{32, 32});
+      bool sharded = false;
+      for (const json& codec : meta["codecs"])
+        if (codec.value("name", "") == "sharding_indexed") {
+          sharded = true;
+          CHECK(codec["configuration"]["chunk_shape"] == json{16, 16});
+        }
+      CHECK(sharded);
+    } else {
+      MESSAGE("the zarr plugin wrote Zarr v2 (no v3 yet): the shards were passed, not written");
+    }
   } catch (const stowage::Error& e) {
     // A plugin that refuses shards says so itself (today's v2-only plugin does not know them).
     CHECK_MESSAGE(std::string(e.what()).find("shard") != std::string::npos, e.what());
@@ -541,4 +557,25 @@ TEST_CASE("a group whose multiscale metadata cannot be mapped converts whole, an
   CHECK(has_note(r, "the root group: no multiscale metadata written: its levels are not s0..sN without gaps"));
   CHECK(!fs::exists(zarr / ".zattrs"));  // the root had no attributes, and gained none
   CHECK(test::read_json(zarr / "s2" / ".zattrs")["downsamplingFactors"] == json{4, 4});
+}
+
+TEST_CASE("into a Zarr v3 store the multiscales are OME-NGFF 0.5, under attributes.ome" *
+          test::needs({"zarr", "n5", "gzip"})) {
+  test::TempDir tmp;
+  const fs::path n5 = tmp / "multi.n5", zarr = tmp / "multi.zarr";
+  write_n5_multiscale(n5);
+  const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string());  // a new store: v3 asked for
+  CHECK(r.open_options == json{{"zarr_version", 3}});
+  if (fs::exists(zarr / "zarr.json")) {
+    CHECK(has_note(r, "raw: wrote OME-NGFF 0.5 multiscales"));
+    const json ome = test::read_json(zarr / "raw" / "zarr.json")["attributes"]["ome"];
+    json want = expected_multiscale();
+    want["name"] = "raw";
+    CHECK(ome["version"] == "0.5");
+    CHECK(unordered(ome["multiscales"]) == unordered(json::array({want})));
+  } else {
+    // The version follows what the store holds: the plugin wrote v2, so 0.4.
+    CHECK(has_note(r, "raw: wrote OME-NGFF 0.4 multiscales"));
+    MESSAGE("the zarr plugin wrote Zarr v2 (no v3 yet): OME-NGFF 0.5 not exercised");
+  }
 }
