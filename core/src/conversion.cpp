@@ -604,6 +604,14 @@ class Converter {
     Array out = dst.array(dst_node);
     if (out.shape() != info.shape || out.dtype() != to)
       throw Error(ErrorCode::invalid_argument, dst.path() + "::" + dst_node + " exists with another shape or dtype");
+    // Parts take chunks in turn: two runs would each rewrite a shard that
+    // holds chunks of both, and one would lose the other's. (Assumes the
+    // format describes a sharded array with "shards", as create takes it.)
+    if (filling_part() && out.info().raw.contains("shards") && !out.info().raw["shards"].is_null())
+      throw Error(ErrorCode::unsupported, dst.path() + "::" + dst_node +
+                                              " is sharded, and --part runs would rewrite each other's shards; "
+                                              "convert it in one run",
+                  dst.path());
     if (in.dtype() == out.dtype() && copy_chunks(in, out, progress)) return;
     copy_tiles(in, out, progress, spec_of(src, src_node), format_has(src, STOWAGE_CAP_PARTIAL));
   }
