@@ -510,9 +510,10 @@ class Converter {
   }
 
   // --compression; else the source's codec: as it is within one format,
-  // as the codec plugin's canonical config across formats (N5's zstd
-  // carries a stray "id" zarr-python wrote), which the destination may
-  // refuse (create_keeping_codec); else the destination's default.
+  // across formats as the codec plugin's canonical config (its defaults
+  // filled in, so the destination need not know them), which the
+  // destination may refuse (create_keeping_codec); else the destination's
+  // default.
   json codec_for(const Store& src, const Store& dst, const NodeInfo& info) const {
     if (!opts_.compression.is_null()) return opts_.compression;
     if (info.codec.is_null()) return nullptr;
