@@ -9,6 +9,7 @@
 // written under a hidden name inside it and moved into place whole where the
 // format can move nodes (NodeStaging), else written in place.
 #include "internal.hpp"
+#include "ome_zarr.hpp"
 
 #include <stowage/copy.hpp>
 #include <stowage/plugin_util.hpp>  // kStagingPrefix, c_order_chunks
@@ -275,6 +276,8 @@ class Converter {
   }
 
   uint64_t nodes() const { return nodes_; }
+  // The OME-NGFF version for a Zarr destination: 0.5 in a v3 store, 0.4 in v2.
+  void set_ngff_version(std::string version) { ngff_ = std::move(version); }
 
   DType target_dtype(DType from) const {
     auto it = opts_.casts.find(from);
@@ -302,14 +305,50 @@ class Converter {
                   dst.path() + ": format " + dst.format() + " holds one dataset, and " + spec_of(src, src_node) +
                       " is a group; name one of its nodes (SOURCE::inner/node)",
                   dst.path());
+    const json attributes = with_multiscales(src, src_node, info.attributes, dst);
     if (filling_part())
       ;  // the structure exists already (--create-only)
     else if (!dst_node.empty())
-      dst.create(dst_node, {{"kind", "group"}, {"attributes", info.attributes}});
-    else if (!info.attributes.empty())
-      dst.set_attributes("", info.attributes);
+      dst.create(dst_node, {{"kind", "group"}, {"attributes", attributes}});
+    else if (!attributes.empty())
+      dst.set_attributes("", attributes);
     for (const std::string& child : src.list(src_node))
       copy(src, join(src_node, child), dst, join(dst_node, child), progress);
+  }
+
+  // A group's attributes with its multiscale metadata in the destination's
+  // terms, between formats: OME-NGFF `multiscales` into Zarr from
+  // n5-viewer's keys, n5-viewer's keys into N5 from OME-NGFF (ome_zarr.hpp).
+  // The source's own keys stay (the metadata rule: nothing dropped unasked);
+  // the datasets' n5-viewer keys are added when they are copied.
+  json with_multiscales(const Store& src, const std::string& node, const json& attributes, const Store& dst) {
+    if (same_format(src, dst) || !attributes.is_object()) return attributes;
+    const std::string where = node.empty() ? std::string("the root group") : node;
+    std::string why;
+    json out = attributes;
+    if (dst.format() == "zarr" && !attributes.contains("multiscales") && !attributes.contains("ome")) {
+      std::vector<ome::Level> levels;
+      for (const std::string& child : src.list(node)) {
+        const NodeInfo level = src.describe(join(node, child));
+        if (level.kind != NodeKind::array) continue;
+        std::vector<std::string> dims;
+        for (const auto& d : level.dims) dims.push_back(d.name);
+        levels.push_back({child, level.attributes, dims, level.shape.size()});
+      }
+      const json ome = ome::multiscales_from_n5(attributes, levels, ngff_, &why);
+      if (!ome.is_null()) {
+        for (const auto& [key, value] : ome.items()) out[key] = value;
+        notes.push_back(where + ": wrote OME-NGFF " + ngff_ + " multiscales for its n5-viewer levels");
+      }
+    } else if (dst.format() == "n5") {
+      if (auto viewer = ome::n5_viewer_from_multiscales(attributes, &why)) {
+        for (const auto& [key, value] : viewer->group.items()) out[key] = value;
+        for (const auto& [path, extra] : viewer->datasets) level_attributes_[join(node, path)] = extra;
+        notes.push_back(where + ": wrote n5-viewer's scales, resolution and downsamplingFactors for its OME-NGFF multiscales");
+      }
+    }
+    if (!why.empty()) notes.push_back(where + ": no multiscale metadata written: " + why);
+    return out;
   }
 
   // Names and labels of each dimension of a source node.
@@ -350,9 +389,13 @@ class Converter {
     return j;
   }
 
-  json attributes_for(const NodeInfo& info) const {
+  // A node's attributes as written: without the labels kept in them, with
+  // the n5-viewer keys of a multiscale level (with_multiscales).
+  json attributes_for(const NodeInfo& info, const std::string& node = "") const {
     json attrs = info.attributes;
     attrs.erase(kLabelsAttribute);
+    if (auto it = level_attributes_.find(node); it != level_attributes_.end())
+      for (const auto& [key, value] : it->second.items()) attrs[key] = value;
     return attrs;
   }
 
@@ -366,7 +409,7 @@ class Converter {
     if (storage.is_object()) desc["storage"] = storage;
     const std::string dtype = desc.value("dtype", "");
     try {
-      dst.create(node, desc);
+      create_keeping_codec(dst, node, desc);
     } catch (const Error& e) {
       const json& attrs = desc.contains("attributes") ? desc["attributes"] : json::object();
       if (e.code() != ErrorCode::unsupported || attrs.empty() || !created_without_attributes(dst, node, desc))
@@ -409,11 +452,11 @@ class Converter {
 
   // Creates the node without its attributes; false if the format refuses
   // that too (the attributes were not the problem).
-  static bool created_without_attributes(Store& dst, const std::string& node, const json& desc) {
+  bool created_without_attributes(Store& dst, const std::string& node, const json& desc) {
     json bare = desc;
     bare["attributes"] = json::object();
     try {
-      dst.create(node, bare);
+      create_keeping_codec(dst, node, bare);
       return true;
     } catch (const Error&) {
       return false;
@@ -466,10 +509,58 @@ class Converter {
     }
   }
 
+  // --compression; else the source's codec: as it is within one format,
+  // across formats as the codec plugin's canonical config (its defaults
+  // filled in, so the destination need not know them), which the
+  // destination may refuse (create_keeping_codec); else the destination's
+  // default.
   json codec_for(const Store& src, const Store& dst, const NodeInfo& info) const {
     if (!opts_.compression.is_null()) return opts_.compression;
-    if (same_format(src, dst) && !info.codec.is_null()) return info.codec;
-    return nullptr;  // the destination's default
+    if (info.codec.is_null()) return nullptr;
+    if (same_format(src, dst)) return info.codec;
+    try {
+      return registry_.codec(info.codec).config();
+    } catch (const Error&) {
+      return nullptr;  // a codec this host lacks: the destination's default
+    }
+  }
+
+  // The shard shape for an array of these chunks: one entry per dimension,
+  // each a multiple of the chunk (Zarr v3's sharding_indexed).
+  std::vector<uint64_t> shards_for(const std::vector<uint64_t>& chunks) const {
+    if (opts_.shards.size() != chunks.size())
+      throw Error(ErrorCode::invalid_argument, "--shards has " + std::to_string(opts_.shards.size()) +
+                                                   " entries, the array has " + std::to_string(chunks.size()) +
+                                                   " dimensions");
+    for (size_t d = 0; d < chunks.size(); ++d)
+      if (opts_.shards[d] % chunks[d] != 0)
+        throw Error(ErrorCode::invalid_argument,
+                    "--shards " + json(opts_.shards).dump() + " is not a multiple of the chunks " + json(chunks).dump() +
+                        " in dimension " + std::to_string(d) + "; a shard holds whole chunks (give --chunks to choose them)");
+    return opts_.shards;
+  }
+
+  // Creates the node. A codec carried over from another format that the
+  // destination refuses as UNSUPPORTED (N5's lz4 framing in a format with
+  // no such codec) gives way to the destination's default, noted; any other
+  // error is the caller's.
+  void create_keeping_codec(Store& dst, const std::string& node, json desc) {
+    try {
+      dst.create(node, desc);
+    } catch (const Error& e) {
+      const bool inherited = opts_.compression.is_null() && desc.contains("codec");
+      if (e.code() != ErrorCode::unsupported || !inherited) throw;
+      const std::exception_ptr original = std::current_exception();
+      const json codec = desc["codec"];
+      desc.erase("codec");
+      try {
+        dst.create(node, desc);
+      } catch (const Error&) {
+        std::rethrow_exception(original);  // the codec was not (only) the problem
+      }
+      notes.push_back((node.empty() ? std::string("the array") : node) + ": " + dst.format() +
+                      " cannot keep the codec " + codec.dump() + " (" + e.what() + "); wrote its default codec");
+    }
   }
 
   // "Cannot hold" is the user's to fix (another format, a cast, --drop-metadata):
@@ -492,7 +583,7 @@ class Converter {
     Array in = src.array(src_node);
     DType to = target_dtype(info.dtype);
     std::vector<DimLabels> dims = source_dims(src, src_node, info);
-    json attrs = attributes_for(info);
+    json attrs = attributes_for(info, src_node);
     json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
                  {"chunks", opts_.chunks.empty() ? default_chunks(src, dst, src_node, info, to) : opts_.chunks},
                  {"attributes", attrs}, {"dims", dims_json(dims)}};
@@ -500,6 +591,7 @@ class Converter {
       throw Error(ErrorCode::invalid_argument, "--chunks has " + std::to_string(opts_.chunks.size()) +
                                                    " entries, the array has " + std::to_string(info.shape.size()) +
                                                    " dimensions");
+    if (!opts_.shards.empty()) desc["shards"] = shards_for(desc["chunks"].get<std::vector<uint64_t>>());
     json codec = codec_for(src, dst, info);
     if (!codec.is_null()) desc["codec"] = codec;
     if (info.fill_value != 0) desc["fill_value"] = fill_value_json(info.fill_value);
@@ -513,6 +605,14 @@ class Converter {
     Array out = dst.array(dst_node);
     if (out.shape() != info.shape || out.dtype() != to)
       throw Error(ErrorCode::invalid_argument, dst.path() + "::" + dst_node + " exists with another shape or dtype");
+    // Parts take chunks in turn: two runs would each rewrite a shard that
+    // holds chunks of both, and one would lose the other's. (Assumes the
+    // format describes a sharded array with "shards", as create takes it.)
+    if (filling_part() && out.info().raw.contains("shards") && !out.info().raw["shards"].is_null())
+      throw Error(ErrorCode::unsupported, dst.path() + "::" + dst_node +
+                                              " is sharded, and --part runs would rewrite each other's shards; "
+                                              "convert it in one run",
+                  dst.path());
     if (in.dtype() == out.dtype() && copy_chunks(in, out, progress)) return;
     copy_tiles(in, out, progress, spec_of(src, src_node), format_has(src, STOWAGE_CAP_PARTIAL));
   }
@@ -620,7 +720,7 @@ class Converter {
     ++nodes_;
     Sparse in = src.sparse(src_node);
     std::vector<DimLabels> dims = source_dims(src, src_node, info);
-    json attrs = attributes_for(info);
+    json attrs = attributes_for(info, src_node);
     if (!format_has(dst, STOWAGE_CAP_SPARSE)) {
       notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() + " has no sparse storage; wrote it dense");
       return densify(in, info, dims, attrs, dst, dst_node, progress, spec_of(src, src_node));
@@ -690,7 +790,7 @@ class Converter {
       // In a container a string node is a node of its own: its attributes,
       // and within the format its blocks and codec, go with it.
       const NodeInfo info = src.describe(src_node);
-      json desc = {{"kind", "strings"}, {"shape", info.shape}, {"attributes", attributes_for(info)}};
+      json desc = {{"kind", "strings"}, {"shape", info.shape}, {"attributes", attributes_for(info, src_node)}};
       add_layout(desc, src, dst, info);
       create_node(dst, dst_node, desc, "a string array");
     }
@@ -709,7 +809,7 @@ class Converter {
                     const std::string& dst_node, Progress& progress) {
     ++nodes_;
     if (filling_part()) return;
-    json desc = {{"kind", "records"}, {"count", info.count}, {"attributes", attributes_for(info)}};
+    json desc = {{"kind", "records"}, {"count", info.count}, {"attributes", attributes_for(info, src_node)}};
     if (same_format(src, dst) && info.raw.contains("shape")) desc["shape"] = info.raw["shape"];
     add_layout(desc, src, dst, info);
     if (!format_has(dst, STOWAGE_CAP_RECORDS))
@@ -739,6 +839,8 @@ class Converter {
   Registry& registry_;
   const std::string codec_id_;
   uint64_t nodes_ = 0;
+  std::string ngff_ = "0.4";
+  std::map<std::string, json> level_attributes_;  // source node -> n5-viewer keys to add (with_multiscales)
 };
 
 // ---- where the output goes ------------------------------------------------------------
@@ -1012,6 +1114,37 @@ void require_axes(const std::vector<std::string>& axes) {
   }
 }
 
+// --zarr-version and --shards are Zarr's: refused, naming the option, for
+// another destination (which would ignore them); shards need version 3.
+// Returns the open options for the destination: a new Zarr store is
+// version 3 unless asked otherwise.
+json destination_options(const CopyOptions& options, const std::string& to, bool new_store) {
+  json open = options.open_options.is_null() ? json::object() : options.open_options;
+  if (!open.is_object()) throw Error(ErrorCode::invalid_argument, "the open options must be a JSON object, not " + open.dump());
+  if (to != "zarr") {
+    if (open.contains("zarr_version"))
+      throw Error(ErrorCode::invalid_argument,
+                  "--zarr-version applies to a Zarr destination, and this one is " + to + "; leave it out or give --to zarr");
+    if (!options.shards.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  "--shards applies to a Zarr v3 destination, and this one is " + to + "; leave it out or give --to zarr");
+    return open;
+  }
+  if (open.contains("zarr_version") && open["zarr_version"] != 2 && open["zarr_version"] != 3)
+    throw Error(ErrorCode::invalid_argument, "--zarr-version must be 2 or 3, not " + open["zarr_version"].dump());
+  if (new_store && !open.contains("zarr_version")) open["zarr_version"] = 3;
+  if (!options.shards.empty() && open.value("zarr_version", json(3)) == 2)
+    throw Error(ErrorCode::invalid_argument, "--shards needs Zarr v3 (sharding_indexed); Zarr v2 has no shards, so "
+                                             "leave out --zarr-version 2 or --shards");
+  return open;
+}
+
+// The OME-NGFF version for what the Zarr store at `path` holds: 0.5 for v3
+// (a root zarr.json), else 0.4.
+std::string ngff_version(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(fs::path(path) / "zarr.json", ec) ? "0.5" : "0.4";
+}
 
 bool has_node(const Store& store, const std::string& node) {
   try {
@@ -1090,12 +1223,15 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
     throw Error(ErrorCode::invalid_argument,
                 dst_path + " does not exist; create it first with --create-only, then run the parts");
   if (exists && (options.overwrite || in_place)) refuse_replacing_other(dst_path, result.to, registry);
+  result.open_options = destination_options(options, result.to, !in_place);
+  result.shards = options.shards;
 
   Converter converter(options, registry, codec_id);
   Progress progress(options, converter.total_bytes(src, src_node));
   if (in_place) {
     // Add (or with a part run, fill) a node of an existing container.
-    Store dst = Store::open(dst_path, Mode::update, result.to, json::object(), registry);
+    Store dst = Store::open(dst_path, Mode::update, result.to, result.open_options, registry);
+    if (result.to == "zarr") converter.set_ngff_version(ngff_version(dst_path));
     const bool adding_node = !filling_part && !dst_node.empty();
     const bool present = adding_node && has_node(dst, dst_node);
     if (present && !options.overwrite)
@@ -1116,7 +1252,8 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   } else {
     StagingArea staging(dst_path, registry);
     try {
-      Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, json::object(), registry);
+      Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, result.open_options, registry);
+      if (result.to == "zarr") converter.set_ngff_version(ngff_version(staging.target().string()));
       try {
         converter.copy(src, src_node, dst, dst_node, progress);
       } catch (...) {
@@ -1184,6 +1321,23 @@ void parse_part_spec(const std::string& spec, CopyOptions& options) {
   if (std::sscanf(spec.c_str(), "%llu/%llu%c", &i, &n, &tail) != 2)
     throw Error(ErrorCode::invalid_argument, "--part takes I/N with 0 <= I < N, got '" + spec + "'");
   set_part(options, i, n);
+}
+
+void set_zarr_version(CopyOptions& options, int version) {
+  if (version != 2 && version != 3)
+    throw Error(ErrorCode::invalid_argument, "--zarr-version must be 2 or 3, not " + std::to_string(version));
+  if (options.open_options.is_null()) options.open_options = json::object();
+  options.open_options["zarr_version"] = version;
+}
+
+void parse_open_option(const std::string& spec, CopyOptions& options) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error(ErrorCode::invalid_argument, "--open-option takes KEY=VALUE, got '" + spec + "'");
+  const std::string value = spec.substr(eq + 1);
+  json v = json::parse(value, nullptr, false);
+  if (options.open_options.is_null()) options.open_options = json::object();
+  options.open_options[spec.substr(0, eq)] = v.is_discarded() ? json(value) : v;
 }
 
 void parse_cast_spec(const std::string& spec, CopyOptions& options) {

@@ -54,7 +54,8 @@ json copy_summary_json(const CopyResult& r, const std::string& source, const std
   return {{"source", source}, {"destination", destination}, {"from", r.from}, {"to", r.to},
           {"nodes", r.nodes}, {"chunks", r.chunks}, {"bytes_in", r.bytes_in},
           {"bytes_out", r.bytes_out}, {"ratio", ratio}, {"seconds", r.seconds},
-          {"mb_per_s", mb_per_s}, {"notes", r.notes}};
+          {"mb_per_s", mb_per_s}, {"notes", r.notes}, {"open_options", r.open_options},
+          {"shards", r.shards}};
 }
 
 }  // namespace stowage

@@ -172,7 +172,14 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
     else if (k == "chunks")
       o.chunks = py::isinstance<py::str>(value) ? stowage::parse_positive_list(value.cast<std::string>(), "chunks")
                                                 : to_u64(value.cast<std::vector<int64_t>>(), "chunks");
-    else if (k == "cast") stowage::parse_cast_spec(value.cast<std::string>(), o);
+    else if (k == "shards")
+      o.shards = py::isinstance<py::str>(value) ? stowage::parse_positive_list(value.cast<std::string>(), "shards")
+                                                : to_u64(value.cast<std::vector<int64_t>>(), "shards");
+    else if (k == "open_options") {
+      const json given = from_python(value);
+      if (!given.is_object()) throw stowage::Error(ErrorCode::invalid_argument, "open_options must be a dict");
+      for (const auto& [name, v] : given.items()) o.open_options[name] = v;
+    } else if (k == "cast") stowage::parse_cast_spec(value.cast<std::string>(), o);
     else if (k == "cast_overflow") o.cast_overflow = stowage::parse_cast_overflow(value.cast<std::string>());
     else if (k == "axes")
       o.axes = py::isinstance<py::str>(value) ? stowage::parse_name_list(value.cast<std::string>())
@@ -180,6 +187,7 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
     else if (k == "overwrite") o.overwrite = value.cast<bool>();
     else if (k == "drop_metadata") o.drop_metadata = value.cast<bool>();
     else if (k == "create_only") o.create_only = value.cast<bool>();
+    else if (k == "zarr_version") stowage::set_zarr_version(o, value.cast<int>());
     else if (k == "part") {
       auto [i, n] = value.cast<std::pair<uint64_t, uint64_t>>();
       stowage::set_part(o, i, n);

@@ -21,7 +21,12 @@ def convert(source, destination, *, progress=None, plugin_path=None, threads=Non
     ``chunks`` (a list or ``"64,64,64"``), ``cast`` (``"float32"`` or
     ``"bool=uint8,uint32=float64"``), ``cast_overflow`` (``"error"``,
     ``"clip"``, ``"wrap"``), ``axes`` (a list or ``"gene,cell"``),
-    ``overwrite``, ``drop_metadata``, ``create_only``, ``part=(i, n)``.
+    ``overwrite``, ``drop_metadata``, ``create_only``, ``part=(i, n)``,
+    ``zarr_version`` (2 or 3; a new Zarr store is 3 by default), ``shards``
+    (Zarr v3's shard shape, a multiple of the chunks: a list or
+    ``"256,256,256"``), ``open_options`` (a dict the destination store is
+    opened with, e.g. ``{"zarr_version": 2}``). The summary also has
+    ``open_options`` and ``shards`` as used.
     ``progress``: called with a dict (``bytes_done``, ``bytes_total``,
     ``chunks``, ``seconds``) after each chunk, from a worker thread; an
     exception it raises stops the conversion (nothing is written) and is

@@ -281,6 +281,25 @@ def test_convert_options_reach_the_library(tmp_path):
         stowage.convert(src, tmp_path / "x.n5", colour="blue")
 
 
+@needs("zstd", "blosc", "zarr")
+def test_convert_zarr_version_and_shards_reach_the_library(tmp_path):
+    src = fixture("n5", "zarr-written.n5")
+    s = stowage.convert(src, tmp_path / "v2.zarr", zarr_version=2)
+    assert s["open_options"] == {"zarr_version": 2} and s["shards"] == []
+    ref = zarr.open_group(zarr.n5.N5FSStore(str(src)), mode="r")
+    got = zarr.open_group(str(tmp_path / "v2.zarr"), mode="r")  # zarr-python 2.13 reads what version 2 wrote
+    assert got["zstd/uint64_2d"].compressor == numcodecs.Zstd(level=3)  # the N5 codec, kept
+    assert np.array_equal(got["zstd/uint64_2d"][...], ref["zstd/uint64_2d"][...])
+    s = stowage.convert(src, tmp_path / "o.zarr", open_options={"zarr_version": 2})
+    assert s["open_options"] == {"zarr_version": 2}
+    with pytest.raises(stowage.InvalidArgumentError, match="--zarr-version applies to a Zarr destination"):
+        stowage.convert(src, tmp_path / "x.n5", zarr_version=2)
+    with pytest.raises(stowage.InvalidArgumentError, match="--shards needs Zarr v3"):
+        stowage.convert(src, tmp_path / "y.zarr", zarr_version=2, shards=(32, 32))
+    with pytest.raises(stowage.InvalidArgumentError, match="must be 2 or 3"):
+        stowage.convert(src, tmp_path / "z.zarr", zarr_version=5)
+
+
 @needs("zstd", "blosc")
 def test_plugins_are_the_tools_list():
     tool_out = subprocess.run([tool("stowage-plugin-list"), "--json"], check=True, capture_output=True, text=True)

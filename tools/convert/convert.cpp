@@ -19,7 +19,9 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void on_signal(int) { g_interrupted = true; }
 
 struct Options {
-  std::string src, dst, compression, chunks, cast, axes, part, cast_overflow = "error";
+  std::string src, dst, compression, chunks, cast, axes, part, shards, cast_overflow = "error";
+  std::vector<std::string> open_options;
+  int zarr_version = 0;  // 0: not given
   bool quiet = false, as_json = false;
   stowage::CopyOptions copy;
 };
@@ -45,6 +47,9 @@ int convert(Options& opts, stowage::Registry& registry) {
   stowage::CopyOptions& o = opts.copy;
   o.compression = stowage::parse_compression_spec(opts.compression);
   if (!opts.chunks.empty()) o.chunks = stowage::parse_positive_list(opts.chunks, "--chunks");
+  if (!opts.shards.empty()) o.shards = stowage::parse_positive_list(opts.shards, "--shards");
+  for (const std::string& option : opts.open_options) stowage::parse_open_option(option, o);
+  if (opts.zarr_version != 0) stowage::set_zarr_version(o, opts.zarr_version);
   stowage::parse_cast_spec(opts.cast, o);
   o.cast_overflow = stowage::parse_cast_overflow(opts.cast_overflow);
   if (!opts.part.empty()) stowage::parse_part_spec(opts.part, o);
@@ -84,10 +89,16 @@ int main(int argc, char** argv) {
   app.add_option("SRC", opts.src, "Source dataset (PATH or PATH::inner/node)")->required();
   app.add_option("DST", opts.dst, "Destination (PATH or PATH::inner/node)")->required();
   app.add_option("--from", o.from, "Source format id (default: detect)");
-  app.add_option("--to", o.to, "Destination format id (default: from the extension: .n5 .datg .msgpack .npy)");
+  app.add_option("--to", o.to, "Destination format id (default: from the extension: .n5 .zarr .datg .msgpack .npy)");
   app.add_option("--compression", opts.compression,
                  "Codec: N5's JSON object, or a short form such as zstd or gzip:level=9");
   app.add_option("--chunks", opts.chunks, "Chunk shape in C order, e.g. 64,64,64");
+  app.add_option("--zarr-version", opts.zarr_version, "Zarr destination: write Zarr 2 or 3 (default 3 for a new store)");
+  app.add_option("--shards", opts.shards,
+                 "Zarr v3 destination: shard shape in C order, a multiple of the chunks, e.g. 256,256,256");
+  app.add_option("--open-option", opts.open_options,
+                 "KEY=VALUE the destination store is opened with (VALUE as JSON where it parses; repeatable), "
+                 "e.g. zarr_version=2");
   app.add_option("--cast", opts.cast, "Convert values: T (every array to T) or FROM=TO[,...] such as bool=uint8");
   app.add_option("--cast-overflow", opts.cast_overflow,
                  "A value the cast type cannot hold: error (default), clip, or wrap (integers)");

@@ -42,6 +42,14 @@ struct CopyOptions {
   // format each array keeps its codec, across formats the destination's default.
   json compression;
   std::vector<uint64_t> chunks;        // chunk shape (C order); empty: the source's
+  // What the destination store is opened with: the format's open options
+  // (for zarr, {"zarr_version": 2 or 3}; set_zarr_version is the checked
+  // form). A new Zarr store without "zarr_version" is written as version 3.
+  json open_options = json::object();
+  // Shard shape (C order) of every array written, passed in each array's
+  // create description as "shards": Zarr v3's sharding_indexed, a multiple
+  // of the chunks. Empty: no shards. Only a zarr destination takes it.
+  std::vector<uint64_t> shards;
   std::optional<DType> cast_all;       // every array to this dtype
   std::map<DType, DType> casts;        // named conversions (bool -> uint8, ...)
   CastOverflow cast_overflow = CastOverflow::error;
@@ -66,6 +74,8 @@ struct CopyResult {
   uint64_t bytes_out = 0;  // bytes of the destination on disk
   double seconds = 0;
   std::vector<std::string> notes;  // what was adapted (labels invented, densified, ...)
+  json open_options = json::object();  // what the destination was opened with (defaults included)
+  std::vector<uint64_t> shards;        // the shard shape asked for, empty for none
 };
 
 CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options = {},
@@ -73,7 +83,8 @@ CopyResult copy(const std::string& source, const std::string& destination, const
 
 // The summary `stowage-convert --json` prints: {"source", "destination",
 // "from", "to", "nodes", "chunks", "bytes_in", "bytes_out", "ratio",
-// "seconds", "mb_per_s", "notes"}, source and destination as given.
+// "seconds", "mb_per_s", "notes", "open_options", "shards"}, source and
+// destination as given.
 json copy_summary_json(const CopyResult& result, const std::string& source, const std::string& destination);
 
 // The short forms the tools take, parsed once for every front end:
@@ -81,6 +92,12 @@ json copy_summary_json(const CopyResult& result, const std::string& source, cons
 json parse_compression_spec(const std::string& spec);
 // "64,64,64" -> {64, 64, 64}; `what` names the option in the error.
 std::vector<uint64_t> parse_positive_list(const std::string& text, const char* what);
+// --zarr-version: 2 or 3 into options.open_options["zarr_version"]
+// (invalid_argument otherwise).
+void set_zarr_version(CopyOptions& options, int version);
+// --open-option KEY=VALUE: VALUE as JSON where it parses ("3", "true",
+// "[1,2]"), else as a string, into options.open_options[KEY].
+void parse_open_option(const std::string& spec, CopyOptions& options);
 // "gene,cell" -> {"gene", "cell"} (for options.axes; checked by copy()).
 std::vector<std::string> parse_name_list(const std::string& text);
 // "T" (every array) or "FROM=TO[,FROM=TO...]" into options.cast_all / options.casts.
