@@ -3,6 +3,7 @@
 #include "store.hpp"
 
 #include "compressors.hpp"
+#include "filters.hpp"
 
 #include <algorithm>
 
@@ -68,7 +69,7 @@ json array_description(const ArrayMeta& a, const json& attributes) {
   d["storage"] = json{{"zarr_format", 2},
                       {"dimension_separator", std::string(1, a.separator)},
                       {"compressor", a.compressor},
-                      {"filters", nullptr}};
+                      {"filters", a.filters}};
   return d;
 }
 
@@ -287,8 +288,10 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   if (separator != "." && separator != "/")
     invalid("zarr create: \"dimension_separator\" must be \".\" or \"/\", got " + separator.dump());
   a.separator = separator.get<std::string>()[0];
-  if (storage.contains("filters") && !storage["filters"].is_null() && !storage["filters"].empty())
-    unsupported("zarr create: filters are not written yet");
+  // numcodecs' filters, as in a .zarray (filters.hpp): written on request.
+  a.filters = storage.value("filters", json());
+  a.filter_chain = parse_filters(a.filters, a.type.size * a.chunk_elements(), "zarr create");
+  if (!a.filter_chain) a.filters = nullptr;
 
   const json codec = prepare_codec(d.value("codec", json()), a.type.size);
   if (!codec.is_null()) {

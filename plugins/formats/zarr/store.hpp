@@ -53,6 +53,7 @@ class ZarrStore final : public stowage::sdk::Store {
   bool read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
   void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
   bool chunk_exists(const OpenArray& a, const uint64_t* index) const;
+  void decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size, uint8_t* out);
 
  private:
   enum class Kind { none, group, array };
