@@ -77,6 +77,8 @@ FILTERED = [
      "raw", "small", None),
     ("astype_u1_as_i8be", "|u1", (6, 6), (4, 4), [{"id": "astype", "encode_dtype": ">i8", "decode_dtype": "|u1"}],
      "lzma", "random", None),
+    ("astype_f8_as_i2", "<f8", (3, 7), (2, 4), [{"id": "astype", "encode_dtype": "<i2", "decode_dtype": "<f8"}],
+     "zstd", "f4", None),
     ("astype_i4_as_f8", ">i4", (8, 5), (3, 5), [{"id": "astype", "encode_dtype": "<f8", "decode_dtype": ">i4"}],
      "gzip", "random", None),
     ("delta_shuffle_i4", "<i4", (30, 4), (8, 4),
