@@ -118,7 +118,11 @@ def write_filtered(store_path, out):
         else:
             a[:rows] = data[:rows]
         dump(a, out, name)
+        original = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"))
+        with open(os.path.join(out, name + ".orig.bin"), "wb") as f:
+            f.write(original.tobytes())  # what was written, before any filter lost precision
         manifest.append({"node": name, "dtype": typestr, "shape": shape, "chunks": chunks, "filters": filters,
+                         "rows": rows,
                          "compressor": compressor, "written": json.load(open(os.path.join(store_path, name,
                                                                                           ".zarray")))})
     with open(os.path.join(out, "manifest.json"), "w") as f:
