@@ -74,6 +74,10 @@ TEST_CASE("zarr malformed: bad metadata is an error naming the .zarray") {
        R"("elementsize" must be an integer in 0..1024)"},
       {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"delta","dtype":"|b1"}])"), ErrorCode::unsupported,
        "a delta of bools"},
+      {zarray(R"("|u1")", "null",
+              R"(,"filters":[{"id":"astype","encode_dtype":"<f8","decode_dtype":"|u1"},)"
+              R"({"id":"astype","encode_dtype":"<u2","decode_dtype":"|u1"}])"),
+       ErrorCode::unsupported, "makes a chunk of 4 bytes 64 bytes long (at most 8 times as long and 2 GiB)"},
       {R"({"zarr_format":2,"shape":[4],"chunks":[2,2],"dtype":"<u2","compressor":null,"fill_value":0,"order":"C"})",
        ErrorCode::corrupt, "\"shape\" has 1 entries but \"chunks\" has 2"},
       {R"({"zarr_format":2,"shape":[4,4],"chunks":[0,2],"dtype":"<u2","compressor":null,"fill_value":0})",

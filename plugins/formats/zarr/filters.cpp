@@ -233,7 +233,11 @@ std::shared_ptr<const FilterChain> parse_filters(const json& filters, uint64_t c
       corrupt(file + ": filter " + config.dump() + " views a chunk of " + std::to_string(bytes) + " bytes as " +
               std::to_string(in_size) + "-byte elements");
     if (f.id != Filter::Id::shuffle) bytes = bytes / f.decoded.size * f.encoded.size;
-    if (bytes > 2 * kMaxChunkBytes) unsupported(file + ": filter " + config.dump() + " makes a chunk over 4 GiB");
+    // At most one widening from 1-byte to 8-byte elements: a chain that
+    // grows a chunk more would make a small array cost gigabytes to read.
+    if (bytes > 8 * chunk_bytes || bytes > kMaxChunkBytes)
+      unsupported(file + ": filter " + config.dump() + " makes a chunk of " + std::to_string(chunk_bytes) +
+                  " bytes " + std::to_string(bytes) + " bytes long (at most 8 times as long and 2 GiB)");
     chain->filters.push_back(f);
     chain->bytes.push_back(bytes);
   }
