@@ -2,7 +2,7 @@
 // -DFUZZ_FORMAT=<id>; see scripts/fuzz).
 //
 // npy is a single file: the input is the file. datg (matrix + two name
-// files), n5, datadings, bpcells and daf are several files: the input is a
+// files), n5, datadings, bpcells, daf and zarr are several files: the input is a
 // bundle (fuzz_support.hpp) unpacked under the scratch root. The harness opens the dataset read-only,
 // walks every node, describes it and reads everything in it (bounded by
 // what a reader may justify from the input). The only exception allowed
@@ -12,7 +12,7 @@
 #include <vector>
 
 #ifndef FUZZ_FORMAT
-#error "build with -DFUZZ_FORMAT=<npy|n5|datg|datadings|bpcells|daf>"
+#error "build with -DFUZZ_FORMAT=<npy|n5|datg|datadings|bpcells|daf|zarr>"
 #endif
 #define FUZZ_STR2(x) #x
 #define FUZZ_STR(x) FUZZ_STR2(x)
@@ -41,6 +41,8 @@ Target target() {
   if (t == "datadings") return {"datadings", "d.msgpack", true};
   if (t == "bpcells") return {"bpcells", "m", true};
   if (t == "daf") return {"daf", "d", true};
+  // Zarr v2: .zgroup/.zarray/.zattrs, filters, consolidated .zmetadata, chunks.
+  if (t == "zarr") return {"zarr", "d.zarr", true};
   std::abort();
 }
 

@@ -9,7 +9,7 @@ Debian's Python codec modules. Single-file formats get the fixture files;
 directory formats get each fixture dataset packed as a bundle
 (fuzz_support.hpp). Seeds are small: big fixtures are skipped.
 """
-import bz2, gzip, hashlib, lzma, os, struct, sys, zlib
+import bz2, gzip, hashlib, json, lzma, os, struct, sys, zlib
 
 MAX_SEED = 256 * 1024
 
@@ -151,12 +151,53 @@ def format_seeds(target, fixtures, out):
                     if extra == name or (extra.startswith(name + ".") and not extra.endswith((".json", ".bin"))):
                         seed += bundle_file(os.path.join(base, extra), "d.msgpack" + extra[len(name):])
                 save(out, seed)
+    elif target == "zarr":
+        zarr_seeds(base, out)
     else:  # bpcells, daf: fixture directories
         prefix = "m" if target == "bpcells" else "d"
         for name in sorted(os.listdir(base)):
             path = os.path.join(base, name)
             if os.path.isdir(path) and not name.endswith(".expected"):
                 save(out, bundle(path, prefix))
+
+
+def zarr_seeds(base, out):
+    """The z5 fixture stores, and small Zarr v2 stores made here (no zarr
+    module needed): filters (delta, shuffle, astype) over raw chunks and a
+    consolidated .zmetadata."""
+    for name in sorted(os.listdir(base)):
+        if name.endswith(".zarr"):
+            save(out, bundle(os.path.join(base, name), "d.zarr"))
+
+    def entry(name, data):
+        name = ("d.zarr/" + name).encode()
+        data = data if isinstance(data, bytes) else json.dumps(data).encode()
+        return struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
+
+    def zarray(dtype, shape, chunks, filters, fill=0):
+        return {"zarr_format": 2, "dtype": dtype, "shape": shape, "chunks": chunks, "compressor": None,
+                "fill_value": fill, "order": "C", "filters": filters}
+
+    group = {"zarr_format": 2}
+    # a: <i4 [1, 2, 4, 7] through delta then shuffle(4)
+    deltas = struct.pack("<4i", 1, 1, 2, 3)
+    shuffled = bytes(deltas[i * 4 + k] for k in range(4) for i in range(4))
+    a = zarray("<i4", [6], [4], [{"id": "delta", "dtype": "<i4"}, {"id": "shuffle", "elementsize": 4}], 7)
+    # b: <f8 stored as >f4 (astype), 2x2 chunks
+    b = zarray("<f8", [2, 3], [2, 2], [{"id": "astype", "encode_dtype": ">f4", "decode_dtype": "<f8"}], "NaN")
+    b_chunk = struct.pack(">4f", 1.5, -2.0, 0.25, 3.0)
+    # c: <u2 delta stored as |i1
+    c = zarray("<u2", [5], [5], [{"id": "delta", "dtype": "<u2", "astype": "|i1"}])
+    c_chunk = struct.pack("<5b", 10, -1, 3, 0, -5)
+    attrs = {"_ARRAY_DIMENSIONS": ["x"]}
+    files = [(".zgroup", group), ("a/.zarray", a), ("a/.zattrs", attrs), ("a/0", shuffled),
+             ("g/.zgroup", group), ("g/b/.zarray", b), ("g/b/0.0", b_chunk), ("c/.zarray", c), ("c/0", c_chunk)]
+    save(out, b"".join(entry(n, d) for n, d in files))
+    meta = {n: d for n, d in files if n.endswith((".zgroup", ".zarray", ".zattrs"))}
+    zmetadata = {"metadata": meta, "zarr_consolidated_format": 1}
+    chunks = [(n, d) for n, d in files if not n.endswith((".zgroup", ".zarray", ".zattrs"))]
+    # consolidated: the root's .zgroup and .zmetadata, node files only in it
+    save(out, entry(".zgroup", group) + entry(".zmetadata", zmetadata) + b"".join(entry(n, d) for n, d in chunks))
 
 
 def bundle_file(path, name):

@@ -58,9 +58,26 @@ TEST_CASE("zarr malformed: bad metadata is an error naming the .zarray") {
       {zarray(R"("<u2")", R"({"level":1})"), ErrorCode::corrupt, "\"compressor\" must be null or an object"},
       {zarray(R"("<u2")", R"({"id":"lzma","format":2})"), ErrorCode::unsupported, "\"format\" 2"},
       {zarray(R"("<u2")", R"({"id":"zlib","level":"high"})"), ErrorCode::corrupt, "\"level\" must be an integer"},
-      {R"({"zarr_format":2,"shape":[4,4],"chunks":[2,2],"dtype":"<u2","compressor":null,"fill_value":0,)"
-       R"("order":"C","filters":[{"id":"delta","dtype":"<u2"}]})",
-       ErrorCode::unsupported, R"(filters ("delta") are not supported)"},
+      // filters (filters.hpp): an unknown one is named, malformed ones are CORRUPT
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"delta","dtype":"<u2"},{"id":"fixedscaleoffset"}])"),
+       ErrorCode::unsupported, R"(filter "fixedscaleoffset" is not supported (delta, shuffle and astype are))"},
+      {zarray(R"("<u2")", "null", R"(,"filters":{"id":"delta"})"), ErrorCode::corrupt, R"("filters" must be null or a list)"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"dtype":"<u2"}])"), ErrorCode::corrupt, R"(with a string "id")"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"delta"}])"), ErrorCode::corrupt, R"(filter "delta" has no "dtype")"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"delta","dtype":"<c8"}])"), ErrorCode::unsupported,
+       R"(filter "delta" "dtype": "dtype" "<c8" is not supported)"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"astype","encode_dtype":"<f4"}])"), ErrorCode::corrupt,
+       R"(filter "astype" has no "decode_dtype")"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"shuffle","elementsize":3}])"), ErrorCode::corrupt,
+       "views a chunk of 8 bytes as 3-byte elements"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"shuffle","elementsize":-1}])"), ErrorCode::corrupt,
+       R"("elementsize" must be an integer in 0..1024)"},
+      {zarray(R"("<u2")", "null", R"(,"filters":[{"id":"delta","dtype":"|b1"}])"), ErrorCode::unsupported,
+       "a delta of bools"},
+      {zarray(R"("|u1")", "null",
+              R"(,"filters":[{"id":"astype","encode_dtype":"<f8","decode_dtype":"|u1"},)"
+              R"({"id":"astype","encode_dtype":"<u2","decode_dtype":"|u1"}])"),
+       ErrorCode::unsupported, "makes a chunk of 4 bytes 64 bytes long (at most 8 times as long and 2 GiB)"},
       {R"({"zarr_format":2,"shape":[4],"chunks":[2,2],"dtype":"<u2","compressor":null,"fill_value":0,"order":"C"})",
        ErrorCode::corrupt, "\"shape\" has 1 entries but \"chunks\" has 2"},
       {R"({"zarr_format":2,"shape":[4,4],"chunks":[0,2],"dtype":"<u2","compressor":null,"fill_value":0})",
@@ -100,6 +117,16 @@ TEST_CASE("zarr malformed: bad .zattrs and chunk files are errors naming them") 
     stowage::Store store = open_zarr(root.string());
     std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
     CHECK(message.find((root / "a" / "0.0").string() + ": chunk file is 7 bytes") != std::string::npos);
+  }
+  {  // a filtered chunk (astype <u2 stored as <f8: 32 bytes) of the size of an unfiltered one
+    test::TempDir tmp;
+    const fs::path root =
+        store_with(tmp, zarray(R"("<u2")", "null", R"(,"filters":[{"id":"astype","encode_dtype":"<f8","decode_dtype":"<u2"}])"),
+                   std::string(8, 'x'));
+    stowage::Store store = open_zarr(root.string());
+    std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), ErrorCode::corrupt);
+    CHECK_MESSAGE(message.find((root / "a" / "0.0").string() + ": chunk file is 8 bytes; an uncompressed chunk of this "
+                               "array is 32") != std::string::npos, message);
   }
   if (!test::plugin_off("gzip")) {  // a compressed chunk that does not decode
     test::TempDir tmp;

@@ -6,6 +6,13 @@ little-endian bytes in C order, one file per array, named after the node
 
   zarr_peer.py write STORE OUT_DIR   writes the arrays of CASES into STORE,
                                      then OUT_DIR/manifest.json and the dumps
+  zarr_peer.py write-filters STORE OUT_DIR
+                                     the same for the arrays of FILTERED
+                                     (numcodecs' delta, shuffle, astype)
+  zarr_peer.py consolidate STORE     zarr.consolidate_metadata(STORE)
+  zarr_peer.py read-consolidated STORE OUT_DIR
+                                     opens STORE with zarr.open_consolidated
+                                     and dumps every array in it, as read
   zarr_peer.py read STORE OUT_DIR NODE...
                                      dumps each NODE and prints one JSON line
                                      per node: what zarr-python sees of it
@@ -46,6 +53,98 @@ ARRAYS = [
     ("i4be", ">i4", (6, 5), (6, 5), "C", ".", 2**31 - 1, 6),
     ("u8", "<u8", (7, 3), (2, 2), "C", "/", 2**64 - 1, 3),
 ]
+
+
+# Arrays with filters: name, dtype, shape, chunks, filters (numcodecs
+# configs), compressor (a key of COMPRESSORS), how the data is made
+# ("random"; "walk": a random walk with small steps, for deltas stored in
+# narrow types; "small": integers 0..255; "f4": float64 values a float32
+# holds), and rows written (None: all).
+FILTERED = [
+    ("delta_i4", "<i4", (50, 7), (16, 3), [{"id": "delta", "dtype": "<i4"}], "zlib", "random", None),
+    ("delta_i8_as_i2", "<i8", (40,), (16,), [{"id": "delta", "dtype": "<i8", "astype": "<i2"}], "raw", "walk", 30),
+    ("delta_u2be", ">u2", (9, 8), (4, 4), [{"id": "delta", "dtype": ">u2"}], "blosc-lz4", "random", None),
+    ("delta_f8", "<f8", (20, 6), (8, 4), [{"id": "delta", "dtype": "<f8"}], "zstd", "random", None),
+    ("delta_f4be", ">f4", (33,), (10,), [{"id": "delta", "dtype": ">f4"}], "raw", "random", None),
+    ("delta_i1", "|i1", (64,), (20,), [{"id": "delta", "dtype": "|i1"}], "gzip", "random", 50),
+    ("shuffle_f4", "<f4", (12, 11), (5, 5), [{"id": "shuffle", "elementsize": 4}], "zlib", "random", None),
+    ("shuffle_i8be", ">i8", (17,), (6,), [{"id": "shuffle", "elementsize": 8}], "raw", "random", None),
+    ("shuffle_u2_es1", "<u2", (10, 3), (4, 2), [{"id": "shuffle", "elementsize": 1}], "lz4", "random", None),
+    ("shuffle_f8_es4", "<f8", (9, 9), (4, 4), [{"id": "shuffle", "elementsize": 4}], "bz2", "random", None),
+    ("astype_f8_as_f4", "<f8", (13, 10), (4, 3), [{"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}],
+     "blosc-zstd-bit", "f4", 9),
+    ("astype_i2_as_u1", "<i2", (25,), (7,), [{"id": "astype", "encode_dtype": "|u1", "decode_dtype": "<i2"}],
+     "raw", "small", None),
+    ("astype_u1_as_i8be", "|u1", (6, 6), (4, 4), [{"id": "astype", "encode_dtype": ">i8", "decode_dtype": "|u1"}],
+     "lzma", "random", None),
+    ("astype_f8_as_i2", "<f8", (3, 7), (2, 4), [{"id": "astype", "encode_dtype": "<i2", "decode_dtype": "<f8"}],
+     "zstd", "f4", None),
+    ("astype_i4_as_f8", ">i4", (8, 5), (3, 5), [{"id": "astype", "encode_dtype": "<f8", "decode_dtype": ">i4"}],
+     "gzip", "random", None),
+    ("delta_shuffle_i4", "<i4", (30, 4), (8, 4),
+     [{"id": "delta", "dtype": "<i4", "astype": "<i2"}, {"id": "shuffle", "elementsize": 2}], "zstd", "walk", None),
+    ("astype_delta_shuffle", "<f8", (19, 3), (5, 3),
+     [{"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}, {"id": "delta", "dtype": "<f4"},
+      {"id": "shuffle", "elementsize": 4}], "blosc-auto", "f4", None),
+    ("delta_shuffle_u8", "<u8", (21,), (8,), [{"id": "delta", "dtype": "<u8"}, {"id": "shuffle", "elementsize": 8}],
+     "raw", "random", None),
+]
+
+
+def filtered_values(typestr, shape, seed, how):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(typestr)
+    if how == "walk":
+        return np.cumsum(rng.integers(-300, 300, size=shape)).reshape(shape).astype(dtype)
+    if how == "small":
+        return rng.integers(0, 256, size=shape).astype(dtype)
+    if how == "f4":
+        return (rng.standard_normal(size=shape) * 1000).astype("<f4").astype(dtype)
+    return values(typestr, shape, seed)
+
+
+def write_filtered(store_path, out):
+    store = zarr.DirectoryStore(store_path)
+    zarr.group(store=store, overwrite=True)
+    manifest = []
+    for seed, (name, typestr, shape, chunks, filters, cname, how, rows) in enumerate(FILTERED, start=100):
+        compressor = COMPRESSORS[cname]
+        codec = numcodecs.get_codec(dict(compressor)) if compressor else None
+        a = zarr.create(shape=shape, chunks=chunks, dtype=typestr, compressor=codec, fill_value=7, store=store,
+                        path=name, filters=[numcodecs.get_codec(dict(f)) for f in filters], overwrite=True)
+        data = filtered_values(typestr, shape, seed, how)
+        if rows is None:
+            a[...] = data
+        else:
+            a[:rows] = data[:rows]
+        dump(a, out, name)
+        original = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"))
+        with open(os.path.join(out, name + ".orig.bin"), "wb") as f:
+            f.write(original.tobytes())  # what was written, before any filter lost precision
+        manifest.append({"node": name, "dtype": typestr, "shape": shape, "chunks": chunks, "filters": filters,
+                         "rows": rows,
+                         "compressor": compressor, "written": json.load(open(os.path.join(store_path, name,
+                                                                                          ".zarray")))})
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump({"arrays": manifest}, f)
+
+
+def consolidate(store_path):
+    zarr.consolidate_metadata(zarr.DirectoryStore(store_path))
+
+
+def read_consolidated(store_path, out):
+    root = zarr.open_consolidated(zarr.DirectoryStore(store_path), mode="r")
+    def walk(group, prefix):
+        for name, a in group.arrays():
+            dump(a, out, prefix + name)
+            print(json.dumps({"node": prefix + name, "dtype": a.dtype.str, "shape": list(a.shape),
+                              "attributes": a.attrs.asdict()}))
+        for name, sub in group.groups():
+            print(json.dumps({"node": prefix + name, "group": True, "attributes": sub.attrs.asdict()}))
+            walk(sub, prefix + name + "/")
+    print(json.dumps({"node": "", "group": True, "attributes": root.attrs.asdict()}))
+    walk(root, "")
 
 
 def values(typestr, shape, seed):
@@ -118,6 +217,7 @@ def read(store_path, out, nodes):
         print(json.dumps({"node": node, "dtype": a.dtype.str, "shape": list(a.shape), "chunks": list(a.chunks),
                           "order": a.order, "fill_value": fill,
                           "compressor": a.compressor.get_config() if a.compressor else None,
+                          "filters": [f.get_config() for f in a.filters] if a.filters else None,
                           "separator": a._dimension_separator or ".", "attributes": a.attrs.asdict(),
                           "chunks_stored": a.nchunks_initialized}))
 
@@ -125,7 +225,14 @@ def read(store_path, out, nodes):
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "write-filters":
+        write_filtered(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "consolidate":
+        consolidate(sys.argv[2])
+    elif sys.argv[1] == "read-consolidated":
+        read_consolidated(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "read":
         read(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:
-        sys.exit("usage: zarr_peer.py write STORE OUT | read STORE OUT NODE...")
+        sys.exit("usage: zarr_peer.py write|write-filters STORE OUT | consolidate STORE | read-consolidated STORE OUT"
+                 " | read STORE OUT NODE...")

@@ -4,6 +4,8 @@
 // through its compressor; the host converts byte order and layout.
 #include "store.hpp"
 
+#include "filters.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -96,6 +98,34 @@ std::unique_ptr<sdk::Node> ZarrStore::open_node(std::string_view node) {
   return std::make_unique<ArrayNode>(*this, open_array(node_dir(parts)));
 }
 
+// A chunk file's `size` bytes at `file` into the array's chunk at `out`:
+// through the compressor, then the filters (last first) when there are any.
+void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size, uint8_t* out) {
+  const FilterChain* filters = a.meta.filter_chain.get();
+  const uint64_t stored = filters ? filters->encoded_bytes() : a.meta.chunk_bytes();
+  std::optional<sdk::BufferPool::Lease> decoded;
+  const uint8_t* chunk = file;
+  if (a.uncompressed) {
+    if (size != stored)
+      corrupt(key + ": chunk file is " + std::to_string(size) + " bytes; an uncompressed chunk of this array is " +
+              std::to_string(stored));
+  } else {
+    uint8_t* into = out;
+    if (filters) into = decoded.emplace(scratch_.take(stored)).data();
+    size_t written = 0;
+    try {
+      written = a.codec.get().decode(file, size, into, stored);
+    } catch (const sdk::Error& e) {
+      fail(e.code(), key + ": " + e.what());
+    }
+    if (written != stored)
+      corrupt(key + ": chunk decodes to " + std::to_string(written) + " bytes; a chunk of this array is " +
+              std::to_string(stored));
+    chunk = into;
+  }
+  if (filters) decode_filters(*filters, chunk, out, scratch_);
+}
+
 bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);
@@ -106,8 +136,12 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
   std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);
   const std::string key = chunk_key(a, index);
   auto* dst = static_cast<uint8_t*>(out);
+  // With filters the stored chunk is their output, which the compressor
+  // decodes to scratch and the filters undo into the caller's buffer.
+  const FilterChain* filters = meta.filter_chain.get();
+  const uint64_t stored = filters ? filters->encoded_bytes() : bytes;
   bool found;
-  if (a.uncompressed) {  // the file is the chunk: read straight into the caller's buffer
+  if (a.uncompressed && !filters) {  // the file is the chunk: read straight into the caller's buffer
     uint64_t got = 0, size = 0;
     found = storage_.read_into_if_exists(key, 0, dst, bytes, &got, &size);
     if (found && size != bytes)
@@ -117,7 +151,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
     // Read whole into pooled scratch (no allocation, no zero-filling per
     // chunk): its size is unknown until read, so the first read asks for
     // what a full chunk can take; more is rare (incompressible data).
-    const uint64_t want = std::max<uint64_t>(bytes + bytes / 8 + 64, 4096);
+    const uint64_t want = std::max<uint64_t>(stored + stored / 8 + 64, 4096);
     sdk::BufferPool::Lease file = scratch_.take(want);
     uint64_t got = 0;
     found = storage_.read_into_if_exists(key, 0, file.data(), want, &got);
@@ -128,17 +162,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
       storage_.read_exact(key, got, file.data() + got, size - got);
       got = size;
     }
-    if (found) {
-      size_t written = 0;
-      try {
-        written = a.codec.get().decode(file.data(), got, dst, bytes);
-      } catch (const sdk::Error& e) {
-        fail(e.code(), key + ": " + e.what());
-      }
-      if (written != bytes)
-        corrupt(key + ": chunk decodes to " + std::to_string(written) + " bytes; a chunk of this array is " +
-                std::to_string(bytes));
-    }
+    if (found) decode_chunk(a, key, file.data(), got, dst);
   }
   if (found) return true;
   if (!meta.fill.plugin_fills) return false;  // the host fills it
@@ -175,15 +199,21 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
           padded->data(), meta.chunks, meta.fortran, meta.type.size);
     chunk = padded->data();
   }
+  std::optional<sdk::BufferPool::Lease> filtered;
+  if (meta.filter_chain) {
+    filtered.emplace(encode_filters(*meta.filter_chain, static_cast<const uint8_t*>(chunk), scratch_));
+    chunk = filtered->data();
+  }
+  const uint64_t stored = meta.filter_chain ? meta.filter_chain->encoded_bytes() : bytes;
   sdk::Staged file = storage_.stage(key);
   if (a.uncompressed) {
-    file.append(chunk, bytes);
+    file.append(chunk, stored);
   } else {
     const sdk::HostCodec& codec = a.codec.get();
-    sdk::BufferPool::Lease buf = scratch_.take(codec.bound(bytes));
+    sdk::BufferPool::Lease buf = scratch_.take(codec.bound(stored));
     size_t encoded;
     try {
-      encoded = codec.encode(chunk, bytes, buf.data(), buf->size());
+      encoded = codec.encode(chunk, stored, buf.data(), buf->size());
     } catch (const sdk::Error& e) {
       fail(e.code(), key + ": " + e.what());
     }

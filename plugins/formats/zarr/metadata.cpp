@@ -1,6 +1,7 @@
 #include "metadata.hpp"
 
 #include "compressors.hpp"
+#include "filters.hpp"
 
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
@@ -226,14 +227,9 @@ ArrayMeta parse_array(std::string_view text, const std::string& file) {
   a.separator = separator.get<std::string>()[0];
   a.fill = parse_fill_value(meta.value("fill_value", json()), a.type, file);
 
-  const json filters = meta.value("filters", json());
-  if (!filters.is_null() && !(filters.is_array() && filters.empty())) {
-    std::string ids;
-    if (filters.is_array())
-      for (const json& f : filters)
-        ids += (ids.empty() ? "" : ", ") + (f.is_object() && f.contains("id") ? f["id"].dump() : f.dump());
-    unsupported(file + ": filters (" + (ids.empty() ? filters.dump() : ids) + ") are not supported yet");
-  }
+  a.filters = meta.value("filters", json());
+  a.filter_chain = parse_filters(a.filters, a.chunk_bytes(), file);
+  if (!a.filter_chain) a.filters = nullptr;  // [] as null
   a.compressor = meta.value("compressor", json());
   a.codec = codec_for_compressor(a.compressor, a.type.size, file);
   return a;
@@ -246,7 +242,7 @@ json array_json(const ArrayMeta& a) {
   j["dimension_separator"] = std::string(1, a.separator);
   j["dtype"] = a.type.typestr;
   j["fill_value"] = a.fill.in_file;
-  j["filters"] = nullptr;
+  j["filters"] = a.filters;
   j["order"] = a.fortran ? "F" : "C";
   j["shape"] = a.shape;
   j["zarr_format"] = 2;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,8 @@ namespace zarr {
 
 // ordered_json keeps the key order of a file on a rewrite.
 using json = nlohmann::ordered_json;
+
+struct FilterChain;  // filters.hpp
 
 // The metadata files of a node, relative to its directory.
 constexpr const char* kGroupFile = ".zgroup";
@@ -73,6 +76,8 @@ struct ArrayMeta {
   FillValue fill;
   json compressor;       // numcodecs' config as in the file (null: none)
   json codec;            // the host codec it translates to (null: none)
+  json filters;          // numcodecs' filters as in the file (null: none)
+  std::shared_ptr<const FilterChain> filter_chain;  // parsed (null: none)
 
   size_t ndim() const { return shape.size(); }
   uint64_t grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chunks[d]; }

@@ -3,6 +3,7 @@
 #include "store.hpp"
 
 #include "compressors.hpp"
+#include "filters.hpp"
 
 #include <algorithm>
 
@@ -68,7 +69,7 @@ json array_description(const ArrayMeta& a, const json& attributes) {
   d["storage"] = json{{"zarr_format", 2},
                       {"dimension_separator", std::string(1, a.separator)},
                       {"compressor", a.compressor},
-                      {"filters", nullptr}};
+                      {"filters", a.filters}};
   return d;
 }
 
@@ -92,7 +93,7 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   std::string root(path);
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("zarr: empty store path");
-  if (!options_json.empty()) (void)parse_argument(options_json, "the open options");
+  const json options = options_json.empty() ? json::object() : parse_argument(options_json, "the open options");
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("zarr: unknown open mode " + std::to_string(mode));
   sdk::Storage storage = sdk::Storage::for_location(host, root);
   auto store = std::make_unique<ZarrStore>(storage, root, mode != STOWAGE_MODE_READ);
@@ -101,6 +102,7 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(root + ": is a file; a Zarr store is a directory");
   const bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
   if (!exists && !fresh) fail(STOWAGE_NOT_FOUND, root + ": no such Zarr store");
+  store->open_consolidated(options, exists && mode != STOWAGE_MODE_TRUNCATE);
   const Kind found = exists ? store->kind_of(root) : Kind::none;
   if (exists && found == Kind::none && storage.is_file(root + "/" + kV3File))
     unsupported(root + ": is a Zarr v3 store (" + kV3File + "); this plugin reads Zarr v2 only, so far");
@@ -130,6 +132,11 @@ std::string ZarrStore::node_dir(const std::vector<std::string>& parts) const {
 }
 
 ZarrStore::Kind ZarrStore::kind_of(const std::string& dir) const {
+  if (consolidated_) {
+    const std::string prefix = dir == root_ ? "" : relative(dir) + "/";
+    if (consolidated_->text(prefix + kArrayFile)) return Kind::array;
+    return consolidated_->text(prefix + kGroupFile) ? Kind::group : Kind::none;
+  }
   if (storage_.is_file(dir + "/" + kArrayFile)) return Kind::array;
   if (storage_.is_file(dir + "/" + kGroupFile)) return Kind::group;
   return Kind::none;
@@ -161,6 +168,7 @@ void ZarrStore::require_writable(const char* operation) const {
 }
 
 std::optional<std::string> ZarrStore::read_metadata(const std::string& file) const {
+  if (consolidated_) return consolidated_->text(relative(file));
   std::optional<sdk::Bytes> bytes;
   try {
     // At most one byte more than allowed: an absurd file costs no more than that.
@@ -176,7 +184,7 @@ std::optional<std::string> ZarrStore::read_metadata(const std::string& file) con
 json ZarrStore::read_attributes(const std::string& dir) const {
   const std::string file = dir + "/" + kAttributesFile;
   std::optional<std::string> text = read_metadata(file);
-  return text ? parse_object(*text, file) : json::object();
+  return text ? parse_object(*text, metadata_name(file)) : json::object();
 }
 
 void ZarrStore::write_text(const std::string& file, const json& j) const {
@@ -187,7 +195,7 @@ std::shared_ptr<OpenArray> ZarrStore::open_array(const std::string& dir) const {
   const std::string file = dir + "/" + kArrayFile;
   std::optional<std::string> text = read_metadata(file);
   if (!text) fail(STOWAGE_NOT_FOUND, file + ": no such file");
-  return std::make_shared<OpenArray>(host(), dir, parse_array(*text, file));
+  return std::make_shared<OpenArray>(host(), dir, parse_array(*text, metadata_name(file)));
 }
 
 // ---- the tree ------------------------------------------------------------------
@@ -196,6 +204,7 @@ std::vector<std::string> ZarrStore::list(std::string_view node) {
   std::vector<std::string> parts = sdk::split_node_path(node);
   if (require_node(parts, node) == Kind::array) return {};
   const std::string dir = node_dir(parts);
+  if (consolidated_) return consolidated_->children(relative(dir));
   std::vector<std::string> names;
   for (std::string& name : storage_.list(dir)) {
     // Nodes are directories with metadata; a node stowage::copy is still
@@ -218,6 +227,7 @@ std::string ZarrStore::describe(std::string_view node) {
 
 void ZarrStore::create(std::string_view node, std::string_view text) {
   require_writable("create");
+  metadata_changing();
   const json d = parse_argument(text, "a node description");
   std::vector<std::string> parts = sdk::split_node_path(node);
   const std::string dir = node_dir(parts);
@@ -287,8 +297,10 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   if (separator != "." && separator != "/")
     invalid("zarr create: \"dimension_separator\" must be \".\" or \"/\", got " + separator.dump());
   a.separator = separator.get<std::string>()[0];
-  if (storage.contains("filters") && !storage["filters"].is_null() && !storage["filters"].empty())
-    unsupported("zarr create: filters are not written yet");
+  // numcodecs' filters, as in a .zarray (filters.hpp): written on request.
+  a.filters = storage.value("filters", json());
+  a.filter_chain = parse_filters(a.filters, a.type.size * a.chunk_elements(), "zarr create");
+  if (!a.filter_chain) a.filters = nullptr;
 
   const json codec = prepare_codec(d.value("codec", json()), a.type.size);
   if (!codec.is_null()) {
@@ -316,6 +328,7 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
 
 void ZarrStore::set_attributes(std::string_view node, std::string_view text) {
   require_writable("set_attributes");
+  metadata_changing();
   const json attributes = parse_argument(text, "attributes");
   std::vector<std::string> parts = sdk::split_node_path(node);
   require_node(parts, node);
@@ -324,6 +337,7 @@ void ZarrStore::set_attributes(std::string_view node, std::string_view text) {
 
 void ZarrStore::remove(std::string_view node) {
   require_writable("remove");
+  metadata_changing();
   std::vector<std::string> parts = sdk::split_node_path(node);
   if (parts.empty()) invalid(root_ + ": cannot remove the root; open with mode \"w\" to replace it");
   require_node(parts, node);
@@ -334,6 +348,7 @@ void ZarrStore::remove(std::string_view node) {
 // move_node: the same scheme).
 void ZarrStore::move_node(std::string_view from, std::string_view to, bool replace) {
   require_writable("move");
+  metadata_changing();
   std::vector<std::string> from_parts = sdk::split_node_path(from), to_parts = sdk::split_node_path(to);
   if (from_parts.empty() || to_parts.empty()) invalid(root_ + ": cannot move the root");
   require_node(from_parts, from);

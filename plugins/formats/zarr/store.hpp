@@ -5,6 +5,7 @@
 // store is read from local files, memory or HTTP alike.
 #pragma once
 
+#include "consolidated.hpp"
 #include "metadata.hpp"
 
 #include <stowage/plugin.hpp>
@@ -39,6 +40,7 @@ class ZarrStore final : public stowage::sdk::Store {
                                                    uint32_t mode, std::string_view options_json);
 
   ZarrStore(stowage::sdk::Storage storage, std::string root, bool writable);
+  void close() override;  // writes .zmetadata when asked (consolidated.cpp)
 
   // The tree, by path.
   std::vector<std::string> list(std::string_view node) override;
@@ -53,6 +55,7 @@ class ZarrStore final : public stowage::sdk::Store {
   bool read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
   void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
   bool chunk_exists(const OpenArray& a, const uint64_t* index) const;
+  void decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size, uint8_t* out);
 
  private:
   enum class Kind { none, group, array };
@@ -68,10 +71,21 @@ class ZarrStore final : public stowage::sdk::Store {
   void create_array(const std::string& dir, const json& description, json attributes);
   std::shared_ptr<OpenArray> open_array(const std::string& dir) const;
 
+  // Consolidated metadata (consolidated.cpp).
+  void open_consolidated(const json& options, bool existed);
+  std::string relative(const std::string& path) const;  // "" for the root
+  std::string metadata_name(const std::string& file) const;  // how errors name a metadata file
+  void metadata_changing();  // before any change to the tree's metadata
+  void write_consolidated();
+  void collect_metadata(const std::string& dir, std::map<std::string, json>& entries) const;
+
   stowage::sdk::Storage storage_;  // all I/O: local files, memory or HTTP
   std::string root_;
   bool writable_;
   stowage::sdk::BufferPool scratch_;  // chunk files read or encoded whole
+  std::optional<Consolidated> consolidated_;  // read only: the tree's metadata, from .zmetadata
+  bool consolidate_on_close_ = false;         // writable: close() writes .zmetadata
+  bool metadata_changed_ = false;             // writable: .zmetadata removed, to be rewritten
 };
 
 }  // namespace zarr
