@@ -1,0 +1,293 @@
+// Zarr v3 and sharding: the stores z5 wrote (tests/fixtures/zarr/v3_*),
+// round trips through our own writer (sharded and not, several data types
+// and codecs), sharded writes that never read a shard they replace whole,
+// and shards left incomplete merged when the store closes.
+#include "storage_checks.hpp"
+#include "zarr_helpers.hpp"
+
+#include <cmath>
+#include <cstring>
+
+using namespace zarrtest;
+
+namespace {
+
+const stowage::json kV2 = {{"zarr_version", 2}};
+
+// The expected value of element `flat` (C order) of a fixture, as double.
+double expected_at(const std::string& bin, const std::string& dtype, uint64_t flat) {
+  if (dtype == "uint16") {
+    uint16_t v;
+    std::memcpy(&v, bin.data() + 2 * flat, 2);
+    return v;
+  }
+  if (dtype == "int32") {
+    int32_t v;
+    std::memcpy(&v, bin.data() + 4 * flat, 4);
+    return v;
+  }
+  float v;
+  std::memcpy(&v, bin.data() + 4 * flat, 4);
+  return v;
+}
+
+// Reads a block of a fixture array and compares it with the expected bytes.
+size_t block_mismatches(const stowage::Array& a, const std::string& bin, const std::string& dtype,
+                        const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape) {
+  const std::vector<uint64_t> full = a.shape();
+  uint64_t n = 1;
+  for (uint64_t s : shape) n *= s;
+  std::string part(n * stowage::dtype_size(a.dtype()), '\0');
+  a.read(offset, shape, part.data());
+  size_t bad = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t rest = i, flat = 0, stride = 1;
+    std::vector<uint64_t> at(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) at[d] = rest % shape[d], rest /= shape[d];
+    for (size_t d = shape.size(); d-- > 0;) flat += (offset[d] + at[d]) * stride, stride *= full[d];
+    bad += expected_at(part, dtype, i) != expected_at(bin, dtype, flat);
+  }
+  return bad;
+}
+
+void check_v3_fixture(const std::string& name) {
+  CAPTURE(name);
+  const json expected = test::read_json(fixture(name + ".expected.json"));
+  const std::string bin = test::read_file(fixture(name + ".expected.bin"));
+  stowage::Store store = stowage::Store::open(fixture(name + ".zarr").string());  // detected
+  CHECK(store.format() == "zarr");
+  CHECK(store.list("") == std::vector<std::string>{"data"});
+  CHECK(store.describe("").attributes == expected["root_attributes"]);
+  const json d = store.describe_json("data");
+  CAPTURE(d.dump());
+  CHECK(d["dtype"] == expected["dtype"]);
+  CHECK(d["shape"] == expected["shape"]);
+  CHECK(d["chunks"] == expected["chunks"]);
+  if (expected.contains("shards")) CHECK(d["shards"] == expected["shards"]);
+  else CHECK_FALSE(d.contains("shards"));
+  CHECK(d["fill_value"] == expected["fill_value"]);
+  CHECK(d["byte_order"] == "little");
+  CHECK(d["order"] == "C");
+  CHECK(d["storage"]["zarr_format"] == 3);
+  if (expected["compressor"] == "raw") CHECK(d["codec"].is_null());
+  else CHECK(d["codec"]["type"] == expected["compressor"]);
+
+  stowage::Array a = store.array("data");
+  CHECK(read_bytes(a) == bin);
+  // Blocks across (inner) chunk and shard boundaries.
+  const std::string dtype = expected["dtype"];
+  if (a.ndim() == 3) {
+    CHECK(block_mismatches(a, bin, dtype, {5, 13, 7}, {30, 20, 40}) == 0);
+    CHECK(block_mismatches(a, bin, dtype, {31, 31, 31}, {2, 2, 2}) == 0);
+  } else {
+    CHECK(block_mismatches(a, bin, dtype, {3, 5}, {30, 20}) == 0);
+    CHECK(block_mismatches(a, bin, dtype, {17, 0}, {10, 30}) == 0);
+  }
+}
+
+// Values 0, 1, 2, ... cast to T (bool: odd/even).
+template <class T>
+std::vector<T> ramp(uint64_t n, double scale = 1) {
+  std::vector<T> v(n);
+  for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<T>(std::is_same_v<T, bool> ? (i % 3 == 0) : (i % 1000) * scale);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("zarr v3 fixture: z5's unsharded uint16 store (bytes codec, '.' keys) reads equal to its expected values") {
+  check_v3_fixture("v3_uint16_raw");
+  stowage::Array a = open_zarr(fixture("v3_uint16_raw.zarr").string()).array("data");
+  CHECK(a.chunk_exists({3, 3, 4}));
+}
+
+TEST_CASE("zarr v3 fixture: z5's sharded int32 zstd store (index at the end, crc32c) reads equal" * test::needs({"zstd"})) {
+  check_v3_fixture("v3_int32_zstd_sharded");
+  stowage::Array a = open_zarr(fixture("v3_int32_zstd_sharded.zarr").string()).array("data");
+  CHECK(a.chunk_exists({0, 0, 0}));
+  CHECK(a.chunk_exists({3, 3, 3}));
+}
+
+TEST_CASE("zarr v3 fixture: z5's partly written sharded float32 gzip store: empty inner chunks read as the fill value" *
+          test::needs({"gzip"})) {
+  check_v3_fixture("v3_float32_gzip_sharded_partial");
+  stowage::Array a = open_zarr(fixture("v3_float32_gzip_sharded_partial.zarr").string()).array("data");
+  CHECK(a.chunk_exists({0, 0}));   // rows 0..7: written
+  CHECK(a.chunk_exists({2, 3}));   // rows 16..23 hold written rows 16..19
+  CHECK_FALSE(a.chunk_exists({3, 0}));  // rows 24..31: an empty entry of shard (1, 0)
+  CHECK_FALSE(a.chunk_exists({4, 3}));  // shard (2, 1) has no file
+}
+
+TEST_CASE("zarr v3 fixture: the sharded store from memory (mem://) reads the same, through the storage layer" *
+          test::needs({"zstd"})) {
+  const std::string name = "v3_int32_zstd_sharded";
+  const std::string key = "mem://zarr-v3-fixtures/" + name + ".zarr";
+  test::copy_into_storage(fixture(name + ".zarr"), key);
+  stowage::Store store = stowage::Store::open(key);
+  CHECK(store.format() == "zarr");
+  CHECK(read_bytes(store.array("data")) == test::read_file(fixture(name + ".expected.bin")));
+}
+
+TEST_CASE("zarr v3: a new store is v3 unless {\"zarr_version\": 2}; an existing store keeps its version") {
+  test::TempDir tmp;
+  stowage::Store v3 = stowage::Store::open((tmp / "new.zarr").string(), stowage::Mode::create, "zarr");
+  v3.create("g/a", {{"kind", "array"}, {"dtype", "int16"}, {"shape", {4}}, {"chunks", {2}}});
+  v3.close();
+  CHECK(fs::exists(tmp / "new.zarr" / "zarr.json"));
+  CHECK(fs::exists(tmp / "new.zarr" / "g" / "zarr.json"));
+  CHECK(test::read_json(tmp / "new.zarr" / "g" / "a" / "zarr.json")["node_type"] == "array");
+  CHECK_FALSE(fs::exists(tmp / "new.zarr" / ".zgroup"));
+  stowage::Store v2 = stowage::Store::open((tmp / "old.zarr").string(), stowage::Mode::create, "zarr", kV2);
+  v2.close();
+  CHECK(fs::exists(tmp / "old.zarr" / ".zgroup"));
+  // Reopened for writing without options: still v2, and "shards" is refused there.
+  stowage::Store again = stowage::Store::open((tmp / "old.zarr").string(), stowage::Mode::create, "zarr");
+  std::string message = TEST_REQUIRE_ERROR(
+      again.create("s", {{"kind", "array"}, {"dtype", "int16"}, {"shape", {4}}, {"chunks", {2}}, {"shards", {4}}}),
+      stowage::ErrorCode::invalid_argument);
+  CHECK(message.find("v2") != std::string::npos);
+  TEST_REQUIRE_ERROR(stowage::Store::open((tmp / "x.zarr").string(), stowage::Mode::create, "zarr", {{"zarr_version", 4}}),
+                     stowage::ErrorCode::invalid_argument);
+}
+
+TEST_CASE("zarr v3: round trips of several data types, codecs, orders, sharded and not" *
+          test::needs({"gzip", "zstd", "blosc"})) {
+  test::TempDir tmp;
+  const std::string path = (tmp / "rt.zarr").string();
+  struct Case {
+    std::string name, dtype;
+    json codec;
+    bool sharded;
+    std::string order, byte_order;
+  };
+  const std::vector<Case> cases = {
+      {"u16_raw", "uint16", nullptr, false, "C", "little"},
+      {"i32_gzip_sharded", "int32", {{"type", "gzip"}, {"level", 3}}, true, "C", "little"},
+      {"f64_zstd_sharded_big", "float64", {{"type", "zstd"}, {"level", 1}}, true, "C", "big"},
+      {"u8_blosc_f", "uint8", {{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}, false, "F", "little"},
+      {"f32_blosc_sharded_f", "float32", {{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}, true, "F", "little"},
+      {"i64_gzip", "int64", {{"type", "gzip"}, {"level", 1}}, false, "C", "big"},
+      {"bool_sharded", "bool", nullptr, true, "C", "little"},
+  };
+  const std::vector<uint64_t> shape{13, 17, 10};
+  const uint64_t n = 13 * 17 * 10;
+  std::map<std::string, std::string> written;
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
+    for (const Case& c : cases) {
+      json d = {{"kind", "array"}, {"dtype", c.dtype}, {"shape", shape}, {"chunks", {4, 4, 5}},
+                {"order", c.order}, {"byte_order", c.byte_order}, {"fill_value", 7}};
+      if (c.dtype == "bool") d["fill_value"] = false;
+      if (!c.codec.is_null()) d["codec"] = c.codec;
+      if (c.sharded) d["shards"] = {8, 8, 10};
+      store.create(c.name, d);
+      stowage::Array a = store.array(c.name);
+      std::string bytes(n * stowage::dtype_size(a.dtype()), '\0');
+      if (c.dtype == "uint16") std::memcpy(bytes.data(), ramp<uint16_t>(n).data(), bytes.size());
+      if (c.dtype == "int32") std::memcpy(bytes.data(), ramp<int32_t>(n, -3).data(), bytes.size());
+      if (c.dtype == "float64") std::memcpy(bytes.data(), ramp<double>(n, 0.25).data(), bytes.size());
+      if (c.dtype == "uint8") std::memcpy(bytes.data(), ramp<uint8_t>(n).data(), bytes.size());
+      if (c.dtype == "float32") std::memcpy(bytes.data(), ramp<float>(n, 1.5).data(), bytes.size());
+      if (c.dtype == "int64") std::memcpy(bytes.data(), ramp<int64_t>(n, -7).data(), bytes.size());
+      if (c.dtype == "bool") {
+        std::vector<bool> b = ramp<bool>(n);
+        for (uint64_t i = 0; i < n; ++i) bytes[i] = b[i];
+      }
+      a.write(std::vector<uint64_t>(3, 0), shape, bytes.data());
+      written[c.name] = bytes;
+    }
+    store.close();
+  }
+  stowage::Store store = open_zarr(path);
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const json d = store.describe_json(c.name);
+    CHECK(d["dtype"] == c.dtype);
+    CHECK(d["order"] == c.order);
+    CHECK(d["chunks"] == json({4, 4, 5}));
+    CHECK(d.contains("shards") == c.sharded);
+    CHECK(read_bytes(store.array(c.name)) == written[c.name]);
+  }
+  // The sharded files are shards: one per 8x8x10 block, none per inner chunk.
+  CHECK(fs::exists(tmp / "rt.zarr" / "i32_gzip_sharded" / "c" / "1" / "2" / "0"));
+  CHECK_FALSE(fs::exists(tmp / "rt.zarr" / "i32_gzip_sharded" / "c" / "3"));
+  CHECK(fs::exists(tmp / "rt.zarr" / "u16_raw" / "c" / "3" / "4" / "1"));
+}
+
+TEST_CASE("zarr v3 sharding: a region write covering whole shards never reads them; a partial one merges at close" *
+          test::needs({"gzip"})) {
+  test::TempDir tmp;
+  const std::string path = (tmp / "s.zarr").string();
+  const json d = {{"kind", "array"}, {"dtype", "int32"}, {"shape", {16, 12}}, {"chunks", {4, 4}},
+                  {"shards", {8, 8}}, {"codec", {{"type", "gzip"}}}, {"fill_value", -1}};
+  std::vector<int32_t> first(16 * 12);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = int32_t(i);
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
+    store.create("a", d);
+    store.array("a").write({0, 0}, {16, 12}, first.data());
+    store.close();
+  }
+  // Every shard replaced by garbage: a write covering whole shards must not
+  // read them (their index would be CORRUPT), and must replace them.
+  const fs::path shard00 = tmp / "s.zarr" / "a" / "c" / "0" / "0";
+  REQUIRE(fs::exists(shard00));
+  for (const char* s : {"0/0", "0/1", "1/0", "1/1"}) test::write_file(tmp / "s.zarr" / "a" / "c" / s, "garbage");
+  std::vector<int32_t> second(first.size());
+  for (size_t i = 0; i < second.size(); ++i) second[i] = int32_t(1000 + i);
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::update, "zarr");
+    store.array("a").write({0, 0}, {16, 12}, second.data());
+    store.close();
+  }
+  std::vector<int32_t> back(first.size());
+  open_zarr(path).array("a").read({0, 0}, {16, 12}, back.data());
+  CHECK(back == second);
+
+  // A write of one inner chunk is merged with the shard on disk at close.
+  std::vector<int32_t> patch(16, 5);
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::update, "zarr");
+    store.array("a").write({4, 4}, {4, 4}, patch.data());
+    // Read back through the same store before close: the buffered chunk.
+    std::vector<int32_t> mid(16);
+    store.array("a").read({4, 4}, {4, 4}, mid.data());
+    CHECK(mid == patch);
+    store.close();
+  }
+  for (uint64_t r = 4; r < 8; ++r)
+    for (uint64_t c = 4; c < 8; ++c) second[r * 12 + c] = 5;
+  open_zarr(path).array("a").read({0, 0}, {16, 12}, back.data());
+  CHECK(back == second);
+
+  // The merge reads the shard: a corrupt one fails close, naming it.
+  test::write_file(shard00, "garbage");
+  stowage::Store store = stowage::Store::open(path, stowage::Mode::update, "zarr");
+  store.array("a").write({0, 0}, {4, 4}, patch.data());
+  std::string message = TEST_REQUIRE_ERROR(store.close(), stowage::ErrorCode::corrupt);
+  CHECK(message.find(shard00.string()) != std::string::npos);
+}
+
+TEST_CASE("zarr v3 sharding: an edge shard is complete with the inner chunks inside the array; fill chunks stay empty" *
+          test::needs({"zstd"})) {
+  test::TempDir tmp;
+  const std::string path = (tmp / "e.zarr").string();
+  std::vector<uint16_t> values(10 * 10, 0);
+  for (size_t i = 50; i < values.size(); ++i) values[i] = uint16_t(i);
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
+    store.create("a", {{"kind", "array"}, {"dtype", "uint16"}, {"shape", {10, 10}}, {"chunks", {2, 2}},
+                       {"shards", {8, 8}}, {"codec", {{"type", "zstd"}}}});
+    store.array("a").write({0, 0}, {10, 10}, values.data());
+    store.close();
+  }
+  stowage::Array a = open_zarr(path).array("a");
+  std::vector<uint16_t> back(100);
+  a.read({0, 0}, {10, 10}, back.data());
+  CHECK(back == values);
+  CHECK_FALSE(a.chunk_exists({0, 0}));  // all zeros: the fill value, left empty
+  CHECK(a.chunk_exists({4, 4}));
+  // The shard file of the edge: 16 entries (4x4 inner chunks), 16 bytes each, and a crc32c.
+  const std::string shard = test::read_file(tmp / "e.zarr" / "a" / "c" / "1" / "1");
+  CHECK(shard.size() > 16 * 16 + 4);
+}
