@@ -8,6 +8,7 @@
 #include <stowage/copy.hpp>
 
 #include <cmath>
+#include <functional>
 #include <cstring>
 #include <limits>
 

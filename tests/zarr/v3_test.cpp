@@ -291,3 +291,107 @@ TEST_CASE("zarr v3 sharding: an edge shard is complete with the inner chunks ins
   const std::string shard = test::read_file(tmp / "e.zarr" / "a" / "c" / "1" / "1");
   CHECK(shard.size() > 16 * 16 + 4);
 }
+
+// ---- zarrita (npm), the v3 peer: tests/zarr/zarrita_peer.mjs ----------------------
+
+namespace {
+
+std::string run_zarrita(const std::string& args) {
+  const fs::path script = test::source_root() / "tests" / "zarr" / "zarrita_peer.mjs";
+  test::RunResult r = test::run("node " + test::quote(script.string()) + " " + args);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  return r.output;
+}
+
+template <class T>
+std::string bytes_of(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+}  // namespace
+
+TEST_CASE("zarr v3 peer: zarrita reads what stowage writes, sharded and not, equal" *
+          test::needs({"gzip", "zstd", "blosc"})) {
+  test::TempDir tmp;
+  const fs::path path = tmp / "ours.zarr", out = tmp / "out";
+  fs::create_directories(out);
+  const std::vector<uint64_t> shape{20, 15, 9};
+  const uint64_t n = 20 * 15 * 9;
+  struct Case {
+    std::string name, dtype;
+    json codec;
+    json shards;
+    std::string order = "C", byte_order = "little";
+    json storage = json::object();
+  };
+  const std::vector<Case> cases = {
+      {"u16_sharded_zstd", "uint16", {{"type", "zstd"}, {"level", 3}}, {8, 10, 9}},
+      {"i32_sharded_gzip_big", "int32", {{"type", "gzip"}}, {16, 5, 9}, "C", "big"},
+      {"f32_blosc_f", "float32", {{"type", "blosc"}, {"cname", "lz4"}, {"shuffle", 1}}, nullptr, "F"},
+      {"i16_zstd", "int16", {{"type", "zstd"}}, nullptr},
+      {"f64_sharded_raw_f", "float64", nullptr, {8, 10, 9}, "F"},
+      {"i8_raw_dotkeys", "int8", nullptr, nullptr, "C", "little",
+       {{"zarr_format", 3}, {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "."}}}}}}},
+      {"u64_sharded_v2keys", "uint64", {{"type", "zstd"}}, {20, 15, 9}, "C", "little",
+       {{"zarr_format", 3}, {"chunk_key_encoding", {{"name", "v2"}, {"configuration", {{"separator", "/"}}}}}}},
+  };
+  std::map<std::string, std::string> written;
+  {
+    stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::create, "zarr");
+    for (const Case& c : cases) {
+      json d = {{"kind", "array"}, {"dtype", c.dtype}, {"shape", shape}, {"chunks", {4, 5, 9}}, {"order", c.order},
+                {"byte_order", c.byte_order}, {"fill_value", 0}, {"storage", c.storage}};
+      if (!c.codec.is_null()) d["codec"] = c.codec;
+      if (!c.shards.is_null()) d["shards"] = c.shards;
+      store.create(c.name, d);
+      std::string bytes;
+      if (c.dtype == "int16") bytes = bytes_of(ramp<int16_t>(n, -2));
+      if (c.dtype == "uint16") bytes = bytes_of(ramp<uint16_t>(n, 3));
+      if (c.dtype == "int32") bytes = bytes_of(ramp<int32_t>(n, -11));
+      if (c.dtype == "float32") bytes = bytes_of(ramp<float>(n, 0.5));
+      if (c.dtype == "float64") bytes = bytes_of(ramp<double>(n, -0.125));
+      if (c.dtype == "int8") {
+        bytes.resize(n);
+        for (uint64_t i = 0; i < n; ++i) bytes[i] = char(int8_t(i % 200 - 100));
+      }
+      if (c.dtype == "uint64") bytes = bytes_of(ramp<uint64_t>(n, 1e6));
+      store.array(c.name).write({0, 0, 0}, shape, bytes.data());
+      written[c.name] = bytes;
+    }
+    store.close();
+  }
+  std::string nodes;
+  for (const Case& c : cases) nodes += " " + c.name;
+  const std::map<std::string, json> lines =
+      lines_by_node(run_zarrita("read " + test::quote(path.string()) + " " + test::quote(out.string()) + nodes));
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    REQUIRE(lines.count(c.name));
+    CHECK(lines.at(c.name)["dtype"] == c.dtype);
+    CHECK(lines.at(c.name)["shape"] == json(shape));
+    CHECK(dumped(out, c.name) == written[c.name]);
+  }
+}
+
+TEST_CASE("zarr v3 peer: stowage reads what zarrita writes (bytes in both orders, blosc, zstd, transpose, v2 keys)" *
+          test::needs({"zstd", "blosc"})) {
+  test::TempDir tmp;
+  const fs::path path = tmp / "theirs.zarr", out = tmp / "out";
+  fs::create_directories(out);
+  const std::map<std::string, json> lines =
+      lines_by_node(run_zarrita("write " + test::quote(path.string()) + " " + test::quote(out.string())));
+  REQUIRE(lines.size() == 5);
+  stowage::Store store = stowage::Store::open(path.string());
+  CHECK(store.format() == "zarr");
+  CHECK(store.describe("").attributes == json{{"writer", "zarrita"}});
+  for (const auto& [node, line] : lines) {
+    CAPTURE(node);
+    const json d = store.describe_json(node);
+    CHECK(d["dtype"] == line["dtype"]);
+    CHECK(d["shape"] == line["shape"]);
+    CHECK(d["dims"][2]["name"] == "x");
+    if (node == "f64_transpose") CHECK(d["order"] == "F");
+    if (node == "i32_blosc_big") CHECK(d["byte_order"] == "big");
+    CHECK(read_bytes(store.array(node)) == dumped(out, node));
+  }
+}
