@@ -5,6 +5,8 @@
 #include "storage_checks.hpp"
 #include "zarr_helpers.hpp"
 
+#include <boost/crc.hpp>
+
 #include <cmath>
 #include <cstring>
 
@@ -394,4 +396,182 @@ TEST_CASE("zarr v3 peer: stowage reads what zarrita writes (bytes in both orders
     if (node == "i32_blosc_big") CHECK(d["byte_order"] == "big");
     CHECK(read_bytes(store.array(node)) == dumped(out, node));
   }
+}
+
+// ---- bad v3 input: clear errors naming the file ---------------------------------
+
+namespace {
+
+uint32_t test_crc32c(const std::string& bytes) {
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+std::string le64(uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[i] = char(v >> (8 * i));
+  return s;
+}
+
+std::string le32(uint32_t v) { return le64(v).substr(0, 4); }
+
+// An int16 array "a" of 8 elements in one shard of 4 inner chunks of 2,
+// raw, index at the end with a crc32c; `metadata` replaces its zarr.json.
+fs::path sharded_store(const test::TempDir& tmp, const std::string& metadata = "") {
+  const fs::path root = tmp / "bad.zarr";
+  fs::create_directories(root / "a");
+  test::write_file(root / "zarr.json", R"({"zarr_format":3,"node_type":"group","attributes":{}})");
+  test::write_file(root / "a" / "zarr.json", metadata.empty() ? R"({"zarr_format":3,"node_type":"array",
+    "shape":[8],"data_type":"int16","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[8]}},
+    "chunk_key_encoding":{"name":"default"},"fill_value":0,
+    "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],
+      "codecs":[{"name":"bytes","configuration":{"endian":"little"}}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],
+      "index_location":"end"}}]})" : metadata);
+  return root;
+}
+
+// A shard of the inner chunks' bytes and index `entries` (offset, nbytes pairs).
+std::string shard_of(const std::string& chunks, const std::vector<uint64_t>& entries, bool good_crc = true) {
+  std::string index;
+  for (uint64_t e : entries) index += le64(e);
+  return chunks + index + le32(test_crc32c(index) ^ (good_crc ? 0 : 1));
+}
+
+// test::write_file with the directories it needs.
+void put(const fs::path& p, const std::string& data) {
+  fs::create_directories(p.parent_path());
+  test::write_file(p, data);
+}
+
+std::string array_json(const std::string& codecs, const std::string& dtype = "\"int16\"") {
+  return R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":)" + dtype +
+         R"(,"chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"fill_value":0,"codecs":)" + codecs + "}";
+}
+
+}  // namespace
+
+TEST_CASE("zarr v3 malformed: bad zarr.json is an error naming it") {
+  using stowage::ErrorCode;
+  struct Case {
+    std::string text;
+    ErrorCode code;
+    std::string words;
+  };
+  const std::string bytes = R"([{"name":"bytes","configuration":{"endian":"little"}}])";
+  const std::vector<Case> cases = {
+      {R"({"zarr_format":3,"node_type":"array",)", ErrorCode::corrupt, "not valid JSON"},
+      {R"({"zarr_format":3,"node_type":"table"})", ErrorCode::corrupt, "\"node_type\""},
+      {array_json(bytes, "\"complex64\""), ErrorCode::unsupported, "\"data_type\" \"complex64\" is not supported"},
+      {array_json(bytes, "\"float16\""), ErrorCode::unsupported, "\"float16\""},
+      {array_json(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"snappy"}])"), ErrorCode::unsupported, "codec \"snappy\" is not supported"},
+      {array_json(R"([{"name":"gzip"}])"), ErrorCode::corrupt, "comes before the array -> bytes codec"},
+      {array_json(R"([])"), ErrorCode::corrupt, "\"codecs\" must be a non-empty array"},
+      {array_json(R"([{"name":"bytes","configuration":{"endian":"middle"}}])"), ErrorCode::corrupt, "\"endian\""},
+      {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"rectilinear"},)"
+       R"("fill_value":0,"codecs":[{"name":"bytes"}]})", ErrorCode::unsupported, "chunk grid \"rectilinear\""},
+      {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
+       R"("configuration":{"chunk_shape":[4]}},"fill_value":null,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})", ErrorCode::corrupt,
+       "must not be null"},
+      {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
+       R"("configuration":{"chunk_shape":[4]}},"fill_value":0,"chunk_key_encoding":{"name":"hashed"},)"
+       R"("codecs":[{"name":"bytes"}]})", ErrorCode::unsupported, "chunk key encoding \"hashed\""},
+      {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
+       R"("configuration":{"chunk_shape":[8]}},"fill_value":0,"codecs":[{"name":"sharding_indexed","configuration":)"
+       R"({"chunk_shape":[3],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes"}]}}]})",
+       ErrorCode::corrupt, "not a multiple"},
+      {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
+       R"("configuration":{"chunk_shape":[8]}},"fill_value":0,"codecs":[{"name":"sharding_indexed","configuration":)"
+       R"({"chunk_shape":[4],"codecs":[{"name":"sharding_indexed","configuration":{}}],"index_codecs":[{"name":"bytes"}]}}]})",
+       ErrorCode::unsupported, "nested \"sharding_indexed\""},
+      {R"({"zarr_format":3,"node_type":"array","shape":[8,8,8],"data_type":"int16","chunk_grid":{"name":"regular",)"
+       R"("configuration":{"chunk_shape":[4611686018427387904,4611686018427387904,8]}},"fill_value":0,"codecs":[)"
+       R"({"name":"sharding_indexed","configuration":{"chunk_shape":[1,1,1],"codecs":[{"name":"bytes"}],)"
+       R"("index_codecs":[{"name":"bytes"}]}}]})", ErrorCode::corrupt, "the count overflows"},
+      {R"({"zarr_format":3,"node_type":"array","shape":[4,4,4],"data_type":"int16","chunk_grid":{"name":"regular",)"
+       R"("configuration":{"chunk_shape":[2,2,2]}},"fill_value":0,"codecs":[{"name":"transpose","configuration":)"
+       R"({"order":[1,0,2]}},{"name":"bytes"}]})", ErrorCode::unsupported, "\"transpose\" with \"order\" [1,0,2]"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    test::TempDir tmp;
+    const fs::path root = sharded_store(tmp, c.text);
+    stowage::Store store = open_zarr(root.string());
+    std::string message = c.words.find("node_type") != std::string::npos || c.words == "not valid JSON"
+                              ? TEST_REQUIRE_ERROR(store.list(""), c.code)
+                              : TEST_REQUIRE_ERROR(store.describe("a"), c.code);
+    CHECK_MESSAGE(message.find((root / "a" / "zarr.json").string()) != std::string::npos, message);
+    CHECK_MESSAGE(message.find(c.words) != std::string::npos, message);
+  }
+}
+
+TEST_CASE("zarr v3 malformed: bad shards are CORRUPT naming the shard file") {
+  const std::string chunks = std::string("\x01\x00\x02\x00\x03\x00\x04\x00\x05\x00\x06\x00", 12);
+  struct Case {
+    std::string shard, words;
+  };
+  const uint64_t E = UINT64_MAX;
+  const std::vector<Case> cases = {
+      {std::string(20, '\0'), "shorter than its 68-byte index (truncated)"},
+      {shard_of(chunks, {0, 4, 4, 4, 8, 4, E, E}, false), "fails its crc32c checksum"},
+      {shard_of(chunks, {0, 4, 4, 4, 8, 8, E, E}), "lies outside the shard"},
+      {shard_of(chunks, {0, 4, 2, 4, 8, 4, E, E}), "overlap"},
+      {shard_of(chunks, {0, 4, E, 4, 8, 4, E, E}), "half empty"},
+      {shard_of(chunks, {0, 4, 4, 4, 8, 2, E, E}), "is 2 bytes; an uncompressed chunk of this array is 4"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.words);
+    test::TempDir tmp;
+    const fs::path root = sharded_store(tmp);
+    put(root / "a" / "c" / "0", c.shard);
+    stowage::Store store = open_zarr(root.string());
+    std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), stowage::ErrorCode::corrupt);
+    CHECK_MESSAGE(message.find((root / "a" / "c" / "0").string()) != std::string::npos, message);
+    CHECK_MESSAGE(message.find(c.words) != std::string::npos, message);
+  }
+  // The same shard, well formed, reads: three inner chunks and an empty one (the fill value).
+  test::TempDir tmp;
+  const fs::path root = sharded_store(tmp);
+  put(root / "a" / "c" / "0", shard_of(chunks, {8, 4, 0, 4, 4, 4, E, E}));
+  std::vector<int16_t> values(8);
+  open_zarr(root.string()).array("a").read({0}, {8}, values.data());
+  CHECK(values == std::vector<int16_t>{5, 6, 1, 2, 3, 4, 0, 0});
+  CHECK_FALSE(open_zarr(root.string()).array("a").chunk_exists({3}));
+  CHECK(open_zarr(root.string()).array("a").chunk_exists({2}));
+}
+
+TEST_CASE("zarr v3: crc32c of unsharded chunks is checked; an index at the start and big-endian index read") {
+  test::TempDir tmp;
+  const fs::path root = tmp / "crc.zarr";
+  fs::create_directories(root / "a");
+  fs::create_directories(root / "b");
+  test::write_file(root / "zarr.json", R"({"zarr_format":3,"node_type":"group"})");
+  test::write_file(root / "a" / "zarr.json",
+                   array_json(R"([{"name":"bytes","configuration":{"endian":"big"}},{"name":"crc32c"}])"));
+  const std::string chunk = std::string("\x00\x07\x00\x08\x00\x09\x01\x00", 8);
+  put(root / "a" / "c" / "0", chunk + le32(test_crc32c(chunk)));
+  put(root / "a" / "c" / "1", chunk + le32(test_crc32c(chunk) + 1));
+  std::vector<int16_t> values(4);
+  stowage::Store store = open_zarr(root.string());
+  store.array("a").read({0}, {4}, values.data());
+  CHECK(values == std::vector<int16_t>{7, 8, 9, 256});
+  std::string message = TEST_REQUIRE_ERROR(store.array("a").read({4}, {4}, values.data()), stowage::ErrorCode::corrupt);
+  CHECK(message.find((root / "a" / "c" / "1").string()) != std::string::npos);
+  CHECK(message.find("crc32c") != std::string::npos);
+
+  // Index first, big endian, no checksum.
+  test::write_file(root / "b" / "zarr.json", R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8",
+    "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"fill_value":9,
+    "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],"codecs":[{"name":"bytes"}],
+      "index_codecs":[{"name":"bytes","configuration":{"endian":"big"}}],"index_location":"start"}}]})");
+  std::string index;
+  for (uint64_t e : {uint64_t(UINT64_MAX), uint64_t(UINT64_MAX), uint64_t(32), uint64_t(2)}) {
+    std::string le = le64(e);
+    index += std::string(le.rbegin(), le.rend());
+  }
+  put(root / "b" / "c" / "0", index + "\x05\x06");
+  std::vector<uint8_t> bytes(4);
+  open_zarr(root.string()).array("b").read({0}, {4}, bytes.data());
+  CHECK(bytes == std::vector<uint8_t>{9, 9, 5, 6});
 }
