@@ -227,9 +227,12 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
 // the shard on disk (read once, its index checked).
 void ZarrStore::publish_shard(const std::string& key, const PendingShard& shard, bool merge) {
   const V3Layout& l = *shard.layout;
-  std::vector<std::vector<uint8_t>> inner = shard.inner;
+  std::vector<std::vector<uint8_t>> merged;  // a copy only when merging
   std::vector<bool> present = shard.present;
+  const std::vector<std::vector<uint8_t>>* chunks = &shard.inner;
   if (merge) {
+    merged = shard.inner;
+    chunks = &merged;
     if (std::optional<sdk::Bytes> old = storage_.read_if_exists(key)) {
       const uint64_t index_bytes = l.index_bytes();
       if (old->size() < index_bytes)
@@ -237,16 +240,23 @@ void ZarrStore::publish_shard(const std::string& key, const PendingShard& shard,
                 std::to_string(index_bytes) + "-byte index (truncated)");
       const ShardIndex index = decode_shard_index(
           old->data() + (l.index_at_end ? old->size() - index_bytes : 0), l, key, old->size());
-      for (size_t i = 0; i < inner.size(); ++i) {
+      for (size_t i = 0; i < merged.size(); ++i) {
         if (present[i] || index.empty(i)) continue;
         const uint8_t* from = old->data() + index.entry[2 * i];
-        inner[i].assign(from, from + index.entry[2 * i + 1]);
+        merged[i].assign(from, from + index.entry[2 * i + 1]);
         present[i] = true;
       }
     }
   }
-  const std::vector<uint8_t> bytes = assemble_shard(inner, present, l);
-  storage_.write(key, bytes.data(), bytes.size());  // published whole
+  // Staged piece by piece (no copy of the whole shard), published whole.
+  const std::vector<std::vector<uint8_t>>& inner = *chunks;
+  const std::vector<uint8_t> index = shard_index_bytes(inner, present, l);
+  sdk::Staged file = storage_.stage(key);
+  if (!l.index_at_end) file.append(index.data(), index.size());
+  for (size_t i = 0; i < inner.size(); ++i)
+    if (present[i] && !inner[i].empty()) file.append(inner[i].data(), inner[i].size());
+  if (l.index_at_end) file.append(index.data(), index.size());
+  storage_.publish(file);
 }
 
 bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const {

@@ -74,26 +74,18 @@ ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, cons
   return index;
 }
 
-std::vector<uint8_t> assemble_shard(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
-                                    const V3Layout& layout) {
-  const uint64_t index_bytes = layout.index_bytes();
-  size_t total = index_bytes;
-  for (size_t i = 0; i < inner.size(); ++i) total += present[i] ? inner[i].size() : 0;
-  std::vector<uint8_t> shard(layout.index_at_end ? 0 : index_bytes);  // room for an index at the start
-  shard.reserve(total);
+std::vector<uint8_t> shard_index_bytes(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
+                                       const V3Layout& layout) {
+  uint64_t at = layout.index_at_end ? 0 : layout.index_bytes();  // where the next inner chunk goes
   std::vector<uint8_t> index(16 * layout.chunks_per_shard);
   for (size_t i = 0; i < inner.size(); ++i) {
     const bool empty = !present[i] || inner[i].empty();
-    store64(&index[16 * i], empty ? kEmptyEntry : shard.size(), layout.index_big_endian);
+    store64(&index[16 * i], empty ? kEmptyEntry : at, layout.index_big_endian);
     store64(&index[16 * i + 8], empty ? kEmptyEntry : inner[i].size(), layout.index_big_endian);
-    if (!empty) shard.insert(shard.end(), inner[i].begin(), inner[i].end());
+    if (!empty) at += inner[i].size();
   }
   if (layout.index_crc32c) append_crc(index);
-  if (layout.index_at_end)
-    shard.insert(shard.end(), index.begin(), index.end());
-  else
-    std::copy(index.begin(), index.end(), shard.begin());
-  return shard;
+  return index;
 }
 
 V3State::V3State(const sdk::Host& host, const V3Layout& layout, const std::string& file) {

@@ -31,10 +31,11 @@ struct ShardIndex {
 // Decodes and checks an index (its bytes as stored); CORRUPT naming `key`.
 ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, const std::string& key, uint64_t file_size);
 
-// A whole shard: the inner chunks (empty vectors are empty chunks, absent
-// entries of `present` too), written in order, the index where the layout puts it.
-std::vector<uint8_t> assemble_shard(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
-                                    const V3Layout& layout);
+// The encoded index of a shard holding the inner chunks (empty vectors and
+// those not `present` are empty entries) one after the other, in order,
+// after the index or before it as the layout says.
+std::vector<uint8_t> shard_index_bytes(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
+                                       const V3Layout& layout);
 
 // What a v3 array's node handle keeps: its codecs, made on first use, and
 // the indexes of the shards it read (invalidated when it writes a shard).
