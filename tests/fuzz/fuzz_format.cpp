@@ -12,7 +12,7 @@
 #include <vector>
 
 #ifndef FUZZ_FORMAT
-#error "build with -DFUZZ_FORMAT=<npy|n5|datg|datadings|bpcells|daf>"
+#error "build with -DFUZZ_FORMAT=<npy|n5|datg|datadings|bpcells|daf|zarr>"
 #endif
 #define FUZZ_STR2(x) #x
 #define FUZZ_STR(x) FUZZ_STR2(x)
@@ -41,6 +41,8 @@ Target target() {
   if (t == "datadings") return {"datadings", "d.msgpack", true};
   if (t == "bpcells") return {"bpcells", "m", true};
   if (t == "daf") return {"daf", "d", true};
+  // Zarr v2 (.zarray) and v3 (zarr.json, shard indexes) alike: the seeds are both.
+  if (t == "zarr") return {"zarr", "d.zarr", true};
   std::abort();
 }
 

@@ -143,6 +143,13 @@ def format_seeds(target, fixtures, out):
                 if top != root and "attributes.json" in files:
                     rel = os.path.relpath(top, root)
                     save(out, head + bundle(top, os.path.join("d.n5", rel)))
+    elif target == "zarr":
+        # Every fixture store whole (v2, and v3 sharded or not: metadata,
+        # shard indexes and chunks mutate together).
+        for name in sorted(os.listdir(base)):
+            path = os.path.join(base, name)
+            if name.endswith(".zarr") and os.path.isdir(path):
+                save(out, bundle(path, "d.zarr"))
     elif target == "datadings":
         for name in sorted(os.listdir(base)):
             if name.endswith(".msgpack"):
