@@ -575,3 +575,41 @@ TEST_CASE("zarr v3: crc32c of unsharded chunks is checked; an index at the start
   open_zarr(root.string()).array("b").read({0}, {4}, bytes.data());
   CHECK(bytes == std::vector<uint8_t>{9, 9, 5, 6});
 }
+
+TEST_CASE("zarr v3: 0-d arrays (key \"c\"), hex float fill values, dimension names both ways") {
+  test::TempDir tmp;
+  const std::string path = (tmp / "misc.zarr").string();
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
+    store.create("scalar", {{"kind", "array"}, {"dtype", "float64"}, {"shape", json::array()}, {"chunks", json::array()}});
+    const double pi = 3.25;
+    store.array("scalar").write({}, {}, &pi);
+    store.create("named", {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {2, 3}}, {"chunks", {1, 3}},
+                           {"dims", {{{"name", "row"}}, {{"name", "col"}}}}});
+    store.close();
+  }
+  CHECK(fs::exists(tmp / "misc.zarr" / "scalar" / "c"));
+  CHECK(test::read_json(tmp / "misc.zarr" / "named" / "zarr.json")["dimension_names"] == json({"row", "col"}));
+  stowage::Store store = open_zarr(path);
+  double back = 0;
+  store.array("scalar").read({}, {}, &back);
+  CHECK(back == 3.25);
+  CHECK(store.describe_json("named")["dims"][1]["name"] == "col");
+
+  // Fill values in v3's hex form: NaN (told to the host as "NaN") and 1.0f.
+  for (const auto& [hex, host] : std::vector<std::pair<std::string, json>>{{"0x7fc00000", "NaN"}, {"0x3f800000", 1.0}}) {
+    CAPTURE(hex);
+    const fs::path root = tmp / ("hex" + hex + ".zarr");
+    fs::create_directories(root / "a");
+    test::write_file(root / "zarr.json", R"({"zarr_format":3,"node_type":"group"})");
+    test::write_file(root / "a" / "zarr.json", R"({"zarr_format":3,"node_type":"array","shape":[3],"data_type":"float32",
+      "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[3]}},"fill_value":")" + hex + R"(",
+      "codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})");
+    stowage::Store s = open_zarr(root.string());
+    CHECK(s.describe_json("a")["fill_value"] == host);
+    std::vector<float> v(3);
+    s.array("a").read({0}, {3}, v.data());
+    if (host == "NaN") CHECK(std::isnan(v[2]));
+    else CHECK(v[2] == 1.0f);
+  }
+}
