@@ -613,3 +613,34 @@ TEST_CASE("zarr v3: 0-d arrays (key \"c\"), hex float fill values, dimension nam
     else CHECK(v[2] == 1.0f);
   }
 }
+
+TEST_CASE("zarr v3 sharding: a handle that read a shard and then rewrites it reads the new shard (its index cache is dropped)" *
+          test::needs({"zstd"})) {
+  test::TempDir tmp;
+  const std::string path = (tmp / "cache.zarr").string();
+  {
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
+    store.create("a", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {8, 8}}, {"chunks", {2, 2}},
+                       {"shards", {8, 8}}, {"codec", {{"type", "zstd"}}}});
+    std::vector<int32_t> first(64);
+    for (int32_t i = 0; i < 64; ++i) first[i] = i * 7919;  // compresses to other sizes than the 2s below
+    store.array("a").write({0, 0}, {8, 8}, first.data());
+    store.close();
+  }
+  stowage::Store store = stowage::Store::open(path, stowage::Mode::update, "zarr");
+  stowage::Array a = store.array("a");
+  std::vector<int32_t> back(64);
+  a.read({0, 0}, {8, 8}, back.data());
+  CHECK(back[63] == 63 * 7919);
+  std::vector<int32_t> twos(64, 2);
+  a.write({0, 0}, {8, 8}, twos.data());  // the whole shard: published now
+  a.read({0, 0}, {8, 8}, back.data());
+  CHECK(back == twos);
+  store.close();
+  // A v3 store has no codec for bzip2 (nor xz, lz4): refused naming it.
+  stowage::Store again = stowage::Store::open(path, stowage::Mode::update, "zarr");
+  std::string message = TEST_REQUIRE_ERROR(
+      again.create("b", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {4}}, {"chunks", {2}}, {"codec", {{"type", "bzip2"}}}}),
+      stowage::ErrorCode::unsupported);
+  CHECK(message.find("bzip2") != std::string::npos);
+}
