@@ -90,21 +90,16 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
   }
   const V3Layout& l = *a.meta.v3;
   const uint64_t index_bytes = l.index_bytes();
-  std::vector<uint8_t> buf(index_bytes);
   auto index = std::make_shared<ShardIndex>();
-  uint64_t size = 0, got = 0;
-  if (l.index_at_end) {
-    if (storage_.kind(key, &size) == STOWAGE_ENTRY_FILE) {
-      if (size < index_bytes)
-        corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
-                "-byte index (truncated)");
-      storage_.read_exact(key, size - index_bytes, buf.data(), index_bytes);
-      *index = decode_shard_index(buf.data(), l, key, size);
-    }
-  } else if (storage_.read_into_if_exists(key, 0, buf.data(), index_bytes, &got, &size)) {
-    if (got < index_bytes)
+  // The size first (a stat): a shard too short for its index is refused
+  // before a buffer of the index's size is made.
+  uint64_t size = 0;
+  if (storage_.kind(key, &size) == STOWAGE_ENTRY_FILE) {
+    if (size < index_bytes)
       corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
               "-byte index (truncated)");
+    std::vector<uint8_t> buf(index_bytes);
+    storage_.read_exact(key, l.index_at_end ? size - index_bytes : 0, buf.data(), index_bytes);
     *index = decode_shard_index(buf.data(), l, key, size);
   }
   std::lock_guard<std::mutex> lock(state.mutex);

@@ -177,9 +177,9 @@ void parse_sharding(const json& codec, ArrayMeta& a, V3Layout& layout, const std
               " has too many inner chunks to index (the count overflows)");
     layout.chunks_per_shard *= layout.per_shard[d];
   }
-  // Indexes are read whole; beyond 2^27 entries (2 GiB) is not a real shard.
-  if (layout.chunks_per_shard > (uint64_t(1) << 27))
-    unsupported(file + ": " + std::to_string(layout.chunks_per_shard) + " inner chunks per shard is over 2^27");
+  // Indexes are read whole; beyond 2^24 entries (256 MiB) is not a real shard.
+  if (layout.chunks_per_shard > (uint64_t(1) << 24))
+    unsupported(file + ": " + std::to_string(layout.chunks_per_shard) + " inner chunks per shard is over 2^24");
   const Chain inner = parse_chain(field(config, "codecs", file, "codec \"sharding_indexed\""), a.ndim(), a.type.size, file, true);
   a.fortran = inner.fortran;
   a.type = *data_type_for(a.type.name, inner.big_endian);

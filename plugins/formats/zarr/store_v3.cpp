@@ -117,8 +117,8 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
                 json(a.chunks).dump());
       layout->per_shard[i] = layout->shard[i] / a.chunks[i];
       layout->chunks_per_shard *= layout->per_shard[i];
-      if (layout->chunks_per_shard > (uint64_t(1) << 27))
-        invalid("zarr create: \"shards\" " + json(layout->shard).dump() + " hold over 2^27 chunks");
+      if (layout->chunks_per_shard > (uint64_t(1) << 24))
+        invalid("zarr create: \"shards\" " + json(layout->shard).dump() + " hold over 2^24 chunks");
     }
     layout->index_crc32c = true;
   }
