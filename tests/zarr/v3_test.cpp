@@ -331,6 +331,7 @@ TEST_CASE("zarr v3 peer: zarrita reads what stowage writes, sharded and not, equ
       {"i32_sharded_gzip_big", "int32", {{"type", "gzip"}}, {16, 5, 9}, "C", "big"},
       {"f32_blosc_f", "float32", {{"type", "blosc"}, {"cname", "lz4"}, {"shuffle", 1}}, nullptr, "F"},
       {"i16_zstd", "int16", {{"type", "zstd"}}, nullptr},
+      {"bool_sharded_f", "bool", {{"type", "gzip"}}, {8, 10, 9}, "F"},
       {"f64_sharded_raw_f", "float64", nullptr, {8, 10, 9}, "F"},
       {"i8_raw_dotkeys", "int8", nullptr, nullptr, "C", "little",
        {{"zarr_format", 3}, {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "."}}}}}}},
@@ -347,6 +348,10 @@ TEST_CASE("zarr v3 peer: zarrita reads what stowage writes, sharded and not, equ
       if (!c.shards.is_null()) d["shards"] = c.shards;
       store.create(c.name, d);
       std::string bytes;
+      if (c.dtype == "bool") {
+        bytes.resize(n);
+        for (uint64_t i = 0; i < n; ++i) bytes[i] = char(i % 3 == 0);
+      }
       if (c.dtype == "int16") bytes = bytes_of(ramp<int16_t>(n, -2));
       if (c.dtype == "uint16") bytes = bytes_of(ramp<uint16_t>(n, 3));
       if (c.dtype == "int32") bytes = bytes_of(ramp<int32_t>(n, -11));

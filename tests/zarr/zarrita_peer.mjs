@@ -32,7 +32,8 @@ function cOrder(chunk) {
   for (let i = 0; i < n; i++) {
     let src = 0;
     for (let d = 0; d < shape.length; d++) src += at[d] * stride[d];
-    out[i] = data.get ? data.get(src) : data[src];
+    if (data.get) out.set(i, data.get(src));  // BoolArray
+    else out[i] = data[src];
     for (let d = shape.length - 1; d >= 0 && ++at[d] === shape[d]; d--) at[d] = 0;
   }
   return out;
