@@ -41,7 +41,8 @@ Target target() {
   if (t == "datadings") return {"datadings", "d.msgpack", true};
   if (t == "bpcells") return {"bpcells", "m", true};
   if (t == "daf") return {"daf", "d", true};
-  // Zarr v2: .zgroup/.zarray/.zattrs, filters, consolidated .zmetadata, chunks.
+  // Zarr v2 (.zarray, filters, .zmetadata) and v3 (zarr.json, shard indexes):
+  // the seeds are both.
   if (t == "zarr") return {"zarr", "d.zarr", true};
   std::abort();
 }

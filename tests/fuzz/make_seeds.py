@@ -162,9 +162,10 @@ def format_seeds(target, fixtures, out):
 
 
 def zarr_seeds(base, out):
-    """The z5 fixture stores, and small Zarr v2 stores made here (no zarr
-    module needed): filters (delta, shuffle, astype) over raw chunks and a
-    consolidated .zmetadata."""
+    """Every fixture store whole (v2, and v3 sharded or not: metadata, shard
+    indexes and chunks mutate together), and small Zarr v2 stores made here
+    (no zarr module needed): filters (delta, shuffle, astype) over raw chunks
+    and a consolidated .zmetadata."""
     for name in sorted(os.listdir(base)):
         if name.endswith(".zarr"):
             save(out, bundle(os.path.join(base, name), "d.zarr"))

@@ -46,3 +46,18 @@ TEST_CASE("zarr over HTTP: the z5 store and one zarr-python wrote read from ngin
     CHECK_MESSAGE(write.message.find(url) != std::string::npos, write.message);
   }
 }
+
+TEST_CASE("zarr v3 over HTTP: z5's sharded and unsharded v3 stores read from nginx equal to the local read "
+          "(shard indexes and inner chunks as ranged GETs)" *
+          test::needs({"http", "gzip", "zstd"})) {
+  test::Nginx nginx;
+  for (const char* name : {"v3_uint16_raw", "v3_int32_zstd_sharded", "v3_float32_gzip_sharded_partial"}) {
+    CAPTURE(name);
+    fs::create_directory_symlink(fs::absolute(fixture(std::string(name) + ".zarr")), nginx.root() / name);
+    stowage::Store local = open_zarr(fixture(std::string(name) + ".zarr").string());
+    stowage::Store remote = stowage::Store::open(nginx.url(name));
+    CHECK(remote.format() == "zarr");
+    CHECK(compare_trees(local, remote, "") == 1);
+    CHECK(read_bytes(remote.array("data")) == test::read_file(fixture(std::string(name) + ".expected.bin")));
+  }
+}

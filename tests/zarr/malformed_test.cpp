@@ -149,7 +149,7 @@ TEST_CASE("zarr writing: groups, arrays, attributes, removal, moves, and what is
   using stowage::ErrorCode;
   test::TempDir tmp;
   const std::string path = (tmp / "w.zarr").string();
-  stowage::Store store = open_zarr(path, stowage::Mode::create);
+  stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr", {{"zarr_version", 2}});
   store.create("g/h", {{"kind", "group"}, {"attributes", {{"k", "v"}}}});
   CHECK(fs::exists(tmp / "w.zarr" / "g" / ".zgroup"));  // parents become groups, as in zarr-python
   CHECK(store.describe("g/h").attributes == json{{"k", "v"}});

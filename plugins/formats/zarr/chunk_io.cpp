@@ -2,6 +2,7 @@
 // array's node handle. A chunk file holds a whole chunk (edge chunks too,
 // padded with the fill value) in the array's byte order and C or F order,
 // through its compressor; the host converts byte order and layout.
+#include "chunk_util.hpp"
 #include "store.hpp"
 
 #include "filters.hpp"
@@ -34,6 +35,8 @@ class ArrayNode final : public sdk::ArrayNode {
   std::shared_ptr<OpenArray> a_;
 };
 
+}  // namespace
+
 void check_index(const ArrayMeta& meta, const uint64_t* index, const std::string& dir) {
   for (size_t d = 0; d < meta.ndim(); ++d)
     if (index[d] >= meta.grid(d))
@@ -42,7 +45,7 @@ void check_index(const ArrayMeta& meta, const uint64_t* index, const std::string
 }
 
 // "<array>/<i0>.<i1>..." (or with '/'); a 0-d array's one chunk is "0".
-std::string chunk_key(const OpenArray& a, const uint64_t* index) {
+static std::string chunk_key(const OpenArray& a, const uint64_t* index) {
   std::string key = a.dir;
   key += '/';
   if (a.meta.ndim() == 0) return key + '0';
@@ -90,8 +93,6 @@ void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::
   }
 }
 
-}  // namespace
-
 std::unique_ptr<sdk::Node> ZarrStore::open_node(std::string_view node) {
   std::vector<std::string> parts = sdk::split_node_path(node);
   if (require_node(parts, node) == Kind::group) return std::make_unique<sdk::GroupNode>();
@@ -127,6 +128,7 @@ void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file
 }
 
 bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
+  if (a.v3) return read_chunk_v3(a, index, out, capacity, chunk_shape);
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);
   const uint64_t bytes = meta.chunk_bytes();
@@ -173,6 +175,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
 void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,
                             const uint64_t* chunk_shape) {
   require_writable("write_chunk");
+  if (a.v3) return write_chunk_v3(a, index, in, size, chunk_shape);
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);
   uint64_t elements = 1;
@@ -225,6 +228,7 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
 
 // A stat of the chunk's file: nothing is read or decoded.
 bool ZarrStore::chunk_exists(const OpenArray& a, const uint64_t* index) const {
+  if (a.v3) return chunk_exists_v3(a, index);
   check_index(a.meta, index, a.dir);
   return storage_.kind(chunk_key(a, index)) == STOWAGE_ENTRY_FILE;
 }

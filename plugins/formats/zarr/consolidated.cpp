@@ -80,6 +80,10 @@ void ZarrStore::open_consolidated(const json& options, bool existed) {
   const json option = options.value("consolidated", json());
   if (!option.is_null() && !option.is_boolean())
     invalid("zarr: the open option \"consolidated\" must be true or false, got " + option.dump());
+  if (version_ == 3) {  // v3 has no .zmetadata
+    if (option == true) invalid(root_ + ": consolidated metadata (.zmetadata) is Zarr v2's; this store is v3");
+    return;
+  }
   const std::string file = root_ + "/" + kConsolidatedFile;
   if (writable_) {
     const bool had = existed && storage_.is_file(file);
@@ -111,7 +115,7 @@ void ZarrStore::metadata_changing() {
   metadata_changed_ = true;
 }
 
-void ZarrStore::close() {
+void ZarrStore::close_consolidated() {
   if (!writable_ || !consolidate_on_close_ || !metadata_changed_) return;
   write_consolidated();
   metadata_changed_ = false;

@@ -67,7 +67,9 @@ struct FillValue {
 // Parses a fill value for `type`; an unusable one is CORRUPT naming `file`.
 FillValue parse_fill_value(const json& value, const DataType& type, const std::string& file);
 
-// An array as its .zarray describes it.
+struct V3Layout;  // metadata_v3.hpp
+
+// An array as its .zarray (or, for v3, its zarr.json) describes it.
 struct ArrayMeta {
   DataType type;
   std::vector<uint64_t> shape, chunks;
@@ -78,6 +80,7 @@ struct ArrayMeta {
   json codec;            // the host codec it translates to (null: none)
   json filters;          // numcodecs' filters as in the file (null: none)
   std::shared_ptr<const FilterChain> filter_chain;  // parsed (null: none)
+  std::shared_ptr<const V3Layout> v3;  // Zarr v3 only: keys, codec chain, sharding
 
   size_t ndim() const { return shape.size(); }
   uint64_t grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chunks[d]; }

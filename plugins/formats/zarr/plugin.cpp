@@ -1,14 +1,16 @@
-// The Zarr format plugin's descriptor. The store is in store.cpp, chunks in
-// chunk_io.cpp, .zarray in metadata.cpp, numcodecs' compressors in
-// compressors.cpp.
+// The Zarr format plugin's descriptor. The store is in store.cpp (v3 parts in
+// store_v3.cpp), chunks in chunk_io.cpp (v3 and shards: chunk_io_v3.cpp,
+// shard.cpp), .zarray in metadata.cpp, zarr.json in metadata_v3.cpp,
+// numcodecs' compressors in compressors.cpp.
 #include "store.hpp"
 
 static const char* const kZarrExtensions[] = {".zarr", nullptr};
 
 STOWAGE_DEFINE_FORMAT_PLUGIN(
-    zarr::ZarrStore, "zarr", "0.1.0",
-    "Zarr v2 stores: groups, numeric and bool arrays in either byte order and C or F order, "
-    "numcodecs' blosc, zlib, gzip, bz2, lzma, zstd and lz4 compressors",
+    zarr::ZarrStore, "zarr", "0.2.0",
+    "Zarr v2 and v3 stores: groups, numeric and bool arrays in either byte order and C or F order; "
+    "v2 with numcodecs' blosc, zlib, gzip, bz2, lzma, zstd and lz4 compressors; v3 with the bytes, "
+    "transpose, gzip, zstd, blosc and crc32c codecs and sharding_indexed (partial reads, whole-shard writes)",
     "{}",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE | STOWAGE_CAP_GROUPS |
         STOWAGE_CAP_MOVE_NODES,

@@ -94,18 +94,27 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("zarr: empty store path");
   const json options = options_json.empty() ? json::object() : parse_argument(options_json, "the open options");
+  // {"zarr_version": 2 or 3}: the version of a store this open creates (3
+  // by default); an existing store keeps its own, also when replaced ("w")
+  // unless the option says otherwise.
+  const json v = options.value("zarr_version", json(3));
+  if (v != 2 && v != 3) invalid("zarr: \"zarr_version\" must be 2 or 3, got " + v.dump());
+  int version = v.get<int>();
+  const bool asked = options.contains("zarr_version");
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("zarr: unknown open mode " + std::to_string(mode));
   sdk::Storage storage = sdk::Storage::for_location(host, root);
-  auto store = std::make_unique<ZarrStore>(storage, root, mode != STOWAGE_MODE_READ);
   const int32_t kind = storage.kind(root);
   const bool exists = kind != STOWAGE_ENTRY_ABSENT;
   if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(root + ": is a file; a Zarr store is a directory");
   const bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
   if (!exists && !fresh) fail(STOWAGE_NOT_FOUND, root + ": no such Zarr store");
+  if (exists && (mode != STOWAGE_MODE_TRUNCATE || !asked)) {
+    if (storage.is_file(root + "/" + kV3File)) version = 3;
+    else if (storage.is_file(root + "/" + kGroupFile) || storage.is_file(root + "/" + kArrayFile)) version = 2;
+  }
+  auto store = std::make_unique<ZarrStore>(storage, root, mode != STOWAGE_MODE_READ, version);
   store->open_consolidated(options, exists && mode != STOWAGE_MODE_TRUNCATE);
   const Kind found = exists ? store->kind_of(root) : Kind::none;
-  if (exists && found == Kind::none && storage.is_file(root + "/" + kV3File))
-    unsupported(root + ": is a Zarr v3 store (" + kV3File + "); this plugin reads Zarr v2 only, so far");
 
   if (fresh || (mode == STOWAGE_MODE_CREATE && found == Kind::none)) {
     if (exists && found == Kind::none && !storage.list(root).empty())
@@ -113,15 +122,21 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
               " a non-empty directory that is not a Zarr store");
     if (exists && fresh) storage.remove(root, STOWAGE_REMOVE_RECURSIVE);
     storage.make_directory(root);
-    store->write_text(root + "/" + kGroupFile, kGroupMetadata);
+    store->write_group(root, json::object());
   } else if (found == Kind::none) {
-    fail(STOWAGE_NOT_FOUND, root + ": is not a Zarr v2 store (it has no " + kGroupFile + " or " + kArrayFile + ")");
+    fail(STOWAGE_NOT_FOUND, root + ": is not a Zarr store (it has no " + kGroupFile + ", " + kArrayFile + " or " +
+                                kV3File + ")");
   }
   return store;
 }
 
-ZarrStore::ZarrStore(sdk::Storage storage, std::string root, bool writable)
-    : storage_(storage), root_(std::move(root)), writable_(writable) {}
+ZarrStore::ZarrStore(sdk::Storage storage, std::string root, bool writable, int version)
+    : storage_(storage), root_(std::move(root)), writable_(writable), version_(version) {}
+
+void ZarrStore::close() {
+  publish_pending_shards();  // v3 shards still incomplete (chunk_io_v3.cpp)
+  close_consolidated();      // v2 .zmetadata, when asked (consolidated.cpp)
+}
 
 // ---- paths and metadata --------------------------------------------------------
 
@@ -137,6 +152,7 @@ ZarrStore::Kind ZarrStore::kind_of(const std::string& dir) const {
     if (consolidated_->text(prefix + kArrayFile)) return Kind::array;
     return consolidated_->text(prefix + kGroupFile) ? Kind::group : Kind::none;
   }
+  if (version_ == 3) return kind_of_v3(dir);
   if (storage_.is_file(dir + "/" + kArrayFile)) return Kind::array;
   if (storage_.is_file(dir + "/" + kGroupFile)) return Kind::group;
   return Kind::none;
@@ -182,6 +198,7 @@ std::optional<std::string> ZarrStore::read_metadata(const std::string& file) con
 }
 
 json ZarrStore::read_attributes(const std::string& dir) const {
+  if (version_ == 3) return read_v3_document(dir)["attributes"];
   const std::string file = dir + "/" + kAttributesFile;
   std::optional<std::string> text = read_metadata(file);
   return text ? parse_object(*text, metadata_name(file)) : json::object();
@@ -191,7 +208,18 @@ void ZarrStore::write_text(const std::string& file, const json& j) const {
   storage_.write(file, to_text(j));
 }
 
+void ZarrStore::write_group(const std::string& dir, const json& attributes) const {
+  if (version_ == 3) return write_text(dir + "/" + kV3File, group_json_v3(attributes));
+  write_text(dir + "/" + kGroupFile, kGroupMetadata);
+}
+
 std::shared_ptr<OpenArray> ZarrStore::open_array(const std::string& dir) const {
+  if (version_ == 3) {
+    const std::string file = dir + "/" + kV3File;
+    auto a = std::make_shared<OpenArray>(host(), dir, parse_array_v3(read_v3_document(dir), file));
+    a->v3 = std::make_shared<V3State>(host(), *a->meta.v3, file);
+    return a;
+  }
   const std::string file = dir + "/" + kArrayFile;
   std::optional<std::string> text = read_metadata(file);
   if (!text) fail(STOWAGE_NOT_FOUND, file + ": no such file");
@@ -222,6 +250,7 @@ std::string ZarrStore::describe(std::string_view node) {
   const std::string dir = node_dir(parts);
   json attributes = read_attributes(dir);
   if (kind == Kind::group) return json{{"kind", "group"}, {"attributes", attributes}}.dump();
+  if (version_ == 3) return describe_array_v3(*open_array(dir), attributes);
   return array_description(open_array(dir)->meta, attributes).dump();
 }
 
@@ -243,16 +272,16 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
   // Every ancestor is a group, as zarr-python makes them.
   std::string ancestor = root_;
   for (size_t i = 0; i + 1 <= parts.size(); ++i) {
-    if (kind_of(ancestor) == Kind::none) write_text(ancestor + "/" + kGroupFile, kGroupMetadata);
+    if (kind_of(ancestor) == Kind::none) write_group(ancestor, json::object());
     ancestor += "/" + parts[i];
   }
   if (kind == "group") {
     storage_.make_directory(dir);
-    if (existing == Kind::none) write_text(dir + "/" + kGroupFile, kGroupMetadata);
-    if (attributes.empty()) return;
-    json merged = read_attributes(dir);
+    json merged = existing == Kind::none ? json::object() : read_attributes(dir);
     for (auto it = attributes.begin(); it != attributes.end(); ++it) merged[it.key()] = it.value();
-    write_text(dir + "/" + kAttributesFile, merged);
+    if (version_ == 3) return write_group(dir, merged);
+    if (existing == Kind::none) write_group(dir, json::object());
+    if (!merged.empty()) write_text(dir + "/" + kAttributesFile, merged);
     return;
   }
   if (existing == Kind::group) {  // an empty group becomes the array
@@ -260,6 +289,7 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
     storage_.remove_if_exists(dir + "/" + kGroupFile, 0);
     storage_.remove_if_exists(dir + "/" + kAttributesFile, 0);
   }
+  if (version_ == 3) return create_array_v3(dir, d, std::move(attributes));
   create_array(dir, d, std::move(attributes));
 }
 
@@ -290,9 +320,9 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   a.fortran = order == "F";
   a.fill = parse_fill_value(d.value("fill_value", json(0)), a.type, "zarr create");
 
+  if (d.contains("shards") && !d["shards"].is_null())
+    invalid(dir + ": \"shards\" needs a Zarr v3 store; this one is v2 (open a new store with {\"zarr_version\": 3})");
   const json storage = d.value("storage", json::object());
-  if (storage.contains("zarr_format") && storage["zarr_format"] != 2)
-    unsupported("zarr create: \"zarr_format\" " + storage["zarr_format"].dump() + " (this writes 2)");
   const json separator = storage.value("dimension_separator", json("."));
   if (separator != "." && separator != "/")
     invalid("zarr create: \"dimension_separator\" must be \".\" or \"/\", got " + separator.dump());
@@ -332,6 +362,7 @@ void ZarrStore::set_attributes(std::string_view node, std::string_view text) {
   const json attributes = parse_argument(text, "attributes");
   std::vector<std::string> parts = sdk::split_node_path(node);
   require_node(parts, node);
+  if (version_ == 3) return set_attributes_v3(node_dir(parts), attributes);
   write_text(node_dir(parts) + "/" + kAttributesFile, attributes);
 }
 

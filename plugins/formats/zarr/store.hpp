@@ -7,12 +7,14 @@
 
 #include "consolidated.hpp"
 #include "metadata.hpp"
+#include "shard.hpp"
 
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
 #include <stowage/storage.hpp>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +33,7 @@ struct OpenArray {
   ArrayMeta meta;
   bool uncompressed;  // no compressor: the file is the chunk
   mutable stowage::sdk::LazyHostCodec codec;  // never made when uncompressed
+  std::shared_ptr<V3State> v3;  // Zarr v3 only (shard.hpp)
 };
 
 class ZarrStore final : public stowage::sdk::Store {
@@ -39,8 +42,11 @@ class ZarrStore final : public stowage::sdk::Store {
   static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host, std::string_view path,
                                                    uint32_t mode, std::string_view options_json);
 
-  ZarrStore(stowage::sdk::Storage storage, std::string root, bool writable);
-  void close() override;  // writes .zmetadata when asked (consolidated.cpp)
+  ZarrStore(stowage::sdk::Storage storage, std::string root, bool writable, int version = 2);
+  // Publishes the shards still incomplete, merged with those on disk
+  // (publish_pending_shards), and writes .zmetadata when asked
+  // (close_consolidated).
+  void close() override;
 
   // The tree, by path.
   std::vector<std::string> list(std::string_view node) override;
@@ -70,6 +76,22 @@ class ZarrStore final : public stowage::sdk::Store {
   void write_text(const std::string& file, const json& j) const;
   void create_array(const std::string& dir, const json& description, json attributes);
   std::shared_ptr<OpenArray> open_array(const std::string& dir) const;
+  void write_group(const std::string& dir, const json& attributes) const;
+
+  // Zarr v3 (store_v3.cpp, chunk_io_v3.cpp).
+  Kind kind_of_v3(const std::string& dir) const;
+  json read_v3_document(const std::string& dir) const;
+  std::string describe_array_v3(const OpenArray& a, const json& attributes) const;
+  void create_array_v3(const std::string& dir, const json& description, json attributes);
+  void set_attributes_v3(const std::string& dir, const json& attributes);
+  bool read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
+  void write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
+  bool chunk_exists_v3(const OpenArray& a, const uint64_t* index) const;
+  std::shared_ptr<const ShardIndex> shard_index(const OpenArray& a, const std::string& key) const;
+  bool read_whole(const std::string& key, std::optional<stowage::sdk::BufferPool::Lease>& file, uint64_t want,
+                  uint64_t* got);
+  void publish_shard(const std::string& key, const PendingShard& shard, bool merge);
+  void publish_pending_shards();
 
   // Consolidated metadata (consolidated.cpp).
   void open_consolidated(const json& options, bool existed);
@@ -77,11 +99,17 @@ class ZarrStore final : public stowage::sdk::Store {
   std::string metadata_name(const std::string& file) const;  // how errors name a metadata file
   void metadata_changing();  // before any change to the tree's metadata
   void write_consolidated();
+  void close_consolidated();
   void collect_metadata(const std::string& dir, std::map<std::string, json>& entries) const;
 
   stowage::sdk::Storage storage_;  // all I/O: local files, memory or HTTP
   std::string root_;
   bool writable_;
+  int version_ = 2;  // the store's Zarr version, 2 or 3
+  // Sharded writes: inner chunks of shards not yet complete, by shard key.
+  mutable std::mutex pending_mutex_;
+  std::map<std::string, std::shared_ptr<PendingShard>> pending_;
+  std::atomic<size_t> pending_count_{0};
   stowage::sdk::BufferPool scratch_;  // chunk files read or encoded whole
   std::optional<Consolidated> consolidated_;  // read only: the tree's metadata, from .zmetadata
   bool consolidate_on_close_ = false;         // writable: close() writes .zmetadata

@@ -1,0 +1,23 @@
+// Helpers the v2 and v3 chunk code share (defined in chunk_io.cpp).
+#pragma once
+
+#include "metadata.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zarr {
+
+// INVALID_ARGUMENT naming `dir` for a chunk index outside the grid.
+void check_index(const ArrayMeta& meta, const uint64_t* index, const std::string& dir);
+
+// `elements` copies of the fill value.
+void fill(uint8_t* out, uint64_t elements, const FillValue& value);
+
+// Copies a chunk of `extent` (the part of an edge chunk inside the array)
+// into a whole chunk of `full`, both in the same element order.
+void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::vector<uint64_t> full, bool fortran,
+           size_t item);
+
+}  // namespace zarr

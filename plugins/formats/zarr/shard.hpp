@@ -1,0 +1,65 @@
+// Zarr v3 chunks: the codec chain after "bytes" (host codecs and crc32c),
+// and sharding_indexed (zarr-specs docs/v3/codecs/sharding-indexed/v1.0.rst):
+// a shard file holds inner chunks and an index of 16 bytes per inner chunk
+// (offset, nbytes; both 2^64-1 for an empty one), at its start or end,
+// optionally followed by a CRC-32C.
+#pragma once
+
+#include "metadata_v3.hpp"
+
+#include <stowage/plugin.hpp>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace zarr {
+
+constexpr uint64_t kEmptyEntry = UINT64_MAX;
+
+// A shard's index, checked: every entry lies in the shard's data and none
+// overlaps another.
+struct ShardIndex {
+  bool exists = false;          // no shard file: every inner chunk is missing
+  uint64_t file_size = 0;
+  std::vector<uint64_t> entry;  // offset, nbytes per inner chunk (C order)
+  bool empty(uint64_t i) const { return entry[2 * i] == kEmptyEntry; }
+};
+
+// Decodes and checks an index (its bytes as stored); CORRUPT naming `key`.
+ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, const std::string& key, uint64_t file_size);
+
+// The encoded index of a shard holding the inner chunks (empty vectors and
+// those not `present` are empty entries) one after the other, in order,
+// after the index or before it as the layout says.
+std::vector<uint8_t> shard_index_bytes(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
+                                       const V3Layout& layout);
+
+// What a v3 array's node handle keeps: its codecs, made on first use, and
+// the indexes of the shards it read (invalidated when it writes a shard).
+struct V3State {
+  V3State(const stowage::sdk::Host& host, const V3Layout& layout, const std::string& file);
+  std::vector<std::unique_ptr<stowage::sdk::LazyHostCodec>> codecs;  // per layout.codecs; null for crc32c
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const ShardIndex>> indexes;
+
+  // A chunk's stored bytes back to its `bytes` decoded bytes in `out`.
+  void decode(const V3Layout& layout, const uint8_t* in, size_t size, uint8_t* out, size_t bytes,
+              const std::string& key);
+  // A chunk's bytes through the chain, as stored.
+  std::vector<uint8_t> encode(const V3Layout& layout, const uint8_t* in, size_t bytes, const std::string& key);
+};
+
+// Inner chunks of one shard written through the store but not yet in a
+// shard file: published once all of them inside the array are there, or
+// merged with the shard on disk when the store closes.
+struct PendingShard {
+  std::shared_ptr<const V3Layout> layout;
+  std::vector<std::vector<uint8_t>> inner;  // encoded; empty: the fill value
+  std::vector<bool> present;
+  uint64_t count = 0, expected = 0;
+};
+
+}  // namespace zarr

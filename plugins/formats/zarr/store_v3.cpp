@@ -1,0 +1,163 @@
+// The tree of a Zarr v3 store: every node is a directory holding zarr.json
+// (node_type "group" or "array", attributes inside). The rest of the tree
+// (listing, removing, moving) is store.cpp's, which calls these.
+#include "store.hpp"
+
+#include "compressors.hpp"
+
+namespace zarr {
+
+namespace sdk = stowage::sdk;
+using sdk::corrupt;
+using sdk::fail;
+using sdk::invalid;
+using sdk::unsupported;
+
+namespace {
+
+std::vector<uint64_t> extents_of(const json& d, const char* key, uint64_t min) {
+  if (!d.contains(key) || !d[key].is_array()) invalid(std::string("zarr create: \"") + key + "\" must be an array of integers");
+  std::vector<uint64_t> out;
+  for (const json& v : d[key]) {
+    const bool ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    if (!ok || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
+      invalid(std::string("zarr create: \"") + key + "\" has " + v.dump() + "; each entry must be an integer >= " +
+              std::to_string(min));
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
+
+}  // namespace
+
+json ZarrStore::read_v3_document(const std::string& dir) const {
+  const std::string file = dir + "/" + kV3File;
+  std::optional<std::string> text = read_metadata(file);
+  if (!text) fail(STOWAGE_NOT_FOUND, file + ": no such file");
+  json doc = parse_object(*text, file);
+  v3_node_type(doc, file);
+  if (!doc.contains("attributes")) doc["attributes"] = json::object();
+  if (!doc["attributes"].is_object()) corrupt(file + ": \"attributes\" must be an object");
+  return doc;
+}
+
+// One read of zarr.json (v3 has no file per node type to stat).
+ZarrStore::Kind ZarrStore::kind_of_v3(const std::string& dir) const {
+  const std::string file = dir + "/" + kV3File;
+  if (!storage_.is_file(file)) return Kind::none;
+  return v3_node_type(read_v3_document(dir), file) == "array" ? Kind::array : Kind::group;
+}
+
+std::string ZarrStore::describe_array_v3(const OpenArray& open, const json& attributes) const {
+  const ArrayMeta& a = open.meta;
+  const json doc = read_v3_document(open.dir);
+  json d = json::object();
+  d["kind"] = "array";
+  d["dtype"] = a.type.name;
+  d["shape"] = a.shape;
+  d["chunks"] = a.chunks;  // the inner chunks of a sharded array: what read_chunk reads
+  if (a.v3->sharded) d["shards"] = a.v3->shard;
+  d["byte_order"] = a.type.big_endian ? "big" : "little";
+  d["order"] = a.fortran ? "F" : "C";
+  d["codec"] = a.codec;
+  d["fill_value"] = a.fill.for_host;
+  if (doc.contains("dimension_names") && doc["dimension_names"].is_array() &&
+      doc["dimension_names"].size() == a.ndim()) {
+    json dims = json::array();
+    for (const json& name : doc["dimension_names"])
+      dims.push_back(json{{"name", name.is_string() ? name : json("")}, {"labels", nullptr}});
+    d["dims"] = dims;
+  }
+  d["attributes"] = attributes;
+  // How the array is stored, which only another Zarr store takes over.
+  d["storage"] = json{{"zarr_format", 3},
+                      {"chunk_key_encoding", doc.value("chunk_key_encoding", json())},
+                      {"codecs", a.compressor}};
+  return d.dump();
+}
+
+void ZarrStore::set_attributes_v3(const std::string& dir, const json& attributes) {
+  json doc = read_v3_document(dir);
+  doc["attributes"] = attributes;
+  write_text(dir + "/" + kV3File, doc);
+}
+
+// An array of a create() description: as create_array (v2) reads it, plus
+// "shards" (the shard shape, a multiple of "chunks") and, in "storage", a
+// v3 "chunk_key_encoding" another Zarr v3 store described.
+void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attributes) {
+  ArrayMeta a;
+  auto layout = std::make_shared<V3Layout>();
+  if (!d.contains("dtype") || !d["dtype"].is_string()) invalid("zarr create: an array needs a string \"dtype\"");
+  const std::string byte_order = d.value("byte_order", "little");
+  if (byte_order != "little" && byte_order != "big")
+    invalid("zarr create: \"byte_order\" must be \"little\" or \"big\", got \"" + byte_order + "\"");
+  std::optional<DataType> type = data_type_for(d["dtype"].get<std::string>(), byte_order == "big");
+  if (!type)
+    unsupported("zarr create: no Zarr data type for \"" + d["dtype"].get<std::string>() +
+                "\" (bool, int8..int64, uint8..uint64, float32, float64)");
+  a.type = *type;
+  a.type.typestr = a.type.name;
+  a.shape = extents_of(d, "shape", 0);
+  a.chunks = d.contains("chunks") ? extents_of(d, "chunks", 1)
+                                  : sdk::c_order_chunks(a.shape, a.type.size, uint64_t(4) << 20);
+  if (a.chunks.size() != a.shape.size()) invalid("zarr create: \"shape\" and \"chunks\" differ in rank");
+  uint64_t bytes = a.type.size;
+  for (uint64_t c : a.chunks)
+    if (c > kMaxChunkBytes || (bytes *= c) > kMaxChunkBytes)
+      invalid("zarr create: chunks " + json(a.chunks).dump() + " of " + a.type.name + " are over 2 GiB");
+  if (d.contains("shards") && !d["shards"].is_null()) {
+    layout->sharded = true;
+    layout->shard = extents_of(d, "shards", 1);
+    if (layout->shard.size() != a.ndim()) invalid("zarr create: \"shards\" and \"shape\" differ in rank");
+    layout->per_shard.resize(a.ndim());
+    for (size_t i = 0; i < a.ndim(); ++i) {
+      if (layout->shard[i] % a.chunks[i])
+        invalid("zarr create: \"shards\" " + json(layout->shard).dump() + " is not a multiple of \"chunks\" " +
+                json(a.chunks).dump());
+      layout->per_shard[i] = layout->shard[i] / a.chunks[i];
+      layout->chunks_per_shard *= layout->per_shard[i];
+      if (layout->chunks_per_shard > (uint64_t(1) << 24))
+        invalid("zarr create: \"shards\" " + json(layout->shard).dump() + " hold over 2^24 chunks");
+    }
+    layout->index_crc32c = true;
+  }
+  const std::string order = d.value("order", "C");
+  if (order != "C" && order != "F") invalid("zarr create: \"order\" must be \"C\" or \"F\", got \"" + order + "\"");
+  a.fortran = order == "F";
+  a.fill = parse_fill_value(d.value("fill_value", json(0)), a.type, "zarr create");
+
+  const json storage = d.value("storage", json::object());
+  if (storage.value("zarr_format", json()) == 3 && storage.contains("chunk_key_encoding")) {
+    const json keys = storage["chunk_key_encoding"];
+    layout->default_keys = keys.value("name", "default") != "v2";
+    const json separator = keys.value("configuration", json::object()).value("separator", json(layout->default_keys ? "/" : "."));
+    if (separator != "." && separator != "/") invalid("zarr create: chunk key separator " + separator.dump());
+    layout->separator = separator.get<std::string>()[0];
+  }
+
+  json codec = d.value("codec", json());
+  if (!codec.is_null()) {
+    if (codec.is_string()) codec = json{{"type", codec}};
+    if (codec.value("type", "") == "blosc") codec["typesize"] = a.type.size;
+    try {
+      codec = json::parse(sdk::HostCodec(host(), codec.dump()).canonical_config());
+    } catch (const sdk::Error& e) {
+      fail(e.code(), dir + ": codec " + codec.dump() + ": " + e.what());
+    }
+  }
+  layout->codecs = v3_codecs_for_host(codec, a.type.size);
+  a.codec = layout->codecs.empty() ? json() : layout->codecs[0].host;
+
+  json names = nullptr;
+  if (json dims = d.value("dims", json()); dims.is_array() && dims.size() == a.ndim() && a.ndim() > 0) {
+    names = json::array();
+    for (const json& dim : dims)
+      names.push_back(dim.is_object() && dim.value("name", json()).is_string() && dim["name"] != "" ? dim["name"] : json());
+  }
+  a.v3 = layout;
+  storage_.make_directory(dir);
+  write_text(dir + "/" + kV3File, array_json_v3(a, attributes, names));
+}
+
+}  // namespace zarr
