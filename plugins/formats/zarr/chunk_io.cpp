@@ -93,6 +93,30 @@ void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::
   }
 }
 
+const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir, const uint64_t* chunk_shape,
+                           const void* in, size_t size, sdk::BufferPool& scratch,
+                           std::optional<sdk::BufferPool::Lease>& padded) {
+  uint64_t elements = 1;
+  bool whole = true;
+  for (size_t d = 0; d < meta.ndim(); ++d) {
+    if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
+      invalid(dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " + std::to_string(d) +
+              " is not in 1.." + std::to_string(meta.chunks[d]));
+    elements *= chunk_shape[d];
+    whole = whole && chunk_shape[d] == meta.chunks[d];
+  }
+  if (size != elements * meta.type.size)
+    invalid(dir + ": write_chunk got " + std::to_string(size) + " bytes for " + std::to_string(elements) +
+            " elements of " + meta.type.name);
+  const auto* chunk = static_cast<const uint8_t*>(in);
+  if (whole) return chunk;
+  padded.emplace(scratch.take(meta.chunk_bytes()));
+  fill(padded->data(), meta.chunk_elements(), meta.fill);
+  embed(chunk, std::vector<uint64_t>(chunk_shape, chunk_shape + meta.ndim()), padded->data(), meta.chunks,
+        meta.fortran, meta.type.size);
+  return padded->data();
+}
+
 std::unique_ptr<sdk::Node> ZarrStore::open_node(std::string_view node) {
   std::vector<std::string> parts = sdk::split_node_path(node);
   if (require_node(parts, node) == Kind::group) return std::make_unique<sdk::GroupNode>();
@@ -178,30 +202,10 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
   if (a.v3) return write_chunk_v3(a, index, in, size, chunk_shape);
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);
-  uint64_t elements = 1;
-  bool whole = true;
-  for (size_t d = 0; d < meta.ndim(); ++d) {
-    if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
-      invalid(a.dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " + std::to_string(d) +
-              " is not in 1.." + std::to_string(meta.chunks[d]));
-    elements *= chunk_shape[d];
-    whole = whole && chunk_shape[d] == meta.chunks[d];
-  }
-  if (size != elements * meta.type.size)
-    invalid(a.dir + ": write_chunk got " + std::to_string(size) + " bytes for " + std::to_string(elements) +
-            " elements of " + meta.type.name);
   const std::string key = chunk_key(a, index);
   const uint64_t bytes = meta.chunk_bytes();
-  // Zarr stores edge chunks whole: the part outside the array is the fill value.
-  const void* chunk = in;
   std::optional<sdk::BufferPool::Lease> padded;
-  if (!whole) {
-    padded.emplace(scratch_.take(bytes));
-    fill(padded->data(), meta.chunk_elements(), meta.fill);
-    embed(static_cast<const uint8_t*>(in), std::vector<uint64_t>(chunk_shape, chunk_shape + meta.ndim()),
-          padded->data(), meta.chunks, meta.fortran, meta.type.size);
-    chunk = padded->data();
-  }
+  const void* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   std::optional<sdk::BufferPool::Lease> filtered;
   if (meta.filter_chain) {
     filtered.emplace(encode_filters(*meta.filter_chain, static_cast<const uint8_t*>(chunk), scratch_));

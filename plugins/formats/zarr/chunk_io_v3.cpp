@@ -160,29 +160,9 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
   const ArrayMeta& meta = a.meta;
   const V3Layout& l = *meta.v3;
   check_index(meta, index, a.dir);
-  uint64_t elements = 1;
-  bool whole = true;
-  for (size_t d = 0; d < meta.ndim(); ++d) {
-    if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
-      invalid(a.dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " + std::to_string(d) +
-              " is not in 1.." + std::to_string(meta.chunks[d]));
-    elements *= chunk_shape[d];
-    whole = whole && chunk_shape[d] == meta.chunks[d];
-  }
-  if (size != elements * meta.type.size)
-    invalid(a.dir + ": write_chunk got " + std::to_string(size) + " bytes for " + std::to_string(elements) +
-            " elements of " + meta.type.name);
   const uint64_t bytes = meta.chunk_bytes();
-  // Zarr stores edge chunks whole: the part outside the array is the fill value.
-  const auto* chunk = static_cast<const uint8_t*>(in);
   std::optional<sdk::BufferPool::Lease> padded;
-  if (!whole) {
-    padded.emplace(scratch_.take(bytes));
-    fill(padded->data(), meta.chunk_elements(), meta.fill);
-    embed(chunk, std::vector<uint64_t>(chunk_shape, chunk_shape + meta.ndim()), padded->data(), meta.chunks,
-          meta.fortran, meta.type.size);
-    chunk = padded->data();
-  }
+  const uint8_t* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   const Where w = locate(a, index);
   if (!l.sharded) {
     std::vector<uint8_t> encoded = a.v3->encode(l, chunk, bytes, w.key);

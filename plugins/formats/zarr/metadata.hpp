@@ -93,6 +93,10 @@ struct ArrayMeta {
 // compressor or data type) UNSUPPORTED.
 ArrayMeta parse_array(std::string_view text, const std::string& file);
 
+// Extents from a create() description (v2 and v3): `key` must be an array
+// of integers >= min, else INVALID_ARGUMENT naming it (store.cpp).
+std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min);
+
 // The .zarray of an array, keys sorted as zarr-python writes them.
 json array_json(const ArrayMeta& meta);
 

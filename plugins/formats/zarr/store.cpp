@@ -24,20 +24,6 @@ json parse_argument(std::string_view text, const char* what) {
   return j;
 }
 
-// Extents from a create() description: an array of integers >= min.
-std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min) {
-  if (!d.contains(key) || !d[key].is_array()) invalid(std::string("zarr create: \"") + key + "\" must be an array of integers");
-  std::vector<uint64_t> out;
-  for (const json& v : d[key]) {
-    const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
-    if (!non_negative || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
-      invalid(std::string("zarr create: \"") + key + "\" has " + v.dump() + "; each entry must be an integer >= " +
-              std::to_string(min));
-    out.push_back(v.get<uint64_t>());
-  }
-  return out;
-}
-
 const json kGroupMetadata = json{{"zarr_format", 2}};
 
 // xarray's convention for dimension names in Zarr v2: the attribute
@@ -74,6 +60,20 @@ json array_description(const ArrayMeta& a, const json& attributes) {
 }
 
 }  // namespace
+
+// Extents from a create() description: an array of integers >= min.
+std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min) {
+  if (!d.contains(key) || !d[key].is_array()) invalid(std::string("zarr create: \"") + key + "\" must be an array of integers");
+  std::vector<uint64_t> out;
+  for (const json& v : d[key]) {
+    const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    if (!non_negative || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
+      invalid(std::string("zarr create: \"") + key + "\" has " + v.dump() + "; each entry must be an integer >= " +
+              std::to_string(min));
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
 
 // ---- opening -------------------------------------------------------------------
 

@@ -13,23 +13,6 @@ using sdk::fail;
 using sdk::invalid;
 using sdk::unsupported;
 
-namespace {
-
-std::vector<uint64_t> extents_of(const json& d, const char* key, uint64_t min) {
-  if (!d.contains(key) || !d[key].is_array()) invalid(std::string("zarr create: \"") + key + "\" must be an array of integers");
-  std::vector<uint64_t> out;
-  for (const json& v : d[key]) {
-    const bool ok = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
-    if (!ok || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
-      invalid(std::string("zarr create: \"") + key + "\" has " + v.dump() + "; each entry must be an integer >= " +
-              std::to_string(min));
-    out.push_back(v.get<uint64_t>());
-  }
-  return out;
-}
-
-}  // namespace
-
 json ZarrStore::read_v3_document(const std::string& dir) const {
   const std::string file = dir + "/" + kV3File;
   std::optional<std::string> text = read_metadata(file);
@@ -98,8 +81,8 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
                 "\" (bool, int8..int64, uint8..uint64, float32, float64)");
   a.type = *type;
   a.type.typestr = a.type.name;
-  a.shape = extents_of(d, "shape", 0);
-  a.chunks = d.contains("chunks") ? extents_of(d, "chunks", 1)
+  a.shape = description_extents(d, "shape", 0);
+  a.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1)
                                   : sdk::c_order_chunks(a.shape, a.type.size, uint64_t(4) << 20);
   if (a.chunks.size() != a.shape.size()) invalid("zarr create: \"shape\" and \"chunks\" differ in rank");
   uint64_t bytes = a.type.size;
@@ -108,7 +91,7 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
       invalid("zarr create: chunks " + json(a.chunks).dump() + " of " + a.type.name + " are over 2 GiB");
   if (d.contains("shards") && !d["shards"].is_null()) {
     layout->sharded = true;
-    layout->shard = extents_of(d, "shards", 1);
+    layout->shard = description_extents(d, "shards", 1);
     if (layout->shard.size() != a.ndim()) invalid("zarr create: \"shards\" and \"shape\" differ in rank");
     layout->per_shard.resize(a.ndim());
     for (size_t i = 0; i < a.ndim(); ++i) {
