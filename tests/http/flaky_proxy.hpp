@@ -75,7 +75,22 @@ class FlakyProxy {
   // The request lines ("GET /x HTTP/1.1") since the last call, in order.
   std::vector<std::string> take_request_lines() {
     std::lock_guard<std::mutex> lock(mutex_);
+    ranges_.clear();
     return std::exchange(request_lines_, {});
+  }
+
+  // The requests since the last take, each its request line and its Range
+  // header's value ("" without one).
+  struct Request {
+    std::string line, range;
+  };
+  std::vector<Request> take_requests() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<Request> out;
+    for (size_t i = 0; i < request_lines_.size(); ++i) out.push_back({request_lines_[i], ranges_[i]});
+    request_lines_.clear();
+    ranges_.clear();
+    return out;
   }
 
  private:
@@ -132,9 +147,25 @@ class FlakyProxy {
     return out + "Connection: close\r\n\r\n";
   }
 
+  // The value of header `name` (lower case) in a request head, "" if absent.
+  static std::string header_value(const std::string& head, const std::string& name) {
+    for (size_t at = head.find("\r\n"); at != std::string::npos && at + 2 < head.size();) {
+      const size_t start = at + 2, eol = head.find("\r\n", start);
+      const std::string line = head.substr(start, eol - start);
+      if (line.size() > name.size() && strncasecmp(line.c_str(), name.c_str(), name.size()) == 0 &&
+          line[name.size()] == ':') {
+        const size_t v = line.find_first_not_of(' ', name.size() + 1);
+        return v == std::string::npos ? std::string() : line.substr(v);
+      }
+      at = eol;
+    }
+    return {};
+  }
+
   Fault next_fault(const std::string& head) {
     std::lock_guard<std::mutex> lock(mutex_);
     request_lines_.push_back(head.substr(0, head.find("\r\n")));
+    ranges_.push_back(header_value(head, "range"));
     int n = ++requests_;
     if (fault_ == Fault::none || n % every_ != 0) return Fault::none;
     ++faults_;
@@ -197,6 +228,7 @@ class FlakyProxy {
   int requests_ = 0;
   int faults_ = 0;
   std::vector<std::string> request_lines_;
+  std::vector<std::string> ranges_;  // each request's Range header, "" if none
 };
 
 }  // namespace test
