@@ -17,11 +17,12 @@ DATG = sorted(p.stem for p in fixture("datg").glob("*.datg"))
 BPCELLS = sorted(p.name[: -len(".expected.json")] for p in fixture("bpcells").glob("*.expected.json"))
 DAF = sorted(p.name[: -len(".expected.json")] for p in fixture("daf").glob("*.expected.json"))
 DATADINGS = sorted(p.name[: -len(".msgpack.expected.json")] for p in fixture("datadings").glob("*.msgpack.expected.json"))
+ZARR = sorted(p.name[: -len(".expected.json")] for p in fixture("zarr").glob("*.expected.json"))
 
 
 def test_every_format_has_fixtures():
     assert len(N5_CONTAINERS) == 7 and len(DATG) >= 12 and len(BPCELLS) == 14
-    assert len(DAF) >= 7 and len(DATADINGS) == 5
+    assert len(DAF) >= 7 and len(DATADINGS) == 5 and len(ZARR) == 4
 
 
 def little_endian_bytes(a):
@@ -348,3 +349,29 @@ def test_datadings_fixture(name):
     for a in e["lookups"]["absent"]:
         assert r.find(a["key"]) is None and a["key"] not in r and r.get(a["key"], 42) == 42
     assert r[-1] is not None and len(r[1:3]) == min(2, max(0, len(r) - 1))
+
+
+# ---- Zarr (z5's v2 and v3 stores, sharded or not) -------------------------------------
+
+
+# The codec plugin each fixture needs, from its name ("v3_int32_zstd_sharded").
+ZARR_CODECS = {"blosc": ["blosc"], "zstd": ["zstd"], "gzip": ["gzip"], "raw": []}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=needs("zarr", *ZARR_CODECS[n.split("_")[2]])) for n in ZARR])
+def test_zarr_fixture(name):
+    expected = expected_json(fixture("zarr", name + ".expected.json"))
+    store = stowage.open(fixture("zarr", expected["container"]))
+    assert store.format == "zarr"
+    assert store.attrs == expected["root_attributes"]
+    assert list(store.keys()) == [expected["array"]]
+    a = store[expected["array"]]
+    assert a.shape == tuple(expected["shape"]) and a.dtype == np.dtype(expected["dtype"])
+    assert a.chunks == tuple(expected["chunks"])
+    assert a.fill_value == np.dtype(expected["dtype"]).type(expected["fill_value"])
+    values = np.fromfile(fixture("zarr", expected["expected_bin"]), dtype=np.dtype(expected["dtype"]).newbyteorder("<"))
+    values = values.reshape(expected["shape"])
+    np.testing.assert_array_equal(a[...], values)
+    # A region across chunk (and shard) edges, as numpy slices it.
+    region = tuple(slice(s // 3, s - s // 4) for s in expected["shape"])
+    np.testing.assert_array_equal(a[region], values[region])
