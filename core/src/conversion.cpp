@@ -606,10 +606,10 @@ class Converter {
     if (out.shape() != info.shape || out.dtype() != to)
       throw Error(ErrorCode::invalid_argument, dst.path() + "::" + dst_node + " exists with another shape or dtype");
     // Parts take chunks in turn: two runs would each rewrite a shard that
-    // holds chunks of both, and one would lose the other's. (Assumes the
-    // format describes a sharded array with "shards", as create takes it.)
+    // holds chunks of both, and one would lose the other's. A format
+    // describes a sharded array with "shards", as create takes it (zarr v3).
     if (filling_part() && out.info().raw.contains("shards") && !out.info().raw["shards"].is_null())
-      throw Error(ErrorCode::unsupported, dst.path() + "::" + dst_node +
+      throw Error(ErrorCode::unsupported, (dst_node.empty() ? dst.path() : dst.path() + "::" + dst_node) +
                                               " is sharded, and --part runs would rewrite each other's shards; "
                                               "convert it in one run",
                   dst.path());

@@ -382,37 +382,56 @@ TEST_CASE("stowage-convert: --zarr-version, --open-option and --shards, and what
     CHECK_MESSAGE(help.output.find(option) != std::string::npos, option);
 }
 
-TEST_CASE("--shards reaches the destination's create description as \"shards\"" * test::needs({"zarr", "n5"})) {
-  // What the zarr plugin makes of it is its own (v3 sharding_indexed); here:
-  // the copy passes the shape, checked against the chunks, and reports it.
+TEST_CASE("--shards reaches the destination's create description as \"shards\"; the zarr plugin writes them" *
+          test::needs({"zarr", "n5"})) {
   test::TempDir tmp;
   const fs::path n5 = test::fixtures() / "n5" / "zarr-written.n5";
   stowage::CopyOptions o;
   o.shards = {32, 32};
   o.chunks = {16, 16};
-  try {
-    const fs::path out = tmp / "s.zarr";
-    const stowage::CopyResult r = stowage::copy(n5.string() + "::raw/int16_2d", out.string(), o);
-    CHECK(r.shards == std::vector<uint64_t>{32, 32});
-    CHECK(stowage::copy_summary_json(r, "a", "b")["shards"] == json{32, 32});
-    CHECK(r.open_options == json{{"zarr_version", 3}});
-    if (fs::exists(out / "zarr.json")) {
-      // A v3 store (the zarr plugin with v3): a grid of 32x32 shards of 16x16 chunks.
-      const json meta = test::read_json(out / "zarr.json");
-      CHECK(meta["chunk_grid"]["configuration"]["chunk_shape"] == json{32, 32});
-      bool sharded = false;
-      for (const json& codec : meta["codecs"])
-        if (codec.value("name", "") == "sharding_indexed") {
-          sharded = true;
-          CHECK(codec["configuration"]["chunk_shape"] == json{16, 16});
-        }
-      CHECK(sharded);
-    } else {
-      MESSAGE("the zarr plugin wrote Zarr v2 (no v3 yet): the shards were passed, not written");
+  const fs::path out = tmp / "s.zarr";
+  const stowage::CopyResult r = stowage::copy(n5.string() + "::raw/int16_2d", out.string(), o);
+  CHECK(r.shards == std::vector<uint64_t>{32, 32});
+  CHECK(stowage::copy_summary_json(r, "a", "b")["shards"] == json{32, 32});
+  CHECK(r.open_options == json{{"zarr_version", 3}});
+  // A v3 store: a grid of 32x32 shards of 16x16 inner chunks.
+  const json meta = test::read_json(out / "zarr.json");
+  CHECK(meta["chunk_grid"]["configuration"]["chunk_shape"] == json{32, 32});
+  bool sharded = false;
+  for (const json& codec : meta["codecs"])
+    if (codec.value("name", "") == "sharding_indexed") {
+      sharded = true;
+      CHECK(codec["configuration"]["chunk_shape"] == json{16, 16});
     }
-  } catch (const stowage::Error& e) {
-    // A plugin that refuses shards says so itself (today's v2-only plugin does not know them).
-    CHECK_MESSAGE(std::string(e.what()).find("shard") != std::string::npos, e.what());
+  CHECK(sharded);
+  stowage::Array src = stowage::Store::open(n5.string()).array("raw/int16_2d");
+  stowage::Array dst = stowage::Store::open(out.string()).array("");
+  CHECK(dst.shape() == src.shape());
+  std::vector<int16_t> a(src.shape()[0] * src.shape()[1]), b(a.size());
+  src.read({0, 0}, src.shape(), a.data());
+  dst.read({0, 0}, dst.shape(), b.data());
+  CHECK(a == b);
+}
+
+TEST_CASE("stowage-convert: --part runs into a sharded array are refused (two runs would rewrite one shard)" *
+          test::needs({"zarr", "n5", "gzip"})) {
+  test::TempDir tmp;
+  const std::string source = q(test::fixtures() / "n5" / "zarr-written.n5") + "::gzip/uint16_2d";
+  const fs::path out = tmp / "parts.zarr";
+  test::RunResult made = test::run(convert_cmd() + " --quiet " + source + " " + q(out) + " --shards 16,32 --create-only");
+  REQUIRE_MESSAGE(made.status == 0, made.output);
+  const std::string before = test::read_file(out / "zarr.json");
+  test::RunResult part = test::run(convert_cmd() + " --quiet " + source + " " + q(out) + " --part 0/2");
+  CHECK(part.status != 0);
+  CHECK_MESSAGE(part.output.find("is sharded, and --part runs would rewrite each other's shards") != std::string::npos,
+                part.output);
+  CHECK(test::read_file(out / "zarr.json") == before);
+  // Unsharded, the same two part runs fill the array.
+  const fs::path plain = tmp / "plain.zarr";
+  REQUIRE(test::run(convert_cmd() + " --quiet " + source + " " + q(plain) + " --create-only").status == 0);
+  for (const char* p : {"0/2", "1/2"}) {
+    test::RunResult r = test::run(convert_cmd() + " --quiet " + source + " " + q(plain) + " --part " + p);
+    CHECK_MESSAGE(r.status == 0, r.output);
   }
 }
 
@@ -566,16 +585,11 @@ TEST_CASE("into a Zarr v3 store the multiscales are OME-NGFF 0.5, under attribut
   write_n5_multiscale(n5);
   const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string());  // a new store: v3 asked for
   CHECK(r.open_options == json{{"zarr_version", 3}});
-  if (fs::exists(zarr / "zarr.json")) {
-    CHECK(has_note(r, "raw: wrote OME-NGFF 0.5 multiscales"));
-    const json ome = test::read_json(zarr / "raw" / "zarr.json")["attributes"]["ome"];
-    json want = expected_multiscale();
-    want["name"] = "raw";
-    CHECK(ome["version"] == "0.5");
-    CHECK(unordered(ome["multiscales"]) == unordered(json::array({want})));
-  } else {
-    // The version follows what the store holds: the plugin wrote v2, so 0.4.
-    CHECK(has_note(r, "raw: wrote OME-NGFF 0.4 multiscales"));
-    MESSAGE("the zarr plugin wrote Zarr v2 (no v3 yet): OME-NGFF 0.5 not exercised");
-  }
+  REQUIRE(fs::exists(zarr / "zarr.json"));
+  CHECK(has_note(r, "raw: wrote OME-NGFF 0.5 multiscales"));
+  const json ome = test::read_json(zarr / "raw" / "zarr.json")["attributes"]["ome"];
+  json want = expected_multiscale();
+  want["name"] = "raw";
+  CHECK(ome["version"] == "0.5");
+  CHECK(unordered(ome["multiscales"]) == unordered(json::array({want})));
 }
