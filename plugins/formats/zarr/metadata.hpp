@@ -97,6 +97,12 @@ ArrayMeta parse_array(std::string_view text, const std::string& file);
 // of integers >= min, else INVALID_ARGUMENT naming it (store.cpp).
 std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min);
 
+// What v2 and v3 read alike from a create() description: dtype and byte
+// order, shape, chunks (at most 2 GiB each), C or F order, fill value
+// (store.cpp); `version` 2 or 3 names the type as that version's metadata
+// does. Bad values are INVALID_ARGUMENT, a dtype Zarr lacks UNSUPPORTED.
+ArrayMeta description_meta(const json& d, int version);
+
 // The .zarray of an array, keys sorted as zarr-python writes them.
 json array_json(const ArrayMeta& meta);
 

@@ -293,10 +293,9 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
   create_array(dir, d, std::move(attributes));
 }
 
-// The array of a create() description: stowage's dtype and byte order, the
-// shape and chunks, C or F order, the fill value, the codec (translated to
-// numcodecs) and, in "storage", the dimension separator.
-void ZarrStore::create_array(const std::string& dir, const json& d, json attributes) {
+// What v2 and v3 read alike from a create() description: dtype and byte
+// order, shape, chunks (at most 2 GiB each), C or F order, fill value.
+ArrayMeta description_meta(const json& d, int version) {
   ArrayMeta a;
   if (!d.contains("dtype") || !d["dtype"].is_string()) invalid("zarr create: an array needs a string \"dtype\"");
   const std::string byte_order = d.value("byte_order", "little");
@@ -307,6 +306,7 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
     unsupported("zarr create: no Zarr data type for \"" + d["dtype"].get<std::string>() +
                 "\" (bool, int8..int64, uint8..uint64, float32, float64)");
   a.type = *type;
+  if (version == 3) a.type.typestr = a.type.name;  // v3's data_type ("uint16"), also in errors
   a.shape = description_extents(d, "shape", 0);
   a.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1)
                                   : sdk::c_order_chunks(a.shape, a.type.size, uint64_t(4) << 20);
@@ -319,6 +319,25 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   if (order != "C" && order != "F") invalid("zarr create: \"order\" must be \"C\" or \"F\", got \"" + order + "\"");
   a.fortran = order == "F";
   a.fill = parse_fill_value(d.value("fill_value", json(0)), a.type, "zarr create");
+  return a;
+}
+
+// The codec plugin's canonical config of `codec` (defaults filled in), as
+// v2 and v3 both write it; null stays null. Errors name the array `dir`.
+json ZarrStore::canonical_codec(const json& codec, const std::string& dir) const {
+  if (codec.is_null()) return nullptr;
+  try {
+    return json::parse(sdk::HostCodec(host(), codec.dump()).canonical_config());
+  } catch (const sdk::Error& e) {
+    fail(e.code(), dir + ": codec " + codec.dump() + ": " + e.what());
+  }
+}
+
+// The array of a create() description: stowage's dtype and byte order, the
+// shape and chunks, C or F order, the fill value, the codec (translated to
+// numcodecs) and, in "storage", the dimension separator.
+void ZarrStore::create_array(const std::string& dir, const json& d, json attributes) {
+  ArrayMeta a = description_meta(d, 2);
 
   if (d.contains("shards") && !d["shards"].is_null())
     invalid(dir + ": \"shards\" needs a Zarr v3 store; this one is v2 (open a new store with {\"zarr_version\": 3})");
@@ -332,17 +351,8 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   a.filter_chain = parse_filters(a.filters, a.type.size * a.chunk_elements(), "zarr create");
   if (!a.filter_chain) a.filters = nullptr;
 
-  const json codec = prepare_codec(d.value("codec", json()), a.type.size);
-  if (!codec.is_null()) {
-    std::string canonical;
-    try {
-      canonical = sdk::HostCodec(host(), codec.dump()).canonical_config();
-    } catch (const sdk::Error& e) {
-      fail(e.code(), dir + ": codec " + codec.dump() + ": " + e.what());
-    }
-    a.codec = json::parse(canonical);
-    a.compressor = compressor_for_codec(a.codec);
-  }
+  a.codec = canonical_codec(prepare_codec(d.value("codec", json()), a.type.size), dir);
+  if (!a.codec.is_null()) a.compressor = compressor_for_codec(a.codec);
 
   if (json dims = d.value("dims", json()); dims.is_array() && dims.size() == a.ndim() && !attributes.contains("_ARRAY_DIMENSIONS")) {
     json names = json::array();

@@ -76,6 +76,7 @@ class ZarrStore final : public stowage::sdk::Store {
   void write_text(const std::string& file, const json& j) const;
   void create_array(const std::string& dir, const json& description, json attributes);
   std::shared_ptr<OpenArray> open_array(const std::string& dir) const;
+  json canonical_codec(const json& codec, const std::string& dir) const;
   void write_group(const std::string& dir, const json& attributes) const;
 
   // Zarr v3 (store_v3.cpp, chunk_io_v3.cpp).

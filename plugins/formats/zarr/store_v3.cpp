@@ -69,26 +69,8 @@ void ZarrStore::set_attributes_v3(const std::string& dir, const json& attributes
 // "shards" (the shard shape, a multiple of "chunks") and, in "storage", a
 // v3 "chunk_key_encoding" another Zarr v3 store described.
 void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attributes) {
-  ArrayMeta a;
+  ArrayMeta a = description_meta(d, 3);
   auto layout = std::make_shared<V3Layout>();
-  if (!d.contains("dtype") || !d["dtype"].is_string()) invalid("zarr create: an array needs a string \"dtype\"");
-  const std::string byte_order = d.value("byte_order", "little");
-  if (byte_order != "little" && byte_order != "big")
-    invalid("zarr create: \"byte_order\" must be \"little\" or \"big\", got \"" + byte_order + "\"");
-  std::optional<DataType> type = data_type_for(d["dtype"].get<std::string>(), byte_order == "big");
-  if (!type)
-    unsupported("zarr create: no Zarr data type for \"" + d["dtype"].get<std::string>() +
-                "\" (bool, int8..int64, uint8..uint64, float32, float64)");
-  a.type = *type;
-  a.type.typestr = a.type.name;
-  a.shape = description_extents(d, "shape", 0);
-  a.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1)
-                                  : sdk::c_order_chunks(a.shape, a.type.size, uint64_t(4) << 20);
-  if (a.chunks.size() != a.shape.size()) invalid("zarr create: \"shape\" and \"chunks\" differ in rank");
-  uint64_t bytes = a.type.size;
-  for (uint64_t c : a.chunks)
-    if (c > kMaxChunkBytes || (bytes *= c) > kMaxChunkBytes)
-      invalid("zarr create: chunks " + json(a.chunks).dump() + " of " + a.type.name + " are over 2 GiB");
   if (d.contains("shards") && !d["shards"].is_null()) {
     layout->sharded = true;
     layout->shard = description_extents(d, "shards", 1);
@@ -105,11 +87,6 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
     }
     layout->index_crc32c = true;
   }
-  const std::string order = d.value("order", "C");
-  if (order != "C" && order != "F") invalid("zarr create: \"order\" must be \"C\" or \"F\", got \"" + order + "\"");
-  a.fortran = order == "F";
-  a.fill = parse_fill_value(d.value("fill_value", json(0)), a.type, "zarr create");
-
   const json storage = d.value("storage", json::object());
   if (storage.value("zarr_format", json()) == 3 && storage.contains("chunk_key_encoding")) {
     const json keys = storage["chunk_key_encoding"];
@@ -123,11 +100,7 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
   if (!codec.is_null()) {
     if (codec.is_string()) codec = json{{"type", codec}};
     if (codec.value("type", "") == "blosc") codec["typesize"] = a.type.size;
-    try {
-      codec = json::parse(sdk::HostCodec(host(), codec.dump()).canonical_config());
-    } catch (const sdk::Error& e) {
-      fail(e.code(), dir + ": codec " + codec.dump() + ": " + e.what());
-    }
+    codec = canonical_codec(codec, dir);
   }
   layout->codecs = v3_codecs_for_host(codec, a.type.size);
   a.codec = layout->codecs.empty() ? json() : layout->codecs[0].host;
