@@ -6,11 +6,13 @@
 
 #include <random>
 #include <set>
+#include <tuple>
 
 using malformed::attempt;
 using malformed::expect_error;
 using malformed::read_everything;
 using stowage::ErrorCode;
+using stowage::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -429,4 +431,31 @@ TEST_CASE("daf: truncated data and descriptors, wrong version") {
   expect_error("daf major version 99", [&] { read_everything(dir.string(), "daf"); },
                ErrorCode::unsupported, "julia_v10_small");
   malformed::spit(dir / "daf.json", daf_json);
+}
+
+// ---- every format: JSON arguments that are not objects ------------------------
+
+// Open options, a create description and attributes are JSON objects
+// (plugin.h); anything else is INVALID_ARGUMENT naming the argument, through
+// one SDK function (sdk::parse_json_object), the same in every format.
+TEST_CASE("every format: open options, descriptions and attributes that are not JSON objects") {
+  test::TempDir tmp;
+  const json not_an_object = json::array({1, 2});
+  for (const auto& [format, name, node] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"n5", "x.n5", "a"},
+           {"zarr", "x.zarr", "a"},
+           {"npy", "x.npy", ""},
+           {"datg", "x.datg", ""},
+           {"bpcells", "x_bpcells", ""},
+           {"datadings", "x.msgpack", ""}}) {
+    CAPTURE(format);
+    const std::string path = (tmp / name).string();
+    expect_error(format + " open options",
+                 [&] { stowage::Store::open(path, stowage::Mode::truncate, format, not_an_object); },
+                 ErrorCode::invalid_argument, "must be a JSON object, got: [1,2]");
+    stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, format);
+    expect_error(format + " create", [&] { store.create(node, not_an_object); }, ErrorCode::invalid_argument,
+                 "must be a JSON object, got: [1,2]");
+    store.close();
+  }
 }

@@ -12,6 +12,7 @@
 #include "writer.hpp"
 
 #include <stowage/plugin.hpp>
+#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 #include <stowage/storage.hpp>
 
@@ -30,12 +31,6 @@ constexpr std::string_view kRowNames = "row_names";
 constexpr std::string_view kColNames = "col_names";
 
 bool is_label_node(std::string_view node) { return node == kRowNames || node == kColNames; }
-
-json parse_json(std::string_view text, const std::string& what) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) sdk::invalid(what + ": not a JSON object: " + std::string(text));
-  return j;
-}
 
 Element element_for_dtype(const std::string& dtype, const std::string& where) {
   if (dtype == "uint32") return Element::uint32;
@@ -108,7 +103,7 @@ class BPCellsStore : public sdk::Store {
 
   void create(std::string_view node, std::string_view text) override {
     require_writable();
-    json desc = parse_json(text, path_ + ": create");
+    json desc = sdk::parse_json_object(text, path_ + ": the create description");
     if (is_label_node(node)) {  // label nodes exist with the matrix; filled by write_strings
       if (desc.value("kind", "strings") != "strings")
         sdk::invalid(path_ + ": '" + std::string(node) + "' is reserved for the matrix's names");
@@ -124,7 +119,7 @@ class BPCellsStore : public sdk::Store {
 
   void set_attributes(std::string_view node, std::string_view text) override {
     require_node(node);
-    json attrs = parse_json(text, path_ + ": set_attributes");
+    json attrs = sdk::parse_json_object(text, path_ + ": attributes");
     if (!attrs.empty()) refuse_attributes(attrs);
   }
 
@@ -310,7 +305,7 @@ class BPCellsFormat {
                                           std::string_view options) {
     if (path.empty()) sdk::invalid("bpcells: empty path");
     if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(std::string(path) + ": unknown open mode " + std::to_string(mode));
-    json opts = options.empty() ? json::object() : parse_json(options, std::string(path) + ": open options");
+    json opts = sdk::parse_json_object(options, std::string(path) + ": the open options");
     return std::make_unique<BPCellsStore>(host, std::string(path), mode, std::move(opts));
   }
 };

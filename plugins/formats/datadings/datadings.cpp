@@ -12,6 +12,7 @@
 #include "dataset.hpp"
 
 #include <stowage/plugin.hpp>
+#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 #include <stowage/storage.hpp>
 
@@ -82,9 +83,7 @@ class DatadingsStore : public sdk::Store {
   // being read).
   static bool map_option(const std::string& path, std::string_view options) {
     if (options.empty()) return true;
-    json o = json::parse(options.begin(), options.end(), nullptr, false);
-    if (o.is_discarded() || !o.is_object())
-      sdk::invalid(path + ": open options: not a JSON object: " + std::string(options));
+    json o = sdk::parse_json_object(options, path + ": the open options");
     if (!o.contains("mmap")) return true;
     if (!o["mmap"].is_boolean()) sdk::invalid(path + ": open option \"mmap\" must be true or false");
     return o["mmap"].get<bool>();
@@ -110,9 +109,7 @@ class DatadingsStore : public sdk::Store {
     root(node);
     if (!writer_)
       sdk::unsupported(path_ + ": the dataset exists; open it with mode truncate to rewrite it");
-    json j = json::parse(description.begin(), description.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      sdk::invalid(path_ + ": the node description is not a JSON object");
+    json j = sdk::parse_json_object(description, path_ + ": the node description");
     if (j.value("kind", "") != "records")
       sdk::unsupported(path_ + ": a datadings dataset holds one record set, not a '" +
                        j.value("kind", "") + "' node");

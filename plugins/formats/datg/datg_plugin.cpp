@@ -11,6 +11,7 @@
 #include "datg_reader.hpp"
 #include "datg_writer.hpp"
 
+#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 #include <stowage/storage.hpp>
 
@@ -32,12 +33,6 @@ constexpr const char* kCreated = "created_epoch_seconds";
 // Hidden string nodes holding the labels.
 constexpr const char* kRowsNode = "rows";
 constexpr const char* kColsNode = "cols";
-
-json parse_json(std::string_view text, const std::string& what) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded()) sdk::invalid(what + ": not valid JSON");
-  return j;
-}
 
 std::string string_attribute(const json& attributes, const char* key) {
   const json& v = attributes.at(key);
@@ -242,8 +237,7 @@ class DatgStore : public sdk::Store {
     must_be_writable("create");
     check_root(node);
     if (writer_) sdk::invalid(paths_.matrix + ": the datg array was already created");
-    const json d = parse_json(text, paths_.matrix + ": create");
-    if (!d.is_object()) sdk::invalid(paths_.matrix + ": create: the description must be an object");
+    const json d = sdk::parse_json_object<json>(text, paths_.matrix + ": the create description");
     datg::Metadata metadata =
         metadata_from(d.contains("attributes") ? d["attributes"] : json(), datg::Metadata{});
     metadata = entities_from_dims(d, metadata);
@@ -258,7 +252,7 @@ class DatgStore : public sdk::Store {
     check_root(node);
     recording_failure([&] {
       const datg::Writer& w = writer("set_attributes");
-      const json attributes = parse_json(text, paths_.matrix + ": set_attributes");
+      const json attributes = sdk::parse_json_object<json>(text, paths_.matrix + ": attributes");
       writer_->set_metadata(metadata_from(attributes, w.metadata()));
       keep_created(attributes, *writer_);
     });
@@ -391,8 +385,8 @@ class DatgStore : public sdk::Store {
   // The "max_pending_bytes" open option (see Writer).
   static uint64_t max_pending_bytes(std::string_view options, const std::string& file) {
     if (options.empty()) return datg::Writer::kDefaultMaxPendingBytes;
-    const json o = parse_json(options, file + ": open options");
-    if (!o.is_object() || !o.contains("max_pending_bytes")) return datg::Writer::kDefaultMaxPendingBytes;
+    const json o = sdk::parse_json_object<json>(options, file + ": the open options");
+    if (!o.contains("max_pending_bytes")) return datg::Writer::kDefaultMaxPendingBytes;
     return static_cast<uint64_t>(json_count(o["max_pending_bytes"], "max_pending_bytes"));
   }
 

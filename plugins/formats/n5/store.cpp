@@ -1,6 +1,7 @@
 #include "store.hpp"
 
 
+#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 
 #include <dirent.h>
@@ -25,13 +26,6 @@ namespace {
 
 // attributes.json is metadata: refuse to slurp anything absurdly large.
 constexpr uint64_t kMaxAttributesBytes = uint64_t(1) << 28;
-
-json parse_json_argument(std::string_view text, const char* what) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    invalid(std::string("n5: ") + what + " must be a JSON object, got: " + std::string(text));
-  return j;
-}
 
 // Extents from a create() description: non-empty array of integers in [min, max].
 std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min,
@@ -149,7 +143,7 @@ json array_description(const Dataset& ds, const json& attributes) {
 Options parse_options(std::string_view text) {
   Options o;
   if (text.empty()) return o;
-  json j = parse_json_argument(text, "the open options");
+  json j = sdk::parse_json_object(text, "n5: the open options");
   auto flag = [&](const char* key, bool& out) {
     if (!j.contains(key)) return;
     if (!j[key].is_boolean()) invalid(std::string("n5: option \"") + key + "\" must be true or false");
@@ -346,7 +340,7 @@ std::string N5Store::describe(std::string_view node) {
 
 void N5Store::create(std::string_view node, std::string_view text) {
   require_writable("create");
-  json d = parse_json_argument(text, "a node description");
+  json d = sdk::parse_json_object(text, "n5: a node description");
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_outside_datasets(parts);
@@ -387,7 +381,7 @@ void N5Store::create(std::string_view node, std::string_view text) {
 
 void N5Store::set_attributes(std::string_view node, std::string_view text) {
   require_writable("set_attributes");
-  json user = parse_json_argument(text, "attributes");
+  json user = sdk::parse_json_object(text, "n5: attributes");
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_existing(dir, node);

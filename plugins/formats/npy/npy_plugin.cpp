@@ -10,6 +10,7 @@
 #include "npy_slabs.hpp"
 
 #include <stowage/codec_config.hpp>
+#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 #include <stowage/storage.hpp>
 
@@ -89,8 +90,7 @@ class NpyStore final : public sdk::Store {
 
   void set_attributes(std::string_view node, std::string_view attributes) override {
     check_node(node);
-    json a = json::parse(attributes.begin(), attributes.end(), nullptr, false);
-    if (a.is_discarded() || !a.is_object()) sdk::invalid(path_ + ": attributes must be a JSON object");
+    json a = sdk::parse_json_object<json>(attributes, path_ + ": attributes");
     if (!a.empty()) refuse_attributes(a);
   }
 
@@ -177,8 +177,7 @@ class NpyStore final : public sdk::Store {
   }
 
   npy::Header header_from_description(std::string_view description) const {
-    json d = json::parse(description.begin(), description.end(), nullptr, false);
-    if (d.is_discarded() || !d.is_object()) sdk::invalid(path_ + ": the description is not a JSON object");
+    json d = sdk::parse_json_object<json>(description, path_ + ": the description");
     std::string kind = d.value("kind", "");
     if (kind != "array")
       sdk::unsupported(path_ + ": .npy holds a dense array, not a '" + kind + "' node");

@@ -5,6 +5,8 @@
 #include "compressors.hpp"
 #include "filters.hpp"
 
+#include <stowage/plugin_json.hpp>
+
 #include <algorithm>
 
 namespace zarr {
@@ -16,13 +18,6 @@ using sdk::invalid;
 using sdk::unsupported;
 
 namespace {
-
-json parse_argument(std::string_view text, const char* what) {
-  json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    invalid(std::string("zarr: ") + what + " must be a JSON object, got: " + std::string(text));
-  return j;
-}
 
 const json kGroupMetadata = json{{"zarr_format", 2}};
 
@@ -93,7 +88,7 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   std::string root(path);
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("zarr: empty store path");
-  const json options = options_json.empty() ? json::object() : parse_argument(options_json, "the open options");
+  const json options = sdk::parse_json_object(options_json, "zarr: the open options");
   // {"zarr_version": 2 or 3}: the version of a store this open creates (3
   // by default); an existing store keeps its own, also when replaced ("w")
   // unless the option says otherwise.
@@ -257,7 +252,7 @@ std::string ZarrStore::describe(std::string_view node) {
 void ZarrStore::create(std::string_view node, std::string_view text) {
   require_writable("create");
   metadata_changing();
-  const json d = parse_argument(text, "a node description");
+  const json d = sdk::parse_json_object(text, "zarr: a node description");
   std::vector<std::string> parts = sdk::split_node_path(node);
   const std::string dir = node_dir(parts);
   require_outside_arrays(parts);
@@ -369,7 +364,7 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
 void ZarrStore::set_attributes(std::string_view node, std::string_view text) {
   require_writable("set_attributes");
   metadata_changing();
-  const json attributes = parse_argument(text, "attributes");
+  const json attributes = sdk::parse_json_object(text, "zarr: attributes");
   std::vector<std::string> parts = sdk::split_node_path(node);
   require_node(parts, node);
   if (version_ == 3) return set_attributes_v3(node_dir(parts), attributes);

@@ -19,6 +19,7 @@
 #define STOWAGE_CODEC_CONFIG_HPP
 
 #include <stowage/plugin.hpp>
+#include <stowage/plugin_json.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -92,13 +93,7 @@ class CodecConfig {
   // an alias (e.g. "zlib" for gzip) and is readable through given_type().
   CodecConfig(std::string_view config_json, std::string type, const Params& params)
       : type_(std::move(type)), params_(params) {
-    if (config_json.empty()) {
-      json_ = nlohmann::json::object();
-    } else {
-      json_ = nlohmann::json::parse(config_json.begin(), config_json.end(), nullptr, false);
-      if (json_.is_discarded() || !json_.is_object())
-        invalid(type_ + ": the codec config is not a JSON object: " + std::string(config_json));
-    }
+    json_ = parse_json_object<nlohmann::json>(config_json, type_ + ": the configuration");
     if (json_.contains("type") && json_["type"].is_string())
       given_type_ = json_["type"].get<std::string>();
     else
