@@ -56,6 +56,12 @@ static std::string chunk_key(const OpenArray& a, const uint64_t* index) {
   return key;
 }
 
+bool missing_chunk(const ArrayMeta& meta, uint8_t* out) {
+  if (!meta.fill.plugin_fills) return false;
+  fill(out, meta.chunk_elements(), meta.fill);
+  return true;
+}
+
 void fill(uint8_t* out, uint64_t elements, const FillValue& value) {
   if (value.is_zero()) return static_cast<void>(std::memset(out, 0, elements * value.bytes.size()));
   const size_t n = value.bytes.size();
@@ -190,10 +196,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
     }
     if (found) decode_chunk(a, key, file.data(), got, dst);
   }
-  if (found) return true;
-  if (!meta.fill.plugin_fills) return false;  // the host fills it
-  fill(dst, meta.chunk_elements(), meta.fill);
-  return true;
+  return found || missing_chunk(meta, dst);
 }
 
 void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,

@@ -149,10 +149,7 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
       found = true;
     }
   }
-  if (found) return true;
-  if (!meta.fill.plugin_fills) return false;  // the host fills it
-  fill(dst, meta.chunk_elements(), meta.fill);
-  return true;
+  return found || missing_chunk(meta, dst);
 }
 
 void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size,

@@ -18,6 +18,10 @@ void check_index(const ArrayMeta& meta, const uint64_t* index, const std::string
 // `elements` copies of the fill value.
 void fill(uint8_t* out, uint64_t elements, const FillValue& value);
 
+// read_chunk's answer for a chunk that is not stored: false when the host
+// fills it (a fill value it can write itself), else true with `out` filled.
+bool missing_chunk(const ArrayMeta& meta, uint8_t* out);
+
 // Copies a chunk of `extent` (the part of an edge chunk inside the array)
 // into a whole chunk of `full`, both in the same element order.
 void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::vector<uint64_t> full, bool fortran,
