@@ -21,6 +21,8 @@
 
 #include "n5_volume.hpp"
 
+#include <unistd.h>  // sync
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -94,6 +96,11 @@ void run_round(const Layout& layout, const json& codec, const fs::path& path, co
                Figures& f) {
   const std::vector<uint64_t> origin = {0, 0, 0};
   stowage::Registry::global().set_threads(2);
+  // Every timed write starts with no dirty pages left by the rounds before:
+  // without this, the kernel's writeback of earlier rounds (128 MB each)
+  // lands in whichever layout happens to run next, and the same layout's
+  // raw write swung between 700 and 2200 MB/s from run to run.
+  ::sync();
   {
     stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::truncate, layout.format, layout.open_options);
     s.create("vol", array_description(layout, codec));
