@@ -6,6 +6,12 @@
 //   http_bench RUNS THREADS http    only the n5 whole read over http (or
 //   http_bench RUNS THREADS local   local), RUNS times: for `perf record`
 //                                   and `perf stat` (CPU time per read)
+//   http_bench RUNS THREADS [http|local] split
+//                                   the same with this process on CPU 0
+//                                   and nginx's workers on CPU 1: a server
+//                                   with a core of its own, as another
+//                                   machine would be (the client has one
+//                                   core for the local read and for http)
 //
 // A private nginx (tests/http/nginx.hpp) serves a folder holding the N5
 // volume of bench/n5: 256x512x512 uint16 (128 MiB) in 64^3 raw chunks, the
@@ -34,6 +40,8 @@
 #include <stowage/stowage.hpp>
 
 #include "n5_volume.hpp"
+
+#include <sched.h>  // sched_setaffinity
 
 #include <chrono>
 #include <cstdio>
@@ -95,6 +103,16 @@ sdk::Storage storage_for(const std::string& location) {
   return sdk::Storage(b.vtable, b.handle, b.capabilities);
 }
 
+// This process and every thread it starts from here on run on CPU 0 only.
+bool on_cpu_0() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) == 0) return true;
+  std::perror("http_bench: sched_setaffinity");
+  return false;
+}
+
 void print_row(const char* what, double bytes, double local, double http) {
   std::printf("%-16s %9.0f MiB/s %9.0f MiB/s %8.2f\n", what, bytes / kMiB / local, bytes / kMiB / http,
               local / http);
@@ -105,13 +123,23 @@ void print_row(const char* what, double bytes, double local, double http) {
 int main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 5;
   int threads = argc > 2 ? std::atoi(argv[2]) : 2;
-  std::string only = argc > 3 ? argv[3] : "";
-  if (runs < 1 || threads < 1 || (only != "" && only != "http" && only != "local")) {
-    std::fprintf(stderr, "usage: http_bench [RUNS] [THREADS] [http|local]\n");
+  std::string only;
+  bool split = false, bad = false;
+  for (int i = 3; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "split") split = true;
+    else if ((arg == "http" || arg == "local") && only.empty()) only = arg;
+    else bad = true;
+  }
+  if (runs < 1 || threads < 1 || bad) {
+    std::fprintf(stderr, "usage: http_bench [RUNS] [THREADS] [http|local] [split]\n");
     return 2;
   }
+  if (split && !on_cpu_0()) return 1;
   try {
-    test::Nginx nginx;
+    // nginx is forked from this process and so starts on CPU 0 as well;
+    // its workers then move themselves to CPU 1 (mask 10).
+    test::Nginx nginx(split ? "worker_cpu_affinity 10 10;\n" : "");
     const fs::path container = nginx.root() / "vol.n5";
     const std::string url = nginx.url("vol.n5");
     std::vector<uint16_t> vol = make_volume();
@@ -154,8 +182,8 @@ int main(int argc, char** argv) {
         [&] { read_files(web, url, keys, threads, file_size); });
 
     std::printf("N5 volume 256x512x512 uint16 (128 MiB), raw, 64^3 chunks; %d threads; best of %d; "
-                "nginx on loopback\n",
-                threads, runs);
+                "nginx on loopback%s\n",
+                threads, runs, split ? "; split: readers on CPU 0, nginx on CPU 1" : "");
     std::printf("%-16s %15s %15s %8s\n", "", "local", "http", "http/local");
     print_row("n5 whole read", bytes, n5_local, n5_http);
     print_row("chunk files", double(keys.size()) * file_size, files_local, files_http);

@@ -58,7 +58,9 @@ inline bool can_connect(int port) {
 
 class Nginx {
  public:
-  Nginx() : root_(dir_ / "www") {
+  // `main_directives`: more of nginx's main context, such as
+  // "worker_cpu_affinity 10 10;" (bench/http's split mode).
+  explicit Nginx(std::string main_directives = {}) : root_(dir_ / "www"), main_directives_(std::move(main_directives)) {
     fs::create_directories(root_);
     fs::create_directories(dir_ / "temp");
     // Another process may take the port between free_port() and nginx's
@@ -113,6 +115,7 @@ class Nginx {
     if (::geteuid() == 0) c += "user root;\n";
     c += "daemon off;\nworker_processes 2;\npid " + (dir_ / "nginx.pid").string() + ";\n";
     c += "error_log " + (dir_ / "error.log").string() + " warn;\n";
+    c += main_directives_;
     c += "events { worker_connections 512; }\n";
     // tcp_nopush: the head of an answer goes out with the first bytes of the
     // file, not in a segment of its own (strace of bench/http: 2 recv calls
@@ -167,6 +170,7 @@ class Nginx {
 
   TempDir dir_;
   fs::path root_;
+  std::string main_directives_;
   pid_t pid_ = -1;
   int port_ = 0;
 };
