@@ -2,11 +2,12 @@
 // keyed "c/0/1" (default encoding) or "0.1" (v2 encoding), through the
 // codec chain. Sharded, the host's chunks are the INNER chunks: reading one
 // reads the shard's index (once per node handle, cached) and then just that
-// inner chunk's bytes, two ranged reads; writing one buffers it in the store
-// until every inner chunk of its shard inside the array is there, then the
-// shard is built and published whole, so a region write covering whole
-// shards never reads one back. Shards left incomplete are merged with the
-// file on disk when the store closes.
+// inner chunk's bytes, two ranged reads; writing one appends it to the
+// shard's staged file (PendingShard, shard.hpp) until every inner chunk of
+// its shard inside the array is there, then the index is added and the
+// shard published whole, so a region write covering whole shards never
+// reads one back. Shards left incomplete are merged with the file on disk
+// when the store closes.
 #include "chunk_util.hpp"
 #include "store.hpp"
 
@@ -45,16 +46,6 @@ Where locate(const OpenArray& a, const uint64_t* index) {
     w.key += std::to_string(w.shard[d]);
   }
   return w;
-}
-
-// How many inner chunks of the shard at `shard` lie inside the array.
-uint64_t chunks_inside(const ArrayMeta& meta, const std::vector<uint64_t>& shard) {
-  uint64_t n = 1;
-  for (size_t d = 0; d < meta.ndim(); ++d) {
-    const uint64_t per = meta.v3->per_shard[d], first = shard[d] * per;
-    n *= std::min(per, meta.grid(d) - first);
-  }
-  return n;
 }
 
 bool all_fill(const uint8_t* chunk, uint64_t elements, const FillValue& fill) {
@@ -131,13 +122,7 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
     if (found) a.v3->decode(l, file->data(), got, dst, bytes, w.key);
   } else {
     // An inner chunk this store holds for a shard not yet written wins.
-    std::optional<std::vector<uint8_t>> pending;
-    if (pending_count_.load(std::memory_order_acquire) > 0) {
-      std::lock_guard<std::mutex> lock(pending_mutex_);
-      if (auto it = pending_.find(w.key); it != pending_.end() && it->second->present[w.inner])
-        pending = it->second->inner[w.inner];
-    }
-    if (pending) {
+    if (std::optional<std::vector<uint8_t>> pending = pending_inner(w.key, w.inner)) {
       found = !pending->empty();
       if (found) a.v3->decode(l, pending->data(), pending->size(), dst, bytes, w.key);
     } else if (std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key); shard->exists && !shard->empty(w.inner)) {
@@ -167,79 +152,186 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
     return;
   }
   // An inner chunk all fill value is left empty in the index.
+  const bool fill_only = all_fill(chunk, meta.chunk_elements(), meta.fill);
   std::vector<uint8_t> encoded;
-  if (!all_fill(chunk, meta.chunk_elements(), meta.fill)) encoded = a.v3->encode(l, chunk, bytes, w.key);
-  std::shared_ptr<PendingShard> complete;
+  bool encoded_yet = false;
+  for (;;) {
+    std::shared_ptr<PendingShard> p;
+    {
+      std::lock_guard<std::mutex> lock(pending_mutex_);
+      std::shared_ptr<PendingShard>& slot = pending_[w.key];
+      if (!slot) {
+        slot = std::make_shared<PendingShard>(meta, w.shard);
+        pending_count_.fetch_add(1, std::memory_order_release);
+      }
+      p = slot;
+    }
+    std::unique_lock<std::mutex> lock(p->mutex);
+    if (p->done) continue;  // published since we looked it up: this chunk starts a new one
+    if (!place_inner_chunk(w.key, p, meta, w.inner, fill_only ? nullptr : chunk, lock)) {
+      if (!encoded_yet && !fill_only) {
+        lock.unlock();  // encoding is the slow part: other writers of this shard go on
+        encoded = a.v3->encode(l, chunk, bytes, w.key);
+        encoded_yet = true;
+        continue;
+      }
+      add_inner_chunk(w.key, *p, w.inner, std::move(encoded));
+    }
+    if (p->count < p->expected) return;
+    finish_shard(w.key, *p, false);  // other shards go on meanwhile
+    std::lock_guard<std::mutex> index_lock(a.v3->mutex);
+    a.v3->indexes.erase(w.key);
+    return;
+  }
+}
+
+// The staged file of a shard, opened on its first chunk while the store has
+// fewer than kMaxOpenShardFiles open (a region thousands of shards wide
+// would otherwise hold as many file descriptors); past that its chunks wait
+// in memory and the file is written when the shard is finished.
+bool ZarrStore::open_shard_file(const std::string& key, PendingShard& p, bool must) {
+  if (p.file) return true;
+  if (!must && open_shard_files_.fetch_add(1) >= kMaxOpenShardFiles) {
+    open_shard_files_.fetch_sub(1);
+    return false;
+  }
+  if (must) open_shard_files_.fetch_add(1);
+  p.file.emplace(storage_.stage(key));
+  if (!p.layout->index_at_end) p.file->resize(p.layout->index_bytes());  // the index goes first, at the end
+  return true;
+}
+
+// Uncompressed inner chunks (no codec after "bytes") all have one size, so
+// each has its place in the shard from the start: the file is sized on the
+// shard's first chunk, and every chunk is written straight from the host's
+// buffer into its place, outside the shard's lock, from any thread, in any
+// order (`lock` is released for the write and held again on return). False
+// for other shards (the chunk is encoded and appended in order instead),
+// and when the store holds too many shard files open.
+bool ZarrStore::place_inner_chunk(const std::string& key, const std::shared_ptr<PendingShard>& p,
+                                  const ArrayMeta& meta, uint64_t i, const uint8_t* chunk,
+                                  std::unique_lock<std::mutex>& lock) {
+  const V3Layout& l = *p->layout;
+  if (!p->decided) {  // once per shard, so the two ways never mix in one file
+    p->decided = true;
+    p->placed = l.codecs.empty() && open_shard_file(key, *p, false);
+    if (p->placed) p->file->resize(p->file->size() + l.chunks_per_shard * meta.chunk_bytes());
+  }
+  if (!p->placed) return false;
+  const uint64_t bytes = meta.chunk_bytes();
+  const uint64_t at = (l.index_at_end ? 0 : l.index_bytes()) + i * bytes;
+  const bool first = p->state[i] == PendingShard::absent;
+  if (chunk) {
+    lock.unlock();
+    p->file->write_at(at, chunk, bytes);  // inside the sized file: Staged's end does not move
+    lock.lock();
+  }
+  p->entry[2 * i] = chunk ? at : kEmptyEntry;
+  p->entry[2 * i + 1] = chunk ? bytes : kEmptyEntry;
+  p->state[i] = PendingShard::in_file;
+  if (first) ++p->count;  // counted once written: the last writer finds every write done
+  return true;
+}
+
+// Appends an encoded inner chunk to the shard's file; its index entry.
+static void append_inner(PendingShard& p, uint64_t i, const std::vector<uint8_t>& encoded) {
+  if (encoded.empty()) {  // all fill value
+    p.entry[2 * i] = p.entry[2 * i + 1] = kEmptyEntry;
+    return;
+  }
+  p.entry[2 * i] = p.file->size();
+  p.entry[2 * i + 1] = encoded.size();
+  p.file->append(encoded.data(), encoded.size());
+}
+
+// Inner chunk `i` of a shard (p.mutex held): into the file if its turn has
+// come, with every waiting one whose turn follows; else it waits.
+void ZarrStore::add_inner_chunk(const std::string& key, PendingShard& p, uint64_t i, std::vector<uint8_t> encoded) {
+  if (p.state[i] == PendingShard::in_file) {
+    // Written again: the new bytes go at the end; the old ones stay as
+    // unused space, which the format allows (the index says where chunks are).
+    return append_inner(p, i, encoded);
+  }
+  if (p.state[i] == PendingShard::absent) ++p.count;
+  p.early[i] = std::move(encoded);
+  p.state[i] = PendingShard::waiting;
+  if (!open_shard_file(key, p, false)) return;
+  for (; p.next < p.state.size() && p.state[p.next] != PendingShard::absent; ++p.next) {
+    if (p.state[p.next] != PendingShard::waiting) continue;  // outside the array
+    append_inner(p, p.next, p.early[p.next]);
+    std::vector<uint8_t>().swap(p.early[p.next]);
+    p.state[p.next] = PendingShard::in_file;
+  }
+}
+
+// Publishes a shard (p.mutex held): the chunks still waiting, with `merge`
+// those it lacks from the shard on disk (read once, its index checked), and
+// the index.
+void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge) {
+  const V3Layout& l = *p.layout;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
-    std::shared_ptr<PendingShard>& p = pending_[w.key];
-    if (!p) {
-      p = std::make_shared<PendingShard>();
-      p->layout = meta.v3;
-      p->inner.resize(l.chunks_per_shard);
-      p->present.resize(l.chunks_per_shard);
-      p->expected = chunks_inside(meta, w.shard);
-      pending_count_.fetch_add(1, std::memory_order_release);
-    }
-    if (!p->present[w.inner]) p->present[w.inner] = true, ++p->count;
-    p->inner[w.inner] = std::move(encoded);
-    if (p->count == p->expected) {
-      complete = std::move(p);
-      pending_.erase(w.key);
+    if (auto it = pending_.find(key); it != pending_.end() && it->second.get() == &p) {
+      pending_.erase(it);
       pending_count_.fetch_sub(1, std::memory_order_release);
     }
   }
-  if (!complete) return;
-  publish_shard(w.key, *complete, false);  // outside the lock: other shards go on
-  std::lock_guard<std::mutex> lock(a.v3->mutex);
-  a.v3->indexes.erase(w.key);
-}
-
-// Writes a shard whole; with `merge`, the inner chunks it lacks come from
-// the shard on disk (read once, its index checked).
-void ZarrStore::publish_shard(const std::string& key, const PendingShard& shard, bool merge) {
-  const V3Layout& l = *shard.layout;
-  std::vector<std::vector<uint8_t>> merged;  // a copy only when merging
-  std::vector<bool> present = shard.present;
-  const std::vector<std::vector<uint8_t>>* chunks = &shard.inner;
-  if (merge) {
-    merged = shard.inner;
-    chunks = &merged;
-    if (std::optional<sdk::Bytes> old = storage_.read_if_exists(key)) {
-      const uint64_t index_bytes = l.index_bytes();
-      if (old->size() < index_bytes)
-        corrupt(key + ": shard is " + std::to_string(old->size()) + " bytes, shorter than its " +
-                std::to_string(index_bytes) + "-byte index (truncated)");
-      const ShardIndex index = decode_shard_index(
-          old->data() + (l.index_at_end ? old->size() - index_bytes : 0), l, key, old->size());
-      for (size_t i = 0; i < merged.size(); ++i) {
-        if (present[i] || index.empty(i)) continue;
-        const uint8_t* from = old->data() + index.entry[2 * i];
-        merged[i].assign(from, from + index.entry[2 * i + 1]);
-        present[i] = true;
-      }
+  p.done = true;
+  open_shard_file(key, p, true);
+  struct FileSlot {  // given back however this ends
+    std::atomic<int>& open;
+    ~FileSlot() { open.fetch_sub(1); }
+  } slot{open_shard_files_};
+  std::optional<sdk::Bytes> old;
+  ShardIndex old_index;
+  if (merge && (old = storage_.read_if_exists(key))) {
+    const uint64_t index_bytes = l.index_bytes();
+    if (old->size() < index_bytes)
+      corrupt(key + ": shard is " + std::to_string(old->size()) + " bytes, shorter than its " +
+              std::to_string(index_bytes) + "-byte index (truncated)");
+    old_index = decode_shard_index(old->data() + (l.index_at_end ? old->size() - index_bytes : 0), l, key, old->size());
+  }
+  for (uint64_t i = 0; i < p.state.size(); ++i) {
+    if (p.state[i] == PendingShard::waiting) {
+      append_inner(p, i, p.early[i]);
+    } else if (p.state[i] == PendingShard::absent && old && !old_index.empty(i)) {
+      const uint8_t* from = old->data() + old_index.entry[2 * i];
+      append_inner(p, i, std::vector<uint8_t>(from, from + old_index.entry[2 * i + 1]));
     }
   }
-  // Staged piece by piece (no copy of the whole shard), published whole.
-  const std::vector<std::vector<uint8_t>>& inner = *chunks;
-  const std::vector<uint8_t> index = shard_index_bytes(inner, present, l);
-  sdk::Staged file = storage_.stage(key);
-  if (!l.index_at_end) file.append(index.data(), index.size());
-  for (size_t i = 0; i < inner.size(); ++i)
-    if (present[i] && !inner[i].empty()) file.append(inner[i].data(), inner[i].size());
-  if (l.index_at_end) file.append(index.data(), index.size());
-  storage_.publish(file);
+  const std::vector<uint8_t> index = shard_index_bytes(p.entry, l);
+  if (l.index_at_end) p.file->append(index.data(), index.size());
+  else p.file->write_at(0, index.data(), index.size());
+  storage_.publish(*p.file);
+  p.file.reset();
+}
+
+// The encoded bytes of an inner chunk written through this store whose
+// shard is not published yet (empty: all fill value), or none.
+std::optional<std::vector<uint8_t>> ZarrStore::pending_inner(const std::string& key, uint64_t inner) const {
+  if (pending_count_.load(std::memory_order_acquire) == 0) return std::nullopt;
+  std::shared_ptr<PendingShard> p;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    auto it = pending_.find(key);
+    if (it == pending_.end()) return std::nullopt;
+    p = it->second;
+  }
+  std::lock_guard<std::mutex> lock(p->mutex);  // never inside pending_mutex_ (finish_shard takes them the other way)
+  if (p->done) return std::nullopt;             // published: the file has it
+  if (p->state[inner] == PendingShard::waiting) return p->early[inner];
+  if (p->state[inner] != PendingShard::in_file) return std::nullopt;
+  if (p->entry[2 * inner] == kEmptyEntry) return std::vector<uint8_t>();
+  std::vector<uint8_t> bytes(p->entry[2 * inner + 1]);
+  p->file->read_at(p->entry[2 * inner], bytes.data(), bytes.size());
+  return bytes;
 }
 
 bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const {
   check_index(a.meta, index, a.dir);
   const Where w = locate(a, index);
   if (!a.meta.v3->sharded) return storage_.kind(w.key) == STOWAGE_ENTRY_FILE;
-  if (pending_count_.load(std::memory_order_acquire) > 0) {
-    std::lock_guard<std::mutex> lock(pending_mutex_);
-    if (auto it = pending_.find(w.key); it != pending_.end() && it->second->present[w.inner])
-      return !it->second->inner[w.inner].empty();
-  }
+  if (std::optional<std::vector<uint8_t>> pending = pending_inner(w.key, w.inner)) return !pending->empty();
   std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key);  // the index only: nothing decoded
   return shard->exists && !shard->empty(w.inner);
 }
@@ -251,7 +343,10 @@ void ZarrStore::publish_pending_shards() {
     left.swap(pending_);
     pending_count_.store(0);
   }
-  for (auto& [key, shard] : left) publish_shard(key, *shard, true);
+  for (auto& [key, shard] : left) {
+    std::lock_guard<std::mutex> lock(shard->mutex);
+    if (!shard->done) finish_shard(key, *shard, true);
+  }
 }
 
 }  // namespace zarr

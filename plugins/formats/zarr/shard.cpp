@@ -74,18 +74,27 @@ ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, cons
   return index;
 }
 
-std::vector<uint8_t> shard_index_bytes(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
-                                       const V3Layout& layout) {
-  uint64_t at = layout.index_at_end ? 0 : layout.index_bytes();  // where the next inner chunk goes
-  std::vector<uint8_t> index(16 * layout.chunks_per_shard);
-  for (size_t i = 0; i < inner.size(); ++i) {
-    const bool empty = !present[i] || inner[i].empty();
-    store64(&index[16 * i], empty ? kEmptyEntry : at, layout.index_big_endian);
-    store64(&index[16 * i + 8], empty ? kEmptyEntry : inner[i].size(), layout.index_big_endian);
-    if (!empty) at += inner[i].size();
-  }
+std::vector<uint8_t> shard_index_bytes(const std::vector<uint64_t>& entry, const V3Layout& layout) {
+  std::vector<uint8_t> index(8 * entry.size());
+  for (size_t i = 0; i < entry.size(); ++i) store64(&index[8 * i], entry[i], layout.index_big_endian);
   if (layout.index_crc32c) append_crc(index);
   return index;
+}
+
+PendingShard::PendingShard(const ArrayMeta& meta, const std::vector<uint64_t>& shard)
+    : layout(meta.v3),
+      entry(2 * meta.v3->chunks_per_shard, kEmptyEntry),
+      state(meta.v3->chunks_per_shard, absent),
+      early(meta.v3->chunks_per_shard) {
+  // Inner chunks past the array's edge never come: they stay empty.
+  const std::vector<uint64_t>& per = layout->per_shard;
+  for (uint64_t i = 0; i < state.size(); ++i) {
+    bool inside = true;
+    for (size_t d = per.size(), rest = i; d-- > 0; rest /= per[d])
+      inside = inside && shard[d] * per[d] + rest % per[d] < meta.grid(d);
+    if (inside) ++expected;
+    else state[i] = outside;
+  }
 }
 
 V3State::V3State(const sdk::Host& host, const V3Layout& layout, const std::string& file) {

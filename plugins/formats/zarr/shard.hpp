@@ -9,8 +9,11 @@
 
 #include <stowage/plugin.hpp>
 
+#include <stowage/storage.hpp>
+
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,11 +34,10 @@ struct ShardIndex {
 // Decodes and checks an index (its bytes as stored); CORRUPT naming `key`.
 ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, const std::string& key, uint64_t file_size);
 
-// The encoded index of a shard holding the inner chunks (empty vectors and
-// those not `present` are empty entries) one after the other, in order,
-// after the index or before it as the layout says.
-std::vector<uint8_t> shard_index_bytes(const std::vector<std::vector<uint8_t>>& inner, const std::vector<bool>& present,
-                                       const V3Layout& layout);
+// The encoded index of a shard: `entry` holds offset, nbytes per inner
+// chunk (kEmptyEntry twice for an empty one), in the layout's byte order,
+// with its CRC-32C when the layout has one.
+std::vector<uint8_t> shard_index_bytes(const std::vector<uint64_t>& entry, const V3Layout& layout);
 
 // What a v3 array's node handle keeps: its codecs, made on first use, and
 // the indexes of the shards it read (invalidated when it writes a shard).
@@ -52,14 +54,28 @@ struct V3State {
   std::vector<uint8_t> encode(const V3Layout& layout, const uint8_t* in, size_t bytes, const std::string& key);
 };
 
-// Inner chunks of one shard written through the store but not yet in a
-// shard file: published once all of them inside the array are there, or
-// merged with the shard on disk when the store closes.
+// A shard being written through the store. Its inner chunks go into a
+// staged file in C order as they come: one that comes before its turn
+// waits in memory until those before it are there. A host writing a region
+// in C order (as it does) hands each shard its inner chunks in C order, so
+// a shard is never held in memory whole, however many shards a wide region
+// keeps open at once. Published with its index once every inner chunk
+// inside the array is there; merged with the shard on disk when the store
+// closes.
 struct PendingShard {
+  enum State : uint8_t { absent, waiting, in_file, outside };  // per inner chunk
+  PendingShard(const ArrayMeta& meta, const std::vector<uint64_t>& shard);
+
   std::shared_ptr<const V3Layout> layout;
-  std::vector<std::vector<uint8_t>> inner;  // encoded; empty: the fill value
-  std::vector<bool> present;
-  uint64_t count = 0, expected = 0;
+  std::mutex mutex;                                  // one writer at a time
+  bool done = false;                                 // published: writers start a new one
+  bool decided = false, placed = false;              // on the first chunk: see place_inner_chunk
+  std::optional<stowage::sdk::Staged> file;          // none while the store has too many open
+  std::vector<uint64_t> entry;                       // offset, nbytes per inner chunk
+  std::vector<State> state;
+  std::vector<std::vector<uint8_t>> early;           // encoded chunks waiting for their turn
+  uint64_t next = 0;                                 // the first inner chunk not in the file
+  uint64_t count = 0, expected = 0;                  // inner chunks written, and inside the array
 };
 
 }  // namespace zarr

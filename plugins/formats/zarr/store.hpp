@@ -91,7 +91,12 @@ class ZarrStore final : public stowage::sdk::Store {
   std::shared_ptr<const ShardIndex> shard_index(const OpenArray& a, const std::string& key) const;
   bool read_whole(const std::string& key, std::optional<stowage::sdk::BufferPool::Lease>& file, uint64_t want,
                   uint64_t* got);
-  void publish_shard(const std::string& key, const PendingShard& shard, bool merge);
+  std::optional<std::vector<uint8_t>> pending_inner(const std::string& key, uint64_t inner) const;
+  bool place_inner_chunk(const std::string& key, const std::shared_ptr<PendingShard>& p, const ArrayMeta& meta,
+                         uint64_t inner, const uint8_t* chunk, std::unique_lock<std::mutex>& lock);
+  void add_inner_chunk(const std::string& key, PendingShard& p, uint64_t inner, std::vector<uint8_t> encoded);
+  bool open_shard_file(const std::string& key, PendingShard& p, bool must);
+  void finish_shard(const std::string& key, PendingShard& p, bool merge);
   void publish_pending_shards();
 
   // Consolidated metadata (consolidated.cpp).
@@ -111,6 +116,8 @@ class ZarrStore final : public stowage::sdk::Store {
   mutable std::mutex pending_mutex_;
   std::map<std::string, std::shared_ptr<PendingShard>> pending_;
   std::atomic<size_t> pending_count_{0};
+  static constexpr int kMaxOpenShardFiles = 64;
+  std::atomic<int> open_shard_files_{0};
   stowage::sdk::BufferPool scratch_;  // chunk files read or encoded whole
   std::optional<Consolidated> consolidated_;  // read only: the tree's metadata, from .zmetadata
   bool consolidate_on_close_ = false;         // writable: close() writes .zmetadata
