@@ -178,7 +178,7 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
       add_inner_chunk(w.key, *p, w.inner, std::move(encoded));
     }
     if (p->count < p->expected) return;
-    finish_shard(w.key, *p, false);  // other shards go on meanwhile
+    finish_shard(w.key, *p, false, lock);  // other shards go on meanwhile
     std::lock_guard<std::mutex> index_lock(a.v3->mutex);
     a.v3->indexes.erase(w.key);
     return;
@@ -222,9 +222,20 @@ bool ZarrStore::place_inner_chunk(const std::string& key, const std::shared_ptr<
   const uint64_t at = (l.index_at_end ? 0 : l.index_bytes()) + i * bytes;
   const bool first = p->state[i] == PendingShard::absent;
   if (chunk) {
+    // finish_shard waits for writes under way (a chunk written again may
+    // race its shard's last one); the lock is back however the write ends.
+    struct InFlight {
+      PendingShard& p;
+      std::unique_lock<std::mutex>& lock;
+      ~InFlight() {
+        lock.lock();
+        if (--p.in_flight == 0) p.idle.notify_all();
+      }
+    };
+    ++p->in_flight;
     lock.unlock();
+    InFlight back{*p, lock};
     p->file->write_at(at, chunk, bytes);  // inside the sized file: Staged's end does not move
-    lock.lock();
   }
   p->entry[2 * i] = chunk ? at : kEmptyEntry;
   p->entry[2 * i + 1] = chunk ? bytes : kEmptyEntry;
@@ -267,7 +278,7 @@ void ZarrStore::add_inner_chunk(const std::string& key, PendingShard& p, uint64_
 // Publishes a shard (p.mutex held): the chunks still waiting, with `merge`
 // those it lacks from the shard on disk (read once, its index checked), and
 // the index.
-void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge) {
+void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge, std::unique_lock<std::mutex>& lock) {
   const V3Layout& l = *p.layout;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
@@ -277,6 +288,7 @@ void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge
     }
   }
   p.done = true;
+  p.idle.wait(lock, [&] { return p.in_flight == 0; });
   open_shard_file(key, p, true);
   struct FileSlot {  // given back however this ends
     std::atomic<int>& open;
@@ -344,8 +356,8 @@ void ZarrStore::publish_pending_shards() {
     pending_count_.store(0);
   }
   for (auto& [key, shard] : left) {
-    std::lock_guard<std::mutex> lock(shard->mutex);
-    if (!shard->done) finish_shard(key, *shard, true);
+    std::unique_lock<std::mutex> lock(shard->mutex);
+    if (!shard->done) finish_shard(key, *shard, true, lock);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <stowage/storage.hpp>
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -70,6 +71,8 @@ struct PendingShard {
   std::mutex mutex;                                  // one writer at a time
   bool done = false;                                 // published: writers start a new one
   bool decided = false, placed = false;              // on the first chunk: see place_inner_chunk
+  int in_flight = 0;                                 // placed writes under way outside `mutex`
+  std::condition_variable idle;                      // in_flight went to 0
   std::optional<stowage::sdk::Staged> file;          // none while the store has too many open
   std::vector<uint64_t> entry;                       // offset, nbytes per inner chunk
   std::vector<State> state;

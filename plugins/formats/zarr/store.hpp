@@ -96,7 +96,7 @@ class ZarrStore final : public stowage::sdk::Store {
                          uint64_t inner, const uint8_t* chunk, std::unique_lock<std::mutex>& lock);
   void add_inner_chunk(const std::string& key, PendingShard& p, uint64_t inner, std::vector<uint8_t> encoded);
   bool open_shard_file(const std::string& key, PendingShard& p, bool must);
-  void finish_shard(const std::string& key, PendingShard& p, bool merge);
+  void finish_shard(const std::string& key, PendingShard& p, bool merge, std::unique_lock<std::mutex>& lock);
   void publish_pending_shards();
 
   // Consolidated metadata (consolidated.cpp).
