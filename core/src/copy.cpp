@@ -24,20 +24,32 @@ T byteswap(T v) {
   return v;
 }
 
+// Elements move through byte pointers and memcpy, never through a T*: a
+// buffer may hold them at any byte offset (a region read into an odd
+// address), and a T* not aligned for T is undefined behaviour that clang
+// acts on (it lowers memcpy of a T* assuming T's alignment; UBSan's
+// alignment check reported it here).
 template <class T>
-void copy_swapped(const T* s, T* d, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, s + i, sizeof v);
-    v = byteswap(v);
-    std::memcpy(d + i, &v, sizeof v);
-  }
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
 
 template <class T>
-void copy_contiguous(const T* s, T* d, uint64_t n, bool swap) {
+void store(char* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+template <class T>
+void copy_swapped(const char* s, char* d, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) store(d + i * sizeof(T), byteswap(load<T>(s + i * sizeof(T))));
+}
+
+template <class T>
+void copy_contiguous(const char* s, char* d, uint64_t n, bool swap) {
   if (swap)
-    copy_swapped(s, d, n);
+    copy_swapped<T>(s, d, n);
   else
     std::memcpy(d, s, n * sizeof(T));
 }
@@ -64,13 +76,13 @@ __m128i swap_vector(__m128i v) {
 // its alignment set-up took a third of a side-by-side copy (copy alone,
 // 64-wide chunks: 10 ms inlined, 16 ms not).
 template <class T>
-[[gnu::always_inline]] inline void stream_contiguous(const T* s, T* d, uint64_t n, bool swap) {
+[[gnu::always_inline]] inline void stream_contiguous(const char* s, char* d, uint64_t n, bool swap) {
   constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T);
   auto address = reinterpret_cast<uintptr_t>(d);
-  if (address % sizeof(T) != 0) return copy_contiguous(s, d, n, swap);  // misaligned elements: plain
+  if (address % sizeof(T) != 0) return copy_contiguous<T>(s, d, n, swap);  // misaligned elements: plain
   uint64_t head = std::min<uint64_t>(n, ((kVector - address % kVector) % kVector) / sizeof(T));
-  copy_contiguous(s, d, head, swap);
-  s += head, d += head, n -= head;
+  copy_contiguous<T>(s, d, head, swap);
+  s += head * sizeof(T), d += head * sizeof(T), n -= head;
   // Swapped in registers on the way: one load and one streaming store a vector.
   auto* out = reinterpret_cast<__m128i*>(d);
   auto* in = reinterpret_cast<const __m128i*>(s);
@@ -79,8 +91,8 @@ template <class T>
     for (uint64_t k = 0; k < vectors; ++k) _mm_stream_si128(out + k, swap_vector<T>(_mm_loadu_si128(in + k)));
   else
     for (uint64_t k = 0; k < vectors; ++k) _mm_stream_si128(out + k, _mm_loadu_si128(in + k));
-  s += vectors * kPerVector, d += vectors * kPerVector, n -= vectors * kPerVector;
-  copy_contiguous(s, d, n, swap);
+  s += vectors * kVector, d += vectors * kVector, n -= vectors * kPerVector;
+  copy_contiguous<T>(s, d, n, swap);
 }
 #endif
 
@@ -88,19 +100,17 @@ template <class T>
 // copies are memcpy; swapped ones are a loop the compiler vectorizes.
 template <class T>
 [[gnu::always_inline]] inline void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, CopyMode mode) {
-  const T* s = reinterpret_cast<const T*>(src);
-  T* d = reinterpret_cast<T*>(dst);
   if (ss == 1 && ds == 1) {
 #ifdef __SSE2__
-    if (mode.stream) return stream_contiguous(s, d, n, mode.swap);
+    if (mode.stream) return stream_contiguous<T>(src, dst, n, mode.swap);
 #endif
-    return copy_contiguous(s, d, n, mode.swap);
+    return copy_contiguous<T>(src, dst, n, mode.swap);
   }
+  constexpr auto size = static_cast<int64_t>(sizeof(T));
   for (uint64_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, s + static_cast<int64_t>(i) * ss, sizeof v);
+    T v = load<T>(src + static_cast<int64_t>(i) * ss * size);
     if (mode.swap) v = byteswap(v);
-    std::memcpy(d + static_cast<int64_t>(i) * ds, &v, sizeof v);
+    store(dst + static_cast<int64_t>(i) * ds * size, v);
   }
 }
 
@@ -111,18 +121,16 @@ template <class T>
 void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
                      bool swap) {
   constexpr uint64_t kTile = 32;
-  const T* s = reinterpret_cast<const T*>(src);
-  T* d = reinterpret_cast<T*>(dst);
+  constexpr auto size = static_cast<int64_t>(sizeof(T));
   for (uint64_t i0 = 0; i0 < shape[0]; i0 += kTile) {
     uint64_t i1 = std::min(shape[0], i0 + kTile);
     for (uint64_t j0 = 0; j0 < shape[1]; j0 += kTile) {
       uint64_t j1 = std::min(shape[1], j0 + kTile);
       for (uint64_t i = i0; i < i1; ++i)
         for (uint64_t j = j0; j < j1; ++j) {
-          T v;
-          std::memcpy(&v, s + static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1], sizeof v);
+          T v = load<T>(src + (static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1]) * size);
           if (swap) v = byteswap(v);
-          std::memcpy(d + static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1], &v, sizeof v);
+          store(dst + (static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1]) * size, v);
         }
     }
   }
@@ -174,10 +182,16 @@ void fill_typed(void* dst, size_t count, double value, bool swap) {
   T v;
   if constexpr (std::is_integral_v<T>) {
     // Saturate: a fill value outside the type's range is a caller error we
-    // do not turn into undefined behaviour.
-    double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-    double hi = static_cast<double>(std::numeric_limits<T>::max());
-    v = std::isnan(value) ? T(0) : static_cast<T>(std::clamp(value, lo, hi));
+    // do not turn into undefined behaviour. The top is 2^digits, one past
+    // max(): a 64-bit max() is no double (it rounds up to 2^64 or 2^63, and
+    // converting that back is undefined), so uint64's max as a fill value
+    // arrives as 2^64 and saturates to max().
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double top = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    v = std::isnan(value)  ? T(0)
+        : value >= top     ? std::numeric_limits<T>::max()
+        : value <= lo      ? std::numeric_limits<T>::lowest()
+                           : static_cast<T>(value);
   } else {
     v = static_cast<T>(value);
   }

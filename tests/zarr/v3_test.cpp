@@ -87,11 +87,21 @@ void check_v3_fixture(const std::string& name) {
   }
 }
 
-// Values 0, 1, 2, ... cast to T (bool: odd/even).
+// Values 0, 1, 2, ... times scale, as T (bool: every third true). Integers
+// go through int64 so that they wrap (uint8: 0..255, 0..): converting a
+// double out of T's range is undefined.
 template <class T>
 std::vector<T> ramp(uint64_t n, double scale = 1) {
   std::vector<T> v(n);
-  for (uint64_t i = 0; i < n; ++i) v[i] = static_cast<T>(std::is_same_v<T, bool> ? (i % 3 == 0) : (i % 1000) * scale);
+  for (uint64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(i % 1000) * scale;
+    if constexpr (std::is_same_v<T, bool>)
+      v[i] = i % 3 == 0;
+    else if constexpr (std::is_integral_v<T>)
+      v[i] = static_cast<T>(static_cast<int64_t>(x));
+    else
+      v[i] = static_cast<T>(x);
+  }
   return v;
 }
 
