@@ -235,9 +235,7 @@ int main(int argc, char** argv) {
     std::printf("\nW/n5, R/n5: the layout's write/read speed over N5's (issue 20: v2 >= 0.9); zpyR, zpyR1:\n"
                 "zarr-python 2 reading the v2 array whole (numcodecs' default blosc threads / none), zpychunk its\n"
                 "random chunk; R/zpy: our 2-thread read over zarr-python's faster read (issue 20: >= 5).\n"
-                "v2 keeps all 256 chunk files of the array in one directory: on ext4, two threads creating\n"
-                "and renaming files there wait on the directory's lock (perf: 20%% of the v2 raw write in\n"
-                "rwsem_spin_on_owner); v2-nested and N5 spread them over 32 directories.\n");
+                "Each timed write starts after a sync, with no dirty pages left by earlier rounds.\n");
     for (const std::string& codec : codecs) {
       auto s = figures.find({codec, "v3-sharded"}), u = figures.find({codec, "v3"});
       if (s != figures.end() && u != figures.end())
