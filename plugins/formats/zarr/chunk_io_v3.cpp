@@ -128,9 +128,15 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
     } else if (std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key); shard->exists && !shard->empty(w.inner)) {
       const uint64_t offset = shard->entry[2 * w.inner], size = shard->entry[2 * w.inner + 1];
       if (size > 2 * kMaxChunkBytes) corrupt(w.key + ": inner chunk " + std::to_string(w.inner) + " is over 4 GiB");
+      const std::string which = w.key + " (inner chunk " + std::to_string(w.inner) + ")";
+      if (l.codecs.empty() && size <= bytes) {  // uncompressed: into the caller's buffer, as unsharded (no copy)
+        storage_.read_exact(w.key, offset, dst, size);
+        a.v3->decode(l, dst, size, dst, bytes, which);  // checks the size
+        return true;
+      }
       sdk::BufferPool::Lease file = scratch_.take(size);
       storage_.read_exact(w.key, offset, file.data(), size);
-      a.v3->decode(l, file.data(), size, dst, bytes, w.key + " (inner chunk " + std::to_string(w.inner) + ")");
+      a.v3->decode(l, file.data(), size, dst, bytes, which);
       found = true;
     }
   }
