@@ -203,7 +203,8 @@ bool ZarrStore::open_shard_file(const std::string& key, PendingShard& p, bool mu
   }
   if (must) open_shard_files_.fetch_add(1);
   p.file.emplace(storage_.stage(key));
-  if (!p.layout->index_at_end) p.file->resize(p.layout->index_bytes());  // the index goes first, at the end
+  // An index at the start gets its room now; finish_shard writes it last.
+  if (!p.layout->index_at_end) p.file->resize(p.layout->index_bytes());
   return true;
 }
 
