@@ -86,7 +86,6 @@ void check_region(const NodeInfo& info, const std::string& where, const std::vec
                       std::to_string(info.shape[d]));
 }
 
-// A reusable per-thread buffer for one chunk.
 // The buffer chunks are read into and copied out of, one per thread.
 // Page-aligned, so a chunk file's bytes land at the offset in a page they
 // have in the page cache: at the 16-byte offset malloc gives a large block,
