@@ -11,6 +11,11 @@
 //   /norange/...    ignores Range (max_ranges 0) and answers 200 with the
 //                   whole file, as some servers do
 //   /nohead/...     answers HEAD with 405 Method Not Allowed
+//   /chunked/...    answers 200 with the whole file in chunked transfer
+//                   encoding, without Content-Length, as a server that
+//                   makes its answers as it sends them does (nginx's
+//                   sub_filter, which changes nothing here, drops the length
+//                   and with it Range)
 #pragma once
 
 #include "test_support.hpp"
@@ -133,6 +138,8 @@ class Nginx {
     c += "    absolute_redirect off;\n";
     c += "    location /forbidden/ { deny all; }\n";
     c += "    location /norange/ { alias " + root_.string() + "/; max_ranges 0; }\n";
+    c += "    location /chunked/ { alias " + root_.string() +
+         "/; sub_filter_types *; sub_filter_once off; sub_filter \"-no such text-\" \"\"; }\n";
     c += "    location /nohead/ { alias " + root_.string() + "/; if ($request_method = HEAD) { return 405; } }\n";
     c += "  }\n}\n";
     return c;

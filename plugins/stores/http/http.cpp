@@ -36,11 +36,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "answer.hpp"
 #include "curl_pool.hpp"
+#include "direct_get.hpp"
 
 namespace stowage_http {
 namespace {
@@ -54,6 +57,7 @@ struct Options {
   int64_t retry_delay_ms = 50;
   int64_t timeout_ms = 60000;  // a whole request; 0: none
   int64_t connect_timeout_ms = 10000;
+  bool direct = true;  // plain-http GETs through DirectGet (direct_get.hpp)
 };
 
 int64_t option(const nlohmann::json& j, const char* key, int64_t def, int64_t min, int64_t max) {
@@ -76,9 +80,13 @@ Options parse_options(std::string_view text) {
     invalid("http storage: the options are not a JSON object: " + std::string(text));
   for (const auto& item : j.items()) {
     const std::string& k = item.key();
-    if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms")
+    if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms" && k != "direct")
       invalid("http storage: unknown option \"" + k +
-              "\" (known: retries, retry_delay_ms, timeout_ms, connect_timeout_ms)");
+              "\" (known: retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct)");
+  }
+  if (j.contains("direct")) {
+    if (!j["direct"].is_boolean()) invalid("http storage: \"direct\" must be true or false, got " + j["direct"].dump());
+    o.direct = j["direct"].get<bool>();
   }
   o.retries = option(j, "retries", o.retries, 0, 100);
   o.retry_delay_ms = option(j, "retry_delay_ms", o.retry_delay_ms, 0, 60000);
@@ -107,112 +115,35 @@ std::string to_url(std::string_view key) {
   return url;
 }
 
-bool ends_with_slash(std::string_view s) { return !s.empty() && s.back() == '/'; }
-
-// Where a response body goes: bytes [offset, offset + limit) of the file,
-// into a caller's buffers one after the other (read_into, a scattered read:
-// a chunk's header into one, its payload straight into the array) or a
-// growing one (read). A server that answers a ranged GET with 200 sends the
-// whole file: the bytes before `offset` are skipped, and the transfer stops
-// once `limit` bytes are kept.
-struct Body {
-  CURL* handle = nullptr;
-  uint64_t offset = 0;
-  uint64_t limit = 0;
-  const stowage_buffer* parts = nullptr;  // read_into: `count` buffers, limit bytes in all
-  size_t count = 0;
-  std::vector<uint8_t>* grow = nullptr;
-  // per attempt
-  bool started = false;
-  bool keep = false;     // a 200/206 answer: its body is the file
-  uint64_t skip = 0;     // bytes still to skip (a 200 answer to a ranged GET)
-  uint64_t received = 0; // bytes the server sent
-  uint64_t kept = 0;
-  size_t part = 0;       // read_into: the buffer the next byte goes to...
-  uint64_t part_at = 0;  // ...and where in it
-  bool full = false;     // stopped on purpose: limit bytes kept
-  bool no_memory = false;  // a growing buffer could not grow (thrown after curl returns)
-
-  void restart() {
-    started = keep = full = no_memory = false;
-    skip = received = kept = part_at = 0;
-    part = 0;
-    if (grow) grow->clear();
+// The variables libcurl takes a proxy for plain http from.
+bool proxy_in_environment() {
+  for (const char* name : {"http_proxy", "all_proxy", "ALL_PROXY"}) {
+    const char* value = std::getenv(name);
+    if (value && *value) return true;
   }
-  // Copies n bytes on from the caller's buffers (n <= limit - kept).
-  void scatter(const char* data, uint64_t n) {
-    while (n) {
-      const stowage_buffer& p = parts[part];
-      uint64_t take = std::min<uint64_t>(n, p.size - part_at);
-      std::memcpy(static_cast<uint8_t*>(p.data) + part_at, data, static_cast<size_t>(take));
-      data += take;
-      n -= take;
-      part_at += take;
-      if (part_at == p.size) {  // (an empty buffer is passed over here too)
-        ++part;
-        part_at = 0;
-      }
-    }
-  }
-};
-
-size_t write_body(char* data, size_t one, size_t n, void* ctx) {
-  Body& b = *static_cast<Body*>(ctx);
-  n *= one;
-  if (!b.started) {
-    b.started = true;
-    long status = 0;
-    curl_easy_getinfo(b.handle, CURLINFO_RESPONSE_CODE, &status);
-    b.keep = status == 200 || status == 206;
-    b.skip = status == 200 ? b.offset : 0;
-    curl_off_t length = -1;  // one allocation for a whole file, not log2(size) of them
-    if (b.keep && b.grow && curl_easy_getinfo(b.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
-        length > 0 && static_cast<uint64_t>(length) > b.skip) {
-      try {
-        b.grow->reserve(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(length) - b.skip, b.limit)));
-      } catch (const std::exception&) {  // a bogus length: grow as the bytes come
-      }
-    }
-  }
-  b.received += n;
-  if (!b.keep) return n;  // an error page
-  size_t at = 0;
-  if (b.skip) {
-    uint64_t s = std::min<uint64_t>(b.skip, n);
-    b.skip -= s;
-    at = static_cast<size_t>(s);
-  }
-  uint64_t take = std::min<uint64_t>(n - at, b.limit - b.kept);
-  if (take) {
-    if (b.parts) {
-      b.scatter(data + at, take);
-    } else {
-      try {  // nothing may be thrown through curl
-        b.grow->insert(b.grow->end(), data + at, data + at + take);
-      } catch (const std::bad_alloc&) {
-        b.no_memory = true;
-        return 0;
-      }
-    }
-    b.kept += take;
-  }
-  if (b.kept == b.limit && at + take < n) {
-    b.full = true;  // the rest of a whole-file answer is not wanted
-    return 0;       // (curl then closes the connection)
-  }
-  return n;
+  return false;
 }
 
-// What a response said besides its body.
-struct Reply {
-  CURLcode code = CURLE_OK;
-  long status = 0;
-  std::string status_line;    // "HTTP/1.1 404 Not Found"
-  std::string content_range;  // "bytes 0-99/1000"
-  int64_t content_length = -1;
-  std::string effective_url;  // after redirects
-  char curl_error[CURL_ERROR_SIZE] = {0};
+bool ends_with_slash(std::string_view s) { return !s.empty() && s.back() == '/'; }
+
+// libcurl's write callback: the body, to where Body puts it.
+struct CurlSink {
+  CURL* handle;
+  Body* body;
 };
+size_t write_body(char* data, size_t one, size_t n, void* ctx) {
+  CurlSink& sink = *static_cast<CurlSink*>(ctx);
+  Body& b = *sink.body;
+  n *= one;
+  if (!b.started) {
+    long status = 0;
+    curl_easy_getinfo(sink.handle, CURLINFO_RESPONSE_CODE, &status);
+    curl_off_t length = -1;
+    if (curl_easy_getinfo(sink.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK) length = -1;
+    b.start(status, length);
+  }
+  return b.take(data, n) ? n : 0;  // 0 stops the transfer (CURLE_WRITE_ERROR)
+}
 
 size_t read_header(char* data, size_t one, size_t n, void* ctx) {
   Reply& r = *static_cast<Reply*>(ctx);
@@ -271,8 +202,11 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     // Thread-safe and reference-counted in the libcurl of Debian 12 (7.88).
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
       fail(STOWAGE_INTERNAL, "http storage: curl_global_init failed");
+    if (options_.direct && !proxy_in_environment())
+      direct_ = std::make_unique<DirectGet>(DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
   }
   ~HttpBackend() override {
+    direct_.reset();
     pool_.reset();
     curl_global_cleanup();
   }
@@ -361,7 +295,9 @@ class HttpBackend : public stowage::sdk::StorageBackend {
       if (file_size) *file_size = size;
       return;
     }
-    Reply r = request(url, "GET", &b);
+    Origin origin;
+    bool direct = direct_ && origin_of(url, &origin);
+    Reply r = request(url, "GET", &b, direct ? &origin : nullptr);
     if (r.status == 404) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP 404)");
     if (r.status == 416) b.restart();  // the range starts at or after the end
     if (r.status != 416) check_status(key, r);
@@ -392,18 +328,28 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   }
 
   // Sends one request, again after transient failures; the reply of the
-  // last attempt. Bodies cut short are caught here (and retried) too.
-  Reply request(const std::string& url, const char* method, Body* body) {
-    CurlPool::Lease lease(*pool_);
-    CURL* h = lease.get();
+  // last attempt. Bodies cut short are caught here (and retried) too. A GET
+  // of a plain-http file goes through DirectGet when `direct` is given,
+  // through libcurl's transfer from the first attempt DirectGet declines.
+  Reply request(const std::string& url, const char* method, Body* body, const Origin* direct = nullptr) {
+    std::optional<CurlPool::Lease> lease;
     Reply r;
     for (int64_t attempt = 0;; ++attempt) {
       r = Reply{};
-      if (body) {
-        body->restart();
-        body->handle = h;
+      if (body) body->restart();
+      if (direct && direct_->get(*direct, range_header(*body), *body, r) == DirectGet::Outcome::answered) {
+        r.effective_url = url;
+        if (body->no_memory) throw std::bad_alloc();
+      } else {
+        if (direct) {
+          direct = nullptr;
+          r = Reply{};
+          body->restart();
+        }
+        if (!lease) lease.emplace(*pool_);
+        r.code = perform(lease->get(), url, method, body, r);
       }
-      r.code = perform(h, url, method, body, r);
+      if (body && body->full) r.code = CURLE_OK;  // we stopped it
       bool retry = transient_curl_error(r.code) || transient_status(r.status) ||
                    (body && is_truncated(*body, r, nullptr));
       if (!retry || attempt >= options_.retries) {
@@ -430,11 +376,12 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, read_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
     std::string range;
+    CurlSink sink{h, body};
     if (std::strcmp(method, "HEAD") == 0) {
       curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     } else {
       curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_body);
-      curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+      curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
       range = range_header(*body);
       if (!range.empty()) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
     }
@@ -445,7 +392,6 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     char* eff = nullptr;
     if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff) r.effective_url = eff;
     if (body && body->no_memory) throw std::bad_alloc();
-    if (body && code == CURLE_WRITE_ERROR && body->full) code = CURLE_OK;  // we stopped it
     return code;
   }
 
@@ -547,6 +493,9 @@ class HttpBackend : public stowage::sdk::StorageBackend {
 
   Options options_;
   std::unique_ptr<CurlPool> pool_ = std::make_unique<CurlPool>();
+  // Null when off: by the option, or when the environment names a proxy
+  // (which DirectGet does not speak to; libcurl does).
+  std::unique_ptr<DirectGet> direct_;
 };
 
 const char* const kAliases[] = {"https", nullptr};
@@ -560,6 +509,7 @@ STOWAGE_DEFINE_STORE_PLUGIN(
     R"({"retries": {"type": "integer", "default": 4, "min": 0, "max": 100},)"
     R"( "retry_delay_ms": {"type": "integer", "default": 50, "min": 0, "max": 60000},)"
     R"( "timeout_ms": {"type": "integer", "default": 60000, "min": 0, "max": 86400000},)"
-    R"( "connect_timeout_ms": {"type": "integer", "default": 10000, "min": 0, "max": 3600000}})",
+    R"( "connect_timeout_ms": {"type": "integer", "default": 10000, "min": 0, "max": 3600000},)"
+    R"( "direct": {"type": "boolean", "default": true}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL | STOWAGE_CAP_LIST,
     stowage_http::kAliases)

@@ -1,0 +1,270 @@
+#include "direct_get.hpp"
+
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/write.hpp>  // operator<< for a request
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+namespace stowage_http {
+namespace {
+
+namespace http = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kHeadBuffer = 4096;         // a head (nginx: about 250 bytes) and the body's first bytes
+constexpr size_t kMaxHead = 64 * 1024;       // a longer head is declined
+constexpr uint64_t kMaxErrorPage = 1 << 16;  // read to keep the connection; a longer one closes it
+constexpr size_t kScratch = 256 * 1024;      // bodies that go through Body::take (see get)
+constexpr size_t kMaxIdle = 32;              // as CurlPool: a burst of threads keeps no more open
+// At most this much per recv (curl_easy_recv reads no more than
+// CURLOPT_BUFFERSIZE at once): a 64^3 uint16 chunk.
+constexpr long kMaxReceive = 512L * 1024;
+
+}  // namespace
+
+// A request's end, as libcurl's CURLOPT_TIMEOUT_MS: 0 is none.
+class Deadline {
+ public:
+  explicit Deadline(int64_t ms) : none_(ms == 0), at_(Clock::now() + std::chrono::milliseconds(ms)), ms_(ms) {}
+  // For poll(): -1 without a deadline, 0 once it has passed.
+  int left_ms() const {
+    if (none_) return -1;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
+    return left <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left + 1, INT32_MAX));
+  }
+  int64_t ms() const { return ms_; }
+
+ private:
+  bool none_;
+  Clock::time_point at_;
+  int64_t ms_;
+};
+
+namespace {
+
+std::string request_head(const Origin& o, const std::string& range) {
+  http::request<http::empty_body> req{http::verb::get, o.target, 11};
+  req.set(http::field::host, o.host_header);
+  if (!range.empty()) req.set(http::field::range, "bytes=" + range);
+  std::ostringstream text;
+  text << req;
+  return text.str();
+}
+
+void set_error(Reply& r, CURLcode code, const std::string& text) {
+  r.code = code;
+  std::snprintf(r.curl_error, sizeof r.curl_error, "%s", text.c_str());
+}
+
+}  // namespace
+
+bool origin_of(const std::string& url, Origin* origin) {
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return false;
+  auto part = [&](CURLUPart what, unsigned flags, std::string* out) {
+    char* text = nullptr;
+    if (curl_url_get(u.get(), what, &text, flags) != CURLUE_OK) return false;
+    *out = text;
+    curl_free(text);
+    return true;
+  };
+  std::string scheme, user, host, port, query;
+  if (!part(CURLUPART_SCHEME, 0, &scheme) || scheme != "http") return false;
+  if (part(CURLUPART_USER, 0, &user)) return false;  // credentials: libcurl's business
+  if (!part(CURLUPART_HOST, 0, &host) || !part(CURLUPART_PATH, 0, &origin->target)) return false;
+  bool port_given = part(CURLUPART_PORT, 0, &port);
+  if (!port_given && !part(CURLUPART_PORT, CURLU_DEFAULT_PORT, &port)) return false;
+  if (part(CURLUPART_QUERY, 0, &query)) origin->target += "?" + query;
+  origin->connect_url = "http://" + host + ":" + port + "/";
+  origin->host_header = port_given ? host + ":" + port : host;
+  return true;
+}
+
+// One connection, used by one request at a time.
+struct DirectGet::Connection {
+  CURL* handle = nullptr;
+  curl_socket_t socket = CURL_SOCKET_BAD;
+  std::string server;  // Origin::connect_url
+  bool reused = false;
+  char error[CURL_ERROR_SIZE] = {0};  // libcurl's text for a failed connect, send or recv
+  std::vector<char> scratch;
+
+  ~Connection() {
+    if (handle) curl_easy_cleanup(handle);
+  }
+
+  // False if the deadline passed first.
+  bool wait(short events, const Deadline& d) {
+    pollfd p{socket, events, 0};
+    int n;
+    do n = ::poll(&p, 1, d.left_ms());
+    while (n < 0 && errno == EINTR);
+    return n != 0;  // (an error or a hang-up shows in the send or recv that follows)
+  }
+
+  CURLcode send_all(const std::string& bytes, const Deadline& d) {
+    for (size_t at = 0; at < bytes.size();) {
+      size_t sent = 0;
+      CURLcode c = curl_easy_send(handle, bytes.data() + at, bytes.size() - at, &sent);
+      if (c == CURLE_AGAIN) {
+        if (!wait(POLLOUT, d)) return CURLE_OPERATION_TIMEDOUT;
+        continue;
+      }
+      if (c != CURLE_OK) return c;
+      at += sent;
+    }
+    return CURLE_OK;
+  }
+
+  // Up to n bytes into p; *got is 0 when the server has closed the connection.
+  CURLcode receive(void* p, size_t n, size_t* got, const Deadline& d) {
+    for (;;) {
+      CURLcode c = curl_easy_recv(handle, p, n, got);
+      if (c != CURLE_AGAIN) return c;
+      if (!wait(POLLIN, d)) return CURLE_OPERATION_TIMEDOUT;
+    }
+  }
+};
+
+DirectGet::DirectGet(Timeouts t) : timeouts_(t) {}
+DirectGet::~DirectGet() = default;
+
+std::unique_ptr<DirectGet::Connection> DirectGet::take(const Origin& o, Reply& r) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i]->server != o.connect_url) continue;
+      std::unique_ptr<Connection> c = std::move(idle_[i]);
+      idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+      c->reused = true;
+      return c;
+    }
+  }
+  auto c = std::make_unique<Connection>();
+  c->server = o.connect_url;
+  c->handle = curl_easy_init();
+  if (!c->handle) throw std::bad_alloc();
+  curl_easy_setopt(c->handle, CURLOPT_URL, o.connect_url.c_str());
+  curl_easy_setopt(c->handle, CURLOPT_CONNECT_ONLY, 1L);
+  curl_easy_setopt(c->handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c->handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeouts_.connect_ms));
+  curl_easy_setopt(c->handle, CURLOPT_BUFFERSIZE, kMaxReceive);
+  curl_easy_setopt(c->handle, CURLOPT_ERRORBUFFER, c->error);
+  CURLcode code = curl_easy_perform(c->handle);
+  if (code == CURLE_OK) code = curl_easy_getinfo(c->handle, CURLINFO_ACTIVESOCKET, &c->socket);
+  if (code != CURLE_OK) {
+    set_error(r, code, c->error[0] ? c->error : curl_easy_strerror(code));
+    return nullptr;
+  }
+  return c;
+}
+
+void DirectGet::give_back(std::unique_ptr<Connection> c) {
+  c->reused = false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(c));
+}
+
+DirectGet::Outcome DirectGet::get(const Origin& o, const std::string& range, Body& b, Reply& r) {
+  const std::string request = request_head(o, range);
+  const Deadline deadline(timeouts_.whole_ms);
+  for (;;) {
+    std::unique_ptr<Connection> c = take(o, r);
+    if (!c) return Outcome::answered;  // r.code: could not connect
+    Exchange e = exchange(*c, request, deadline, b, r);
+    // A kept-alive connection the server closed while it was idle (nginx:
+    // after keepalive_timeout): the same request on a new one.
+    if (e == Exchange::stale && c->reused) {
+      r = Reply{};
+      continue;
+    }
+    if (e == Exchange::declined) return Outcome::declined;
+    if (e == Exchange::reusable) give_back(std::move(c));
+    return Outcome::answered;
+  }
+}
+
+// Sends the request on c and receives the answer: its head into r, its body
+// into b.
+DirectGet::Exchange DirectGet::exchange(Connection& c, const std::string& request, const Deadline& d, Body& b,
+                                        Reply& r) {
+  auto failed = [&](CURLcode code, const std::string& text) {
+    set_error(r, code, text);
+    return Exchange::closed;
+  };
+  CURLcode code = c.send_all(request, d);
+  if (code != CURLE_OK) return c.reused ? Exchange::stale : failed(code, c.error);
+
+  // The head, and the first bytes of the body that came with it.
+  http::response_parser<http::empty_body> head;
+  std::vector<char> buf(kHeadBuffer);
+  size_t filled = 0, parsed = 0;
+  while (!head.is_header_done()) {
+    if (filled == buf.size()) {
+      if (buf.size() >= kMaxHead) return Exchange::declined;
+      buf.resize(buf.size() * 2);
+    }
+    size_t got = 0;
+    code = c.receive(buf.data() + filled, buf.size() - filled, &got, d);
+    if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, 0, r);
+    if ((code != CURLE_OK || got == 0) && filled == 0 && c.reused) return Exchange::stale;
+    if (code != CURLE_OK) return failed(code, c.error);
+    if (got == 0)
+      return filled == 0 ? failed(CURLE_GOT_NOTHING, "the server closed the connection without answering")
+                         : failed(CURLE_RECV_ERROR, "the server closed the connection in the answer's head");
+    filled += got;
+    boost::system::error_code ec;
+    parsed += head.put(boost::asio::buffer(buf.data() + parsed, filled - parsed), ec);
+    if (ec && ec != http::error::need_more) return Exchange::declined;
+  }
+  const auto& h = head.get();
+  r.status = static_cast<long>(h.result_int());
+  r.status_line = "HTTP/" + std::to_string(h.version() / 10) + "." + std::to_string(h.version() % 10) + " " +
+                  std::to_string(r.status) + " " + std::string(h.reason());
+  r.content_range = std::string(h[http::field::content_range]);
+  // Redirects and bodies of unknown length are libcurl's.
+  if (r.status < 200 || (r.status >= 300 && r.status < 400) || !head.content_length()) return Exchange::declined;
+  uint64_t left = *head.content_length();
+  r.content_length = static_cast<int64_t>(std::min<uint64_t>(left, INT64_MAX));
+  b.start(r.status, r.content_length);
+  if (!b.keep && left > kMaxErrorPage) return Exchange::closed;  // an error page not worth reading
+
+  size_t early = static_cast<size_t>(std::min<uint64_t>(filled - parsed, left));
+  bool more_than_told = filled - parsed > early;
+  bool go_on = b.take(buf.data() + parsed, early);
+  left -= early;
+  while (go_on && left) {
+    auto [at, room] = b.place();
+    size_t got = 0;
+    if (at) {  // straight into the caller's buffer
+      code = c.receive(at, static_cast<size_t>(std::min(room, left)), &got, d);
+      if (code == CURLE_OK) b.placed(got);
+    } else {
+      c.scratch.resize(kScratch);
+      code = c.receive(c.scratch.data(), static_cast<size_t>(std::min<uint64_t>(kScratch, left)), &got, d);
+      if (code == CURLE_OK) go_on = b.take(c.scratch.data(), got);
+    }
+    if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, b.received, r);
+    if (code != CURLE_OK) return failed(code, c.error);
+    if (got == 0) return failed(CURLE_PARTIAL_FILE, "the connection closed before the body ended");
+    left -= got;
+  }
+  // A body stopped before its end (limit bytes kept of a whole file), or
+  // bytes past it, leave the connection in no state for another request.
+  if (left || more_than_told || !head.keep_alive()) return Exchange::closed;
+  return Exchange::reusable;
+}
+
+DirectGet::Exchange DirectGet::timed_out(const Deadline& d, uint64_t received, Reply& r) {
+  set_error(r, CURLE_OPERATION_TIMEDOUT,
+            "timed out after " + std::to_string(d.ms()) + " ms with " + std::to_string(received) + " bytes received");
+  return Exchange::closed;
+}
+
+}  // namespace stowage_http
