@@ -7,12 +7,23 @@
 //              directory
 //   read       ranged GET (Range: bytes=a-b); a server that ignores Range and
 //              answers 200 with the whole body still gives the right bytes
-//   read_into  the same GET, its body copied from curl's receive buffer
-//              straight into the caller's buffers one after the other (an
-//              N5 chunk's header and payload), the file's size from
-//              Content-Range: one request, one copy (bench/http/README.md)
+//   read_into  the same GET, its body received straight into the caller's
+//              buffers one after the other (an N5 chunk's header and
+//              payload), the file's size from Content-Range: one request,
+//              no copy in this process (bench/http/README.md)
 //   list       nginx's `autoindex on; autoindex_format json;` listing
 //   writing    UNSUPPORTED "read only" (move: StorageBackend's "cannot rename")
+//
+// A GET goes one of two ways, each filling the same Reply and Body
+// (answer.hpp), so retries and errors below are the same for both:
+//   direct     plain http: DirectGet (direct_get.hpp), on connections of its
+//              own, receives the body where it goes; libcurl opens them
+//   libcurl    its transfer: https, a proxy named in the environment, the
+//              option "direct": false, and whatever DirectGet declines (a
+//              redirect, a body of unknown length). libcurl copies a body
+//              out of its own receive buffer: N5's chunk files over
+//              loopback come 1.6-2.3 times as fast through DirectGet in 9
+//              runs of 10 (bench/http/README.md).
 //
 // Keys are URLs as the user gave them ("http://host:8080/x.n5/0/0"). A
 // server without directories (an object store) answers 404 for a prefix:
@@ -22,7 +33,8 @@
 // Errors are retried with exponential backoff (5xx, 408, 429, refused or
 // reset connections, timeouts, bodies cut short): `retries` more attempts,
 // waiting retry_delay_ms, then twice that, and so on. Options:
-//   {"retries": 4, "retry_delay_ms": 50, "timeout_ms": 60000, "connect_timeout_ms": 10000}
+//   {"retries": 4, "retry_delay_ms": 50, "timeout_ms": 60000, "connect_timeout_ms": 10000,
+//    "direct": true}
 #include <curl/curl.h>
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
