@@ -92,6 +92,16 @@ std::string with(const std::string& transport, const std::string& options = "{}"
   return j.dump();
 }
 
+// Runs `check` once per transport, on a backend of its own with `options`.
+template <class Check>
+void on_each_transport(const std::string& options, Check&& check) {
+  for (const std::string transport : kTransports) {
+    CAPTURE(transport);
+    Backend backend(with(transport, options));
+    check(backend.storage());
+  }
+}
+
 constexpr size_t kBig = 5 * 1000 * 1000 + 7;  // 5 MB and a ragged end
 
 // The files every test serves: sizes 0, 1 and 5 MB, and a tree.
@@ -258,10 +268,8 @@ TEST_CASE("http: a scattered read_into equals the file backend's, in one request
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy counter(nginx.port());  // (misbehaves never: counts requests)
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(transport);
-    sdk::Storage local = storage_for(nginx.root().string()), web = backend.storage();
+  on_each_transport("{}", [&](const sdk::Storage& web) {
+    sdk::Storage local = storage_for(nginx.root().string());
     struct Case {
       const char* file;
       uint64_t offset;
@@ -295,42 +303,37 @@ TEST_CASE("http: a scattered read_into equals the file backend's, in one request
     // Missing: false (not an error), also when the parts hold nothing.
     CHECK_FALSE(read_scattered(web, nginx.url("nothing.bin"), 0, {4, 4}).found);
     CHECK_FALSE(read_scattered(web, nginx.url("nothing.bin"), 0, {0}).found);
-    CHECK(read_scattered(web, nginx.url("big.bin"), 5, {0, 0}) == read_scattered(local, (nginx.root() / "big.bin").string(), 5, {0, 0}));
-  }
+    CHECK(read_scattered(web, nginx.url("big.bin"), 5, {0, 0}) ==
+          read_scattered(local, (nginx.root() / "big.bin").string(), 5, {0, 0}));
+  });
 }
 
 TEST_CASE("http: a truncated body in a scattered read_into is a clear error") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy proxy(nginx.port());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(with(transport, R"({"retries": 1, "retry_delay_ms": 1})"));
-    sdk::Storage s = backend.storage();
+  on_each_transport(R"({"retries": 1, "retry_delay_ms": 1})", [&](const sdk::Storage& s) {
     std::string u = proxy.url("big.bin");
     proxy.misbehave(Fault::cut, 1);
     Failure f = failure_of([&] { read_scattered(s, u, 0, {12, kBig}); });
     CHECK(f.code == STOWAGE_CORRUPT);
-    CHECK(f.message == u + ": truncated body: the connection closed before the body ended (" + std::to_string(kBig / 2) +
-                           " of " + std::to_string(kBig) + " bytes) (after 2 attempts)");
+    CHECK(f.message == u + ": truncated body: the connection closed before the body ended (" +
+                           std::to_string(kBig / 2) + " of " + std::to_string(kBig) + " bytes) (after 2 attempts)");
     // One cut answer in two: the retry gives the whole.
     proxy.misbehave(Fault::cut, 2);
     Scattered r = read_scattered(s, u, 0, {12, kBig});
     CHECK(r.got == kBig);
     CHECK(r.file_size == kBig);
     CHECK(r.parts[0] + r.parts[1].substr(0, kBig - 12) == files.big);
-  }
+  });
 }
 
 TEST_CASE("http: the pooled connections survive the server closing them") {
   test::Nginx nginx;
   Files files(nginx.root());
   // No retries: a request sent on a connection the server closed must not
-  // fail (curl sees the closed connection and opens another).
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(with(transport, R"({"retries": 0})"));
-    sdk::Storage s = backend.storage();
+  // fail (libcurl and DirectGet see the closed connection and open another).
+  on_each_transport(R"({"retries": 0})", [&](const sdk::Storage& s) {
     CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 4) == files.big);  // 4 connections kept in the pool
     for (int round = 0; round < 2; ++round) {
       nginx.restart();
@@ -338,16 +341,13 @@ TEST_CASE("http: the pooled connections survive the server closing them") {
       CHECK(text_of(s.read(nginx.url("sub/inner.bin"))) == files.inner);
     }
 
-  }
+  });
 }
 
 TEST_CASE("http: a server that ignores Range still gives the right bytes") {
   test::Nginx nginx;
   Files files(nginx.root());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(transport);
-    sdk::Storage s = backend.storage();
+  on_each_transport("{}", [&](const sdk::Storage& s) {
     std::string u = nginx.url("norange/big.bin");
     uint64_t size = 0;
     CHECK(s.kind(u, &size) == STOWAGE_ENTRY_FILE);
@@ -358,32 +358,26 @@ TEST_CASE("http: a server that ignores Range still gives the right bytes") {
     CHECK(s.read(u, kBig + 5, 10).size() == 0);
     CHECK(text_of(s.read(u)) == files.big);
     CHECK(read_in_chunks(s, u, kBig, 2) == files.big);
-  }
+  });
 }
 
 TEST_CASE("http: a server that refuses HEAD still tells sizes") {
   test::Nginx nginx;
   Files files(nginx.root());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(transport);
-    sdk::Storage s = backend.storage();
+  on_each_transport("{}", [&](const sdk::Storage& s) {
     uint64_t size = 0;
     CHECK(s.kind(nginx.url("nohead/big.bin"), &size) == STOWAGE_ENTRY_FILE);
     CHECK(size == kBig);
     CHECK(s.kind(nginx.url("nohead/empty.bin"), &size) == STOWAGE_ENTRY_FILE);
     CHECK(size == 0);
     CHECK(text_of(s.read(nginx.url("nohead/one.bin"))) == files.one);
-  }
+  });
 }
 
 TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
   test::Nginx nginx;
   Files files(nginx.root());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(transport);
-    sdk::Storage s = backend.storage();
+  on_each_transport("{}", [&](const sdk::Storage& s) {
 
     std::string missing = nginx.url("sub/missing.bin");
     Failure f = failure_of([&] { s.read(missing); });
@@ -430,15 +424,13 @@ TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
       CHECK(has(f.message, "read only"));
     }
     CHECK_FALSE(test::fs::exists(nginx.root() / "new.bin"));
-  }
+  });
 }
 
 TEST_CASE("http: a server that is not there, and bad options") {
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(with(transport, R"({"retries": 1, "retry_delay_ms": 1})"));
+  on_each_transport(R"({"retries": 1, "retry_delay_ms": 1})", [&](const sdk::Storage& s) {
     std::string u = "http://127.0.0.1:" + std::to_string(test::free_port()) + "/x.n5/attributes.json";
-    Failure f = failure_of([&] { backend.storage().read(u); });
+    Failure f = failure_of([&] { s.read(u); });
     CHECK(f.code == STOWAGE_IO);
     CHECK(has(f.message, u + ": "));
     CHECK(has(f.message, "(after 2 attempts)"));
@@ -452,17 +444,14 @@ TEST_CASE("http: a server that is not there, and bad options") {
       CHECK(has(e.message, "http storage"));
     }
 
-  }
+  });
 }
 
 TEST_CASE("http: a flaky server still gives the right bytes through retries") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy proxy(nginx.port());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(with(transport, R"({"retries": 8, "retry_delay_ms": 1, "timeout_ms": 1000})"));
-    sdk::Storage s = backend.storage();
+  on_each_transport(R"({"retries": 8, "retry_delay_ms": 1, "timeout_ms": 1000})", [&](const sdk::Storage& s) {
     std::string u = proxy.url("big.bin");
 
     for (Fault fault : {Fault::drop, Fault::status, Fault::cut, Fault::stall}) {
@@ -487,17 +476,14 @@ TEST_CASE("http: a flaky server still gives the right bytes through retries") {
       CHECK(proxy.faults() > before + 2);
     }
 
-  }
+  });
 }
 
 TEST_CASE("http: failures that outlast the retries are clear errors") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy proxy(nginx.port());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(with(transport, R"({"retries": 2, "retry_delay_ms": 1, "timeout_ms": 300})"));
-    sdk::Storage s = backend.storage();
+  on_each_transport(R"({"retries": 2, "retry_delay_ms": 1, "timeout_ms": 300})", [&](const sdk::Storage& s) {
     std::string u = proxy.url("big.bin");
     char buf[100];
     uint64_t got = 0;
@@ -532,7 +518,7 @@ TEST_CASE("http: failures that outlast the retries are clear errors") {
 
     proxy.misbehave(Fault::none, 1);
     CHECK(text_of(s.read(u, 0, 10)) == files.big.substr(0, 10));
-  }
+  });
 }
 
 TEST_CASE("http: answers of unknown length and redirects give the same bytes (libcurl takes them over)") {
@@ -570,10 +556,7 @@ TEST_CASE("http: answers of unknown length and redirects give the same bytes (li
 TEST_CASE("http: 8 threads read one backend at once") {
   test::Nginx nginx;
   Files files(nginx.root());
-  for (const std::string transport : kTransports) {
-    CAPTURE(transport);
-    Backend backend(transport);
-    sdk::Storage s = backend.storage();
+  on_each_transport("{}", [&](const sdk::Storage& s) {
     for (int round = 0; round < 3; ++round) CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 8) == files.big);
-  }
+  });
 }
