@@ -93,7 +93,8 @@ struct DirectGet::Connection {
   std::string server;  // Origin::connect_url
   bool reused = false;
   char error[CURL_ERROR_SIZE] = {0};  // libcurl's text for a failed connect, send or recv
-  std::vector<char> scratch;
+  std::vector<char> head = std::vector<char>(kHeadBuffer);  // an answer's head and the body's first bytes
+  std::vector<char> scratch;                                // body bytes that cannot go in place
 
   ~Connection() {
     if (handle) curl_easy_cleanup(handle);
@@ -129,6 +130,70 @@ struct DirectGet::Connection {
       if (c != CURLE_AGAIN) return c;
       if (!wait(POLLIN, d)) return CURLE_OPERATION_TIMEDOUT;
     }
+  }
+
+  // Receives an answer's head into `parser`. The bytes after it (the
+  // body's first) are head[*parsed, *filled).
+  Exchange receive_head(http::response_parser<http::empty_body>& parser, size_t* parsed, size_t* filled,
+                        const Deadline& d, Reply& r) {
+    *parsed = *filled = 0;
+    while (!parser.is_header_done()) {
+      if (*filled == head.size()) {
+        if (head.size() >= kMaxHead) return Exchange::declined;
+        head.resize(head.size() * 2);
+      }
+      size_t got = 0;
+      CURLcode code = receive(head.data() + *filled, head.size() - *filled, &got, d);
+      if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, 0, r);
+      if ((code != CURLE_OK || got == 0) && *filled == 0 && reused) return Exchange::stale;
+      if (code != CURLE_OK) return failed(code, error, r);
+      if (got == 0)
+        return failed(*filled == 0 ? CURLE_GOT_NOTHING : CURLE_RECV_ERROR,
+                      *filled == 0 ? "the server closed the connection without answering"
+                                   : "the server closed the connection in the answer's head",
+                      r);
+      *filled += got;
+      boost::system::error_code ec;
+      *parsed += parser.put(boost::asio::buffer(head.data() + *parsed, *filled - *parsed), ec);
+      if (ec && ec != http::error::need_more) return Exchange::declined;
+    }
+    return Exchange::reusable;
+  }
+
+  // Receives the `left` bytes of a body still to come into b: in place
+  // where Body says so, through `scratch` and Body::take where not.
+  Exchange receive_body(uint64_t left, Body& b, const Deadline& d, Reply& r) {
+    for (bool go_on = true; go_on && left;) {
+      auto [at, room] = b.place();
+      size_t got = 0;
+      CURLcode code;
+      if (at) {  // straight into the caller's buffer
+        code = receive(at, static_cast<size_t>(std::min(room, left)), &got, d);
+        if (code == CURLE_OK) b.placed(got);
+      } else {
+        scratch.resize(kScratch);
+        code = receive(scratch.data(), static_cast<size_t>(std::min<uint64_t>(kScratch, left)), &got, d);
+        if (code == CURLE_OK) go_on = b.take(scratch.data(), got);
+      }
+      if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, b.received, r);
+      if (code != CURLE_OK) return failed(code, error, r);
+      if (got == 0) return failed(CURLE_PARTIAL_FILE, "the connection closed before the body ended", r);
+      left -= got;
+    }
+    // A body stopped before its end (limit bytes kept of a whole file)
+    // leaves the connection in no state for another request.
+    return left ? Exchange::closed : Exchange::reusable;
+  }
+
+  static Exchange failed(CURLcode code, const std::string& text, Reply& r) {
+    set_error(r, code, text);
+    return Exchange::closed;
+  }
+  static Exchange timed_out(const Deadline& d, uint64_t received, Reply& r) {
+    return failed(CURLE_OPERATION_TIMEDOUT,
+                  "timed out after " + std::to_string(d.ms()) + " ms with " + std::to_string(received) +
+                      " bytes received",
+                  r);
   }
 };
 
@@ -194,77 +259,32 @@ DirectGet::Outcome DirectGet::get(const Origin& o, const std::string& range, Bod
 // into b.
 DirectGet::Exchange DirectGet::exchange(Connection& c, const std::string& request, const Deadline& d, Body& b,
                                         Reply& r) {
-  auto failed = [&](CURLcode code, const std::string& text) {
-    set_error(r, code, text);
-    return Exchange::closed;
-  };
   CURLcode code = c.send_all(request, d);
-  if (code != CURLE_OK) return c.reused ? Exchange::stale : failed(code, c.error);
+  if (code != CURLE_OK) return c.reused ? Exchange::stale : Connection::failed(code, c.error, r);
+  http::response_parser<http::empty_body> parser;
+  size_t parsed = 0, filled = 0;
+  Exchange e = c.receive_head(parser, &parsed, &filled, d, r);
+  if (e != Exchange::reusable) return e;
 
-  // The head, and the first bytes of the body that came with it.
-  http::response_parser<http::empty_body> head;
-  std::vector<char> buf(kHeadBuffer);
-  size_t filled = 0, parsed = 0;
-  while (!head.is_header_done()) {
-    if (filled == buf.size()) {
-      if (buf.size() >= kMaxHead) return Exchange::declined;
-      buf.resize(buf.size() * 2);
-    }
-    size_t got = 0;
-    code = c.receive(buf.data() + filled, buf.size() - filled, &got, d);
-    if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, 0, r);
-    if ((code != CURLE_OK || got == 0) && filled == 0 && c.reused) return Exchange::stale;
-    if (code != CURLE_OK) return failed(code, c.error);
-    if (got == 0)
-      return filled == 0 ? failed(CURLE_GOT_NOTHING, "the server closed the connection without answering")
-                         : failed(CURLE_RECV_ERROR, "the server closed the connection in the answer's head");
-    filled += got;
-    boost::system::error_code ec;
-    parsed += head.put(boost::asio::buffer(buf.data() + parsed, filled - parsed), ec);
-    if (ec && ec != http::error::need_more) return Exchange::declined;
-  }
-  const auto& h = head.get();
+  const auto& h = parser.get();
   r.status = static_cast<long>(h.result_int());
   r.status_line = "HTTP/" + std::to_string(h.version() / 10) + "." + std::to_string(h.version() % 10) + " " +
                   std::to_string(r.status) + " " + std::string(h.reason());
   r.content_range = std::string(h[http::field::content_range]);
   // Redirects and bodies of unknown length are libcurl's.
-  if (r.status < 200 || (r.status >= 300 && r.status < 400) || !head.content_length()) return Exchange::declined;
-  uint64_t left = *head.content_length();
-  r.content_length = static_cast<int64_t>(std::min<uint64_t>(left, INT64_MAX));
+  if (r.status < 200 || (r.status >= 300 && r.status < 400) || !parser.content_length()) return Exchange::declined;
+  uint64_t length = *parser.content_length();
+  r.content_length = static_cast<int64_t>(std::min<uint64_t>(length, INT64_MAX));
   b.start(r.status, r.content_length);
-  if (!b.keep && left > kMaxErrorPage) return Exchange::closed;  // an error page not worth reading
+  if (!b.keep && length > kMaxErrorPage) return Exchange::closed;  // an error page not worth reading
 
-  size_t early = static_cast<size_t>(std::min<uint64_t>(filled - parsed, left));
-  bool more_than_told = filled - parsed > early;
-  bool go_on = b.take(buf.data() + parsed, early);
-  left -= early;
-  while (go_on && left) {
-    auto [at, room] = b.place();
-    size_t got = 0;
-    if (at) {  // straight into the caller's buffer
-      code = c.receive(at, static_cast<size_t>(std::min(room, left)), &got, d);
-      if (code == CURLE_OK) b.placed(got);
-    } else {
-      c.scratch.resize(kScratch);
-      code = c.receive(c.scratch.data(), static_cast<size_t>(std::min<uint64_t>(kScratch, left)), &got, d);
-      if (code == CURLE_OK) go_on = b.take(c.scratch.data(), got);
-    }
-    if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, b.received, r);
-    if (code != CURLE_OK) return failed(code, c.error);
-    if (got == 0) return failed(CURLE_PARTIAL_FILE, "the connection closed before the body ended");
-    left -= got;
-  }
-  // A body stopped before its end (limit bytes kept of a whole file), or
-  // bytes past it, leave the connection in no state for another request.
-  if (left || more_than_told || !head.keep_alive()) return Exchange::closed;
-  return Exchange::reusable;
-}
-
-DirectGet::Exchange DirectGet::timed_out(const Deadline& d, uint64_t received, Reply& r) {
-  set_error(r, CURLE_OPERATION_TIMEDOUT,
-            "timed out after " + std::to_string(d.ms()) + " ms with " + std::to_string(received) + " bytes received");
-  return Exchange::closed;
+  size_t early = static_cast<size_t>(std::min<uint64_t>(filled - parsed, length));
+  if (!b.take(c.head.data() + parsed, early)) return Exchange::closed;
+  e = c.receive_body(length - early, b, d, r);
+  // Bytes past the body, or a server that closes after this answer, leave
+  // the connection in no state for another request.
+  if (e == Exchange::reusable && (filled - parsed > early || !parser.keep_alive())) return Exchange::closed;
+  return e;
 }
 
 }  // namespace stowage_http

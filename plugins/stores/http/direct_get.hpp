@@ -71,7 +71,6 @@ class DirectGet {
   std::unique_ptr<Connection> take(const Origin& o, Reply& r);
   void give_back(std::unique_ptr<Connection> c);
   Exchange exchange(Connection& c, const std::string& request, const Deadline& d, Body& b, Reply& r);
-  static Exchange timed_out(const Deadline& d, uint64_t received, Reply& r);
 
   Timeouts timeouts_;
   std::mutex mutex_;
