@@ -4,9 +4,9 @@
 // order while copying between the chunk and the caller's buffer.
 #include "internal.hpp"
 
+#include <stowage/plugin_util.hpp>  // PageAlignedAllocator
+
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 
 namespace stowage {
 
@@ -87,23 +87,27 @@ void check_region(const NodeInfo& info, const std::string& where, const std::vec
 }
 
 // The buffer chunks are read into and copied out of, one per thread.
-// Page-aligned, so a chunk file's bytes land at the offset in a page they
-// have in the page cache: at the 16-byte offset malloc gives a large block,
-// every store of the kernel's copy fell 16 bytes ahead of the load before
-// it modulo 4096 (4K aliasing), and a 512 KiB raw Zarr chunk took 103 us to
-// read instead of 53 us (AMD EPYC, this VM); whole Zarr v2 raw reads ran at
-// 0.68-0.71 of N5's, whose 16-byte chunk header happened to cancel the offset.
+// Page-aligned (sdk::PageAlignedAllocator, which says why: 4K aliasing), so
+// a chunk file's bytes land at the offset in a page they have in the page
+// cache: whole Zarr v2 raw reads went from 0.68-0.71 of N5's (whose 16-byte
+// chunk header happened to cancel malloc's 16-byte offset) to 1.19. Not a
+// vector: growing one would copy and zero-fill bytes about to be overwritten.
 char* scratch(size_t bytes) {
-  constexpr size_t kPage = 4096;
-  thread_local std::unique_ptr<char, decltype(&std::free)> buffer{nullptr, &std::free};
-  thread_local size_t capacity = 0;
-  if (capacity < bytes) {
-    const size_t size = (bytes + kPage - 1) / kPage * kPage;
-    buffer.reset(static_cast<char*>(std::aligned_alloc(kPage, size)));
-    if (!buffer) throw std::bad_alloc();
-    capacity = size;
+  using Allocator = sdk::PageAlignedAllocator<char>;
+  struct Block {
+    char* data = nullptr;
+    size_t size = 0;
+    ~Block() { Allocator().deallocate(data, size); }
+  };
+  thread_local Block buffer;
+  if (buffer.size < bytes) {
+    Allocator().deallocate(buffer.data, buffer.size);  // deleting null does nothing
+    buffer.data = nullptr;
+    buffer.size = 0;
+    buffer.data = Allocator().allocate(bytes);
+    buffer.size = bytes;
   }
-  return buffer.get();
+  return buffer.data;
 }
 
 uint64_t nominal_chunk_bytes(const NodeInfo& info) {
