@@ -74,6 +74,10 @@ class HashIndex {
   FingerprintTable table_;
 };
 
+// A byte buffer starting on a page, as sdk::PageBuffer: a ranged read from
+// the page cache into malloc's 16-byte page offset runs into 4K aliasing.
+using PageChars = std::vector<char, stowage::sdk::PageAlignedAllocator<char>>;
+
 // Buffers for ranged reads of samples, owned by a Reader and reused across
 // its reads (no thread_local). A read takes one and gives it back; a read
 // made from inside an item callback simply takes another.
@@ -81,7 +85,7 @@ class BufferPool {
  public:
   class Lease {
    public:
-    Lease(BufferPool& pool, std::vector<char> buffer) : pool_(pool), buffer_(std::move(buffer)) {}
+    Lease(BufferPool& pool, PageChars buffer) : pool_(pool), buffer_(std::move(buffer)) {}
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     ~Lease() { pool_.give_back(std::move(buffer_)); }
@@ -92,14 +96,14 @@ class BufferPool {
 
    private:
     BufferPool& pool_;
-    std::vector<char> buffer_;
+    PageChars buffer_;
   };
   Lease take();
 
  private:
-  void give_back(std::vector<char> buffer);
+  void give_back(PageChars buffer);
   std::mutex mutex_;
-  std::vector<std::vector<char>> free_;
+  std::vector<PageChars> free_;
 };
 
 // Read access. Opening checks that the data file and an index exist, as

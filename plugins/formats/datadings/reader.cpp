@@ -18,7 +18,7 @@ constexpr uint64_t batch_bytes = 4u << 20;
 // MD5 of a whole file, read in blocks of 4 MiB into one buffer.
 std::string md5_file(const stowage::sdk::Storage& storage, const std::string& path) {
   Md5 md5;
-  std::vector<char> block(batch_bytes);
+  PageChars block(batch_bytes);
   uint64_t got = 0;
   for (uint64_t at = 0;; at += got) {
     if (!storage.read_into_if_exists(path, at, block.data(), block.size(), &got))
@@ -41,7 +41,7 @@ void prefetch(const char* p, uint64_t size) {
 
 BufferPool::Lease BufferPool::take() {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<char> buffer;
+  PageChars buffer;
   if (!free_.empty()) {
     buffer = std::move(free_.back());
     free_.pop_back();
@@ -49,7 +49,7 @@ BufferPool::Lease BufferPool::take() {
   return Lease(*this, std::move(buffer));
 }
 
-void BufferPool::give_back(std::vector<char> buffer) {
+void BufferPool::give_back(PageChars buffer) {
   if (buffer.size() > 4 * batch_bytes) return;  // after a huge sample: let it go
   std::lock_guard<std::mutex> lock(mutex_);
   if (free_.size() < 4) free_.push_back(std::move(buffer));
@@ -307,7 +307,10 @@ void Reader::read_ranges(uint64_t begin, uint64_t end, const stowage::sdk::ItemF
     uint64_t last = first + 1;
     while (last < end && off[last + 1] - off[first] <= batch_bytes) ++last;
     const uint64_t want = off[last] - off[first];
-    char* bytes = buffer.get(want);
+    // The samples land at the offset in a page they have in the page cache,
+    // so the kernel's copy never stores just ahead of its loads (4K aliasing).
+    const uint64_t lead = off[first] % stowage::sdk::PageAlignedAllocator<char>::kPage;
+    char* bytes = buffer.get(lead + want) + lead;
     uint64_t got = 0, now = 0;
     if (!storage_.read_into_if_exists(paths_.data, off[first], bytes, want, &got, &now))
       fail(STOWAGE_NOT_FOUND, paths_.data + ": no such file (it was there when the dataset was opened)");
