@@ -173,7 +173,11 @@ inline std::vector<uint64_t> c_order_chunks(const std::vector<uint64_t>& shape, 
 // large block, every store of the kernel's copy fell 16 bytes ahead of the
 // load before it modulo 4096 ("4K aliasing"): a bare preadv loop of a
 // 512 KiB file took 103 us instead of 53-55 us (page offset 0, 64 or 4032;
-// AMD EPYC VM). The host's region scratch (core/src/region.cpp) uses it too.
+// AMD EPYC VM). A pooled buffer sat at that offset while glibc mmapped it,
+// i.e. until a freed one raised malloc's mmap threshold (then the heap gave
+// arbitrary offsets): bench/zarr with the threshold held at 400000 bytes,
+// random blosc chunks of n5/v2/v3 took 224-236 us instead of 243-258.
+// The host's region scratch (core/src/region.cpp) uses this allocator too.
 template <class T>
 struct PageAlignedAllocator {
   using value_type = T;
