@@ -447,7 +447,8 @@ TEST_CASE("every format: open options, descriptions and attributes that are not 
            {"npy", "x.npy", ""},
            {"datg", "x.datg", ""},
            {"bpcells", "x_bpcells", ""},
-           {"datadings", "x.msgpack", ""}}) {
+           {"datadings", "x.msgpack", ""},
+           {"daf", "x.daf", "matrices/cell/gene/m"}}) {
     CAPTURE(format);
     const std::string path = (tmp / name).string();
     expect_error(format + " open options",

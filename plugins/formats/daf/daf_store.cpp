@@ -3,6 +3,8 @@
 
 #include "daf_text.hpp"
 
+#include <stowage/plugin_json.hpp>
+
 #include <algorithm>
 
 namespace daf {
@@ -28,9 +30,7 @@ struct Options {
 
 Options parse_options(std::string_view text) {
   Options o;
-  if (text.empty()) return o;
-  Json j = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) invalid("daf: options must be a JSON object, got " + std::string(text));
+  const Json j = sdk::parse_json_object<Json>(text, "daf: the open options");
   if (auto it = j.find("version"); it != j.end()) {
     o.version_given = true;
     if (*it == Json::array({1, 0})) o.version = {1, 0};

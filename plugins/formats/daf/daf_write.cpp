@@ -4,6 +4,8 @@
 
 #include "daf_text.hpp"
 
+#include <stowage/plugin_json.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -15,12 +17,6 @@ using sdk::invalid;
 namespace {
 
 constexpr uint64_t kMaxJsonBytes = 1 << 20;
-
-Json parse_description(std::string_view text, std::string_view node) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) invalid(std::string(node) + ": the description is not a JSON object");
-  return j;
-}
 
 std::string string_or(const Json& j, const char* key, const std::string& fallback) {
   auto it = j.find(key);
@@ -175,7 +171,7 @@ void DafStore::delete_axis(const std::string& axis) {
 void DafStore::create(std::string_view node, std::string_view json) {
   require_writable("create " + std::string(node));
   NodeRef ref = parse_node(node);
-  Json d = parse_description(json, node);
+  Json d = sdk::parse_json_object<Json>(json, std::string(node) + ": the description");
   std::string kind = string_or(d, "kind", "");
   if (ref.kind == NodeRef::Axis) {
     if (kind != "strings") invalid(std::string(node) + ": an axis is a string array, not '" + kind + "'");
@@ -281,7 +277,7 @@ void DafStore::remove(std::string_view node) {
 
 void DafStore::set_attributes(std::string_view node, std::string_view json) {
   require_writable("set attributes of '" + std::string(node) + "'");
-  Json a = parse_description(json, node);
+  Json a = sdk::parse_json_object<Json>(json, std::string(node) + ": attributes");
   NodeRef ref = parse_node(node);
   if (ref.kind == NodeRef::Root) return set_scalars(a);
   refuse_property_attributes(a, node);

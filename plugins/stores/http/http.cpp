@@ -39,6 +39,7 @@
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
 #include <stowage/plugin.hpp>
+#include <stowage/plugin_json.hpp>
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
@@ -86,10 +87,7 @@ int64_t option(const nlohmann::json& j, const char* key, int64_t def, int64_t mi
 
 Options parse_options(std::string_view text) {
   Options o;
-  if (text.empty()) return o;
-  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    invalid("http storage: the options are not a JSON object: " + std::string(text));
+  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, "http storage: the options");
   for (const auto& item : j.items()) {
     const std::string& k = item.key();
     if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms" && k != "direct")
