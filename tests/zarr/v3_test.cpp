@@ -376,6 +376,10 @@ TEST_CASE("zarr v3 sharding: inner chunks out of order, rewritten, read before t
           CHECK(early[0] == 1000 + int32_t(s * 10));
           CHECK(a.chunk_exists({0, 2 * s}));
           CHECK_FALSE(a.chunk_exists({0, 2 * s + 1}));
+          // All fill value: held with an empty entry, so not stored.
+          const std::vector<int32_t> fill(4, -1);
+          a.write({0, 4 * s + 2}, {2, 2}, fill.data());
+          CHECK_FALSE(a.chunk_exists({0, 2 * s + 1}));
         }
         for (uint64_t s = 0; s < shards; ++s) write(a, s, 0, 1, 4000);
         for (uint64_t s = 0; s < shards; ++s) write(a, s, 1, 0, 5000);  // each shard complete: published

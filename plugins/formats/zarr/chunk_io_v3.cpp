@@ -325,22 +325,24 @@ void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge
   p.file.reset();
 }
 
+// The shard `key` this store is writing and has not published, or null.
+// (Lock its mutex outside pending_mutex_: finish_shard takes them the other way.)
+std::shared_ptr<PendingShard> ZarrStore::pending_shard(const std::string& key) const {
+  if (pending_count_.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  auto it = pending_.find(key);
+  return it == pending_.end() ? nullptr : it->second;
+}
+
 // The encoded bytes of an inner chunk written through this store whose
 // shard is not published yet (empty: all fill value), or none.
 std::optional<std::vector<uint8_t>> ZarrStore::pending_inner(const std::string& key, uint64_t inner) const {
-  if (pending_count_.load(std::memory_order_acquire) == 0) return std::nullopt;
-  std::shared_ptr<PendingShard> p;
-  {
-    std::lock_guard<std::mutex> lock(pending_mutex_);
-    auto it = pending_.find(key);
-    if (it == pending_.end()) return std::nullopt;
-    p = it->second;
-  }
-  std::lock_guard<std::mutex> lock(p->mutex);  // never inside pending_mutex_ (finish_shard takes them the other way)
-  if (p->done) return std::nullopt;             // published: the file has it
+  std::shared_ptr<PendingShard> p = pending_shard(key);
+  if (!p) return std::nullopt;
+  std::lock_guard<std::mutex> lock(p->mutex);
+  if (!p->holds(inner)) return std::nullopt;  // (once published, the file has it)
   if (p->state[inner] == PendingShard::waiting) return p->early[inner];
-  if (p->state[inner] != PendingShard::in_file) return std::nullopt;
-  if (p->entry[2 * inner] == kEmptyEntry) return std::vector<uint8_t>();
+  if (p->holds_empty(inner)) return std::vector<uint8_t>();
   std::vector<uint8_t> bytes(p->entry[2 * inner + 1]);
   p->file->read_at(p->entry[2 * inner], bytes.data(), bytes.size());
   return bytes;
@@ -350,7 +352,10 @@ bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const
   check_index(a.meta, index, a.dir);
   const Where w = locate(a, index);
   if (!a.meta.v3->sharded) return storage_.kind(w.key) == STOWAGE_ENTRY_FILE;
-  if (std::optional<std::vector<uint8_t>> pending = pending_inner(w.key, w.inner)) return !pending->empty();
+  if (std::shared_ptr<PendingShard> p = pending_shard(w.key)) {  // its state only: no bytes read
+    std::lock_guard<std::mutex> lock(p->mutex);
+    if (p->holds(w.inner)) return !p->holds_empty(w.inner);
+  }
   std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key);  // the index only: nothing decoded
   return shard->exists && !shard->empty(w.inner);
 }

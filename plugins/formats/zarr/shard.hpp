@@ -79,6 +79,14 @@ struct PendingShard {
   std::vector<std::vector<uint8_t>> early;           // encoded chunks waiting for their turn
   uint64_t next = 0;                                 // the first inner chunk not in the file
   uint64_t count = 0, expected = 0;                  // inner chunks written, and inside the array
+
+  // Inner chunk i was written and is held here (mutex held): the shard is
+  // not published yet, and the chunk waits in memory or is in the file.
+  bool holds(uint64_t i) const { return !done && (state[i] == waiting || state[i] == in_file); }
+  // A held chunk that is all fill value (its index entry will be empty).
+  bool holds_empty(uint64_t i) const {
+    return state[i] == waiting ? early[i].empty() : entry[2 * i] == kEmptyEntry;
+  }
 };
 
 }  // namespace zarr

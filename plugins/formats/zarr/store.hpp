@@ -91,6 +91,7 @@ class ZarrStore final : public stowage::sdk::Store {
   std::shared_ptr<const ShardIndex> shard_index(const OpenArray& a, const std::string& key) const;
   bool read_whole(const std::string& key, std::optional<stowage::sdk::BufferPool::Lease>& file, uint64_t want,
                   uint64_t* got);
+  std::shared_ptr<PendingShard> pending_shard(const std::string& key) const;
   std::optional<std::vector<uint8_t>> pending_inner(const std::string& key, uint64_t inner) const;
   bool place_inner_chunk(const std::string& key, const std::shared_ptr<PendingShard>& p, const ArrayMeta& meta,
                          uint64_t inner, const uint8_t* chunk, std::unique_lock<std::mutex>& lock);
