@@ -184,9 +184,10 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
       add_inner_chunk(w.key, *p, w.inner, std::move(encoded));
     }
     if (p->count < p->expected) return;
+    // Every chunk of the shard is this write's: nothing to merge, no lock to take.
     finish_shard(w.key, *p, false, lock);  // other shards go on meanwhile
-    std::lock_guard<std::mutex> index_lock(a.v3->mutex);
-    a.v3->indexes.erase(w.key);
+    lock.unlock();
+    forget_index(a, w.key);
     return;
   }
 }
@@ -360,6 +361,50 @@ bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const
   return shard->exists && !shard->empty(w.inner);
 }
 
+// A shard's cached index is stale once anyone published the shard.
+void ZarrStore::forget_index(const OpenArray& a, const std::string& key) const {
+  std::lock_guard<std::mutex> lock(a.v3->mutex);
+  a.v3->indexes.erase(key);
+}
+
+// The lock of the chunk's file or, sharded, of its shard: the shard is then
+// read fresh (its cached index dropped) and published by unlock_chunk.
+std::unique_ptr<sdk::ChunkLock> ZarrStore::lock_chunk_v3(OpenArray& a, const uint64_t* index) {
+  check_index(a.meta, index, a.dir);
+  const Where w = locate(a, index);
+  std::unique_ptr<sdk::ChunkLock> held = sdk::lock_chunk_key(storage_, w.key);
+  if (a.meta.v3->sharded) forget_index(a, w.key);
+  return held;
+}
+
+// Publishes what this store holds of shard `key`, merged with the shard as
+// stored, while the caller holds the shard's lock (taken before the
+// shard's mutex: write_chunk holds the mutex and never waits for the lock).
+void ZarrStore::publish_shard_held(const OpenArray& a, const std::string& key) {
+  if (std::shared_ptr<PendingShard> p = pending_shard(key)) {
+    std::unique_lock<std::mutex> lock(p->mutex);
+    if (!p->done) finish_shard(key, *p, true, lock);
+  }
+  forget_index(a, key);
+}
+
+// Every shard of `a` written in part, each merged and published under its lock.
+void ZarrStore::flush_shards(const OpenArray& a) {
+  if (!a.meta.v3->sharded || pending_count_.load(std::memory_order_acquire) == 0) return;
+  const std::string prefix = a.dir + '/';
+  std::vector<std::string> keys;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    for (const auto& [key, shard] : pending_)
+      if (key.compare(0, prefix.size(), prefix) == 0) keys.push_back(key);
+  }
+  for (const std::string& key : keys) {
+    std::unique_ptr<sdk::KeyChunkLock> held = sdk::lock_chunk_key(storage_, key);
+    publish_shard_held(a, key);
+  }
+}
+
+// At close: the shards still held in part (a writer that never flushed).
 void ZarrStore::publish_pending_shards() {
   std::map<std::string, std::shared_ptr<PendingShard>> left;
   {
@@ -368,6 +413,7 @@ void ZarrStore::publish_pending_shards() {
     pending_count_.store(0);
   }
   for (auto& [key, shard] : left) {
+    std::unique_ptr<sdk::KeyChunkLock> held = sdk::lock_chunk_key(storage_, key);
     std::unique_lock<std::mutex> lock(shard->mutex);
     if (!shard->done) finish_shard(key, *shard, true, lock);
   }

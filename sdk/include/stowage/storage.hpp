@@ -392,6 +392,20 @@ class StagedBackendFile {
   virtual void resize(uint64_t size) = 0;
 };
 
+// ArrayNode::lock_chunk's lock where a chunk (or the shard holding it) is
+// one key of the storage: the storage's lock on that key.
+struct KeyChunkLock final : ChunkLock {
+  KeyChunkLock(std::string k, Lock l) : key(std::move(k)), lock(std::move(l)) {}
+  std::string key;
+  Lock lock;
+};
+// Null where the storage cannot lock a key (read only: nobody writes).
+inline std::unique_ptr<KeyChunkLock> lock_chunk_key(const Storage& storage, std::string key) {
+  if (!storage.can_lock_keys()) return nullptr;
+  Lock held = storage.lock_key(key);
+  return std::make_unique<KeyChunkLock>(std::move(key), std::move(held));
+}
+
 // A lock a backend hands out; released when deleted.
 class BackendLock {
  public:
