@@ -152,3 +152,17 @@ def test_a_write_that_returns_is_published_before_close(tmp_path, layout):
     assert int(seen.stdout) == 5 * 16 * 16 - 5 * 4 * 4 + 7 * 17 * 4
     assert not [p.name for p in path.rglob("*") if ".stowage-tmp." in p.name]
     store.close()
+
+
+@needs("zstd")
+def test_a_handle_that_read_a_shard_sees_another_writers_rewrite(tmp_path):
+    path, fmt = make(tmp_path, "zarr3-sharded", "r", (32, 32), (16, 16))
+    reader = stowage.open(path)["a"]
+    assert int(reader[...].sum()) == 0  # no shard yet: the reader's handle knows that
+    rng = np.random.default_rng(3)
+    for round_ in range(3):  # each a shard of another size
+        want = rng.integers(0, 1000 * (round_ + 1), (32, 32), dtype=np.uint16)
+        with stowage.open(path, "r+") as writer:
+            writer["a"][...] = want
+        assert np.array_equal(reader[...], want), f"round {round_}"
+        assert np.array_equal(reader[5:20, 7:9], want[5:20, 7:9])

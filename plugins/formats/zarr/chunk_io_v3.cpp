@@ -75,17 +75,22 @@ bool ZarrStore::read_whole(const std::string& key, std::optional<sdk::BufferPool
 
 std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, const std::string& key) const {
   V3State& state = *a.v3;
+  // The size first (a stat): a shard too short for its index is refused
+  // before a buffer of the index's size is made, and a cached index is
+  // kept only while the shard is as large as when it was read (another
+  // writer's shard is published whole, and rarely of the same size).
+  uint64_t size = 0;
+  const bool is_file = storage_.kind(key, &size) == STOWAGE_ENTRY_FILE;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    if (auto it = state.indexes.find(key); it != state.indexes.end()) return it->second;
+    if (auto it = state.indexes.find(key);
+        it != state.indexes.end() && it->second->exists == is_file && it->second->file_size == (is_file ? size : 0))
+      return it->second;
   }
   const V3Layout& l = *a.meta.v3;
   const uint64_t index_bytes = l.index_bytes();
   auto index = std::make_shared<ShardIndex>();
-  // The size first (a stat): a shard too short for its index is refused
-  // before a buffer of the index's size is made.
-  uint64_t size = 0;
-  if (storage_.kind(key, &size) == STOWAGE_ENTRY_FILE) {
+  if (is_file) {
     if (size < index_bytes)
       corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
               "-byte index (truncated)");
@@ -94,7 +99,7 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
     *index = decode_shard_index(buf.data(), l, key, size);
   }
   std::lock_guard<std::mutex> lock(state.mutex);
-  return state.indexes.emplace(key, std::move(index)).first->second;
+  return state.indexes.insert_or_assign(key, std::move(index)).first->second;
 }
 
 bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
