@@ -430,8 +430,25 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     } else {
       return false;
     }
-    if (b.received == expected) return false;
-    if (why) *why = "got " + std::to_string(b.received) + " of " + std::to_string(expected) + " bytes";
+    if (b.received != expected) {
+      if (why) *why = "got " + std::to_string(b.received) + " of " + std::to_string(expected) + " bytes";
+      return true;
+    }
+    return r.status == 206 && is_short_range(b, r, why);
+  }
+
+  // A range answered with fewer bytes than asked though the file goes on,
+  // its headers agreeing with its body ("bytes 0-499/1000" for 0-999): the
+  // rest would read as the file's end.
+  static bool is_short_range(const Body& b, const Reply& r, std::string* why) {
+    uint64_t first = 0, last = 0, total = 0;
+    if (!parse_content_range(r.content_range, &first, &last) || !total_size(r, &total)) return false;
+    const uint64_t asked_end = b.offset + std::min(b.limit, UINT64_MAX - b.offset);
+    if (last + 1 >= std::min(total, asked_end)) return false;
+    if (why)
+      *why = "the server sent bytes " + std::to_string(first) + "-" + std::to_string(last) + " of the " +
+             std::to_string(std::min(total, asked_end) - b.offset) + " asked from byte " + std::to_string(b.offset) +
+             " (the file has " + std::to_string(total) + ")";
     return true;
   }
 
