@@ -141,6 +141,16 @@ TEST_CASE("detection over http: a server that fails is the error, with the URL a
   }
 }
 
+TEST_CASE("detection over http: a directory the server will not list says so beside \"no format\"") {
+  Server server;
+  const std::string url = server.nginx.url("forbidden/");  // nginx: 403, as for a directory without autoindex
+  test::Failure f = test::failure_of([&] { stowage::Registry::global().detect_format(url); });
+  CHECK(f.code == stowage::ErrorCode::unsupported);
+  CHECK(f.message.rfind(url + ": no format plugin recognises it (tried: ", 0) == 0);
+  CHECK(has(f.message, "); listing it failed: " + url + ": HTTP 403 Forbidden (the server refuses to serve it); "
+                       "name the format explicitly"));
+}
+
 TEST_CASE("detection over http: a password in the URL is never shown") {
   Server server;
   const std::string typed = "http://someone:s3cret-pw@127.0.0.1:" + std::to_string(server.nginx.port());

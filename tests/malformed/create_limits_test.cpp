@@ -108,7 +108,8 @@ TEST_CASE("create: containers refuse sizes open would refuse, before a byte; the
        "chunks [5,0] has an extent of 0; each must be at least 1", "each entry must be an integer >= 1"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.name);
+    const std::string name = c.name;
+    CAPTURE(name);
     test::TempDir tmp;
     const std::string path = (tmp / (c.format == "n5" ? "c.n5" : "c.zarr")).string();
     {
@@ -146,7 +147,8 @@ TEST_CASE("create: single-array formats refuse sizes open would refuse, before a
        "the datg specification allows writers at most"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.name);
+    const std::string name = c.name;
+    CAPTURE(name);
     test::TempDir tmp;
     const std::string path = (tmp / ("x." + c.format)).string();
     {
