@@ -196,3 +196,19 @@ TEST_CASE("create: Daf and BPCells refuse sizes they cannot hold, before a byte;
   CHECK(f.message.find("BPCells stores the shape as uint32") != std::string::npos);
   CHECK_FALSE(fs::exists(matrix));
 }
+
+TEST_CASE("create: an N5 object dataset whose block grid overflows is refused before a byte") {
+  test::TempDir tmp;
+  const std::string path = (tmp / "r.n5").string();
+  Store store = Store::open(path, Mode::create, "n5");
+  store.create("ok", {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {3}}, {"chunks", {2}}});
+  const auto before = files_of(path);
+  test::Failure f = test::failure_of(
+      [&] { store.create("records", {{"kind", "records"}, {"shape", {k2e62, k2e62}}, {"chunks", {1, 1}}}); });
+  CHECK(f.code == ErrorCode::invalid_argument);
+  CHECK(f.message == path + "/records: shape [4611686018427387904,4611686018427387904] in chunks [1,1] is more "
+                            "than 2^64 blocks");
+  store.close();
+  CHECK(files_of(path) == before);
+  check_readable(path);
+}
