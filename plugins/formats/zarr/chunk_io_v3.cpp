@@ -73,6 +73,28 @@ bool ZarrStore::read_whole(const std::string& key, std::optional<sdk::BufferPool
   return true;
 }
 
+// The index of the shard `key` as stored now (exists false: no shard),
+// read with one ranged read after a stat of its size (`size`, when the
+// caller stat'ed already): a shard too short for its index is refused
+// before a buffer of the index's size is made.
+ShardIndex ZarrStore::stored_index(const V3Layout& l, const std::string& key,
+                                   std::optional<std::pair<bool, uint64_t>> stat) const {
+  if (!stat) {
+    uint64_t size = 0;
+    const bool is_file = storage_.kind(key, &size) == STOWAGE_ENTRY_FILE;
+    stat.emplace(is_file, size);
+  }
+  const auto [is_file, size] = *stat;
+  if (!is_file) return ShardIndex();
+  const uint64_t index_bytes = l.index_bytes();
+  if (size < index_bytes)
+    corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
+            "-byte index (truncated)");
+  std::vector<uint8_t> buf(index_bytes);
+  storage_.read_exact(key, l.index_at_end ? size - index_bytes : 0, buf.data(), index_bytes);
+  return decode_shard_index(buf.data(), l, key, size);
+}
+
 std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, const std::string& key) const {
   V3State& state = *a.v3;
   // Where stowage writes (local files, memory), a cached index is kept
@@ -84,8 +106,6 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
     std::lock_guard<std::mutex> lock(state.mutex);
     if (auto it = state.indexes.find(key); it != state.indexes.end()) return it->second;
   }
-  // The size first (a stat): a shard too short for its index is refused
-  // before a buffer of the index's size is made.
   uint64_t size = 0;
   const bool is_file = storage_.kind(key, &size) == STOWAGE_ENTRY_FILE;
   if (others_write) {
@@ -94,17 +114,7 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
         it != state.indexes.end() && it->second->exists == is_file && it->second->file_size == (is_file ? size : 0))
       return it->second;
   }
-  const V3Layout& l = *a.meta.v3;
-  const uint64_t index_bytes = l.index_bytes();
-  auto index = std::make_shared<ShardIndex>();
-  if (is_file) {
-    if (size < index_bytes)
-      corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
-              "-byte index (truncated)");
-    std::vector<uint8_t> buf(index_bytes);
-    storage_.read_exact(key, l.index_at_end ? size - index_bytes : 0, buf.data(), index_bytes);
-    *index = decode_shard_index(buf.data(), l, key, size);
-  }
+  auto index = std::make_shared<ShardIndex>(stored_index(*a.meta.v3, key, std::make_pair(is_file, size)));
   std::lock_guard<std::mutex> lock(state.mutex);
   return state.indexes.insert_or_assign(key, std::move(index)).first->second;
 }
@@ -232,14 +242,18 @@ bool ZarrStore::place_inner_chunk(const std::string& key, const std::shared_ptr<
                                   const ArrayMeta& meta, uint64_t i, const uint8_t* chunk,
                                   std::unique_lock<std::mutex>& lock) {
   const V3Layout& l = *p->layout;
+  const uint64_t bytes = meta.chunk_bytes();
+  auto place = [&](uint64_t k) { return (l.index_at_end ? 0 : l.index_bytes()) + k * bytes; };
   if (!p->decided) {  // once per shard, so the two ways never mix in one file
     p->decided = true;
     p->placed = l.codecs.empty() && open_shard_file(key, *p, false);
-    if (p->placed) p->file->resize(p->file->size() + l.chunks_per_shard * meta.chunk_bytes());
+    if (p->placed) {
+      p->file->resize(p->file->size() + l.chunks_per_shard * bytes);
+      p->slot_bytes = bytes;
+    }
   }
   if (!p->placed) return false;
-  const uint64_t bytes = meta.chunk_bytes();
-  const uint64_t at = (l.index_at_end ? 0 : l.index_bytes()) + i * bytes;
+  const uint64_t at = place(i);
   const bool first = p->state[i] == PendingShard::absent;
   if (chunk) {
     // finish_shard waits for writes under way (a chunk written again may
@@ -314,21 +328,22 @@ void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge
     std::atomic<int>& open;
     ~FileSlot() { open.fetch_sub(1); }
   } slot{open_shard_files_};
-  std::optional<sdk::Bytes> old;
-  ShardIndex old_index;
-  if (merge && (old = storage_.read_if_exists(key))) {
-    const uint64_t index_bytes = l.index_bytes();
-    if (old->size() < index_bytes)
-      corrupt(key + ": shard is " + std::to_string(old->size()) + " bytes, shorter than its " +
-              std::to_string(index_bytes) + "-byte index (truncated)");
-    old_index = decode_shard_index(old->data() + (l.index_at_end ? old->size() - index_bytes : 0), l, key, old->size());
-  }
+  const ShardIndex old = merge ? stored_index(l, key) : ShardIndex();
+  std::vector<uint8_t> bytes;
   for (uint64_t i = 0; i < p.state.size(); ++i) {
     if (p.state[i] == PendingShard::waiting) {
       append_inner(p, i, p.early[i]);
-    } else if (p.state[i] == PendingShard::absent && old && !old_index.empty(i)) {
-      const uint8_t* from = old->data() + old_index.entry[2 * i];
-      append_inner(p, i, std::vector<uint8_t>(from, from + old_index.entry[2 * i + 1]));
+    } else if (p.state[i] == PendingShard::absent && old.exists && !old.empty(i)) {
+      // Only the chunks this shard lacks are read from the stored one.
+      bytes.resize(old.entry[2 * i + 1]);
+      storage_.read_exact(key, old.entry[2 * i], bytes.data(), bytes.size());
+      if (p.placed && bytes.size() == p.slot_bytes) {  // into its reserved place
+        p.entry[2 * i] = (l.index_at_end ? 0 : l.index_bytes()) + i * p.slot_bytes;
+        p.entry[2 * i + 1] = p.slot_bytes;
+        p.file->write_at(p.entry[2 * i], bytes.data(), bytes.size());
+      } else {
+        append_inner(p, i, bytes);
+      }
     }
   }
   const std::vector<uint8_t> index = shard_index_bytes(p.entry, l);

@@ -71,6 +71,7 @@ struct PendingShard {
   std::mutex mutex;                                  // one writer at a time
   bool done = false;                                 // published: writers start a new one
   bool decided = false, placed = false;              // on the first chunk: see place_inner_chunk
+  uint64_t slot_bytes = 0;                           // placed: every inner chunk's size and stride
   int in_flight = 0;                                 // placed writes under way outside `mutex`
   std::condition_variable idle;                      // in_flight went to 0
   std::optional<stowage::sdk::Staged> file;          // none while the store has too many open

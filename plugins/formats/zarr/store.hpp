@@ -95,6 +95,8 @@ class ZarrStore final : public stowage::sdk::Store {
   void write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
   bool chunk_exists_v3(const OpenArray& a, const uint64_t* index) const;
   std::shared_ptr<const ShardIndex> shard_index(const OpenArray& a, const std::string& key) const;
+  ShardIndex stored_index(const V3Layout& l, const std::string& key,
+                          std::optional<std::pair<bool, uint64_t>> stat = std::nullopt) const;
   bool read_whole(const std::string& key, std::optional<stowage::sdk::BufferPool::Lease>& file, uint64_t want,
                   uint64_t* got);
   std::shared_ptr<PendingShard> pending_shard(const std::string& key) const;
