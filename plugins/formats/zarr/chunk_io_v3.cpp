@@ -85,7 +85,7 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
   // The size first (a stat): a shard too short for its index is refused
   // before a buffer of the index's size is made.
   uint64_t size = 0;
-  if (storage_.kind(key, &size) == STOWAGE_ENTRY_FILE) {
+  if (stored(a, key, &size)) {
     if (size < index_bytes)
       corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
               "-byte index (truncated)");
@@ -140,6 +140,7 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
       found = true;
     }
   }
+  if (!found && !l.sharded) absent_chunk(a, w.key);  // sharded: shard_index asked
   return found || missing_chunk(meta, dst);
 }
 
@@ -351,7 +352,7 @@ std::optional<std::vector<uint8_t>> ZarrStore::pending_inner(const std::string& 
 bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const {
   check_index(a.meta, index, a.dir);
   const Where w = locate(a, index);
-  if (!a.meta.v3->sharded) return storage_.kind(w.key) == STOWAGE_ENTRY_FILE;
+  if (!a.meta.v3->sharded) return stored(a, w.key);
   if (std::shared_ptr<PendingShard> p = pending_shard(w.key)) {  // its state only: no bytes read
     std::lock_guard<std::mutex> lock(p->mutex);
     if (p->holds(w.inner)) return !p->holds_empty(w.inner);
