@@ -64,7 +64,8 @@ bool exists_11(const fs::path& root, const Layout& l) {
 
 TEST_CASE("broken trees: a chunk absent from an existing array is the fill value" * test::needs({"zarr"})) {
   for (const Layout& l : kLayouts) {
-    CAPTURE(l.name);
+    const std::string layout = l.name;
+    CAPTURE(layout);
     test::TempDir tmp;
     const fs::path root = tmp / "s";
     make(l, root);
@@ -83,7 +84,8 @@ TEST_CASE("broken trees: a chunk absent from an existing array is the fill value
 TEST_CASE("broken trees: a directory where a chunk or shard file should be is an error naming it" *
           test::needs({"zarr"})) {
   for (const Layout& l : kLayouts) {
-    CAPTURE(l.name);
+    const std::string layout = l.name;
+    CAPTURE(layout);
     test::TempDir tmp;
     const fs::path root = tmp / "s";
     make(l, root);
@@ -100,7 +102,8 @@ TEST_CASE("broken trees: a directory where a chunk or shard file should be is an
 TEST_CASE("broken trees: a file where a chunk directory should be is an error naming the chunk" *
           test::needs({"zarr"})) {
   for (const Layout& l : kLayouts) {
-    CAPTURE(l.name);
+    const std::string layout = l.name;
+    CAPTURE(layout);
     test::TempDir tmp;
     const fs::path root = tmp / "s";
     make(l, root);
@@ -118,7 +121,8 @@ TEST_CASE("broken trees: a file where a chunk directory should be is an error na
 TEST_CASE("broken trees: an array removed while its store is open is an error, not the fill value" *
           test::needs({"zarr"})) {
   for (const Layout& l : kLayouts) {
-    CAPTURE(l.name);
+    const std::string layout = l.name;
+    CAPTURE(layout);
     test::TempDir tmp;
     const fs::path root = tmp / "s";
     make(l, root);
