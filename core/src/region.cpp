@@ -7,6 +7,8 @@
 #include <stowage/plugin_util.hpp>  // PageAlignedAllocator
 
 #include <algorithm>
+#include <cstddef>
+#include <map>
 
 namespace stowage {
 
@@ -333,6 +335,77 @@ static bool contiguous_in(const std::vector<uint64_t>& extent, const std::vector
   return true;
 }
 
+namespace {
+
+// Whether the node's table has the functions added after the first version.
+bool has_array_field(const Store::Node& n, size_t end_of_field) {
+  return n.array().struct_size >= end_of_field;
+}
+bool has_chunk_locks(const Store::Node& n) {
+  return has_array_field(n, offsetof(stowage_array_vtable, unlock_chunk) + sizeof(void*)) && n.array().lock_chunk &&
+         n.array().unlock_chunk;
+}
+
+// Publishes what the plugin holds pending for the node (shards written in
+// part): a region write returns only once its bytes are published.
+void flush_node(const Store::Node& n) {
+  if (!has_array_field(n, offsetof(stowage_array_vtable, flush) + sizeof(void*)) || !n.array().flush) return;
+  detail::CallError err;
+  n.store->check(n.array().flush(n.node.handle, &err), err);
+}
+
+// The plugin's lock of a chunk's storage, held from the read of a chunk
+// written in part to its publish (unlock_chunk publishes, then lets go).
+class HeldChunk {
+ public:
+  HeldChunk(const Store::Node& n, const std::vector<uint64_t>& idx) : n_(n) {
+    if (!has_chunk_locks(n)) return;
+    detail::CallError err;
+    n.store->check(n.array().lock_chunk(n.node.handle, idx.data(), &lock_, &err), err);
+    locked_ = true;
+  }
+  // Publishes what was written under the lock, and lets it go.
+  void release() {
+    if (!std::exchange(locked_, false)) return;
+    detail::CallError err;
+    n_.store->check(n_.array().unlock_chunk(n_.node.handle, lock_, &err), err);
+  }
+  ~HeldChunk() {
+    if (!locked_) return;
+    detail::CallError err;  // an error is on its way already
+    n_.array().unlock_chunk(n_.node.handle, lock_, &err);
+  }
+
+ private:
+  const Store::Node& n_;
+  stowage_chunk_lock lock_ = nullptr;
+  bool locked_ = false;
+};
+
+// The chunks a region write covers in part, grouped by the storage unit one
+// lock guards: the chunk, or the shard holding it when the node has
+// "shards" (so a shard is read and published once per write, not once per
+// chunk).
+std::vector<std::vector<std::vector<uint64_t>>> group_by_unit(const NodeInfo& info,
+                                                              std::vector<std::vector<uint64_t>> chunks) {
+  std::vector<uint64_t> per_unit(info.chunks.size(), 1);
+  const json& shards = info.raw.contains("shards") ? info.raw["shards"] : json();
+  if (shards.is_array() && shards.size() == info.chunks.size())
+    for (size_t d = 0; d < per_unit.size(); ++d)
+      per_unit[d] = std::max<uint64_t>(1, shards[d].get<uint64_t>() / std::max<uint64_t>(1, info.chunks[d]));
+  std::map<std::vector<uint64_t>, std::vector<std::vector<uint64_t>>> units;
+  for (std::vector<uint64_t>& idx : chunks) {
+    std::vector<uint64_t> unit(idx.size());
+    for (size_t d = 0; d < idx.size(); ++d) unit[d] = idx[d] / per_unit[d];
+    units[unit].push_back(std::move(idx));
+  }
+  std::vector<std::vector<std::vector<uint64_t>>> out;
+  for (auto& [unit, members] : units) out.push_back(std::move(members));
+  return out;
+}
+
+}  // namespace
+
 void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
                   const void* in) const {
   const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
@@ -343,46 +416,84 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
   const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
   handle_->require_open();
-  detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
-    auto [first, length] = runs.task(task);
-    char* buf = scratch(length * cap);
-    // Chunks the region covers whole are gathered side by side (reading the
-    // caller's rows in order), then encoded and written one by one.
-    std::vector<detail::RowPart> parts;
-    std::vector<std::vector<int64_t>> part_strides(length);
-    std::vector<std::pair<std::vector<uint64_t>, char*>> gathered;
-    for (uint64_t k = 0; k < length; ++k) {
-      std::vector<uint64_t> idx = plan.range.at(first + k);
-      std::vector<uint64_t> origin = chunk_origin(info_, idx);
-      std::vector<uint64_t> extent = clipped_extent(info_, idx);
-      std::vector<int64_t>& chunk_strides = part_strides[k] = strides_of(extent, info_.fortran_order);
-      char* chunk = buf + k * cap;
-      Overlap part = overlap(info_, idx, extent, offset, shape);
-      if (part.empty) continue;
-      const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
-      char* dst = chunk + element_offset(part.lo, origin, chunk_strides) * esize;
-      if (part.size == extent && !info_.fortran_order && !swap && contiguous_in(extent, shape)) {
-        // The chunk is one stretch of the caller's buffer (a slab of whole
-        // rows, as .npy's chunks are): handed over as it is, no copy (64 MB
-        // N5 -> .npy: one 10 ms memcpy less).
-        write_one_chunk(*handle_, info_, idx, src);
-        continue;
+  std::mutex partial_mutex;
+  std::vector<std::vector<uint64_t>> partial;  // chunks covered in part: merged under a lock below
+  // The caller's part of a chunk, copied into the chunk's buffer.
+  auto copy_part = [&](const std::vector<uint64_t>& idx, const Overlap& part, char* chunk,
+                       const std::vector<int64_t>& chunk_strides) {
+    const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
+    char* dst = chunk + element_offset(part.lo, chunk_origin(info_, idx), chunk_strides) * esize;
+    copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
+                 {swap, false});
+  };
+  try {
+    detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
+      auto [first, length] = runs.task(task);
+      char* buf = scratch(length * cap);
+      // Chunks the region covers whole are gathered side by side (reading the
+      // caller's rows in order), then encoded and written one by one.
+      std::vector<detail::RowPart> parts;
+      std::vector<std::vector<int64_t>> part_strides(length);
+      std::vector<std::pair<std::vector<uint64_t>, char*>> gathered;
+      for (uint64_t k = 0; k < length; ++k) {
+        std::vector<uint64_t> idx = plan.range.at(first + k);
+        std::vector<uint64_t> origin = chunk_origin(info_, idx);
+        std::vector<uint64_t> extent = clipped_extent(info_, idx);
+        std::vector<int64_t>& chunk_strides = part_strides[k] = strides_of(extent, info_.fortran_order);
+        char* chunk = buf + k * cap;
+        Overlap part = overlap(info_, idx, extent, offset, shape);
+        if (part.empty) continue;
+        if (part.size != extent) {
+          std::lock_guard<std::mutex> guard(partial_mutex);
+          partial.push_back(std::move(idx));
+          continue;
+        }
+        const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
+        if (!info_.fortran_order && !swap && contiguous_in(extent, shape)) {
+          // The chunk is one stretch of the caller's buffer (a slab of whole
+          // rows, as .npy's chunks are): handed over as it is, no copy.
+          write_one_chunk(*handle_, info_, idx, src);
+          continue;
+        }
+        if (!info_.fortran_order && !idx.empty()) {
+          char* dst = chunk + element_offset(part.lo, origin, chunk_strides) * esize;
+          parts.push_back({src, in_strides.data(), dst, chunk_strides.data(), extent.back()});
+          gathered.emplace_back(std::move(idx), chunk);
+          continue;
+        }
+        copy_part(idx, part, chunk, chunk_strides);
+        write_one_chunk(*handle_, info_, idx, chunk);
       }
-      if (part.size == extent && !info_.fortran_order && !idx.empty()) {
-        parts.push_back({src, in_strides.data(), dst, chunk_strides.data(), extent.back()});
-        gathered.emplace_back(std::move(idx), chunk);
-        continue;
+      if (parts.empty()) return;
+      std::vector<uint64_t> lead_shape = clipped_extent(info_, gathered[0].first);
+      detail::copy_side_by_side(parts, lead_shape.data(), lead_shape.size(), esize, {swap, false});
+      for (const auto& [idx, chunk] : gathered) write_one_chunk(*handle_, info_, idx, chunk);
+    });
+    // Read-modify-write of the chunks covered in part, one lock unit (chunk
+    // or shard) per task: read, merge, write and publish in one turn, so no
+    // other writer's part of the chunk is lost.
+    const auto units = group_by_unit(info_, std::move(partial));
+    detail::parallel_for(store_->registry->threads(), units.size(), [&](size_t u) {
+      char* chunk = scratch(cap);
+      HeldChunk held(*handle_, units[u].front());
+      for (const std::vector<uint64_t>& idx : units[u]) {
+        std::vector<uint64_t> extent = clipped_extent(info_, idx);
+        merge_stored_chunk(*handle_, info_, idx, chunk);
+        copy_part(idx, overlap(info_, idx, extent, offset, shape), chunk, strides_of(extent, info_.fortran_order));
+        write_one_chunk(*handle_, info_, idx, chunk);
       }
-      if (part.size != extent) merge_stored_chunk(*handle_, info_, idx, chunk);  // partly covered: read-modify-write
-      copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
-                   {swap, false});
-      write_one_chunk(*handle_, info_, idx, chunk);
+      held.release();
+    });
+  } catch (...) {
+    // What was written before the failure is published as the chunks
+    // written whole already are; nothing is left pending for a later call.
+    try {
+      flush_node(*handle_);
+    } catch (...) {
     }
-    if (parts.empty()) return;
-    std::vector<uint64_t> lead_shape = clipped_extent(info_, gathered[0].first);
-    detail::copy_side_by_side(parts, lead_shape.data(), lead_shape.size(), esize, {swap, false});
-    for (const auto& [idx, chunk] : gathered) write_one_chunk(*handle_, info_, idx, chunk);
-  });
+    throw;
+  }
+  flush_node(*handle_);
 }
 
 bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_count,
@@ -406,7 +517,7 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
   if (dst.store_ != store_) write_lock.lock();
   handle_->require_open();
   dst.handle_->require_open();
-  detail::parallel_for(store_->registry->threads(), mine, [&](size_t k) {
+  auto copy_one = [&](size_t k) {
     std::vector<uint64_t> idx = all.at(part_index + k * part_count), stored;
     std::vector<uint64_t> extent = clipped_extent(info_, idx);
     const uint64_t bytes = product(extent) * esize;
@@ -432,7 +543,17 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
       write_one_chunk(*dst.handle_, to, idx, out);
     }
     if (done) done(bytes);
-  });
+  };
+  try {
+    detail::parallel_for(store_->registry->threads(), mine, copy_one);
+  } catch (...) {
+    try {
+      flush_node(*dst.handle_);
+    } catch (...) {
+    }
+    throw;
+  }
+  flush_node(*dst.handle_);  // shards of which this part wrote some chunks
   return true;
 }
 

@@ -159,7 +159,7 @@ class Store:
         self._core.create(node, {"kind": "group", "attributes": dict(attrs or {})})
         return self[node]
 
-    def create_array(self, node, shape, dtype, chunks=None, compression=None, attrs=None, dims=None):
+    def create_array(self, node, shape, dtype, chunks=None, compression=None, attrs=None, dims=None, shards=None):
         """Create a dense array and return it (its values are the fill value, 0).
 
         ``shape`` and ``chunks`` are in C order (``chunks=None``: the format's
@@ -169,10 +169,14 @@ class Store:
         ``dims``: dimension names, or ``(name, labels)`` pairs with ``labels``
         a list of str (kept where the format stores labels, otherwise in the
         ``stowage_labels`` attribute, as ``stowage-convert`` does).
+        ``shards``: the shard shape, a multiple of ``chunks`` (Zarr v3's
+        ``sharding_indexed``; other formats refuse it).
         """
         shape = [operator.index(n) for n in shape]
         desc = {"kind": "array", "dtype": _dtype_name(dtype), "shape": shape}
         desc["chunks"] = [operator.index(n) for n in chunks] if chunks is not None else shape
+        if shards is not None:
+            desc["shards"] = [operator.index(n) for n in shards]
         if compression is not None:
             desc["codec"] = _core.parse_compression_spec(compression) if isinstance(compression, str) else compression
         return self._create(node, desc, attrs, dims)

@@ -102,3 +102,39 @@ def test_dataloader_with_two_workers_over_a_datadings_set():
     loader = torch.utils.data.DataLoader(raw, batch_size=None, num_workers=2)
     assert [bytes(b) for b in loader][:3] == [stowage.open(path)[""].raw(i) for i in range(3)]
 
+
+
+def _store_and_check(cluster, target_path, node, x, want):
+    """da.store into a stowage array on the cluster's worker processes; every
+    value must be there when it returns (read by a fresh handle)."""
+    target = stowage.open(target_path, "r+")[node]
+    dask.array.store(x, target, lock=False)
+    assert len(cluster.scheduler_info()["workers"]) == 2
+    back = stowage.open(target_path)[node][...]
+    wrong = int((back != want).sum())
+    assert wrong == 0, f"{wrong} of {want.size} values wrong right after da.store returned"
+
+
+@needs("zstd")
+def test_dask_store_into_a_sharded_zarr_array_with_chunks_smaller_than_a_shard(tmp_path, cluster):
+    # Dask blocks of one inner chunk and blocks cutting across inner chunks:
+    # several workers write parts of one shard, and the shards are complete
+    # on disk when store() returns (not when the workers exit).
+    for i, blocks in enumerate([(10, 10, 10), (7, 9, 11)]):
+        path = tmp_path / f"s{i}.zarr"
+        with stowage.open(path, "w") as store:
+            store.create_array("a", (40, 50, 60), "int32", chunks=(10, 10, 10), shards=(20, 20, 20),
+                               compression="zstd")
+        want = np.arange(40 * 50 * 60, dtype=np.int32).reshape(40, 50, 60) + 1
+        _store_and_check(cluster, path, "a", dask.array.from_array(want, chunks=blocks), want)
+
+
+@needs("zstd")
+def test_dask_store_into_n5_and_zarr_chunks_its_blocks_cut_across(tmp_path, cluster):
+    # Blocks (7, 9, 11) over chunks (10, 10, 10): two tasks write parts of
+    # one chunk, each merging with what is stored.
+    want = (np.arange(30 * 40 * 50) % 65000 + 1).astype(np.uint16).reshape(30, 40, 50)
+    for name, options in [("m.n5", {}), ("m2.zarr", {"zarr_version": 2}), ("m3.zarr", {})]:
+        with stowage.open(tmp_path / name, "w", options=options) as store:
+            store.create_array("a", (30, 40, 50), "uint16", chunks=(10, 10, 10), compression="zstd")
+        _store_and_check(cluster, tmp_path / name, "a", dask.array.from_array(want, chunks=(7, 9, 11)), want)

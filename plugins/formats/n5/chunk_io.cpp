@@ -252,6 +252,10 @@ bool N5Store::chunk_exists(const OpenDataset& ds, const uint64_t* index) const {
   return chunk_stored(storage_, ds.dir, chunk_path(ds.dir, index, ds.meta.ndim()));
 }
 
+std::unique_ptr<sdk::ChunkLock> N5Store::lock_chunk(const OpenDataset& ds, const uint64_t* index) const {
+  return sdk::lock_chunk_key(storage_, chunk_path(ds.dir, index, ds.meta.ndim()));
+}
+
 // Staged and published whole, so a reader never sees half a chunk and a
 // killed writer leaves the old chunk; the storage makes parent directories.
 void N5Store::write_file(const std::string& path, std::initializer_list<Piece> pieces) const {

@@ -19,6 +19,8 @@ class ArrayNode final : public sdk::ArrayNode {
     store_.write_chunk(*ds_, index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(*ds_, index); }
+  // A chunk is one file: written in part, it is read, merged and published under its key's lock.
+  std::unique_ptr<sdk::ChunkLock> lock_chunk(const uint64_t* index) override { return store_.lock_chunk(*ds_, index); }
 
  private:
   N5Store& store_;

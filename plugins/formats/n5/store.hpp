@@ -68,6 +68,7 @@ class N5Store final : public stowage::sdk::Store {
   void write_chunk(const OpenDataset& ds, const uint64_t* chunk_index, const void* in, size_t size,
                    const uint64_t* chunk_shape);
   bool chunk_exists(const OpenDataset& ds, const uint64_t* chunk_index) const;
+  std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk(const OpenDataset& ds, const uint64_t* chunk_index) const;
   void read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
   // N5 "object" datasets are record sets: record i is block i (C order of
   // the block grid), its bytes the block's decoded payload; its key the

@@ -29,6 +29,9 @@ class ArrayNode final : public sdk::ArrayNode {
     store_.write_chunk(*a_, index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(*a_, index); }
+  std::unique_ptr<sdk::ChunkLock> lock_chunk(const uint64_t* index) override { return store_.lock_chunk(*a_, index); }
+  void unlock_chunk(std::unique_ptr<sdk::ChunkLock> lock) override { store_.unlock_chunk(*a_, std::move(lock)); }
+  void flush() override { store_.flush(*a_); }
 
  private:
   ZarrStore& store_;
@@ -231,6 +234,22 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
   }
   // Published whole: a reader never sees half a chunk, a killed writer leaves the old one.
   storage_.publish(file);
+}
+
+// A chunk written in part is read, merged and published under the lock
+// of its file, or of its shard (chunk_io_v3.cpp).
+std::unique_ptr<sdk::ChunkLock> ZarrStore::lock_chunk(OpenArray& a, const uint64_t* index) {
+  if (a.v3) return lock_chunk_v3(a, index);
+  check_index(a.meta, index, a.dir);
+  return sdk::lock_chunk_key(storage_, chunk_key(a, index));
+}
+
+void ZarrStore::unlock_chunk(OpenArray& a, std::unique_ptr<sdk::ChunkLock> lock) {
+  if (a.v3 && lock) publish_shard_held(a, static_cast<sdk::KeyChunkLock&>(*lock).key);
+}
+
+void ZarrStore::flush(OpenArray& a) {
+  if (a.v3) flush_shards(a);
 }
 
 // A stat of the chunk's file: nothing is read or decoded.

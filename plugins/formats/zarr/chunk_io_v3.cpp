@@ -75,17 +75,22 @@ bool ZarrStore::read_whole(const std::string& key, std::optional<sdk::BufferPool
 
 std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, const std::string& key) const {
   V3State& state = *a.v3;
+  // The size first (a stat): a shard too short for its index is refused
+  // before a buffer of the index's size is made, and a cached index is
+  // kept only while the shard is as large as when it was read (another
+  // writer's shard is published whole, and rarely of the same size).
+  uint64_t size = 0;
+  const bool is_file = stored(a, key, &size);  // a directory there, or a file on the path, is an error
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    if (auto it = state.indexes.find(key); it != state.indexes.end()) return it->second;
+    if (auto it = state.indexes.find(key);
+        it != state.indexes.end() && it->second->exists == is_file && it->second->file_size == (is_file ? size : 0))
+      return it->second;
   }
   const V3Layout& l = *a.meta.v3;
   const uint64_t index_bytes = l.index_bytes();
   auto index = std::make_shared<ShardIndex>();
-  // The size first (a stat): a shard too short for its index is refused
-  // before a buffer of the index's size is made.
-  uint64_t size = 0;
-  if (stored(a, key, &size)) {
+  if (is_file) {
     if (size < index_bytes)
       corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
               "-byte index (truncated)");
@@ -94,7 +99,7 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
     *index = decode_shard_index(buf.data(), l, key, size);
   }
   std::lock_guard<std::mutex> lock(state.mutex);
-  return state.indexes.emplace(key, std::move(index)).first->second;
+  return state.indexes.insert_or_assign(key, std::move(index)).first->second;
 }
 
 bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
@@ -185,9 +190,10 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
       add_inner_chunk(w.key, *p, w.inner, std::move(encoded));
     }
     if (p->count < p->expected) return;
+    // Every chunk of the shard is this write's: nothing to merge, no lock to take.
     finish_shard(w.key, *p, false, lock);  // other shards go on meanwhile
-    std::lock_guard<std::mutex> index_lock(a.v3->mutex);
-    a.v3->indexes.erase(w.key);
+    lock.unlock();
+    forget_index(a, w.key);
     return;
   }
 }
@@ -361,6 +367,50 @@ bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const
   return shard->exists && !shard->empty(w.inner);
 }
 
+// A shard's cached index is stale once anyone published the shard.
+void ZarrStore::forget_index(const OpenArray& a, const std::string& key) const {
+  std::lock_guard<std::mutex> lock(a.v3->mutex);
+  a.v3->indexes.erase(key);
+}
+
+// The lock of the chunk's file or, sharded, of its shard: the shard is then
+// read fresh (its cached index dropped) and published by unlock_chunk.
+std::unique_ptr<sdk::ChunkLock> ZarrStore::lock_chunk_v3(OpenArray& a, const uint64_t* index) {
+  check_index(a.meta, index, a.dir);
+  const Where w = locate(a, index);
+  std::unique_ptr<sdk::ChunkLock> held = sdk::lock_chunk_key(storage_, w.key);
+  if (a.meta.v3->sharded) forget_index(a, w.key);
+  return held;
+}
+
+// Publishes what this store holds of shard `key`, merged with the shard as
+// stored, while the caller holds the shard's lock (taken before the
+// shard's mutex: write_chunk holds the mutex and never waits for the lock).
+void ZarrStore::publish_shard_held(const OpenArray& a, const std::string& key) {
+  if (std::shared_ptr<PendingShard> p = pending_shard(key)) {
+    std::unique_lock<std::mutex> lock(p->mutex);
+    if (!p->done) finish_shard(key, *p, true, lock);
+  }
+  forget_index(a, key);
+}
+
+// Every shard of `a` written in part, each merged and published under its lock.
+void ZarrStore::flush_shards(const OpenArray& a) {
+  if (!a.meta.v3->sharded || pending_count_.load(std::memory_order_acquire) == 0) return;
+  const std::string prefix = a.dir + '/';
+  std::vector<std::string> keys;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    for (const auto& [key, shard] : pending_)
+      if (key.compare(0, prefix.size(), prefix) == 0) keys.push_back(key);
+  }
+  for (const std::string& key : keys) {
+    std::unique_ptr<sdk::KeyChunkLock> held = sdk::lock_chunk_key(storage_, key);
+    publish_shard_held(a, key);
+  }
+}
+
+// At close: the shards still held in part (a writer that never flushed).
 void ZarrStore::publish_pending_shards() {
   std::map<std::string, std::shared_ptr<PendingShard>> left;
   {
@@ -369,6 +419,7 @@ void ZarrStore::publish_pending_shards() {
     pending_count_.store(0);
   }
   for (auto& [key, shard] : left) {
+    std::unique_ptr<sdk::KeyChunkLock> held = sdk::lock_chunk_key(storage_, key);
     std::unique_lock<std::mutex> lock(shard->mutex);
     if (!shard->done) finish_shard(key, *shard, true, lock);
   }

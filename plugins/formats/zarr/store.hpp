@@ -61,6 +61,11 @@ class ZarrStore final : public stowage::sdk::Store {
   bool read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
   void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
   bool chunk_exists(const OpenArray& a, const uint64_t* index) const;
+  // Writers taking turns on a chunk written in part (stowage_array_vtable.lock_chunk).
+  std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk(OpenArray& a, const uint64_t* index);
+  void unlock_chunk(OpenArray& a, std::unique_ptr<stowage::sdk::ChunkLock> lock);
+  // Publishes the shards of `a` this store holds in part, each merged under its lock.
+  void flush(OpenArray& a);
   void decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size, uint8_t* out);
 
  private:
@@ -102,6 +107,10 @@ class ZarrStore final : public stowage::sdk::Store {
   bool open_shard_file(const std::string& key, PendingShard& p, bool must);
   void finish_shard(const std::string& key, PendingShard& p, bool merge, std::unique_lock<std::mutex>& lock);
   void publish_pending_shards();
+  std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk_v3(OpenArray& a, const uint64_t* index);
+  void publish_shard_held(const OpenArray& a, const std::string& key);
+  void flush_shards(const OpenArray& a);
+  void forget_index(const OpenArray& a, const std::string& key) const;
 
   // Consolidated metadata (consolidated.cpp).
   void open_consolidated(const json& options, bool existed);

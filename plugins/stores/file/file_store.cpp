@@ -315,6 +315,56 @@ class DirectoryLock : public BackendLock {
   bool held_ = true;
 };
 
+// An exclusive flock(2) on a hidden file beside one key (which may not exist
+// yet): the lock a read-modify-write of that key holds from its read to its
+// publish. The file is removed when released; a waiter that got the lock of
+// a file removed meanwhile sees another inode at the path and tries again,
+// so two writers never hold "the same" lock on two files.
+class KeyLock : public BackendLock {
+ public:
+  KeyLock(const std::string& key_path, bool try_only) : path_(lock_path_for(key_path)) {
+    for (bool made_parents = false;;) {
+      fd_ = Fd(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+      if (fd_.fd < 0 && errno == ENOENT && !made_parents) {
+        make_directories(directory_of(path_));  // the key's directory may come with its first write
+        made_parents = true;
+        continue;
+      }
+      if (fd_.fd < 0) io_fail(key_path, "cannot create its lock file", errno);
+      if (!take(key_path, try_only) || same_file()) return;
+      fd_.reset();  // its holder removed it after we opened it: lock the new one
+    }
+  }
+  ~KeyLock() override {
+    if (held_) ::unlink(path_.c_str());  // before the descriptor closes: no one holds a removed file's lock
+  }
+  bool held() const override { return held_; }
+
+ private:
+  static std::string lock_path_for(const std::string& path) {
+    const std::string dir = directory_of(path);
+    return dir + hidden_name(path.substr(dir.size()), ".stowage-lock");  // fits NAME_MAX
+  }
+  // False when not held: busy with try_only, or a file system refusing flock.
+  bool take(const std::string& key_path, bool try_only) {
+    while (::flock(fd_.fd, LOCK_EX | (try_only ? LOCK_NB : 0)) != 0) {
+      const int e = errno;
+      if (e == EINTR) continue;
+      if (e == EWOULDBLOCK || e == ENOLCK || e == EOPNOTSUPP || e == EINVAL) return held_ = false;
+      io_fail(key_path, "cannot lock", e);
+    }
+    return held_ = true;
+  }
+  bool same_file() {
+    struct stat open_one, named;
+    if (::fstat(fd_.fd, &open_one) != 0 || ::stat(path_.c_str(), &named) != 0) return held_ = false;
+    return held_ = open_one.st_dev == named.st_dev && open_one.st_ino == named.st_ino;
+  }
+  std::string path_;
+  Fd fd_;
+  bool held_ = false;
+};
+
 // ---- staged files ------------------------------------------------------------------
 
 class StagedFile : public StagedBackendFile {
@@ -631,6 +681,10 @@ class FileStorage : public StorageBackend {
     return std::make_unique<DirectoryLock>(path_of(key));
   }
 
+  std::unique_ptr<BackendLock> lock_key(std::string_view key, bool try_only) override {
+    return std::make_unique<KeyLock>(path_of(key), try_only);
+  }
+
   void make_directory(std::string_view key) override { make_directories(path_of(key)); }
 
   std::string stage_directory(std::string_view key) override {
@@ -704,8 +758,10 @@ class FileStorage : public StorageBackend {
 
   // The backend's own temporaries and journals are not entries.
   static bool is_staging_name(const std::string& name) {
-    return name.find(".stowage-tmp.") != std::string::npos ||
-           (name.size() > 15 && name.compare(name.size() - 15, 15, ".stowage-commit") == 0);
+    auto ends = [&](std::string_view tail) {
+      return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    return name.find(".stowage-tmp.") != std::string::npos || ends(".stowage-commit") || ends(".stowage-lock");
   }
 
   static stowage_view map(int fd, const std::string& path, uint64_t begin, uint64_t n) {
@@ -774,5 +830,5 @@ class FileStorage : public StorageBackend {
 
 STOWAGE_DEFINE_STORE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs", "{}",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
-                                STOWAGE_CAP_MOVE | STOWAGE_CAP_MAP,
+                                STOWAGE_CAP_MOVE | STOWAGE_CAP_MAP | STOWAGE_CAP_LOCK_KEY,
                             nullptr)

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -141,6 +142,12 @@ class MemoryStorage : public StorageBackend {
     return std::make_unique<NamedLock>(std::move(m));
   }
 
+  // Keys held for a read-modify-write: a set and one condition, since
+  // chunk keys are many and held briefly.
+  std::unique_ptr<BackendLock> lock_key(std::string_view key, bool try_only) override {
+    return std::make_unique<HeldKey>(*this, normalized(key), try_only);
+  }
+
   void make_directory(std::string_view key) override {
     std::lock_guard<std::mutex> lock(mutex_);
     directories_.insert(normalized(key));
@@ -228,8 +235,33 @@ class MemoryStorage : public StorageBackend {
     std::shared_ptr<std::mutex> mutex;
   };
 
+  struct HeldKey : BackendLock {
+    HeldKey(MemoryStorage& s, std::string k, bool try_only) : storage(s), key(std::move(k)) {
+      std::unique_lock<std::mutex> lock(storage.keys_mutex_);
+      if (try_only && storage.held_keys_.count(key)) return;
+      storage.key_freed_.wait(lock, [&] { return storage.held_keys_.count(key) == 0; });
+      storage.held_keys_.insert(key);
+      taken = true;
+    }
+    ~HeldKey() override {
+      if (!taken) return;
+      {
+        std::lock_guard<std::mutex> lock(storage.keys_mutex_);
+        storage.held_keys_.erase(key);
+      }
+      storage.key_freed_.notify_all();
+    }
+    bool held() const override { return taken; }
+    MemoryStorage& storage;
+    std::string key;
+    bool taken = false;
+  };
+
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<std::mutex>> locks_;
+  std::mutex keys_mutex_;
+  std::condition_variable key_freed_;
+  std::set<std::string> held_keys_;
   std::map<std::string, Content> files_;
   std::set<std::string> directories_;
   std::atomic<uint64_t> counter_{0};
@@ -241,5 +273,5 @@ const char* const kAliases[] = {"mem", nullptr};
 
 STOWAGE_DEFINE_STORE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
-                                STOWAGE_CAP_MOVE,
+                                STOWAGE_CAP_MOVE | STOWAGE_CAP_LOCK_KEY,
                             kAliases)

@@ -163,6 +163,7 @@ typedef struct stowage_codec_vtable {
 
 typedef struct stowage_store_state *stowage_store_handle;
 typedef struct stowage_node_state *stowage_node_handle;
+typedef struct stowage_chunk_lock_state *stowage_chunk_lock;
 
 /* Open modes, with Julia's Daf meaning. */
 typedef enum stowage_open_mode {
@@ -237,6 +238,24 @@ typedef struct stowage_array_vtable {
   int (*chunk_exists)(stowage_node_handle node, const uint64_t *chunk_index, int32_t *exists,
                       stowage_error *err);
   /* -- fields added later go here (see STOWAGE_ARRAY_VTABLE_V1_SIZE) -- */
+
+  /* Writers taking turns where a region write covers a chunk in part: the
+   * host calls lock_chunk before it reads the chunk it merges its part
+   * into, writes it (write_chunk), and calls unlock_chunk. In between no
+   * other writer (thread, handle or process) changes the storage holding
+   * that chunk: its file, or the shard holding it when the description
+   * has "shards" (the host then locks once for all the chunks of a shard
+   * it writes in part). unlock_chunk publishes what was written under the
+   * lock (a shard, merged with what is stored) and then lets go; the lock
+   * is released even when it fails. *out may be NULL (nothing to hold). */
+  int (*lock_chunk)(stowage_node_handle node, const uint64_t *chunk_index, stowage_chunk_lock *out,
+                    stowage_error *err);
+  int (*unlock_chunk)(stowage_node_handle node, stowage_chunk_lock lock, stowage_error *err);
+  /* Publishes whatever write_chunk left pending on this node (a shard of
+   * which only some chunks were written), each merged with what is stored
+   * under its lock. The host calls it before a region write returns: a
+   * write that returns is published. */
+  int (*flush)(stowage_node_handle node, stowage_error *err);
 } stowage_array_vtable;
 #define STOWAGE_ARRAY_VTABLE_V1_SIZE (offsetof(stowage_array_vtable, chunk_exists) + sizeof(void *))
 

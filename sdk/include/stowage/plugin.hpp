@@ -337,6 +337,12 @@ class GroupNode final : public Node {
   stowage_node_kind kind() const override { return STOWAGE_NODE_GROUP; }
 };
 
+// What ArrayNode::lock_chunk hands out: held until deleted.
+class ChunkLock {
+ public:
+  virtual ~ChunkLock() = default;
+};
+
 class ArrayNode : public Node {
  public:
   stowage_node_kind kind() const final { return STOWAGE_NODE_ARRAY; }
@@ -350,6 +356,16 @@ class ArrayNode : public Node {
   }
   // Whether the chunk is stored, found without decoding it.
   virtual bool chunk_exists(const uint64_t* chunk_index) = 0;
+  // The lock a read-modify-write of this chunk holds (stowage_array_vtable.
+  // lock_chunk); null where the format needs none.
+  virtual std::unique_ptr<ChunkLock> lock_chunk(const uint64_t* chunk_index) {
+    (void)chunk_index;
+    return nullptr;
+  }
+  // Publishes what was written under `lock`, then lets it go (deleting it).
+  virtual void unlock_chunk(std::unique_ptr<ChunkLock> lock) { (void)lock; }
+  // Publishes what write_chunk left pending (stowage_array_vtable.flush).
+  virtual void flush() {}
 };
 
 class SparseNode : public Node {
@@ -580,6 +596,18 @@ struct NodeTrampolines {
                           stowage_error* err) noexcept {
     return guarded(err, [&] { *exists = as<ArrayNode>(h).chunk_exists(idx) ? 1 : 0; });
   }
+  static int lock_chunk(stowage_node_handle h, const uint64_t* idx, stowage_chunk_lock* out,
+                        stowage_error* err) noexcept {
+    *out = nullptr;
+    return guarded(err, [&] { *out = reinterpret_cast<stowage_chunk_lock>(as<ArrayNode>(h).lock_chunk(idx).release()); });
+  }
+  static int unlock_chunk(stowage_node_handle h, stowage_chunk_lock lock, stowage_error* err) noexcept {
+    std::unique_ptr<ChunkLock> held(reinterpret_cast<ChunkLock*>(lock));
+    return guarded(err, [&] { as<ArrayNode>(h).unlock_chunk(std::move(held)); });
+  }
+  static int flush(stowage_node_handle h, stowage_error* err) noexcept {
+    return guarded(err, [&] { as<ArrayNode>(h).flush(); });
+  }
   // sparse
   static int sparse_count(stowage_node_handle h, uint64_t b, uint64_t e, uint64_t* nnz,
                           stowage_error* err) noexcept {
@@ -635,7 +663,7 @@ struct NodeTrampolines {
   // The table of a node's kind (nullptr for a group).
   static const void* table(stowage_node_kind kind) {
     static const stowage_array_vtable array = {sizeof(stowage_array_vtable), read_chunk, write_chunk,
-                                               chunk_exists};
+                                               chunk_exists, lock_chunk, unlock_chunk, flush};
     static const stowage_sparse_vtable sparse = {sizeof(stowage_sparse_vtable), sparse_count, sparse_read,
                                                  sparse_append};
     static const stowage_strings_vtable strings = {sizeof(stowage_strings_vtable), strings_read};

@@ -79,6 +79,10 @@ typedef enum stowage_entry_kind {
 #define STOWAGE_CAP_LIST (1ull << 16)     /* list() works */
 #define STOWAGE_CAP_MOVE (1ull << 17)     /* move() renames a key or a directory in one step */
 #define STOWAGE_CAP_MAP (1ull << 18)      /* STOWAGE_READ_KEEP views are memory maps (no copy) */
+#define STOWAGE_CAP_LOCK_KEY (1ull << 19) /* lock_key() holds a lock on one key against every writer */
+
+/* lock_key() flags. */
+#define STOWAGE_LOCK_TRY (1u << 0) /* do not wait: *held = 0 when another writer holds it */
 
 /*
  * Threading: every function may be called from many threads at once; on one
@@ -201,6 +205,19 @@ typedef struct stowage_storage_vtable {
    * backends whose views never change (the caller then asks stat()). */
   int (*view_size)(stowage_storage_handle storage, const stowage_view *view, uint64_t *size,
                    struct stowage_error *err);
+
+  /* -- read, change, publish: one writer at a time per key -- */
+  /* Takes an exclusive lock on one key (a file that may be absent), held
+   * until unlock(): a writer that reads a key, changes part of it and
+   * publishes it back (a chunk written in part, a shard) holds it from the
+   * read to the publish, so that no other writer's change is lost. Threads
+   * of one process, other handles and other processes exclude each other;
+   * a killed holder's lock is free again. Waits, or with STOWAGE_LOCK_TRY
+   * returns at once with *held = 0 when another holds it. The file backend
+   * flocks a hidden ".<name>.stowage-lock" beside the key, removed when
+   * released. Only with STOWAGE_CAP_LOCK_KEY. */
+  int (*lock_key)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
+                  stowage_lock_handle *out, int32_t *held, struct stowage_error *err);
 } stowage_storage_vtable;
 
 /* The least a store plugin may declare; later fields are optional. */

@@ -308,6 +308,22 @@ class Storage {
     detail::check_storage([&](stowage_error* e) { return vt_->lock(handle_, key.data(), key.size(), &h, &held, e); });
     return Lock(vt_, h, held != 0);
   }
+  // Whether lock_key() is there (STOWAGE_CAP_LOCK_KEY).
+  bool can_lock_keys() const {
+    return vt_->struct_size >= offsetof(stowage_storage_vtable, lock_key) + sizeof(void*) && vt_->lock_key &&
+           (capabilities_ & STOWAGE_CAP_LOCK_KEY);
+  }
+  // Holds one key against every other writer (see stowage_storage_vtable.lock_key);
+  // with `try_only`, a lock that another holds comes back not held().
+  Lock lock_key(std::string_view key, bool try_only = false) const {
+    if (!can_lock_keys()) fail(STOWAGE_UNSUPPORTED, std::string(key) + ": this storage cannot lock a key");
+    stowage_lock_handle h = nullptr;
+    int32_t held = 0;
+    const uint32_t flags = try_only ? STOWAGE_LOCK_TRY : 0;
+    detail::check_storage(
+        [&](stowage_error* e) { return vt_->lock_key(handle_, key.data(), key.size(), flags, &h, &held, e); });
+    return Lock(vt_, h, held != 0);
+  }
   bool recover(std::string_view key) const {
     int32_t done = 0;
     detail::check_storage([&](stowage_error* e) { return vt_->recover(handle_, key.data(), key.size(), &done, e); });
@@ -376,6 +392,20 @@ class StagedBackendFile {
   virtual void resize(uint64_t size) = 0;
 };
 
+// ArrayNode::lock_chunk's lock where a chunk (or the shard holding it) is
+// one key of the storage: the storage's lock on that key.
+struct KeyChunkLock final : ChunkLock {
+  KeyChunkLock(std::string k, Lock l) : key(std::move(k)), lock(std::move(l)) {}
+  std::string key;
+  Lock lock;
+};
+// Null where the storage cannot lock a key (read only: nobody writes).
+inline std::unique_ptr<KeyChunkLock> lock_chunk_key(const Storage& storage, std::string key) {
+  if (!storage.can_lock_keys()) return nullptr;
+  Lock held = storage.lock_key(key);
+  return std::make_unique<KeyChunkLock>(std::move(key), std::move(held));
+}
+
 // A lock a backend hands out; released when deleted.
 class BackendLock {
  public:
@@ -416,6 +446,12 @@ class StorageBackend {
   virtual bool recover(std::string_view key) { (void)key; return false; }
   virtual std::unique_ptr<BackendLock> lock(std::string_view key) {
     unsupported(std::string(key) + ": this storage cannot lock");
+  }
+  // See stowage_storage_vtable.lock_key; with try_only, one another holds
+  // comes back not held().
+  virtual std::unique_ptr<BackendLock> lock_key(std::string_view key, bool try_only) {
+    (void)try_only;
+    unsupported(std::string(key) + ": this storage cannot lock a key");
   }
   virtual void make_directory(std::string_view key) { (void)key; }
   virtual std::string stage_directory(std::string_view key) {
@@ -492,6 +528,14 @@ struct StoreTrampolines {
     });
   }
   static void unlock(stowage_lock_handle l) noexcept { delete reinterpret_cast<BackendLock*>(l); }
+  static int lock_key(stowage_storage_handle h, const char* k, size_t ks, uint32_t flags, stowage_lock_handle* out,
+                      int32_t* held, stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      std::unique_ptr<BackendLock> l = self(h)->lock_key(sv(k, ks), (flags & STOWAGE_LOCK_TRY) != 0);
+      *held = l->held() ? 1 : 0;
+      *out = reinterpret_cast<stowage_lock_handle>(l.release());
+    });
+  }
   static int staged_resize(stowage_staged_handle s, uint64_t size, stowage_error* err) noexcept {
     return guarded(err, [&] { staged(s)->resize(size); });
   }
@@ -540,7 +584,7 @@ struct StoreTrampolines {
     static const stowage_storage_vtable vt = {
         sizeof(stowage_storage_vtable), open, close, stat, read, read_into, list, stage, staged_write,
         staged_read, staged_resize, discard, publish, recover, make_directory, stage_directory, remove, move,
-        lock, unlock, view_size};
+        lock, unlock, view_size, lock_key};
     return &vt;
   }
 };
