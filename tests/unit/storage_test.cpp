@@ -372,6 +372,10 @@ TEST_CASE("storage: staged names and journals of long names fit NAME_MAX; errors
   s.publish(set);  // a journal beside the first, named after it
   CHECK(test::read_file(key) == "one");
   CHECK(test::read_file(key2) == "two");
+  {
+    sdk::Lock held = s.lock_key(key);  // its lock file's name fits too
+    CHECK(held.held());
+  }
   const std::string dir = s.stage_directory(tmp.path().string() + "/" + std::string(250, 'd'));
   CHECK(fs::path(dir).filename().string().size() <= 255);
   // A name over NAME_MAX itself: the error names it, not a staged name.
