@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
@@ -570,8 +571,9 @@ class Converter {
                                   const char* dtype = nullptr) const {
     const std::string why = e.what();
     const bool usage = e.code() == ErrorCode::unsupported || e.code() == ErrorCode::invalid_argument;
+    if (!usage) throw e;  // the storage failed (a name too long, a full disk): not the format's doing
     const bool dtype_refused = dtype && why.find(dtype) != std::string::npos;
-    throw Error(usage ? ErrorCode::invalid_argument : e.code(),
+    throw Error(ErrorCode::invalid_argument,
                 dst.path() + ": format " + dst.format() + " cannot hold " + what + ": " + why +
                     (dtype_refused && !opts_.cast_all && opts_.casts.empty() ? "; convert the values with --cast (e.g. --cast float64)" : ""),
                 dst.path());
@@ -879,11 +881,77 @@ uint64_t disk_bytes(const fs::path& p) {
   return sum;
 }
 
+// `text` with each backend temporary (".<name>.stowage-tmp.<pid>.<n>", a
+// staged file or directory) named by the name it is published under.
+std::string without_temporaries(std::string text) {
+  const std::string mark = ".stowage-tmp.";
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) {
+    const size_t start = text.find_last_of("/ \t'\"[", at - 1) + 1;  // the component's first byte
+    size_t end = at + mark.size();
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    if (start >= at || text[start] != '.') {
+      at = end;
+      continue;
+    }
+    text.replace(start, end - start, text.substr(start + 1, at - start - 1));
+    at = start;
+  }
+  return text;
+}
+
 // A hidden directory beside the destination that holds everything the
 // conversion writes until publish() renames it into place.
 class StagingArea {
  public:
-  StagingArea(const fs::path& destination, Registry& registry) {
+  StagingArea(const std::string& destination, Registry& registry) : typed_(destination) {
+    try {
+      make(fs::path(destination), registry);
+    } catch (const fs::filesystem_error& e) {
+      throw Error(ErrorCode::io, destination + ": cannot write there: " + e.code().message(), destination);
+    } catch (const sdk::Error& e) {  // finishing what a killed conversion left
+      throw Error(static_cast<ErrorCode>(e.code()), in_user_words(e.what()), destination);
+    }
+  }
+  ~StagingArea() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path target() const { return dir_ / name_; }
+
+  // The error with every mention of the hidden staging path (".stowage-convert.<pid>.x/x",
+  // a temporary in it) replaced by the destination as the user named it.
+  Error in_user_words(const Error& e) const {
+    return Error(e.code(), in_user_words(e.what()), in_user_words(e.path()), e.plugin());
+  }
+  std::string in_user_words(std::string text) const {
+    text = without_temporaries(std::move(text));
+    if (dir_.empty()) return text;  // (not made yet)
+    const size_t slash = typed_.rfind('/');
+    const std::string typed_parent = slash == std::string::npos ? "" : typed_.substr(0, slash + 1);
+    const std::pair<std::string, std::string> renames[] = {
+        {target().string(), typed_}, {dir_.string() + "/", typed_parent}, {dir_.string(), typed_}};
+    for (const auto& [hidden, shown] : renames)
+      for (size_t at; (at = text.find(hidden)) != std::string::npos;) text.replace(at, hidden.size(), shown);
+    const std::string twice = typed_ + ": " + typed_ + ": ";  // the store's path and its staged file's
+    for (size_t at; (at = text.find(twice)) != std::string::npos;) text.erase(at, typed_.size() + 2);
+    return text;
+  }
+
+  // publish_staged, its errors in the user's words.
+  uint64_t publish(bool overwrite) {
+    try {
+      return publish_staged(overwrite);
+    } catch (const Error& e) {
+      throw in_user_words(e);
+    } catch (const sdk::Error& e) {
+      throw Error(static_cast<ErrorCode>(e.code()), in_user_words(e.what()), typed_);
+    } catch (const fs::filesystem_error& e) {
+      throw Error(ErrorCode::io, typed_ + ": cannot publish it: " + e.code().message(), typed_);
+    }
+  }
+
+ private:
+  void make(const fs::path& destination, Registry& registry) {
     parent_ = destination.has_parent_path() ? destination.parent_path() : fs::path(".");
     fs::create_directories(parent_);
     name_ = destination.filename().string();
@@ -899,22 +967,6 @@ class StagingArea {
     dir_ = parent_ / staged_name(::getpid(), name_);
     fs::create_directories(dir_);
   }
-  ~StagingArea() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path target() const { return dir_ / name_; }
-
-  // The error with every mention of the hidden staging path (".stowage-convert.<pid>.x/x")
-  // replaced by the destination as the user named it.
-  Error in_user_words(const Error& e, const std::string& destination) const {
-    auto rewrite = [&](std::string text) {
-      for (const std::string& hidden : {target().string(), dir_.string()})
-        for (size_t at; (at = text.find(hidden)) != std::string::npos;) text.replace(at, hidden.size(), destination);
-      return text;
-    };
-    return Error(e.code(), rewrite(e.what()), rewrite(e.path()), e.plugin());
-  }
 
   // Puts what the format wrote in place of the destination, so that a kill
   // at any moment leaves the old destination or the new one. A single entry
@@ -923,7 +975,7 @@ class StagingArea {
   // goes with the staging area. Several files (datg's matrix and name files,
   // datadings' six) go as one journaled file set, which the format's next
   // open -- or the next conversion to this destination -- finishes.
-  uint64_t publish(bool overwrite) {
+  uint64_t publish_staged(bool overwrite) {
     std::vector<fs::path> produced;
     for (const auto& e : fs::directory_iterator(dir_)) produced.push_back(e.path());
     uint64_t bytes = 0;
@@ -942,10 +994,9 @@ class StagingArea {
     return bytes;
   }
 
- private:
   sdk::Storage storage_;
   fs::path destination_, parent_, dir_;
-  std::string name_;
+  std::string name_, typed_;
 };
 
 // A node added to (or replacing one in) an existing container, written
@@ -987,6 +1038,7 @@ class NodeStaging {
   }
   Error in_user_words(const Error& e) const {
     auto rewrite = [&](std::string text) {
+      text = without_temporaries(std::move(text));
       for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;) text.replace(at, hidden_leaf_.size(), leaf_);
       return text;
     };
@@ -1267,7 +1319,7 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
       }
       dst.close();
     } catch (const Error& e) {
-      throw staging.in_user_words(e, dst_path);
+      throw staging.in_user_words(e);
     }
     progress.check_cancel();
     result.bytes_out = staging.publish(options.overwrite);

@@ -1,9 +1,12 @@
 // Store, Sparse and Records: the C++ face of a format plugin's vtable.
 #include "internal.hpp"
 
+#include <stowage/array_limits.hpp>
+
 #include <algorithm>
 #include <iostream>
 #include <mutex>
+#include <optional>
 
 namespace stowage {
 
@@ -197,8 +200,57 @@ NodeInfo Store::describe(std::string_view node) const {
   }
 }
 
+namespace {
+
+// The non-negative integers under `key`, or nullopt for anything else (the
+// format's create says what is wrong with it).
+std::optional<std::vector<uint64_t>> extents_of(const json& d, const char* key) {
+  if (!d.contains(key) || !d[key].is_array()) return std::nullopt;
+  std::vector<uint64_t> out;
+  for (const json& v : d[key]) {
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) return std::nullopt;
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
+
+// Bytes of an element of the description's dtype; 0 when it names none the
+// core knows (the format refuses it).
+size_t element_size_of(const json& d) {
+  if (!d.contains("dtype") || !d["dtype"].is_string()) return 0;
+  try {
+    return dtype_size(parse_dtype(d["dtype"].get<std::string>()));
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+// Why an array description cannot be created, or "" when it can: what open
+// would refuse (whatever create accepts, open must accept), checked before
+// the format writes a byte.
+std::string unopenable_array(const json& d) {
+  const size_t size = element_size_of(d);
+  const std::optional<std::vector<uint64_t>> shape = extents_of(d, "shape");
+  if (!shape || size == 0) return "";
+  std::optional<std::vector<uint64_t>> chunks = extents_of(d, "chunks");
+  if (!d.contains("chunks")) {  // the format chooses: whole-array chunks at most
+    chunks = shape;
+    for (uint64_t& c : *chunks) c = std::max<uint64_t>(c, 1);
+  }
+  if (!chunks) return "";
+  return sdk::array_size_problem(*shape, *chunks, size, d["dtype"].get<std::string>());
+}
+
+}  // namespace
+
 void Store::create(std::string_view node, const json& description) {
   State& st = live(state_);
+  if (description.is_object() && description.value("kind", json("group")) == "array") {
+    const std::string why = unopenable_array(description);
+    if (!why.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  st.path + (node.empty() ? "" : "::" + std::string(node)) + ": cannot create it: " + why, st.path);
+  }
   std::string text = description.dump();
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);

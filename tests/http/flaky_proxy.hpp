@@ -4,6 +4,12 @@
 //   status  answers "503 Service Unavailable"
 //   cut     forwards the answer but only half of its body, then closes
 //   stall   answers nothing for a while (the client's timeout fires)
+//   short_range   answers a range (206) with its first half only, its
+//                 headers saying so (Content-Range and Content-Length of
+//                 the half): consistent, but fewer bytes than asked
+//   short_length  answers a range (206) with its first half and a
+//                 Content-Length of the half, its Content-Range still the
+//                 whole range asked: the body ends before the range does
 // Every other request is forwarded to the server as is. One request per
 // client connection ("Connection: close" both ways), so requests are counted
 // exactly whatever the client's connection reuse.
@@ -13,7 +19,9 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,7 +32,7 @@ namespace test {
 
 class FlakyProxy {
  public:
-  enum class Fault { none, drop, status, cut, stall };
+  enum class Fault { none, drop, status, cut, stall, short_range, short_length };
 
   explicit FlakyProxy(int upstream_port) : upstream_(upstream_port) {
     listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -194,7 +202,34 @@ class FlakyProxy {
       size_t body = answer.size() - (end + 4);
       answer.resize(end + 4 + body / 2);
     }
+    if ((f == Fault::short_range || f == Fault::short_length) && end != std::string::npos)
+      answer = halved_range(answer, end, f == Fault::short_range);
     send_all(client, answer.data(), answer.size());
+  }
+
+  // A 206 answer with the first half of its body, Content-Length saying so,
+  // and Content-Range too when `consistent`. Other answers stay as they are.
+  static std::string halved_range(const std::string& answer, size_t end, bool consistent) {
+    if (answer.compare(0, 12, "HTTP/1.1 206") != 0) return answer;
+    const std::string body = answer.substr(end + 4);
+    const size_t half = body.size() / 2;
+    std::string head;
+    for (size_t at = 0; at < end;) {
+      size_t eol = std::min(answer.find("\r\n", at), end);
+      std::string line = answer.substr(at, eol - at);
+      at = eol + 2;
+      if (strncasecmp(line.c_str(), "content-length:", 15) == 0) {
+        line = "Content-Length: " + std::to_string(half);
+      } else if (consistent && strncasecmp(line.c_str(), "content-range:", 14) == 0) {
+        unsigned long long first = 0, last = 0;
+        const size_t slash = line.find('/');
+        if (std::sscanf(line.c_str() + 14, " bytes %llu-%llu/", &first, &last) == 2 && slash != std::string::npos)
+          line = "Content-Range: bytes " + std::to_string(first) + "-" + std::to_string(first + half - 1) +
+                 line.substr(slash);
+      }
+      head += line + "\r\n";
+    }
+    return head + "\r\n" + body.substr(0, half);
   }
 
   // The server's whole answer to one request.

@@ -328,6 +328,49 @@ TEST_CASE("http: a truncated body in a scattered read_into is a clear error") {
   });
 }
 
+// A server may answer a range with fewer bytes than asked. Its headers agree
+// with its body (short_range), or its Content-Range still claims the whole
+// range (short_length); either way the bytes that did not come must not read
+// as the file's end. (Before this test, a planted bug accepting a body
+// shorter than its Content-Range kept every suite green.)
+TEST_CASE("http: a range answered with fewer bytes than asked is a truncated body, not the file's end") {
+  test::Nginx nginx;
+  Files files(nginx.root());
+  test::FlakyProxy proxy(nginx.port());
+  on_each_transport(R"({"retries": 1, "retry_delay_ms": 1})", [&](const sdk::Storage& s) {
+    const std::string u = proxy.url("big.bin");
+    const std::string of_big = " (the file has " + std::to_string(kBig) + ") (after 2 attempts)";
+    proxy.misbehave(Fault::short_range, 1);
+    Failure f = failure_of([&] { s.read(u, 1000, 4000); });
+    CHECK(f.code == STOWAGE_CORRUPT);
+    CHECK(f.message == u + ": truncated body: the server sent bytes 1000-2999 of the 4000 asked from byte 1000" + of_big);
+    f = failure_of([&] { read_scattered(s, u, 0, {12, 4000}); });
+    CHECK(f.code == STOWAGE_CORRUPT);
+    CHECK(f.message == u + ": truncated body: the server sent bytes 0-2005 of the 4012 asked from byte 0" + of_big);
+    // Asked past the end: the server's last byte is the file's, not short.
+    proxy.misbehave(Fault::none, 1);
+    CHECK(text_of(s.read(u, kBig - 10, 100)) == files.big.substr(kBig - 10));
+
+    proxy.misbehave(Fault::short_length, 1);
+    f = failure_of([&] { s.read(u, 1000, 4000); });
+    CHECK(f.code == STOWAGE_CORRUPT);
+    CHECK(f.message == u + ": truncated body: got 2000 of 4000 bytes (after 2 attempts)");
+    f = failure_of([&] { read_scattered(s, u, 0, {12, 4000}); });
+    CHECK(f.code == STOWAGE_CORRUPT);
+    CHECK(f.message == u + ": truncated body: got 2006 of 4012 bytes (after 2 attempts)");
+
+    // One such answer in two: the retry gives the whole.
+    for (Fault fault : {Fault::short_range, Fault::short_length}) {
+      proxy.misbehave(fault, 2);
+      CHECK(text_of(s.read(u, 1000, 4000)) == files.big.substr(1000, 4000));
+      Scattered r = read_scattered(s, u, 0, {12, 4000});
+      CHECK(r.got == 4012);
+      CHECK(r.parts[0] + r.parts[1] == files.big.substr(0, 4012));
+    }
+    proxy.misbehave(Fault::none, 1);
+  });
+}
+
 TEST_CASE("http: the pooled connections survive the server closing them") {
   test::Nginx nginx;
   Files files(nginx.root());

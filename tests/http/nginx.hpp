@@ -8,6 +8,8 @@
 // Beside the document root, two locations serve the same files differently:
 //   /forbidden/...  answers 403 (deny all), for any user (root reads a mode
 //                   000 file, so that alone cannot make a 403 under CI)
+//   /status500/...  answers 500 Internal Server Error, /status401/... 401
+//                   Unauthorized: a broken server and one that wants a login
 //   /norange/...    ignores Range (max_ranges 0) and answers 200 with the
 //                   whole file, as some servers do
 //   /nohead/...     answers HEAD with 405 Method Not Allowed
@@ -137,6 +139,7 @@ class Nginx {
     // proxy's, in the flaky-server tests).
     c += "    absolute_redirect off;\n";
     c += "    location /forbidden/ { deny all; }\n";
+    c += "    location /status500/ { return 500; }\n    location /status401/ { return 401; }\n";
     c += "    location /norange/ { alias " + root_.string() + "/; max_ranges 0; }\n";
     c += "    location /chunked/ { alias " + root_.string() +
          "/; sub_filter_types *; sub_filter_once off; sub_filter \"-no such text-\" \"\"; }\n";

@@ -2,8 +2,8 @@
 
 #include "reader.hpp"  // looks_like_matrix_dir
 
-
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <numeric>
 
@@ -22,8 +22,33 @@ MatrixWriter::MatrixWriter(const sdk::Storage& storage, std::string dest, Matrix
   if (kind == STOWAGE_ENTRY_FILE) sdk::invalid(dest_ + ": exists and is not a directory; refusing to replace it");
   if (kind == STOWAGE_ENTRY_DIRECTORY && !storage_.list(dest_).empty() && !looks_like_matrix_dir(storage_, dest_))
     sdk::invalid(dest_ + ": exists and is not a BPCells matrix directory; refusing to replace it");
-  temp_ = storage_.stage_directory(dest_);  // parent directories are made too
+  naming_destination([&] {
+    temp_ = storage_.stage_directory(dest_);  // parent directories are made too
+    open_files();
+  });
+}
 
+// Every mention of the staged directory, or of a backend temporary
+// (".<name>.stowage-tmp.<pid>.<n>"), becomes the destination's name.
+std::string MatrixWriter::in_destination_words(std::string message) const {
+  if (!temp_.empty())
+    for (size_t at; (at = message.find(temp_)) != std::string::npos;) message.replace(at, temp_.size(), dest_);
+  const std::string mark = ".stowage-tmp.";
+  for (size_t at = message.find(mark); at != std::string::npos; at = message.find(mark, at)) {
+    const size_t start = message.find_last_of("/ '\"", at - 1) + 1;  // the hidden component's first byte
+    size_t end = at + mark.size();
+    while (end < message.size() && (std::isdigit(static_cast<unsigned char>(message[end])) || message[end] == '.')) ++end;
+    if (start >= at || message[start] != '.') {
+      at = end;
+      continue;
+    }
+    message.replace(start, end - start, message.substr(start + 1, at - start - 1));
+    at = start;
+  }
+  return message;
+}
+
+void MatrixWriter::open_files() {
   const bool packed = spec_.version.packed;
   const bool packed_uint = packed && spec_.version.value == Element::uint32;
   if (packed) {
@@ -61,6 +86,11 @@ MatrixWriter::~MatrixWriter() {
 
 void MatrixWriter::append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
                           const void* values) {
+  naming_destination([&] { append_batch(n_major, indptr, indices, values); });
+}
+
+void MatrixWriter::append_batch(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+                                const void* values) {
   if (committed_) sdk::invalid(dest_ + ": append after close");
   if (n_major > majors() - majors_written())
     sdk::invalid(dest_ + ": appending " + std::to_string(n_major) + " majors to " +
@@ -170,6 +200,11 @@ void MatrixWriter::commit() {
   if (majors_written() != majors())
     sdk::invalid(dest_ + ": the matrix is incomplete: " + std::to_string(majors_written()) + " of " +
                  std::to_string(majors()) + (spec_.row_major ? " rows" : " columns") + " appended");
+  naming_destination([&] { write_and_publish(); });
+}
+
+// The files not yet written, then the directory moved over the destination.
+void MatrixWriter::write_and_publish() {
   if (index_enc_) {
     finish_packed(*index_enc_, "index", true);
     index_data_->close();

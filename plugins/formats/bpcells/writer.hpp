@@ -50,6 +50,20 @@ class MatrixWriter {
   void commit();
 
  private:
+  // Runs `step` on the staged directory; its errors name the destination
+  // the user gave, never the staged name (".o.bpcells.stowage-tmp.<pid>.0").
+  template <class Step>
+  void naming_destination(Step&& step) {
+    try {
+      step();
+    } catch (const sdk::Error& e) {
+      throw sdk::Error(e.code(), in_destination_words(e.what()));
+    }
+  }
+  std::string in_destination_words(std::string message) const;
+  void open_files();
+  void append_batch(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices, const void* values);
+  void write_and_publish();
   std::string temp_file(const char* name) const { return temp_ + "/" + name; }
   bool sorted_in_range(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices) const;
   void sort_and_write(const uint32_t* indices, const char* values, uint64_t n, uint64_t major_in_batch);

@@ -4,6 +4,7 @@
 
 #include "daf_text.hpp"
 
+#include <stowage/array_limits.hpp>
 #include <stowage/plugin_json.hpp>
 
 #include <algorithm>
@@ -205,6 +206,10 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
     invalid(std::string(node) + ": a Daf " + (matrix ? "matrix has 2" : "vector has 1") + " dimension(s), got " +
             std::to_string(shape.size()));
   ElType eltype = numeric_dtype(d, node);
+  // Its .data file holds every element: refused before an axis is declared or a byte written.
+  if (!stowage::sdk::addressable(shape, element_size(eltype)))
+    invalid(std::string(node) + ": shape " + stowage::sdk::extents_text(shape) + " of " + string_or(d, "dtype", "") +
+            " is more bytes than a 64-bit offset can address");
   uint64_t rows = declared_axis_length(ref.rows, shape[0], std::string(node));
   uint64_t cols = matrix ? declared_axis_length(ref.cols, shape[1], std::string(node)) : 1;
   storage_.make_directory(property_dir(ref));

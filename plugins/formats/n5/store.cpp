@@ -1,6 +1,6 @@
 #include "store.hpp"
 
-
+#include <stowage/array_limits.hpp>
 #include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 
@@ -84,12 +84,24 @@ Dataset dataset_from_description(const sdk::Host& host, const json& d) {
     if ((bytes *= c) > kMaxChunkBytes)
       invalid("n5 create: chunks " + d["chunks"].dump() + " of " + dtype +
               " exceed N5's 2 GiB chunk limit");
+  // what the host's open refuses (the block grid too, which block_count counts)
+  if (const std::string why = sdk::array_size_problem(ds.shape, ds.chunks, ds.type.size, dtype); !why.empty())
+    invalid("n5 create: " + why);
   if (d.contains("fill_value") && !d["fill_value"].is_null() &&
       !(d["fill_value"].is_number() && d["fill_value"].get<double>() == 0))
     unsupported("n5 create: N5 has no fill value (missing chunks read as 0), got " +
                 d["fill_value"].dump());
   ds.compression = canonical_compression(host, d.value("codec", json()), ds.type.size);
   return ds;
+}
+
+// dataset_from_description, its errors naming the dataset.
+Dataset described_dataset(const sdk::Host& host, const json& d, const std::string& dir) {
+  try {
+    return dataset_from_description(host, d);
+  } catch (const sdk::Error& e) {
+    fail(e.code(), dir + ": " + e.what());
+  }
 }
 
 // A string or object dataset from a create() description: the "chunks" and
@@ -112,6 +124,9 @@ Dataset variable_dataset(const sdk::Host& host, const json& d, const std::string
                                      : std::vector<uint64_t>(ds.shape.size(), 1);
     if (ds.chunks.size() != ds.shape.size() || ds.shape.empty())
       invalid(dir + ": an object dataset needs \"shape\" and \"chunks\" of the same rank");
+    if (!sdk::countable_grid(ds.shape, ds.chunks))  // its records are counted by block_count
+      invalid(dir + ": shape " + sdk::extents_text(ds.shape) + " in chunks " + sdk::extents_text(ds.chunks) +
+              " is more than 2^64 blocks");
   }
   ds.compression = canonical_compression(host, d.value("codec", json()), 1);
   return ds;
@@ -357,7 +372,7 @@ void N5Store::create(std::string_view node, std::string_view text) {
     if (is_dataset(attrs)) invalid(dir + ": group attributes would make it a dataset");
   } else if (kind == "array") {
     json version = attrs.contains("n5") ? attrs["n5"] : json();
-    attrs = dataset_attributes(dataset_from_description(host(), d), user);
+    attrs = dataset_attributes(described_dataset(host(), d, dir), user);
     if (!version.is_null()) attrs = with_version_first(version, attrs);
   } else if (kind == "strings" || kind == "records") {
     // An empty string dataset (write_strings fills it) or an object dataset

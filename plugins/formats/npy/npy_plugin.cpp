@@ -196,15 +196,18 @@ class NpyStore final : public sdk::Store {
     if (d["shape"].size() > npy::kMaxDims)
       sdk::unsupported(path_ + ": .npy holds at most " + std::to_string(npy::kMaxDims) + " dimensions");
     uint64_t bytes = h.element_size;
+    bool empty = false;
     for (const json& e : d["shape"]) {
       if (!e.is_number_unsigned()) sdk::invalid(path_ + ": shape entries must be non-negative integers");
       uint64_t extent = e.get<uint64_t>();
-      if (extent != 0 && bytes > (uint64_t{1} << 62) / extent)
+      h.shape.push_back(extent);
+      empty = empty || extent == 0;
+      if (extent == 0) continue;  // the others still multiply (strides): the reader refuses them too
+      if (bytes > (uint64_t{1} << 62) / extent)
         sdk::invalid(path_ + ": array of shape " + d["shape"].dump() + " is too large");
       bytes *= extent;
-      h.shape.push_back(extent);
     }
-    h.data_size = bytes;
+    h.data_size = empty ? 0 : bytes;
     return h;
   }
 

@@ -1,13 +1,13 @@
 // The chunks of a Zarr v3 array. Unsharded, a chunk is a file as in v2,
 // keyed "c/0/1" (default encoding) or "0.1" (v2 encoding), through the
 // codec chain. Sharded, the host's chunks are the INNER chunks: reading one
-// reads the shard's index (once per node handle, cached) and then just that
+// reads the shard's index (cached per node handle) and then just that
 // inner chunk's bytes, two ranged reads; writing one appends it to the
 // shard's staged file (PendingShard, shard.hpp) until every inner chunk of
 // its shard inside the array is there, then the index is added and the
 // shard published whole, so a region write covering whole shards never
-// reads one back. Shards left incomplete are merged with the file on disk
-// when the store closes.
+// reads one back. A shard a write leaves incomplete is merged with the file
+// on disk under the shard's lock before the write returns (flush).
 #include "chunk_util.hpp"
 #include "store.hpp"
 
@@ -75,13 +75,20 @@ bool ZarrStore::read_whole(const std::string& key, std::optional<sdk::BufferPool
 
 std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, const std::string& key) const {
   V3State& state = *a.v3;
+  // Where stowage writes (local files, memory), a cached index is kept
+  // only while the shard is as large as when it was read: another writer
+  // publishes a shard whole, and rarely of the same size. A stat costs
+  // about a microsecond there; over HTTP it would be a request per chunk.
+  const bool others_write = storage_.can(STOWAGE_CAP_WRITE);
+  if (!others_write) {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (auto it = state.indexes.find(key); it != state.indexes.end()) return it->second;
+  }
   // The size first (a stat): a shard too short for its index is refused
-  // before a buffer of the index's size is made, and a cached index is
-  // kept only while the shard is as large as when it was read (another
-  // writer's shard is published whole, and rarely of the same size).
+  // before a buffer of the index's size is made.
   uint64_t size = 0;
   const bool is_file = stored(a, key, &size);  // a directory there, or a file on the path, is an error
-  {
+  if (others_write) {
     std::lock_guard<std::mutex> lock(state.mutex);
     if (auto it = state.indexes.find(key);
         it != state.indexes.end() && it->second->exists == is_file && it->second->file_size == (is_file ? size : 0))

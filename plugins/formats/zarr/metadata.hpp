@@ -102,6 +102,8 @@ std::vector<uint64_t> description_extents(const json& d, const char* key, uint64
 // (store.cpp); `version` 2 or 3 names the type as that version's metadata
 // does. Bad values are INVALID_ARGUMENT, a dtype Zarr lacks UNSUPPORTED.
 ArrayMeta description_meta(const json& d, int version);
+// The description's "shards" into a v3 layout (store_v3.cpp).
+void apply_shards(V3Layout& layout, const json& d, const ArrayMeta& a);
 
 // The .zarray of an array, keys sorted as zarr-python writes them.
 json array_json(const ArrayMeta& meta);

@@ -2,6 +2,8 @@
 // removing groups and arrays. Chunks are in chunk_io.cpp.
 #include "store.hpp"
 
+#include <stowage/array_limits.hpp>
+
 #include "compressors.hpp"
 #include "filters.hpp"
 
@@ -263,6 +265,7 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
   const std::string kind = d.value("kind", "group");
   if (kind != "group" && kind != "array")
     unsupported("zarr create: cannot create a node of kind \"" + kind + "\" (Zarr v2 holds groups and arrays)");
+  if (kind == "array") check_array_description(dir, d);  // before any byte: no group left of a refused array
 
   // Every ancestor is a group, as zarr-python makes them.
   std::string ancestor = root_;
@@ -310,11 +313,28 @@ ArrayMeta description_meta(const json& d, int version) {
   for (uint64_t c : a.chunks)
     if (c > kMaxChunkBytes || (bytes *= c) > kMaxChunkBytes)
       invalid("zarr create: chunks " + json(a.chunks).dump() + " of " + a.type.name + " are over 2 GiB");
+  // what parse_array and the host's open refuse (a chunk grid over 2^64)
+  if (const std::string why = sdk::array_size_problem(a.shape, a.chunks, a.type.size, a.type.name); !why.empty())
+    invalid("zarr create: " + why);
   const std::string order = d.value("order", "C");
   if (order != "C" && order != "F") invalid("zarr create: \"order\" must be \"C\" or \"F\", got \"" + order + "\"");
   a.fortran = order == "F";
   a.fill = parse_fill_value(d.value("fill_value", json(0)), a.type, "zarr create");
   return a;
+}
+
+// Refuses, naming the array, a description create_array(_v3) would refuse
+// after the ancestor groups are written.
+void ZarrStore::check_array_description(const std::string& dir, const json& d) const {
+  try {
+    const ArrayMeta a = description_meta(d, version_);
+    if (version_ == 3) {
+      V3Layout layout;
+      apply_shards(layout, d, a);
+    }
+  } catch (const sdk::Error& e) {
+    fail(e.code(), dir + ": " + e.what());
+  }
 }
 
 // The codec plugin's canonical config of `codec` (defaults filled in), as

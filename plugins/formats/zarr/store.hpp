@@ -92,6 +92,7 @@ class ZarrStore final : public stowage::sdk::Store {
   json read_v3_document(const std::string& dir) const;
   std::string describe_array_v3(const OpenArray& a, const json& attributes) const;
   void create_array_v3(const std::string& dir, const json& description, json attributes);
+  void check_array_description(const std::string& dir, const json& description) const;
   void set_attributes_v3(const std::string& dir, const json& attributes);
   bool read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
   void write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);

@@ -65,28 +65,33 @@ void ZarrStore::set_attributes_v3(const std::string& dir, const json& attributes
   write_text(dir + "/" + kV3File, doc);
 }
 
+// The description's "shards" (the shard shape, a multiple of "chunks") into
+// `layout`; none: unsharded.
+void apply_shards(V3Layout& layout, const json& d, const ArrayMeta& a) {
+  if (!d.contains("shards") || d["shards"].is_null()) return;
+  layout.sharded = true;
+  layout.shard = description_extents(d, "shards", 1);
+  if (layout.shard.size() != a.ndim()) invalid("zarr create: \"shards\" and \"shape\" differ in rank");
+  layout.per_shard.resize(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    if (layout.shard[i] % a.chunks[i])
+      invalid("zarr create: \"shards\" " + json(layout.shard).dump() + " is not a multiple of \"chunks\" " +
+              json(a.chunks).dump());
+    layout.per_shard[i] = layout.shard[i] / a.chunks[i];
+    layout.chunks_per_shard *= layout.per_shard[i];
+    if (layout.chunks_per_shard > (uint64_t(1) << 24))
+      invalid("zarr create: \"shards\" " + json(layout.shard).dump() + " hold over 2^24 chunks");
+  }
+  layout.index_crc32c = true;
+}
+
 // An array of a create() description: as create_array (v2) reads it, plus
 // "shards" (the shard shape, a multiple of "chunks") and, in "storage", a
 // v3 "chunk_key_encoding" another Zarr v3 store described.
 void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attributes) {
   ArrayMeta a = description_meta(d, 3);
   auto layout = std::make_shared<V3Layout>();
-  if (d.contains("shards") && !d["shards"].is_null()) {
-    layout->sharded = true;
-    layout->shard = description_extents(d, "shards", 1);
-    if (layout->shard.size() != a.ndim()) invalid("zarr create: \"shards\" and \"shape\" differ in rank");
-    layout->per_shard.resize(a.ndim());
-    for (size_t i = 0; i < a.ndim(); ++i) {
-      if (layout->shard[i] % a.chunks[i])
-        invalid("zarr create: \"shards\" " + json(layout->shard).dump() + " is not a multiple of \"chunks\" " +
-                json(a.chunks).dump());
-      layout->per_shard[i] = layout->shard[i] / a.chunks[i];
-      layout->chunks_per_shard *= layout->per_shard[i];
-      if (layout->chunks_per_shard > (uint64_t(1) << 24))
-        invalid("zarr create: \"shards\" " + json(layout->shard).dump() + " hold over 2^24 chunks");
-    }
-    layout->index_crc32c = true;
-  }
+  apply_shards(*layout, d, a);
   const json storage = d.value("storage", json::object());
   if (storage.value("zarr_format", json()) == 3 && storage.contains("chunk_key_encoding")) {
     const json keys = storage["chunk_key_encoding"];

@@ -140,6 +140,7 @@ struct Reply {
   std::string content_range;  // "bytes 0-99/1000"
   int64_t content_length = -1;
   std::string effective_url;  // after redirects
+  long os_errno = 0;          // why a connection failed (ECONNREFUSED), where libcurl tells
   char curl_error[CURL_ERROR_SIZE] = {0};
 };
 

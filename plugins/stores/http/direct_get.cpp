@@ -225,6 +225,7 @@ std::unique_ptr<DirectGet::Connection> DirectGet::take(const Origin& o, Reply& r
   if (code == CURLE_OK) code = curl_easy_getinfo(c->handle, CURLINFO_ACTIVESOCKET, &c->socket);
   if (code != CURLE_OK) {
     set_error(r, code, c->error[0] ? c->error : curl_easy_strerror(code));
+    curl_easy_getinfo(c->handle, CURLINFO_OS_ERRNO, &r.os_errno);
     return nullptr;
   }
   return c;

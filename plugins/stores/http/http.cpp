@@ -51,6 +51,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -85,9 +86,9 @@ int64_t option(const nlohmann::json& j, const char* key, int64_t def, int64_t mi
   return n;
 }
 
-Options parse_options(std::string_view text) {
+Options parse_options(std::string_view text, const std::string& what) {
   Options o;
-  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, "http storage: the options");
+  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
   for (const auto& item : j.items()) {
     const std::string& k = item.key();
     if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms" && k != "direct")
@@ -123,6 +124,29 @@ std::string to_url(std::string_view key) {
     }
   }
   return url;
+}
+
+// Text as messages show it: the password of a URL's userinfo
+// ("http://u:secret@host/x") as "***", so no message shows a secret (the
+// core's redact_userinfo does the same to every error it raises).
+std::string shown(std::string text) {
+  for (size_t at = text.find("://"); at != std::string::npos; at = text.find("://", at + 3)) {
+    const size_t start = at + 3;
+    const size_t end = std::min(text.find_first_of("/?# \t\n\"'", start), text.size());
+    const std::string_view authority = std::string_view(text).substr(start, end - start);
+    const size_t sign = authority.rfind('@'), colon = authority.find(':');
+    if (sign == std::string_view::npos || colon == std::string_view::npos || colon > sign) continue;
+    text.replace(start + colon + 1, sign - colon - 1, "***");
+  }
+  return text;
+}
+
+// The registry opens its backend without options: STOWAGE_HTTP_OPTIONS
+// ('{"timeout_ms": 5000, "retries": 1}') sets them for the tools and
+// Store::open, where a stalled server would otherwise cost 5 x 60 s.
+std::string_view environment_options() {
+  const char* text = std::getenv("STOWAGE_HTTP_OPTIONS");
+  return text && *text ? std::string_view(text) : std::string_view("{}");
 }
 
 // The variables libcurl takes a proxy for plain http from.
@@ -208,7 +232,9 @@ std::string status_text(const Reply& r) {
 
 class HttpBackend : public stowage::sdk::StorageBackend {
  public:
-  HttpBackend(const stowage_host*, std::string_view options_json) : options_(parse_options(options_json)) {
+  HttpBackend(const stowage_host*, std::string_view options_json)
+      : options_(options_json.empty() ? parse_options(environment_options(), "http storage: STOWAGE_HTTP_OPTIONS")
+                                      : parse_options(options_json, "http storage: the options")) {
     // Thread-safe and reference-counted in the libcurl of Debian 12 (7.88).
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
       fail(STOWAGE_INTERNAL, "http storage: curl_global_init failed");
@@ -276,7 +302,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     b.limit = kMaxListing;
     b.grow = &text;
     Reply r = request(url, "GET", &b);
-    if (r.status == 404) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such directory (HTTP 404)");
+    if (r.status == 404) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such directory (HTTP 404)");
     check_status(key, r);
     return parse_listing(key, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
   }
@@ -291,7 +317,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   static constexpr long kReceiveBuffer = 512L * 1024;
 
   [[noreturn]] static void read_only(std::string_view key) {
-    unsupported(std::string(key) + ": cannot write over HTTP (the http storage is read only)");
+    unsupported(shown(std::string(key)) + ": cannot write over HTTP (the http storage is read only)");
   }
 
   // A GET of bytes [b.offset, b.offset + b.limit) into b; a file that ends
@@ -301,19 +327,19 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     std::string url = to_url(key);
     if (b.limit == 0) {  // nothing to read, but the file must exist
       auto [kind, size] = stat(key);
-      if (kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP 404)");
+      if (kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
       if (file_size) *file_size = size;
       return;
     }
     Origin origin;
     bool direct = direct_ && origin_of(url, &origin);
     Reply r = request(url, "GET", &b, direct ? &origin : nullptr);
-    if (r.status == 404) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP 404)");
+    if (r.status == 404) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
     if (r.status == 416) b.restart();  // the range starts at or after the end
     if (r.status != 416) check_status(key, r);
     // nginx redirects "dir" to "dir/" and answers with the listing
     if (ends_with_slash(r.effective_url) && !ends_with_slash(url))
-      fail(STOWAGE_IO, std::string(key) + ": is a directory, not a file");
+      fail(STOWAGE_IO, shown(std::string(key)) + ": is a directory, not a file");
     if (file_size && !total_size(r, file_size)) *file_size = stat(key).second;
   }
 
@@ -397,6 +423,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     }
     CURLcode code = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+    if (code != CURLE_OK) curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &r.os_errno);
     curl_off_t cl = -1;
     if (curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK) r.content_length = cl;
     char* eff = nullptr;
@@ -430,8 +457,25 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     } else {
       return false;
     }
-    if (b.received == expected) return false;
-    if (why) *why = "got " + std::to_string(b.received) + " of " + std::to_string(expected) + " bytes";
+    if (b.received != expected) {
+      if (why) *why = "got " + std::to_string(b.received) + " of " + std::to_string(expected) + " bytes";
+      return true;
+    }
+    return r.status == 206 && is_short_range(b, r, why);
+  }
+
+  // A range answered with fewer bytes than asked though the file goes on,
+  // its headers agreeing with its body ("bytes 0-499/1000" for 0-999): the
+  // rest would read as the file's end.
+  static bool is_short_range(const Body& b, const Reply& r, std::string* why) {
+    uint64_t first = 0, last = 0, total = 0;
+    if (!parse_content_range(r.content_range, &first, &last) || !total_size(r, &total)) return false;
+    const uint64_t asked_end = b.offset + std::min(b.limit, UINT64_MAX - b.offset);
+    if (last + 1 >= std::min(total, asked_end)) return false;
+    if (why)
+      *why = "the server sent bytes " + std::to_string(first) + "-" + std::to_string(last) + " of the " +
+             std::to_string(std::min(total, asked_end) - b.offset) + " asked from byte " + std::to_string(b.offset) +
+             " (the file has " + std::to_string(total) + ")";
     return true;
   }
 
@@ -439,16 +483,19 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   Reply finish(const std::string& url, Body* body, Reply& r, int64_t attempts) {
     std::string after = attempts > 1 ? " (after " + std::to_string(attempts) + " attempts)" : "";
     std::string why;
-    if (body && is_truncated(*body, r, &why)) fail(STOWAGE_CORRUPT, url + ": truncated body: " + why + after);
+    if (body && is_truncated(*body, r, &why)) fail(STOWAGE_CORRUPT, shown(url) + ": truncated body: " + why + after);
     if (r.code != CURLE_OK) {
       std::string text = r.curl_error[0] ? r.curl_error : curl_easy_strerror(r.code);
-      fail(STOWAGE_IO, url + ": " + text + after);
+      // libcurl 7.88 says "Couldn't connect to server": the system says why
+      if (r.code == CURLE_COULDNT_CONNECT && r.os_errno && text.find(std::strerror(static_cast<int>(r.os_errno))) == std::string::npos)
+        text += " (" + std::string(std::strerror(static_cast<int>(r.os_errno))) + ")";
+      fail(STOWAGE_IO, shown(url + ": " + text + after));
     }
-    if (transient_status(r.status)) fail(STOWAGE_IO, url + ": HTTP " + status_text(r) + after);
+    if (transient_status(r.status)) fail(STOWAGE_IO, shown(url) + ": HTTP " + status_text(r) + after);
     if (body && r.status == 206) {
       uint64_t first = 0, last = 0;
       if (!parse_content_range(r.content_range, &first, &last) || first != body->offset)
-        fail(STOWAGE_IO, url + ": the server answered the range " + std::to_string(body->offset) +
+        fail(STOWAGE_IO, shown(url) + ": the server answered the range " + std::to_string(body->offset) +
                              "- with \"Content-Range: " + r.content_range + "\"");
     }
     return r;
@@ -458,10 +505,10 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   static void check_status(std::string_view key, const Reply& r) {
     if (r.status >= 200 && r.status < 300) return;
     if (r.status == 404 || r.status == 410)
-      fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file (HTTP " + std::to_string(r.status) + ")");
-    if (r.status == 403) fail(STOWAGE_IO, std::string(key) + ": HTTP 403 Forbidden (the server refuses to serve it)");
-    if (r.status == 401) fail(STOWAGE_IO, std::string(key) + ": HTTP 401 Unauthorized (the server wants credentials)");
-    fail(STOWAGE_IO, std::string(key) + ": HTTP " + status_text(r));
+      fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP " + std::to_string(r.status) + ")");
+    if (r.status == 403) fail(STOWAGE_IO, shown(std::string(key)) + ": HTTP 403 Forbidden (the server refuses to serve it)");
+    if (r.status == 401) fail(STOWAGE_IO, shown(std::string(key)) + ": HTTP 401 Unauthorized (the server wants credentials)");
+    fail(STOWAGE_IO, shown(std::string(key)) + ": HTTP " + status_text(r));
   }
 
   // The size of a file whose HEAD gave no Content-Length, from the total of
@@ -479,19 +526,19 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     uint64_t size = 0;
     if (total_size(r, &size)) return size;
     if (r.status == 416) return 0;
-    fail(STOWAGE_IO, std::string(key) + ": the server tells neither Content-Length nor a Content-Range total");
+    fail(STOWAGE_IO, shown(std::string(key)) + ": the server tells neither Content-Length nor a Content-Range total");
   }
 
   // nginx `autoindex_format json`: [{"name": "a", "type": "file", ...}, ...].
   static std::vector<std::string> parse_listing(std::string_view key, std::string_view text) {
     nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded() || !j.is_array())
-      unsupported(std::string(key) +
+      unsupported(shown(std::string(key)) +
                   ": the server's directory listing is not JSON (nginx: autoindex on; autoindex_format json;)");
     std::vector<std::string> names;
     for (const nlohmann::json& e : j) {
       if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
-        fail(STOWAGE_CORRUPT, std::string(key) + ": a listing entry without a name: " + e.dump());
+        fail(STOWAGE_CORRUPT, shown(std::string(key)) + ": a listing entry without a name: " + e.dump());
       std::string name = e["name"].get<std::string>();
       if (name.empty() || name == "." || name == ".." || name.rfind(".stowage-", 0) == 0) continue;
       if (e.value("type", "") == "directory") name += '/';
