@@ -10,11 +10,14 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <set>
 #include <thread>
 
 namespace sdk = stowage::sdk;
@@ -316,4 +319,141 @@ TEST_CASE("storage: a watched map tells its file's size now (file backend), othe
   sdk::Storage m = storage_for("mem://watch");
   m.write("mem://watch/k", std::string("abc"));
   CHECK_FALSE(m.view_size(m.map_watched("mem://watch/k")).has_value());
+}
+
+// Issue 30: a walk (stowage-info, stowage::copy) lists through list(), so a
+// link inside a container to its parent, to /usr or to a sibling would make
+// it loop or leave the container. list() leaves out links to directories;
+// links to files are files; a linked directory opened by its path still opens.
+TEST_CASE("storage: list() leaves out symbolic links to directories; linked files and explicit paths still read") {
+  test::TempDir tmp;
+  const fs::path d = tmp / "c";
+  fs::create_directories(d / "sub");
+  test::write_file(d / "file.txt", "x");
+  test::write_file(d / "sub" / "inner.txt", "y");
+  fs::create_directory_symlink("..", d / "up");
+  fs::create_directory_symlink(".", d / "self");
+  fs::create_directory_symlink("/usr", d / "usr");
+  fs::create_directory_symlink("sub", d / "alias");
+  fs::create_symlink("file.txt", d / "link.txt");
+  fs::create_symlink("nowhere", d / "dangling");
+  sdk::Storage s = storage_for(d.string());
+  CHECK(s.list(d.string()) == std::vector<std::string>{"dangling", "file.txt", "link.txt", "sub/"});
+  CHECK(s.kind((d / "alias").string()) == STOWAGE_ENTRY_DIRECTORY);
+  CHECK(s.list((d / "alias").string()) == std::vector<std::string>{"inner.txt"});
+  CHECK(text_of(s, (d / "link.txt").string()) == "x");
+  CHECK(text_of(s, (d / "alias" / "inner.txt").string()) == "y");
+}
+
+// Issue 30: ".<name>.stowage-tmp.<pid>.<n>" of a 250-byte name passed
+// NAME_MAX (255) and the write failed naming the staged file.
+TEST_CASE("storage: staged names and journals of long names fit NAME_MAX; errors name the key, never a staged file") {
+  test::TempDir tmp;
+  sdk::Storage s = storage_for(tmp.path().string());
+  const std::string name(246, 'n');
+  const std::string key = (tmp / (name + ".npy")).string(), key2 = (tmp / (name + ".idx")).string();
+  s.write(key, std::string("hello"));
+  CHECK(test::read_file(key) == "hello");
+  std::vector<sdk::Staged> set;
+  set.push_back(s.stage(key));
+  set.push_back(s.stage(key2));
+  set[0].append(std::string("one"));
+  set[1].append(std::string("two"));
+  {
+    // Two staged names of one long prefix: distinct, and each fits.
+    std::set<std::string> hidden;
+    for (const auto& e : fs::directory_iterator(tmp.path())) {
+      const std::string n = e.path().filename().string();
+      CHECK(n.size() <= 255);
+      if (n[0] == '.') hidden.insert(n);
+    }
+    CHECK(hidden.size() == 2);
+  }
+  s.publish(set);  // a journal beside the first, named after it
+  CHECK(test::read_file(key) == "one");
+  CHECK(test::read_file(key2) == "two");
+  {
+    sdk::Lock held = s.lock_key(key);  // its lock file's name fits too
+    CHECK(held.held());
+  }
+  const std::string dir = s.stage_directory(tmp.path().string() + "/" + std::string(250, 'd'));
+  CHECK(fs::path(dir).filename().string().size() <= 255);
+  // A name over NAME_MAX itself: the error names it, not a staged name.
+  const std::string too_long = (tmp / std::string(300, 'z')).string();
+  std::string message = "no error";
+  try {
+    s.write(too_long, std::string("x"));
+  } catch (const sdk::Error& e) {
+    CHECK(e.code() == STOWAGE_IO);
+    message = e.what();
+  }
+  CHECK(message.find(too_long + ": ") == 0);
+  CHECK(message.find("stowage-tmp") == std::string::npos);
+  size_t left = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    left += e.path().filename().string().find(".stowage-") != std::string::npos;
+  CHECK(left == 1);  // the staged directory above, nothing else
+  // The issue's case: a 250-character .npy destination written through its format.
+  const std::string npy = (tmp / (std::string(246, 'p') + ".npy")).string();
+  {
+    stowage::Store out = stowage::Store::open(npy, stowage::Mode::truncate, "npy");
+    out.create("", {{"kind", "array"}, {"dtype", "float64"}, {"shape", {2, 3}}});
+    const double v[6] = {1, 2, 3, 4, 5, 6};
+    out.array("").write({0, 0}, {2, 3}, v);
+    out.close();
+  }
+  CHECK(stowage::Store::open(npy, stowage::Mode::read, "npy").array("").read_all<double>() ==
+        std::vector<double>{1, 2, 3, 4, 5, 6});
+}
+
+namespace {
+
+// The pid of a child that was SIGKILLed (and reaped): no process has it now.
+pid_t killed_pid() {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  REQUIRE(pid > 0);
+  ::kill(pid, SIGKILL);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  REQUIRE(WIFSIGNALED(st));
+  return pid;
+}
+
+std::set<std::string> names_in(const fs::path& d) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(d)) out.insert(e.path().filename().string());
+  return out;
+}
+
+}  // namespace
+
+// Issue 30: temporaries of killed writers piled up (364 after 25 kills).
+TEST_CASE("storage: the first writer in a directory removes what dead writers left there, and nothing else") {
+  test::TempDir tmp;
+  const fs::path d = tmp / "node", j = tmp / "journaled";
+  fs::create_directories(d);
+  fs::create_directories(j);
+  const std::string dead = std::to_string(killed_pid()), me = std::to_string(::getpid());
+  const std::string gone_file = ".x.bin.stowage-tmp." + dead + ".0", gone_dir = ".x.n5.stowage-tmp." + dead + ".3",
+                    reused = ".y.bin.stowage-tmp." + me + ".8", live = ".x.bin.stowage-tmp." + me + ".7",
+                    old = ".x.bin.stowage-tmp." + dead + ".1.old", lock = ".x.bin.stowage-lock";
+  for (const std::string& n : {gone_file, reused, live, old, lock}) test::write_file(d / n, "left");
+  fs::create_directories(d / gone_dir / "sub");
+  test::write_file(d / gone_dir / "sub" / "f", "left");
+  // Changed an hour before this process started: its writer had our pid before us.
+  fs::last_write_time(d / reused, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  sdk::Storage s = storage_for(d.string());
+  s.write((d / "x.bin").string(), std::string("new"));
+  CHECK(names_in(d) == std::set<std::string>{"x.bin", live, old, lock});
+  // A directory holding a commit journal keeps them: recover() renames them.
+  test::write_file(j / gone_file, "left");
+  test::write_file(j / ".x.bin.stowage-commit", std::string(gone_file) + "\tx.bin\n");
+  s.write((j / "z.bin").string(), std::string("new"));
+  CHECK(names_in(j).count(gone_file) == 1);
+  CHECK(s.recover((j / "x.bin").string()));
+  CHECK(test::read_file(j / "x.bin") == "left");
 }

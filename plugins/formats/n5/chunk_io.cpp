@@ -38,13 +38,35 @@ bool all_zero(const void* data, size_t n) {
   return true;
 }
 
+// A read found no chunk at `path`. Only a chunk absent from a dataset that
+// still exists is the fill value: without its attributes.json the dataset
+// was removed while open, an error naming the chunk. One stat per missing chunk.
+bool absent_chunk(const sdk::Storage& storage, const std::string& dir, const std::string& path) {
+  if (!storage.is_file(dir + kAttributesFile))
+    fail(STOWAGE_NOT_FOUND, path + ": the dataset was removed while open (" + dir + kAttributesFile + " is gone)");
+  return false;
+}
+
+// Whether a chunk file is stored at `path`; a directory there, or a file
+// where a directory of the path should be, is an error naming it.
+bool chunk_stored(const sdk::Storage& storage, const std::string& dir, const std::string& path) {
+  const int32_t kind = storage.kind(path);
+  if (kind == STOWAGE_ENTRY_FILE) return true;
+  if (kind == STOWAGE_ENTRY_DIRECTORY) fail(STOWAGE_IO, path + ": is a directory, not a chunk file");
+  uint8_t none = 0;
+  uint64_t got = 0;  // stat calls a path through a file absent: an open says it is broken
+  if (storage.read_into_if_exists(path, 0, &none, 0, &got)) return true;
+  return absent_chunk(storage, dir, path);
+}
+
 }  // namespace
 
 bool N5Store::read_chunk(const OpenDataset& ds, const uint64_t* index, void* out, size_t capacity,
                          uint64_t* chunk_shape) {
   check_chunk_index(ds.meta, index, ds.dir);
-  return read_numeric(ds, chunk_path(ds.dir, index, ds.meta.ndim()),
-                      static_cast<uint8_t*>(out), capacity, chunk_shape);
+  const std::string path = chunk_path(ds.dir, index, ds.meta.ndim());
+  return read_numeric(ds, path, static_cast<uint8_t*>(out), capacity, chunk_shape) ||
+         absent_chunk(storage_, ds.dir, path);
 }
 
 // Reads one numeric chunk file, decoding straight into `out`. False if missing.
@@ -148,8 +170,9 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
   try {
     file = storage_.read(path, 0, limit + 1);
   } catch (const sdk::Error& e) {
-    if (e.code() == STOWAGE_NOT_FOUND) return std::nullopt;
-    throw;
+    if (e.code() != STOWAGE_NOT_FOUND) throw;
+    absent_chunk(storage_, ds.dir, path);  // an error if the dataset is gone
+    return std::nullopt;
   }
   const uint64_t size = file->size();
   if (size > limit) corrupt(path + ": chunk file is over N5's 2 GiB limit");
@@ -226,7 +249,7 @@ void N5Store::write_chunk(const OpenDataset& ds, const uint64_t* index, const vo
 // A stat of the chunk's file: nothing is read or decoded.
 bool N5Store::chunk_exists(const OpenDataset& ds, const uint64_t* index) const {
   check_chunk_index(ds.meta, index, ds.dir);
-  return storage_.kind(chunk_path(ds.dir, index, ds.meta.ndim())) == STOWAGE_ENTRY_FILE;
+  return chunk_stored(storage_, ds.dir, chunk_path(ds.dir, index, ds.meta.ndim()));
 }
 
 std::unique_ptr<sdk::ChunkLock> N5Store::lock_chunk(const OpenDataset& ds, const uint64_t* index) const {

@@ -199,7 +199,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
     }
     if (found) decode_chunk(a, key, file.data(), got, dst);
   }
-  return found || missing_chunk(meta, dst);
+  return found || absent_chunk(a, key) || missing_chunk(meta, dst);
 }
 
 void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,
@@ -256,7 +256,33 @@ void ZarrStore::flush(OpenArray& a) {
 bool ZarrStore::chunk_exists(const OpenArray& a, const uint64_t* index) const {
   if (a.v3) return chunk_exists_v3(a, index);
   check_index(a.meta, index, a.dir);
-  return storage_.kind(chunk_key(a, index)) == STOWAGE_ENTRY_FILE;
+  return stored(a, chunk_key(a, index));
+}
+
+// A read found no chunk (or shard) at `key`. Only a chunk absent from an
+// array that still exists is the fill value: without its metadata file the
+// array was removed while open, an error naming the chunk. One stat per
+// missing chunk (per missing shard and handle, sharded).
+bool ZarrStore::absent_chunk(const OpenArray& a, const std::string& key) const {
+  const std::string meta = consolidated_ ? root_ + "/" + kConsolidatedFile : a.dir + "/" + (a.v3 ? kV3File : kArrayFile);
+  if (!storage_.is_file(meta))
+    sdk::fail(STOWAGE_NOT_FOUND, key + ": the array was removed while open (" + meta + " is gone)");
+  return false;
+}
+
+// Whether a chunk (or shard) file is stored at `key`, and its size; a
+// directory there, or a file where a directory of the key should be, is an
+// error naming it.
+bool ZarrStore::stored(const OpenArray& a, const std::string& key, uint64_t* size) const {
+  const int32_t kind = storage_.kind(key, size);
+  if (kind == STOWAGE_ENTRY_FILE) return true;
+  const bool shard = a.v3 && a.meta.v3->sharded;
+  if (kind == STOWAGE_ENTRY_DIRECTORY)
+    sdk::fail(STOWAGE_IO, key + ": is a directory, not a " + (shard ? "shard" : "chunk") + " file");
+  uint8_t none = 0;
+  uint64_t got = 0;  // stat calls a path through a file absent: an open says it is broken
+  if (storage_.read_into_if_exists(key, 0, &none, 0, &got, size)) return true;
+  return absent_chunk(a, key);
 }
 
 }  // namespace zarr

@@ -107,7 +107,7 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
     if (auto it = state.indexes.find(key); it != state.indexes.end()) return it->second;
   }
   uint64_t size = 0;
-  const bool is_file = storage_.kind(key, &size) == STOWAGE_ENTRY_FILE;
+  const bool is_file = stored(a, key, &size);  // a directory there, or a file on the path, is an error
   if (others_write) {
     std::lock_guard<std::mutex> lock(state.mutex);
     if (auto it = state.indexes.find(key);
@@ -162,6 +162,7 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
       found = true;
     }
   }
+  if (!found && !l.sharded) absent_chunk(a, w.key);  // sharded: shard_index asked
   return found || missing_chunk(meta, dst);
 }
 
@@ -379,7 +380,7 @@ std::optional<std::vector<uint8_t>> ZarrStore::pending_inner(const std::string& 
 bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const {
   check_index(a.meta, index, a.dir);
   const Where w = locate(a, index);
-  if (!a.meta.v3->sharded) return storage_.kind(w.key) == STOWAGE_ENTRY_FILE;
+  if (!a.meta.v3->sharded) return stored(a, w.key);
   if (std::shared_ptr<PendingShard> p = pending_shard(w.key)) {  // its state only: no bytes read
     std::lock_guard<std::mutex> lock(p->mutex);
     if (p->holds(w.inner)) return !p->holds_empty(w.inner);

@@ -81,6 +81,9 @@ class ZarrStore final : public stowage::sdk::Store {
   void write_text(const std::string& file, const json& j) const;
   void create_array(const std::string& dir, const json& description, json attributes);
   std::shared_ptr<OpenArray> open_array(const std::string& dir) const;
+  // Reading what is not there (chunk_io.cpp): errors, not fill values.
+  bool absent_chunk(const OpenArray& a, const std::string& key) const;
+  bool stored(const OpenArray& a, const std::string& key, uint64_t* size = nullptr) const;
   json canonical_codec(const json& codec, const std::string& dir) const;
   void write_group(const std::string& dir, const json& attributes) const;
 

@@ -18,6 +18,7 @@
 #include <sys/file.h>  // flock
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <signal.h>  // kill(pid, 0)
 #include <sys/uio.h>  // preadv
 #include <climits>  // IOV_MAX
 #include <unistd.h>
@@ -27,8 +28,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace {
@@ -70,21 +76,34 @@ struct Fd {
   }
 };
 
+// Only ENOENT is an absent key (NOT_FOUND, which a format may read as a
+// chunk not stored); a directory on the path that is a file (ENOTDIR) is a
+// broken tree, an error naming the key, as EACCES and EIO are.
+[[noreturn]] void open_fail(const std::string& path, int e) {
+  if (e == ENOTDIR) fail(STOWAGE_IO, path + ": cannot open: a directory on its path is a file");
+  io_fail(path, "cannot open", e);
+}
+
+// A read that found a directory where a file should be.
+[[noreturn]] void read_fail(const std::string& path, int e) {
+  if (e == EISDIR) fail(STOWAGE_IO, path + ": is a directory, not a file");
+  io_fail(path, "read failed", e);
+}
+
 Fd open_file(const std::string& path, int flags, mode_t mode = 0644) {
   int fd;
   do {
     fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) {
-    if (errno == ENOTDIR) fail(STOWAGE_NOT_FOUND, path + ": no such file");
-    io_fail(path, "cannot open", errno);
-  }
+  if (fd < 0) open_fail(path, errno);
   return Fd(fd);
 }
 
+// The size of an open file; a directory is an error naming the key.
 uint64_t file_size(int fd, const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0) io_fail(path, "cannot stat", errno);
+  if (S_ISDIR(st.st_mode)) read_fail(path, EISDIR);
   return static_cast<uint64_t>(st.st_size);
 }
 
@@ -96,7 +115,7 @@ uint64_t read_at(int fd, void* buf, uint64_t capacity, uint64_t offset, const st
     ssize_t r = ::pread(fd, p + done, capacity - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
-      io_fail(path, "read failed", errno);
+      read_fail(path, errno);
     }
     if (r == 0) break;
     done += static_cast<uint64_t>(r);
@@ -139,6 +158,25 @@ struct MappedBytes {
 
 // ---- temporary names ------------------------------------------------------------
 
+constexpr size_t kNameMax = 255;  // bytes in one file name (NAME_MAX of Linux file systems)
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The one place hidden names are built: ".<base><suffix>", with `spare`
+// bytes left for a later suffix (".old"). A base too long for NAME_MAX is
+// cut to a prefix plus a hash of the whole, so the name stays unique.
+std::string hidden_name(const std::string& base, const std::string& suffix, size_t spare = 0) {
+  const size_t room = kNameMax - spare - 1 - suffix.size();
+  if (base.size() <= room) return "." + base + suffix;
+  char hash[18];
+  std::snprintf(hash, sizeof hash, "~%016llx", static_cast<unsigned long long>(fnv1a(base)));
+  return "." + base.substr(0, room - 17) + hash + suffix;
+}
+
 // A hidden name beside `path`, unique in this process and across processes
 // (pid), recognisable (".stowage-tmp") so list() leaves it out.
 std::string temp_path_for(const std::string& path) {
@@ -146,19 +184,96 @@ std::string temp_path_for(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  return dir + "." + base + ".stowage-tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  const std::string suffix = ".stowage-tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  return dir + hidden_name(base, suffix, 4);  // 4: replace_atomically's ".old"
 }
 
 // A killed writer can leave a temporary whose pid this process now has (a
 // restarted container starts pids at 1 again): then the next name is used.
+// Errors name `path`, the key the user gave, never the temporary.
 template <class Make>
-std::string first_free_temp_name(const std::string& path, Make&& make) {
+std::string first_free_temp_name(const std::string& shown, const std::string& path, Make&& make) {
   for (int attempt = 0;; ++attempt) {
     std::string temp = temp_path_for(path);
     if (make(temp)) return temp;
     int e = errno;
     if (e == EINTR || (e == EEXIST && attempt < 10000)) continue;
-    io_fail(temp, "cannot create", e);
+    io_fail(shown, "cannot create a staged file beside it", e);
+  }
+}
+
+// ---- what killed writers left ------------------------------------------------------
+//
+// A writer killed with SIGKILL leaves its staged files and directories
+// (".<name>.stowage-tmp.<pid>.<n>"). The first stage into a directory in a
+// process removes those whose writer is gone: no process has the pid, or the
+// one that has it started after the entry last changed (its pid was reused,
+// as after a container restart). Left alone: ".old" entries (without
+// RENAME_EXCHANGE one may be the only copy), lock files, journals, and all
+// temporaries of a directory holding a journal (recover() renames them).
+
+// The pid a staged name carries, or 0 when `name` is not one (or is ".old").
+pid_t staged_pid(const std::string& name) {
+  const size_t at = name.rfind(".stowage-tmp.");
+  if (name.empty() || name[0] != '.' || at == std::string::npos) return 0;
+  const std::string rest = name.substr(at + 13);  // "<pid>.<n>"
+  const size_t dot = rest.find('.');
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 18 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (dot == std::string::npos || !digits(rest.substr(0, dot)) || !digits(rest.substr(dot + 1))) return 0;
+  const long long pid = std::stoll(rest.substr(0, dot));
+  return pid > 0 && pid <= INT_MAX ? static_cast<pid_t>(pid) : 0;
+}
+
+// When process `pid` started, in seconds since the epoch; 0 if unknown.
+double process_start(pid_t pid) {
+  static const long long boot = [] {  // /proc/stat's btime
+    std::ifstream in("/proc/stat");
+    std::string word;
+    long long value = 0;
+    while (in >> word)
+      if (word == "btime" && in >> value) return value;
+    return 0LL;
+  }();
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (boot == 0 || !std::getline(in, line)) return 0;
+  const size_t paren = line.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(line.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)  // field 22: start time, in clock ticks after boot
+    if (i == 22) return double(boot) + std::stod(field) / double(::sysconf(_SC_CLK_TCK));
+  return 0;
+}
+
+// Whether the writer that made an entry last changed at `changed` is gone.
+bool writer_gone(pid_t pid, time_t changed) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  const double started = process_start(pid);
+  return started > 0 && double(changed) + 2 < started;  // 2 s: btime is rounded to seconds
+}
+
+// Removes what writers now gone left in `dir` ("" or ending in '/'); best effort.
+void remove_dead_temporaries(const std::string& dir) {
+  DIR* d = ::opendir(dir.empty() ? "." : dir.c_str());
+  if (!d) return;
+  std::vector<std::string> gone;
+  bool journal = false;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 15 && name.compare(name.size() - 15, 15, ".stowage-commit") == 0) journal = true;
+    const pid_t pid = staged_pid(name);
+    struct stat st;
+    if (pid == 0 || ::lstat((dir + name).c_str(), &st) != 0) continue;
+    if (writer_gone(pid, st.st_mtime)) gone.push_back(name);
+  }
+  ::closedir(d);
+  if (journal) return;  // its temporaries are the journal's until recover() runs
+  for (const std::string& name : gone) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir + name, ec);
   }
 }
 
@@ -228,7 +343,7 @@ class KeyLock : public BackendLock {
  private:
   static std::string lock_path_for(const std::string& path) {
     const std::string dir = directory_of(path);
-    return dir + "." + path.substr(dir.size()) + ".stowage-lock";
+    return dir + hidden_name(path.substr(dir.size()), ".stowage-lock");  // fits NAME_MAX
   }
   // False when not held: busy with try_only, or a file system refusing flock.
   bool take(const std::string& key_path, bool try_only) {
@@ -254,11 +369,13 @@ class KeyLock : public BackendLock {
 
 class StagedFile : public StagedBackendFile {
  public:
-  explicit StagedFile(std::string final_path) : final_(std::move(final_path)) {
+  // `shown`: how messages name it (the journal of a set names its first key).
+  explicit StagedFile(std::string final_path, std::string shown = "")
+      : final_(std::move(final_path)), shown_(shown.empty() ? final_ : std::move(shown)) {
     // Parent directories are made on the first ENOENT, not stat'ed each
     // time: a chunk write is one open when its directory exists.
     bool made_parents = false;
-    temp_ = first_free_temp_name(final_, [&](const std::string& t) {
+    temp_ = first_free_temp_name(shown_, final_, [&](const std::string& t) {
       int fd = ::open(t.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (fd < 0 && errno == ENOENT && !made_parents) {
         make_directories(directory_of(final_));
@@ -275,28 +392,29 @@ class StagedFile : public StagedBackendFile {
     if (!handed_over_) ::unlink(temp_.c_str());
   }
   void write_at(uint64_t offset, const void* data, size_t size) override {
-    ::write_at(fd_.fd, data, size, offset, final_);
+    ::write_at(fd_.fd, data, size, offset, shown_);
   }
   uint64_t read_at(uint64_t offset, void* buf, uint64_t capacity) override {
-    return ::read_at(fd_.fd, buf, capacity, offset, final_);
+    return ::read_at(fd_.fd, buf, capacity, offset, shown_);
   }
   void resize(uint64_t size) override {
     while (::ftruncate(fd_.fd, static_cast<off_t>(size)) != 0)
-      if (errno != EINTR) io_fail(final_, "cannot resize", errno);
+      if (errno != EINTR) io_fail(shown_, "cannot resize", errno);
   }
   // Flushes and closes the temporary; from here on it is the publisher's
   // (or, after a crash, a journal's) to rename.
   void finish(bool durable) {
-    if (durable && ::fsync(fd_.fd) != 0) io_fail(final_, "fsync failed", errno);
+    if (durable && ::fsync(fd_.fd) != 0) io_fail(shown_, "fsync failed", errno);
     int fd = std::exchange(fd_.fd, -1);
-    if (::close(fd) != 0 && errno != EINTR) io_fail(final_, "close failed", errno);
+    if (::close(fd) != 0 && errno != EINTR) io_fail(shown_, "close failed", errno);
   }
   void hand_over() { handed_over_ = true; }
   const std::string& temp() const { return temp_; }
   const std::string& final_path() const { return final_; }
+  const std::string& shown() const { return shown_; }
 
  private:
-  std::string final_, temp_;
+  std::string final_, shown_, temp_;
   Fd fd_;
   bool handed_over_ = false;
 };
@@ -313,7 +431,7 @@ void rename_no_replace(const std::string& made, const std::string& final_path) {
     e = ::lstat(final_path.c_str(), &st) == 0 ? EEXIST : errno;
   }
   if (e == EEXIST) invalid(final_path + ": exists");
-  io_fail(final_path, "cannot rename " + made + " into place", e);
+  io_fail(final_path, "cannot put it in place", e);
 }
 
 // Puts a finished file or directory `made` at `final_path` so that a crash
@@ -342,10 +460,11 @@ std::string replace_atomically(const std::string& made, const std::string& final
   return old;
 }
 
-void remove_tree(const std::string& path) {
+// `shown` is how a message names it: the user's key, not a staged name.
+void remove_tree(const std::string& path, const std::string& shown) {
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
-  if (ec) io_fail(path, "cannot remove", ec.value());
+  if (ec) io_fail(shown, "cannot remove", ec.value());
 }
 
 // ---- several files published together (the commit journal) ------------------------
@@ -360,7 +479,7 @@ std::string journal_for(const std::string& first_path) {
   size_t slash = first_path.rfind('/');
   std::string dir = slash == std::string::npos ? "" : first_path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? first_path : first_path.substr(slash + 1);
-  return dir + "." + base + ".stowage-commit";
+  return dir + hidden_name(base, ".stowage-commit");
 }
 
 using Renames = std::vector<std::pair<std::string, std::string>>;  // temporary, final; relative
@@ -390,9 +509,10 @@ void apply_renames(const std::string& dir, const Renames& renames, const std::st
   for (const auto& [temp, final_name] : renames) {
     std::string from = dir + temp, to = dir + final_name;
     if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT)
-      io_fail(to, "cannot finish the commit of journal " + journal, errno);
+      io_fail(to, "cannot put it in place (the next open of the dataset finishes it)", errno);
   }
-  if (::unlink(journal.c_str()) != 0 && errno != ENOENT) io_fail(journal, "cannot remove commit journal", errno);
+  if (::unlink(journal.c_str()) != 0 && errno != ENOENT)
+    io_fail(dir.empty() ? "." : dir, "cannot remove its commit journal", errno);
 }
 
 Renames parse_journal(const std::string& journal, const std::string& text) {
@@ -478,8 +598,8 @@ class FileStorage : public StorageBackend {
       fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
-      if (errno == ENOENT || errno == ENOTDIR) fail(STOWAGE_NOT_FOUND, path + ": no such file");
-      io_fail(path, "cannot open", errno);
+      if (errno == ENOENT) fail(STOWAGE_NOT_FOUND, path + ": no such file");
+      open_fail(path, errno);
     }
     Fd owned(fd);
     if (file_size) *file_size = ::file_size(fd, path);
@@ -492,7 +612,7 @@ class FileStorage : public StorageBackend {
                            static_cast<off_t>(offset + got));
       if (r < 0) {
         if (errno == EINTR) continue;
-        io_fail(path, "read failed", errno);
+        read_fail(path, errno);
       }
       if (r == 0) break;
       got += static_cast<uint64_t>(r);
@@ -519,12 +639,8 @@ class FileStorage : public StorageBackend {
     while (dirent* e = ::readdir(dir)) {
       std::string name = e->d_name;
       if (name == "." || name == ".." || is_staging_name(name)) continue;
-      bool directory = e->d_type == DT_DIR;
-      if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
-        struct stat st;
-        directory = ::stat((prefix + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-      }
-      names.push_back(directory ? name + "/" : name);
+      std::optional<bool> directory = entry_is_directory(prefix + name, e->d_type);
+      if (directory) names.push_back(*directory ? name + "/" : name);
     }
     ::closedir(dir);
     std::sort(names.begin(), names.end());
@@ -532,7 +648,9 @@ class FileStorage : public StorageBackend {
   }
 
   std::unique_ptr<StagedBackendFile> stage(std::string_view key) override {
-    return std::make_unique<StagedFile>(path_of(key));
+    std::string path = path_of(key);
+    sweep_once(directory_of(path));
+    return std::make_unique<StagedFile>(std::move(path));
   }
 
   void publish(std::vector<std::unique_ptr<StagedBackendFile>> files, uint32_t flags) override {
@@ -572,7 +690,8 @@ class FileStorage : public StorageBackend {
   std::string stage_directory(std::string_view key) override {
     const std::string path = path_of(key);
     make_directories(directory_of(path));
-    return first_free_temp_name(path, [](const std::string& t) { return ::mkdir(t.c_str(), 0755) == 0; });
+    sweep_once(directory_of(path));
+    return first_free_temp_name(path, path, [](const std::string& t) { return ::mkdir(t.c_str(), 0755) == 0; });
   }
 
   void remove(std::string_view key, uint32_t flags) override {
@@ -582,7 +701,7 @@ class FileStorage : public StorageBackend {
     if (!S_ISDIR(st.st_mode)) {
       if (::unlink(path.c_str()) != 0) io_fail(path, "cannot remove", errno);
     } else if (flags & STOWAGE_REMOVE_RECURSIVE) {
-      remove_tree(path);
+      remove_tree(path, path);
     } else if (::rmdir(path.c_str()) != 0) {
       io_fail(path, "cannot remove directory", errno);
     }
@@ -607,10 +726,36 @@ class FileStorage : public StorageBackend {
     const std::string source = path_of(renames[0].first), target = path_of(renames[0].second);
     if (!(flags & STOWAGE_PUBLISH_REPLACE)) return rename_no_replace(source, target);
     std::string old = replace_atomically(source, target);
-    if (!old.empty()) remove_tree(old);
+    if (!old.empty()) remove_tree(old, target);
   }
 
  private:
+  // Removes what killed writers left in `dir`, once per directory: the
+  // first writer there pays one readdir, later ones nothing.
+  void sweep_once(const std::string& dir) {
+    {
+      std::lock_guard<std::mutex> lock(swept_mutex_);
+      if (swept_.size() >= 65536) swept_.clear();  // bounded: a directory may be swept again
+      if (!swept_.insert(dir).second) return;
+    }
+    remove_dead_temporaries(dir);
+  }
+
+  std::mutex swept_mutex_;
+  std::unordered_set<std::string> swept_;
+
+  // Whether a listed entry is a directory; nullopt for a symbolic link to a
+  // directory, which list() leaves out: a walk never follows one, so it
+  // cannot loop (a link to an ancestor) or leave the tree (a link to /usr).
+  // A link to a file is a file; a node opened by its path opens through links.
+  static std::optional<bool> entry_is_directory(const std::string& path, unsigned char type) {
+    if (type != DT_UNKNOWN && type != DT_LNK) return type == DT_DIR;
+    struct stat st;
+    if (type == DT_UNKNOWN && ::lstat(path.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) return S_ISDIR(st.st_mode);
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return std::nullopt;
+    return false;  // a link to a file, or a dangling one (reading it says so)
+  }
+
   // The backend's own temporaries and journals are not entries.
   static bool is_staging_name(const std::string& name) {
     auto ends = [&](std::string_view tail) {
@@ -634,7 +779,7 @@ class FileStorage : public StorageBackend {
     try {
       if (flags & STOWAGE_PUBLISH_REPLACE) {
         if (::rename(file.temp().c_str(), file.final_path().c_str()) != 0)
-          io_fail(file.final_path(), "cannot rename temporary file into place", errno);
+          io_fail(file.shown(), "cannot put it in place", errno);
       } else {
         rename_no_replace(file.temp(), file.final_path());
       }
@@ -672,7 +817,7 @@ class FileStorage : public StorageBackend {
     // Two processes committing the same set take turns: one journal and its
     // renames at a time, so the last commit wins whole.
     DirectoryLock turn(dir);
-    StagedFile journal_file(journal);
+    StagedFile journal_file(journal, first);
     journal_file.write_at(0, text.data(), text.size());
     journal_file.finish(durable);
     publish_one(journal_file, STOWAGE_PUBLISH_REPLACE);  // the commit point
