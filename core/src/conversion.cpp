@@ -881,24 +881,6 @@ uint64_t disk_bytes(const fs::path& p) {
   return sum;
 }
 
-// `text` with each backend temporary (".<name>.stowage-tmp.<pid>.<n>", a
-// staged file or directory) named by the name it is published under.
-std::string without_temporaries(std::string text) {
-  const std::string mark = ".stowage-tmp.";
-  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) {
-    const size_t start = text.find_last_of("/ \t'\"[", at - 1) + 1;  // the component's first byte
-    size_t end = at + mark.size();
-    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
-    if (start >= at || text[start] != '.') {
-      at = end;
-      continue;
-    }
-    text.replace(start, end - start, text.substr(start + 1, at - start - 1));
-    at = start;
-  }
-  return text;
-}
-
 // A hidden directory beside the destination that holds everything the
 // conversion writes until publish() renames it into place.
 class StagingArea {
@@ -924,7 +906,7 @@ class StagingArea {
     return Error(e.code(), in_user_words(e.what()), in_user_words(e.path()), e.plugin());
   }
   std::string in_user_words(std::string text) const {
-    text = without_temporaries(std::move(text));
+    text = sdk::without_temporaries(std::move(text));
     if (dir_.empty()) return text;  // (not made yet)
     const size_t slash = typed_.rfind('/');
     const std::string typed_parent = slash == std::string::npos ? "" : typed_.substr(0, slash + 1);
@@ -1038,7 +1020,7 @@ class NodeStaging {
   }
   Error in_user_words(const Error& e) const {
     auto rewrite = [&](std::string text) {
-      text = without_temporaries(std::move(text));
+      text = sdk::without_temporaries(std::move(text));
       for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;) text.replace(at, hidden_leaf_.size(), leaf_);
       return text;
     };

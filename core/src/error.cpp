@@ -1,5 +1,7 @@
 #include "internal.hpp"
 
+#include <stowage/plugin_util.hpp>  // redact_userinfo
+
 #include <algorithm>
 
 namespace stowage {
@@ -21,20 +23,8 @@ const char* error_code_name(ErrorCode code) {
   return "unknown error";
 }
 
-std::string redact_userinfo(std::string text) {
-  for (size_t at = text.find("://"); at != std::string::npos; at = text.find("://", at + 3)) {
-    const size_t start = at + 3;
-    const size_t end = std::min(text.find_first_of("/?# \t\n\"'", start), text.size());
-    const std::string_view authority = std::string_view(text).substr(start, end - start);
-    const size_t sign = authority.rfind('@'), colon = authority.find(':');
-    if (sign == std::string_view::npos || colon == std::string_view::npos || colon > sign) continue;
-    text.replace(start + colon + 1, sign - colon - 1, "***");
-  }
-  return text;
-}
-
 Error::Error(ErrorCode code, std::string message, std::string path, std::string plugin)
-    : std::runtime_error(redact_userinfo(std::move(message))),
+    : std::runtime_error(sdk::redact_userinfo(std::move(message))),
       code_(code),
       path_(std::move(path)),
       plugin_(std::move(plugin)) {}

@@ -125,11 +125,6 @@ namespace stowage {
 // a path (no "<scheme>://").
 std::string storage_scheme(std::string_view location);
 
-// `text` with the password of every URL's userinfo ("http://u:secret@host")
-// shown as "***": no message or error shows a secret (Error's constructor
-// passes every message through it).
-std::string redact_userinfo(std::string text);
-
 // Refuses (UNSUPPORTED, naming the location) to write where the storage
 // backend of the location cannot: over http, say, a format would otherwise
 // only fail at its first write. A scheme without a backend is left to the

@@ -9,6 +9,7 @@
 // are "shadowed".
 #include "internal.hpp"
 
+#include <stowage/plugin_util.hpp>  // redact_userinfo
 #include <stowage/storage.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -712,7 +713,7 @@ const char* const kNameTheFormat = "name the format explicitly (stowage-info --f
 [[noreturn]] void throw_unrecognised(const std::string& path, const PathProbe& probe, const Scores& scores) {
   if (probe.failure) {
     std::string why = probe.failure->message;
-    const std::string named = redact_userinfo(path) + ": ";  // (the storage shows no password either)
+    const std::string named = sdk::redact_userinfo(path) + ": ";  // (the storage shows no password either)
     if (why.rfind(named, 0) == 0) why.erase(0, named.size());  // named once is enough
     throw Error(probe.failure->code, path + ": cannot detect its format: " + why, path);
   }

@@ -33,19 +33,7 @@ MatrixWriter::MatrixWriter(const sdk::Storage& storage, std::string dest, Matrix
 std::string MatrixWriter::in_destination_words(std::string message) const {
   if (!temp_.empty())
     for (size_t at; (at = message.find(temp_)) != std::string::npos;) message.replace(at, temp_.size(), dest_);
-  const std::string mark = ".stowage-tmp.";
-  for (size_t at = message.find(mark); at != std::string::npos; at = message.find(mark, at)) {
-    const size_t start = message.find_last_of("/ '\"", at - 1) + 1;  // the hidden component's first byte
-    size_t end = at + mark.size();
-    while (end < message.size() && (std::isdigit(static_cast<unsigned char>(message[end])) || message[end] == '.')) ++end;
-    if (start >= at || message[start] != '.') {
-      at = end;
-      continue;
-    }
-    message.replace(start, end - start, message.substr(start + 1, at - start - 1));
-    at = start;
-  }
-  return message;
+  return sdk::without_temporaries(std::move(message));
 }
 
 void MatrixWriter::open_files() {

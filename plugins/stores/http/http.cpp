@@ -40,6 +40,7 @@
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_json.hpp>
+#include <stowage/plugin_util.hpp>  // redact_userinfo
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
@@ -126,20 +127,8 @@ std::string to_url(std::string_view key) {
   return url;
 }
 
-// Text as messages show it: the password of a URL's userinfo
-// ("http://u:secret@host/x") as "***", so no message shows a secret (the
-// core's redact_userinfo does the same to every error it raises).
-std::string shown(std::string text) {
-  for (size_t at = text.find("://"); at != std::string::npos; at = text.find("://", at + 3)) {
-    const size_t start = at + 3;
-    const size_t end = std::min(text.find_first_of("/?# \t\n\"'", start), text.size());
-    const std::string_view authority = std::string_view(text).substr(start, end - start);
-    const size_t sign = authority.rfind('@'), colon = authority.find(':');
-    if (sign == std::string_view::npos || colon == std::string_view::npos || colon > sign) continue;
-    text.replace(start + colon + 1, sign - colon - 1, "***");
-  }
-  return text;
-}
+// Text as messages show it: a URL's password as "***".
+std::string shown(std::string text) { return stowage::sdk::redact_userinfo(std::move(text)); }
 
 // The registry opens its backend without options: STOWAGE_HTTP_OPTIONS
 // ('{"timeout_ms": 5000, "retries": 1}') sets them for the tools and

@@ -103,6 +103,42 @@ inline void swap_bytes_inplace(void* data, size_t count, size_t width) {
   }
 }
 
+// ---- what messages show ----------------------------------------------------------
+
+// `text` with the password of each URL's userinfo ("http://u:secret@host/x")
+// as "***": no message shows a secret. The core applies it to every error
+// it raises, a plugin to the messages it builds.
+inline std::string redact_userinfo(std::string text) {
+  for (size_t at = text.find("://"); at != std::string::npos; at = text.find("://", at + 3)) {
+    const size_t start = at + 3;
+    const size_t end = std::min(text.find_first_of("/?# \t\n\"'", start), text.size());
+    const std::string_view authority = std::string_view(text).substr(start, end - start);
+    const size_t sign = authority.rfind('@'), colon = authority.find(':');
+    if (sign == std::string_view::npos || colon == std::string_view::npos || colon > sign) continue;
+    text.replace(start + colon + 1, sign - colon - 1, "***");
+  }
+  return text;
+}
+
+// `text` with each storage temporary (".<name>.stowage-tmp.<pid>.<n>", a
+// staged file or directory) named by the name it is published under: a
+// message names what the user asked for, never a staging path.
+inline std::string without_temporaries(std::string text) {
+  const std::string mark = ".stowage-tmp.";
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) {
+    const size_t start = text.find_last_of("/ \t'\"[", at - 1) + 1;  // the component's first byte
+    size_t end = at + mark.size();
+    while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) ++end;
+    if (start >= at || text[start] != '.') {
+      at = end;
+      continue;
+    }
+    text.replace(start, end - start, text.substr(start + 1, at - start - 1));
+    at = start;
+  }
+  return text;
+}
+
 // ---- node paths ---------------------------------------------------------------
 
 // The name prefix of what stowage::copy stages beside its destination (a
