@@ -178,12 +178,16 @@ void prepare_writing(Store::State& st, Mode mode, const stowage_plugin& plugin) 
       if (mode == Mode::truncate) refuse_replacing_other(st.path, st.format, existing);
       std::vector<std::string> extensions;
       if (std::optional<PluginInfo> info = registry.find("format", st.format)) extensions = info->extensions;
-      st.staging = std::make_unique<Staging>(registry, path, extensions);
+      try {
+        st.staging = std::make_unique<Staging>(registry, path, extensions);
+      } catch (const Error& e) {  // the directory beside it cannot be made: say what was being done
+        throw Error(e.code(), st.path + ": cannot create the dataset: " + e.what(), st.path);
+      }
       st.location = st.staging->location();
       st.staged_directory = st.staging->directory();
     }
   }
-  if (plugin.capabilities & STOWAGE_CAP_SHARED_WRITES) return;
+  if (plugin.capabilities & (STOWAGE_CAP_SHARED_WRITES | STOWAGE_CAP_MERGES_AT_CLOSE)) return;
   storage_call(st.path, [&] {
     sdk::Storage storage = storage_of(registry, path);
     if (!storage.can_lock_keys()) return;

@@ -492,6 +492,12 @@ typedef struct stowage_host {
  * a time open a dataset of it (the storage's lock_key on its path) and the
  * Python package refuses to send a writable store of it to other processes. */
 #define STOWAGE_CAP_SHARED_WRITES (1ull << 14)
+/* Writers in several processes each publish what they wrote at close,
+ * merged with what the others published (Daf: property by property, under
+ * the repository's lock): the host lets several open a dataset of it for
+ * writing at once, though a store's writes are seen only after its close
+ * (so the Python package still refuses to pickle a writable one). */
+#define STOWAGE_CAP_MERGES_AT_CLOSE (1ull << 15)
 
 typedef struct stowage_plugin {
   uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */
