@@ -131,6 +131,11 @@ std::string storage_scheme(std::string_view location);
 // format to report.
 void require_writable_storage(const std::string& location, Registry& registry);
 
+namespace detail {
+class Staging;
+struct WriterLock;
+}  // namespace detail
+
 // What an open Store holds.
 struct Store::State {
   Registry* registry = nullptr;
@@ -147,11 +152,23 @@ struct Store::State {
   std::mutex nodes_mutex;
   std::vector<std::weak_ptr<Node>> nodes;
 
+  // Mode "w" (staging.hpp): the plugin writes at `location`, inside the
+  // hidden `staged_directory` beside `path`, which close() publishes; empty
+  // when the plugin works at `path` itself.
+  std::string location, staged_directory;
+  std::unique_ptr<detail::Staging> staging;  // owned by this store: close() publishes it
+  // One writer at a time for a format without STOWAGE_CAP_SHARED_WRITES.
+  std::unique_ptr<detail::WriterLock> writer_lock;
+
   ~State();
   std::string plugin_name() const { return "format " + format; }
   void check(int rc, const stowage_error& err) const {
-    if (rc != STOWAGE_OK) detail::throw_status(rc, err, path, plugin_name());
+    if (rc != STOWAGE_OK) fail(rc, err);
   }
+  // Throws the plugin's error, its staging location put in the user's words.
+  [[noreturn]] void fail(int rc, const stowage_error& err) const;
+  // Frees the plugin's store without publishing (its discard, else close).
+  void discard_plugin() noexcept;
   // Opens a node's handle through the plugin; `kind` is what the caller
   // expects (the plugin answering another kind is a plugin bug).
   static std::shared_ptr<Node> open_node(const std::shared_ptr<State>& self, std::string_view node,

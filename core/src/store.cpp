@@ -1,5 +1,6 @@
 // Store, Sparse and Records: the C++ face of a format plugin's vtable.
 #include "internal.hpp"
+#include "staging.hpp"
 
 #include <stowage/array_limits.hpp>
 
@@ -14,10 +15,25 @@ using detail::string_sink;
 
 Store::State::~State() {
   if (handle && !closed) {
+    if (staging) {  // a "w" store never closed publishes nothing (its staging goes with it)
+      discard_plugin();
+      return;
+    }
     detail::CallError err;
     if (vt->close(handle, &err) != STOWAGE_OK)
       std::cerr << "stowage: closing " << path << " failed: " << err.message << "\n";
   }
+}
+
+void Store::State::discard_plugin() noexcept {
+  if (!handle) return;
+  if (vt->struct_size >= offsetof(stowage_format_vtable, discard) + sizeof(void*) && vt->discard) {
+    vt->discard(handle);
+  } else {
+    detail::CallError err;
+    vt->close(handle, &err);  // a plugin without discard: its close is all it has
+  }
+  handle = nullptr;
 }
 
 // ---- node handles ----------------------------------------------------------------
@@ -136,14 +152,21 @@ Store Store::open(const std::string& path, Mode mode, std::string format, const 
   state->vt = static_cast<const stowage_format_vtable*>(d->vtable);
   state->capabilities = d->capabilities;
   state->path = path;
+  state->location = path;
   state->format = format;
+  if (mode != Mode::read) detail::prepare_writing(*state, mode, *d);
+  return open_state(std::move(state), mode, options);
+}
+
+Store Store::open_state(std::shared_ptr<State> state, Mode mode, const json& options) {
   std::string opts = options.is_null() ? "{}" : options.dump();
+  const std::string& location = state->location;
   detail::CallError err;
-  int rc = state->vt->open(registry.host(), path.data(), path.size(), static_cast<uint32_t>(mode), opts.data(),
-                           opts.size(), &state->handle, &err);
+  int rc = state->vt->open(state->registry->host(), location.data(), location.size(), static_cast<uint32_t>(mode),
+                           opts.data(), opts.size(), &state->handle, &err);
   if (rc != STOWAGE_OK) {
     state->handle = nullptr;
-    detail::throw_status(rc, err, path, "format " + format);
+    state->fail(rc, err);
   }
   Store store;
   store.state_ = std::move(state);
@@ -364,7 +387,67 @@ void Store::close() {
   detail::CallError err;
   int rc = st.vt->close(st.handle, &err);
   st.handle = nullptr;
-  st.check(rc, err);
+  // A "w" store publishes only after a close that completed: a failed one
+  // leaves the old dataset as it was, and the staging goes.
+  std::unique_ptr<detail::Staging> staging = std::move(st.staging);
+  std::unique_ptr<detail::WriterLock> writer = std::move(st.writer_lock);
+  if (rc != STOWAGE_OK) {
+    if (staging) staging->discard();
+    st.check(rc, err);
+  }
+  if (staging) staging->publish();  // throws naming the user's path; removes the staging if it cannot
+}
+
+void Store::discard() noexcept {
+  if (!state_ || state_->closed || !state_->handle) return;
+  State& st = *state_;
+  try {
+    std::unique_lock<std::shared_mutex> lock(st.mutex);
+    st.close_nodes();
+    st.discard_plugin();
+  } catch (...) {
+  }
+  if (st.staging) st.staging->discard();
+  st.staging.reset();
+  st.writer_lock.reset();
+}
+
+bool Store::closed() const { return !state_ || state_->closed || !state_->handle; }
+
+std::string Store::staging_location() const {
+  if (closed() || !state_->staging) return {};
+  return state_->location;
+}
+
+bool Store::shared_writes() const { return live(state_).capabilities & STOWAGE_CAP_SHARED_WRITES; }
+
+Store Store::open_staged(const std::string& path, const std::string& staging_location, std::string format,
+                         const json& options, Registry& registry) {
+  // Only a location Store::open made for this path: the path's own name
+  // inside a hidden staging directory beside it.
+  const std::string p = detail::trimmed_location(path);
+  const size_t slash = p.rfind('/'), at = staging_location.rfind('/');
+  const std::string name = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (at == std::string::npos || staging_location.substr(at + 1) != name ||
+      staging_location.find(".stowage-tmp.") == std::string::npos)
+    throw Error(ErrorCode::invalid_argument,
+                path + ": '" + staging_location + "' is not a staging location of this path", path);
+  if (format.empty()) format = registry.detect_format(staging_location);
+  const stowage_plugin* d = registry.load("format", format, path);
+  auto state = std::make_shared<State>();
+  state->registry = &registry;
+  state->vt = static_cast<const stowage_format_vtable*>(d->vtable);
+  state->capabilities = d->capabilities;
+  state->path = path;
+  state->location = staging_location;
+  state->staged_directory = staging_location.substr(0, at);
+  state->format = format;
+  if (!(d->capabilities & STOWAGE_CAP_SHARED_WRITES))
+    throw Error(ErrorCode::invalid_argument,
+                path + ": format " + format + " takes one writer at a time; it cannot be written from another "
+                "handle while it is being created",
+                path);
+  return open_state(std::move(state), Mode::update, options);
 }
 
 // ---- Sparse ------------------------------------------------------------------------

@@ -379,11 +379,30 @@ PYBIND11_MODULE(_core, m) {
            [](stowage::Store& s, const std::string& node, const std::string& name, py::object args) {
              return to_python(s.command(node, name, args.is_none() ? json::object() : from_python(args)));
            })
+      .def_static(
+          "open_staged",
+          [](const std::string& path, const std::string& staging, const std::optional<std::string>& format,
+             py::object options, const std::optional<std::vector<std::string>>& plugin_path) {
+            json opts = options.is_none() ? json::object() : from_python(options);
+            stowage::Registry& registry = registry_for(plugin_path);
+            py::gil_scoped_release release;
+            return stowage::Store::open_staged(path, staging, format.value_or(""), opts, registry);
+          },
+          py::arg("path"), py::arg("staging"), py::arg("format") = py::none(), py::arg("options") = py::none(),
+          py::arg("plugin_path") = py::none())
       .def("close",
            [](stowage::Store& s) {
              py::gil_scoped_release release;
              s.close();
            })
+      .def("discard",
+           [](stowage::Store& s) {
+             py::gil_scoped_release release;
+             s.discard();
+           })
+      .def_property_readonly("closed", &stowage::Store::closed)
+      .def_property_readonly("staging_location", &stowage::Store::staging_location)
+      .def_property_readonly("shared_writes", &stowage::Store::shared_writes)
       .def("array", [](const stowage::Store& s, const std::string& node) { return on_node([&] { return s.array(node); }); })
       .def("sparse", [](const stowage::Store& s, const std::string& node) { return on_node([&] { return s.sparse(node); }); })
       .def("records",

@@ -27,11 +27,11 @@ from ._errors import (
     StorageIOError,
     UnsupportedError,
 )
-from ._nodes import Array, Group, Records, Sparse, Store, Strings, open
+from ._nodes import Array, Attributes, Group, Records, Sparse, Store, Strings, open
 
 __version__ = _core.version()
 __all__ = [
-    "open", "Store", "Group", "Array", "Sparse", "Strings", "Records",
+    "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
     "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "set_threads", "threads",
     "Error", "NotFoundError", "NodeNotFoundError", "InvalidArgumentError", "CorruptError",
     "UnsupportedError", "PermissionDeniedError", "StorageIOError", "PluginError", "InternalError",

@@ -5,18 +5,21 @@ the C++ ``stowage::Store``); the values stay on disk until indexed.
 Objects pickle as (path, format, mode, node, plugin_path) and reopen the
 store where they are unpickled, so dask workers and DataLoader workers can
 receive them; a store opened with ``mode="w"`` reopens as ``"r+"`` (a worker
-must not truncate what the client made).
+must not truncate what the client made), on its staging directory while it
+is being created. A writable store of a format that takes one writer at a
+time (every format but N5 and Zarr) does not pickle.
 """
 
 import operator
 import threading
+from collections.abc import MutableMapping
 
 import numpy as np
 
 from . import _core
 from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError
 
-__all__ = ["open", "Store", "Group", "Array", "Sparse", "Strings", "Records"]
+__all__ = ["open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes"]
 
 _KINDS = {}  # node kind ("array", ...) -> the class showing it
 
@@ -63,12 +66,16 @@ _reopened = {}
 _reopened_lock = threading.Lock()
 
 
-def _reopen(path, format, mode, plugin_path, options):
-    key = (path, format, mode, tuple(plugin_path or ()), repr(options))
+def _reopen(path, format, mode, plugin_path, options, staging=None):
+    key = (path, format, mode, tuple(plugin_path or ()), repr(options), staging)
     with _reopened_lock:
         store = _reopened.get(key)
         if store is None:
-            store = open(path, mode, format, plugin_path=plugin_path, options=options)
+            if staging:  # a "w" store still being created: its writers write where it is built
+                core = _core.Store.open_staged(path, staging, format, options, plugin_path)
+                store = Store(core, mode, plugin_path, options)
+            else:
+                store = open(path, mode, format, plugin_path=plugin_path, options=options)
             _reopened[key] = store
         return store
 
@@ -85,6 +92,13 @@ class Store:
     ``store[""]`` is the root, which for a single-array dataset (datg,
     BPCells, npy) is that array. Iterating gives the root's child names.
     Use it as a context manager, or call :meth:`close`, when writing.
+
+    Mode ``"w"`` (and ``"w+"`` of a new path) is a transaction: the dataset
+    is built in a hidden directory beside the path and replaces what was
+    there only when :meth:`close` (or the end of a ``with`` block) completes.
+    An exception in the block (``KeyboardInterrupt`` included), a failed
+    close, :meth:`discard`, or a store garbage-collected or left at exit
+    unclosed publish nothing: the old dataset stays as it was.
     """
 
     def __init__(self, core, mode, plugin_path=None, options=None):
@@ -92,6 +106,7 @@ class Store:
         # Kept here so that a closed store still pickles and prints.
         self._path = core.path
         self._format = core.format
+        self._shared_writes = core.shared_writes
         self.mode = mode
         self.plugin_path = plugin_path
         self._options = options
@@ -109,12 +124,13 @@ class Store:
 
     @property
     def attrs(self):
-        """The root's attributes (a new dict; assign to replace them)."""
-        return self._core.describe("").get("attributes", {})
+        """The root's attributes, a live mapping (:class:`Attributes`): each
+        change is written at once; assign a dict to replace them all."""
+        return Attributes(self, "")
 
     @attrs.setter
     def attrs(self, value):
-        self._core.set_attributes("", dict(value))
+        Attributes(self, "").replace(value)
 
     @property
     def root(self):
@@ -231,14 +247,36 @@ class Store:
         self._core.remove(node)
 
     def close(self):
-        """Commit what was written and close. Errors are raised here."""
+        """Commit what was written and close. Errors are raised here; a
+        ``"w"`` store whose close fails publishes nothing."""
         self._core.close()
+
+    def discard(self):
+        """Close without publishing: a store being created (``"w"``) leaves
+        nothing and the old dataset stays; another drops what the format
+        holds until close (writes already published stay)."""
+        self._core.discard()
+
+    @property
+    def closed(self):
+        return self._core.closed
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:  # KeyboardInterrupt included: what was half written is not published
+            self.discard()
+
+    def __del__(self):
+        core = getattr(self, "_core", None)
+        if core is not None:
+            try:
+                core.discard()
+            except Exception:  # noqa: S110 (interpreter shutdown)
+                pass
 
     def _create(self, node, desc, attrs, dims):
         desc["attributes"] = dict(attrs or {})
@@ -267,7 +305,16 @@ class Store:
     # -- pickling
     def _args(self):
         mode = "r+" if self.mode in ("w", "w+", "a") else self.mode
-        return (self.path, self.format, mode, self.plugin_path, self._options)
+        if mode != "r" and not self._shared_writes:
+            if not self._core.closed:
+                raise InvalidArgumentError(
+                    f"{self.path}: a {self.format} store open for writing cannot be sent to another process: "
+                    f"{self.format} publishes the whole dataset at close, so writers in several processes would "
+                    "lose each other's writes. Write it from this process (or use n5 or zarr, whose writes are "
+                    "published as they return); to read it in workers, close it and open it with mode 'r'")
+            mode = "r"  # written and closed: workers read it
+        staging = "" if self._core.closed else self._core.staging_location
+        return (self.path, self.format, mode, self.plugin_path, self._options, staging or None)
 
     def __reduce__(self):
         return (_reopen, self._args())
@@ -307,6 +354,70 @@ def _pack_sample(sample):
     return msgpack.packb(sample, default=msgpack_numpy.encode, use_bin_type=True)
 
 
+# ---- attributes -------------------------------------------------------------------------
+
+
+class Attributes(MutableMapping):
+    """A node's attributes, live: reading asks the store (the format's
+    description), and every change (``a["unit"] = "um"``, ``update``,
+    ``del``, ``pop``, ``clear``...) is written at once through the format's
+    ``set_attributes``, as zarr-python's ``Attributes`` does. A format that
+    keeps no attributes (.npy, datadings) raises instead of dropping them.
+    ``dict(attrs)`` is a plain copy."""
+
+    def __init__(self, store, node, written=None):
+        self._store = store
+        self._node = node
+        self._written = written  # called after each write (a node refreshes its description)
+
+    def asdict(self):
+        """The attributes now, as a new dict."""
+        return dict(self._store._core.describe(self._node).get("attributes") or {})
+
+    def _write(self, attributes):
+        self._store._core.set_attributes(self._node, attributes)
+        if self._written is not None:
+            self._written()
+
+    def replace(self, attributes):
+        """Replace every attribute with those of ``attributes`` (one write)."""
+        self._write(dict(attributes))
+
+    def __getitem__(self, key):
+        return self.asdict()[key]
+
+    def __setitem__(self, key, value):
+        attributes = self.asdict()
+        attributes[key] = value
+        self._write(attributes)
+
+    def __delitem__(self, key):
+        attributes = self.asdict()
+        del attributes[key]  # KeyError, as a dict's
+        self._write(attributes)
+
+    def __iter__(self):
+        return iter(self.asdict())
+
+    def __len__(self):
+        return len(self.asdict())
+
+    def __contains__(self, key):
+        return key in self.asdict()
+
+    def update(self, other=(), /, **more):
+        """Set several attributes in one write."""
+        attributes = self.asdict()
+        attributes.update(other, **more)
+        self._write(attributes)
+
+    def clear(self):
+        self._write({})
+
+    def __repr__(self):
+        return repr(self.asdict())
+
+
 # ---- nodes ------------------------------------------------------------------------------
 
 
@@ -320,12 +431,15 @@ class _Node:
 
     @property
     def attrs(self):
-        """The node's attributes (a new dict; assign to replace them)."""
-        return dict(self._info.get("attributes") or {})
+        """The node's attributes, a live mapping (:class:`Attributes`): each
+        change is written at once; assign a dict to replace them all."""
+        return Attributes(self.store, self.node, self._refresh)
 
     @attrs.setter
     def attrs(self, value):
-        self.store._core.set_attributes(self.node, dict(value))
+        Attributes(self.store, self.node, self._refresh).replace(value)
+
+    def _refresh(self):
         self._info = self.store._core.describe(self.node)
 
     @property
@@ -458,6 +572,85 @@ def _normalize_index(key, shape):
     return out
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _first_index(bad):
+    """The index of the first True in ``bad``, as a tuple (or () for a scalar)."""
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape)) if bad.ndim else ()
+
+
+def _refuse_value(values, bad, dtype, why):
+    where = _first_index(bad)
+    value = values[where] if values.ndim else values[()]
+    value = value.item() if isinstance(value, np.generic) else value
+    place = f" at index {where}" if where else ""
+    raise InvalidArgumentError(
+        f"value {value!r}{place} {why} {dtype}; nothing was written "
+        "(write with casting='unsafe' to cast as numpy's astype does)")
+
+
+def _checked_values(value, dtype, casting):
+    """``value`` as an array to assign to elements of ``dtype`` under numpy's
+    ``casting`` rule, checked: a cast the rule refuses, or a value the dtype
+    cannot hold (300 into uint8, 1e300 into float32), is an error naming the
+    first such value and its index. Python numbers (and lists of them) are
+    judged by value, as numpy does for Python scalars: 7 goes into uint8,
+    300 does not, 1.5 never goes into an integer array."""
+    if casting not in _CASTINGS:
+        raise InvalidArgumentError(f"casting must be one of {', '.join(_CASTINGS)}, not {casting!r}")
+    if casting == "unsafe":
+        values = np.asarray(value)
+        return values if values.dtype == object else values.astype(dtype)  # numpy's wrap, without its warning
+    python = not isinstance(value, (np.ndarray, np.generic))
+    try:
+        values = np.asarray(value)
+    except OverflowError:
+        raise InvalidArgumentError(f"value {value!r} does not fit {dtype}; nothing was written") from None
+    if values.dtype == object:
+        if python and values.size and all(isinstance(v, int) for v in values.flat):
+            bad = np.array([not (_int_range(dtype)[0] <= v <= _int_range(dtype)[1]) if dtype.kind in "biu"
+                            else False for v in values.flat]).reshape(values.shape)
+            if bad.any():
+                _refuse_value(values, bad, dtype, "does not fit")
+            return values.astype(dtype)
+        raise InvalidArgumentError(f"cannot write values of type {type(value).__name__} ({values.dtype}) "
+                                   f"into a {dtype} array")
+    src = values.dtype
+    if src == dtype:
+        return values
+    # Python ints (and bools) are "weak": they go into any integer or float
+    # dtype whose range holds them; Python floats into any float dtype.
+    weak = python and ((src.kind in "biu" and dtype.kind in "biuf") or (src.kind == "f" and dtype.kind == "f"))
+    if not weak and not np.can_cast(src, dtype, casting):
+        raise InvalidArgumentError(
+            f"cannot write {src} values into a {dtype} array under casting={casting!r} (numpy's rule); "
+            "nothing was written (write with casting='unsafe' to cast anyway)")
+    if dtype.kind in "biu" and src.kind in "biu":
+        lo, hi = _int_range(dtype)
+        slo, shi = _int_range(src)
+        if slo < lo or shi > hi:  # a narrowing: each value must fit
+            bad = (values < lo) | (values > hi) if slo < lo and shi > hi else (values < lo if slo < lo else values > hi)
+            if bad.any():
+                _refuse_value(values, bad, dtype, "does not fit")
+        return values.astype(dtype)
+    if dtype.kind == "f" and src.kind == "f" and dtype.itemsize < src.itemsize:
+        with np.errstate(over="ignore"):
+            cast = values.astype(dtype)
+        bad = np.isinf(cast) & np.isfinite(values)
+        if bad.any():
+            _refuse_value(values, bad, dtype, "overflows (to inf)")
+        return cast
+    return values
+
+
+def _int_range(dtype):
+    if dtype.kind == "b":
+        return 0, 1
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
 def _picks(dims):
     """What to take from the bounding box of an index: each step, and 0 on
     integer-indexed axes (which drops them)."""
@@ -471,8 +664,10 @@ class Array(_Dimensioned):
     ``a[index]`` (integers, slices with any step, ``...``) reads the chunks
     the region touches, in parallel with the GIL released, into a new
     C-ordered ``numpy.ndarray``; ``a[index] = values`` writes (reading and
-    rewriting chunks the region covers only partly). ``numpy.asarray(a)``
-    reads it all.
+    rewriting chunks the region covers only partly), casting by numpy's
+    ``"same_kind"`` rule with every value checked to fit (see :meth:`set`;
+    ``a.set(index, values, casting="unsafe")`` casts as ``astype``).
+    ``numpy.asarray(a)`` reads it all.
     """
 
     def __init__(self, store, node, info):
@@ -533,16 +728,39 @@ class Array(_Dimensioned):
         return out if out.flags.c_contiguous else out.copy()
 
     def __setitem__(self, key, value):
+        self.set(key, value)
+
+    def set(self, key, value, casting="same_kind"):
+        """``a[key] = value`` with numpy's ``casting`` rule: ``"same_kind"``
+        (the default, as ``a[key] = value``) refuses float values into an
+        integer array, and any value the array's dtype cannot hold (300 into
+        uint8, 1e20 into int32, 1e300 into float32) is an error naming the
+        first one and its index, with nothing written. ``casting="unsafe"``
+        casts as numpy's ``astype`` (wrapping integers, truncating floats)."""
         dims = _normalize_index(key, self.shape)
         offset = [o for o, _, _, _, _ in dims]
         counts = [c for _, c, _, _, _ in dims]
+        value = _checked_values(value, self.dtype, casting)
         if 0 in counts:
             return
         box = np.empty(counts, self.dtype)
         if any(step != 1 for _, _, step, _, _ in dims):
             self._core.read(offset, counts, box)  # the elements between the steps are kept
-        box[_picks(dims)] = value  # numpy's broadcasting and casting
+        box[_picks(dims)] = value  # numpy's broadcasting (the values were checked above)
         self._core.write(offset, counts, box)
+
+    def write(self, values, offset=None, casting="same_kind"):
+        """Write ``values`` (an array of this array's number of dimensions)
+        at ``offset`` (default: the origin): the region is ``values.shape``.
+        ``casting`` as in :meth:`set`; a C-contiguous array of this dtype is
+        written without a copy."""
+        values = _checked_values(values, self.dtype, casting)
+        values = np.ascontiguousarray(values, dtype=self.dtype)
+        offset = [0] * self.ndim if offset is None else [operator.index(o) for o in offset]
+        if len(offset) != self.ndim or values.ndim != self.ndim:
+            raise InvalidArgumentError(f"offset and values must have {self.ndim} dimensions")
+        if values.size:
+            self._core.write(offset, list(values.shape), values)
 
     def __array__(self, dtype=None):
         a = self.read()

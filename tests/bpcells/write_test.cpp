@@ -174,11 +174,12 @@ TEST_CASE("an unfinished write leaves nothing; a finished one replaces the old m
   check_reads_back(fresh, path);
   CHECK(list_files(tmp.path()) == std::vector<std::string>{"m"});
 
-  // A directory that is not a BPCells matrix is never replaced.
+  // A directory that is not a BPCells matrix is never replaced: opening it
+  // with mode "w" is refused before anything is written.
   fs::create_directories(tmp / "other");
   test::write_file(tmp / "other" / "precious", "x");
-  stowage::Store store = stowage::Store::open((tmp / "other").string(), stowage::Mode::truncate, "bpcells");
-  CHECK_THROWS_AS(store.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {1, 1}}}), stowage::Error);
+  CHECK_THROWS_WITH_AS(stowage::Store::open((tmp / "other").string(), stowage::Mode::truncate, "bpcells"),
+                       doctest::Contains("other exists and is not a dataset of format bpcells"), stowage::Error);
   CHECK(fs::exists(tmp / "other" / "precious"));
 }
 

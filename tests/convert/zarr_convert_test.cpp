@@ -314,6 +314,7 @@ TEST_CASE("a codec the destination refuses as UNSUPPORTED gives way to its defau
     s.create("x", {{"kind", "array"}, {"dtype", "uint16"}, {"shape", {24, 40}}, {"chunks", {8, 16}},
                    {"codec", {{"type", "n5testxor"}, {"key", 77}}}});
     s.array("x").write({0, 0}, {24, 40}, values.data());
+    s.close();
   }
   const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string(), zarr_v2(), registry);
   REQUIRE(r.notes.size() == 1);
@@ -457,6 +458,7 @@ void write_n5_multiscale(const fs::path& path) {
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint16_t>(i * (k + 3));
     s.array(node).write({0, 0, 0}, shape, v.data());
   }
+  s.close();  // a "w" store is published by its close
 }
 
 bool has_note(const stowage::CopyResult& r, const std::string& text) {
@@ -571,6 +573,7 @@ TEST_CASE("a group whose multiscale metadata cannot be mapped converts whole, an
       json attrs = std::string(level) == "s2" ? json{{"downsamplingFactors", {4, 4}}} : json::object();
       s.create(level, {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {8, 8}}, {"chunks", {8, 8}}, {"attributes", attrs}});
     }
+    s.close();
   }
   const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string(), zarr_v2());
   CHECK(has_note(r, "the root group: no multiscale metadata written: its levels are not s0..sN without gaps"));

@@ -247,6 +247,9 @@ Listing list_tree(const fs::path& root) {
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
     const std::string rel = fs::relative(it->path(), root).string();
+    // A killed writer's lock file (storage lock_key, ".<name>.stowage-lock"):
+    // empty, and taken over by the next writer of that name.
+    if (name.size() > 13 && name.compare(name.size() - 13, 13, ".stowage-lock") == 0) continue;
     if (is_temporary(name)) {
       out.temps.emplace_back(rel, temporary_pid(name));
       if (it->is_directory()) it.disable_recursion_pending();

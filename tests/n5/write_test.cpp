@@ -113,6 +113,7 @@ TEST_CASE("partial writes merge with stored chunks; missing chunks read as zeros
 TEST_CASE("chunk_exists looks at the chunk file, never decodes it; a view outlives no store") {
   test::TempDir tmp;
   fs::path path = tmp / "x.n5";
+  open_n5(path, stowage::Mode::create).close();  // exists: opened in place below, not in a staging directory
   stowage::Store store = open_n5(path, stowage::Mode::create);
   store.create("a", array_desc("uint8", {8}, {4}, json{{"type", "gzip"}}));
   stowage::Array a = store.array("a");
@@ -156,6 +157,7 @@ TEST_CASE("write_empty_chunks=false skips all-zero chunks and deletes stale ones
 TEST_CASE("attributes keep key order and unknown keys; non-ASCII is written as \\u escapes") {
   test::TempDir tmp;
   fs::path path = tmp / "a.n5";
+  open_n5(path, stowage::Mode::create).close();  // exists: opened in place below, not in a staging directory
   stowage::Store store = open_n5(path, stowage::Mode::create);
   store.create("g/h", json{{"kind", "group"}});
   json attrs = json::parse(R"({"zeta": 1, "alpha": {"b": [1, 2.5, null], "a": "Grüße ✓"}, "mid": "<&>='"})");

@@ -149,6 +149,8 @@ TEST_CASE("zarr writing: groups, arrays, attributes, removal, moves, and what is
   using stowage::ErrorCode;
   test::TempDir tmp;
   const std::string path = (tmp / "w.zarr").string();
+  // Made, then opened in place (a new store would be built in a staging directory until close).
+  stowage::Store::open(path, stowage::Mode::create, "zarr", {{"zarr_version", 2}}).close();
   stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr", {{"zarr_version", 2}});
   store.create("g/h", {{"kind", "group"}, {"attributes", {{"k", "v"}}}});
   CHECK(fs::exists(tmp / "w.zarr" / "g" / ".zgroup"));  // parents become groups, as in zarr-python

@@ -302,8 +302,36 @@ class Store {
   json command(std::string_view node, std::string_view name, const json& args = json::object());
 
   // Commits and closes; also done by the destructor of the last copy (which
-  // cannot report errors, so call close() when writing).
+  // cannot report errors, so call close() when writing), except for a store
+  // being created (below), whose destructor discards.
+  //
+  // Mode::truncate ("w"), and Mode::create ("w+") where nothing exists yet,
+  // build the dataset in a hidden staging directory beside `path`; close()
+  // publishes it in place of what was there (one rename, or an exchange
+  // with the old directory; a file set as one journaled change) only once
+  // the format's close completed. An exception, a failed close, discard()
+  // or a store never closed leave the old dataset byte for byte. "w"
+  // replaces only a dataset of its format (or an empty file or directory).
+  // A format without STOWAGE_CAP_SHARED_WRITES takes one writer at a time:
+  // opening it for writing while another handle or process writes it is an
+  // error naming the path.
   void close();
+  // Closes without publishing anything more: a store being created leaves
+  // nothing (the old dataset stays); any other store drops what the format
+  // holds pending until close (writes already published stay). Never throws.
+  void discard() noexcept;
+  bool closed() const;
+  // Where a store being created is built until close() ("" for others, and
+  // once closed), and the store of that location in another handle or
+  // process (what a pickled "w" store reopens as): Mode::update there,
+  // messages naming `path`, and no publishing at its close. Only for formats
+  // with STOWAGE_CAP_SHARED_WRITES.
+  std::string staging_location() const;
+  static Store open_staged(const std::string& path, const std::string& staging_location, std::string format = {},
+                           const json& options = json::object(), Registry& registry = Registry::global());
+  // Whether writers through several handles or processes at once are safe
+  // (the format's STOWAGE_CAP_SHARED_WRITES: N5, Zarr).
+  bool shared_writes() const;
   explicit operator bool() const { return state_ != nullptr; }
 
   struct State;  // internal
@@ -311,6 +339,7 @@ class Store {
 
  private:
   std::shared_ptr<State> state_;
+  static Store open_state(std::shared_ptr<State> state, Mode mode, const json& options);
   // An Array, Sparse or Records view of a node, checked to be of that kind.
   template <class View>
   View bind(std::string_view node, NodeKind kind) const;

@@ -9,5 +9,6 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     R"({"write_empty_chunks": {"type": "boolean", "default": true},)"
     R"( "durable": {"type": "boolean", "default": false}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE |
-        STOWAGE_CAP_STRINGS | STOWAGE_CAP_RECORDS | STOWAGE_CAP_GROUPS | STOWAGE_CAP_MOVE_NODES,
+        STOWAGE_CAP_STRINGS | STOWAGE_CAP_RECORDS | STOWAGE_CAP_GROUPS | STOWAGE_CAP_MOVE_NODES |
+        STOWAGE_CAP_SHARED_WRITES,
     kN5Extensions)

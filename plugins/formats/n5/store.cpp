@@ -367,6 +367,22 @@ void N5Store::create(std::string_view node, std::string_view text) {
   std::string kind = d.value("kind", "group");
 
   json attrs = existing.value_or(json::object());
+  if (kind != "group" && storage_.is_directory(dir)) {
+    // A group becomes a dataset only while it has no nodes: its directory
+    // would hold the chunks, and the children would be out of reach.
+    std::vector<std::string> children = list(node);
+    if (!children.empty()) {
+      std::string names;
+      for (size_t i = 0; i < children.size() && i < 3; ++i) names += (i ? ", '" : "'") + children[i] + "'";
+      if (children.size() > 3) names += ", ...";
+      invalid(dir + ": group '" + std::string(node) + "' has nodes (" + names + "); it cannot become a " + kind +
+              ": remove them first");
+    }
+    // Its attributes stay, under the description's (as a group's do when created again).
+    json kept = user_attributes(attrs, parts.empty());
+    for (auto it = user.begin(); it != user.end(); ++it) kept[it.key()] = it.value();
+    user = std::move(kept);
+  }
   if (kind == "group") {
     for (auto it = user.begin(); it != user.end(); ++it) attrs[it.key()] = it.value();
     if (is_dataset(attrs)) invalid(dir + ": group attributes would make it a dataset");

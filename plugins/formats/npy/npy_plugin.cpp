@@ -38,6 +38,20 @@ void copy_into(const sdk::Storage& storage, const std::string& from, sdk::Staged
   }
 }
 
+// The path the user named, where the host opened this store in its staging
+// directory ("d/.x.npy.stowage-tmp.<pid>.<n>/x.npy" is "d/x.npy"), for a log
+// line (the host puts the errors in the user's words itself).
+std::string as_named(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return path;
+  const std::string name = path.substr(slash + 1);
+  const size_t up = path.rfind('/', slash - 1);
+  const size_t begin = up == std::string::npos ? 0 : up + 1;
+  const std::string staging = path.substr(begin, slash - begin);
+  if (staging.rfind("." + name + ".stowage-tmp.", 0) != 0) return path;
+  return path.substr(0, begin) + name;
+}
+
 class NpyStore final : public sdk::Store {
  public:
   NpyStore(const sdk::Host& host, std::string path, uint32_t mode, uint64_t chunk_bytes)
@@ -133,7 +147,7 @@ class NpyStore final : public sdk::Store {
   void close() override {
     if (!writing_.load()) {
       if (mode_ == STOWAGE_MODE_TRUNCATE && !has_array_)
-        log(STOWAGE_LOG_WARNING, path_ + ": closed without an array; no .npy file written");
+        log(STOWAGE_LOG_WARNING, as_named(path_) + ": closed without an array; no .npy file written");
       return;
     }
     writing_.store(false);

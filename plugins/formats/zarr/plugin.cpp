@@ -13,5 +13,5 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     "transpose, gzip, zstd, blosc and crc32c codecs and sharding_indexed (partial reads, whole-shard writes)",
     "{}",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE | STOWAGE_CAP_GROUPS |
-        STOWAGE_CAP_MOVE_NODES,
+        STOWAGE_CAP_MOVE_NODES | STOWAGE_CAP_SHARED_WRITES,
     kZarrExtensions)

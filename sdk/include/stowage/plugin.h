@@ -415,6 +415,14 @@ typedef struct stowage_format_vtable {
   int (*move_node)(stowage_store_handle store, const char *from,
                    size_t from_size, const char *to, size_t to_size,
                    int32_t replace, stowage_error *err);
+
+  /* Frees the store without committing anything: what it has pending (a
+   * staged file, a matrix being built, writes kept until close) is dropped;
+   * what earlier calls published stays. The host calls it for
+   * Store::discard(), and for a store being built in a staging directory
+   * ("w") that is never closed. NULL (or a table too short to hold it): the
+   * host calls close() instead. */
+  void (*discard)(stowage_store_handle store);
 } stowage_format_vtable;
 
 /* The size of the first format vtable (up to `command`): the least a plugin
@@ -497,6 +505,18 @@ typedef struct stowage_host {
 #define STOWAGE_CAP_RECORDS (1ull << 11)   /* format holds record sets */
 #define STOWAGE_CAP_GROUPS (1ull << 12)    /* format holds a tree of nodes */
 #define STOWAGE_CAP_MOVE_NODES (1ull << 13) /* move_node renames a node whole */
+/* Writers through several handles or processes at once lose nothing: each
+ * write is published when it returns (N5, Zarr). A format without it
+ * publishes a whole file (or set) at close, so the host lets one writer at
+ * a time open a dataset of it (the storage's lock_key on its path) and the
+ * Python package refuses to send a writable store of it to other processes. */
+#define STOWAGE_CAP_SHARED_WRITES (1ull << 14)
+/* Writers in several processes each publish what they wrote at close,
+ * merged with what the others published (Daf: property by property, under
+ * the repository's lock): the host lets several open a dataset of it for
+ * writing at once, though a store's writes are seen only after its close
+ * (so the Python package still refuses to pickle a writable one). */
+#define STOWAGE_CAP_MERGES_AT_CLOSE (1ull << 15)
 
 typedef struct stowage_plugin {
   uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */

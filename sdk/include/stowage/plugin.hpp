@@ -414,6 +414,11 @@ class Store {
  public:
   virtual ~Store() = default;
   virtual void close() {}
+  // Called instead of close() when nothing more is to be published (the
+  // store is deleted right after): the default does nothing, so what the
+  // store holds pending goes with its destructor (a sdk::Staged dropped
+  // unpublished removes its file). Errors are ignored.
+  virtual void discard() {}
 
   // The host table of the registry that opened this store (set by the SDK
   // when open() returns; open() itself receives it as an argument).
@@ -705,6 +710,13 @@ struct FormatTrampolines {
     std::unique_ptr<Store> owned(self(h));
     return guarded(err, [&] { owned->close(); });
   }
+  static void discard(stowage_store_handle h) noexcept {
+    std::unique_ptr<Store> owned(self(h));
+    try {
+      owned->discard();
+    } catch (...) {
+    }
+  }
   static int list(stowage_store_handle h, const char* node, size_t ns, stowage_sink* sink,
                   stowage_error* err) noexcept {
     return guarded(err, [&] {
@@ -765,7 +777,7 @@ struct FormatTrampolines {
   static const stowage_format_vtable* vtable() {
     static const stowage_format_vtable vt = {
         sizeof(stowage_format_vtable), identify, open, close, list, describe, create,
-        set_attributes, remove, open_node, close_node, write_strings, command, move_node};
+        set_attributes, remove, open_node, close_node, write_strings, command, move_node, discard};
     return &vt;
   }
 };
