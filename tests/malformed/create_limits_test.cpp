@@ -200,8 +200,12 @@ TEST_CASE("create: Daf and BPCells refuse sizes they cannot hold, before a byte;
 TEST_CASE("create: an N5 object dataset whose block grid overflows is refused before a byte") {
   test::TempDir tmp;
   const std::string path = (tmp / "r.n5").string();
-  Store store = Store::open(path, Mode::create, "n5");
-  store.create("ok", {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {3}}, {"chunks", {2}}});
+  {  // a new container is published at close ("w+" is a transaction): made first
+    Store made = Store::open(path, Mode::create, "n5");
+    made.create("ok", {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {3}}, {"chunks", {2}}});
+    made.close();
+  }
+  Store store = Store::open(path, Mode::update, "n5");
   const auto before = files_of(path);
   test::Failure f = test::failure_of(
       [&] { store.create("records", {{"kind", "records"}, {"shape", {k2e62, k2e62}}, {"chunks", {1, 1}}}); });
