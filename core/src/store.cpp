@@ -60,6 +60,20 @@ size_t least_table_size(uint32_t kind) {
     default: return 0;
   }
 }
+
+// The state of a store of format plugin `d` whose user path is `path` and
+// whose plugin opens `location` (the path, or its staging).
+std::shared_ptr<Store::State> new_state(Registry& registry, const stowage_plugin& d, const std::string& path,
+                                        const std::string& location, const std::string& format) {
+  auto state = std::make_shared<Store::State>();
+  state->registry = &registry;
+  state->vt = static_cast<const stowage_format_vtable*>(d.vtable);
+  state->capabilities = d.capabilities;
+  state->path = path;
+  state->location = location;
+  state->format = format;
+  return state;
+}
 }  // namespace
 
 Store::Node::~Node() {
@@ -147,13 +161,7 @@ Store Store::open(const std::string& path, Mode mode, std::string format, const 
     }
   }
   const stowage_plugin* d = registry.load("format", format, path);
-  auto state = std::make_shared<State>();
-  state->registry = &registry;
-  state->vt = static_cast<const stowage_format_vtable*>(d->vtable);
-  state->capabilities = d->capabilities;
-  state->path = path;
-  state->location = path;
-  state->format = format;
+  auto state = new_state(registry, *d, path, path, format);
   if (mode != Mode::read) detail::prepare_writing(*state, mode, *d);
   return open_state(std::move(state), mode, options);
 }
@@ -434,14 +442,8 @@ Store Store::open_staged(const std::string& path, const std::string& staging_loc
                 path + ": '" + staging_location + "' is not a staging location of this path", path);
   if (format.empty()) format = registry.detect_format(staging_location);
   const stowage_plugin* d = registry.load("format", format, path);
-  auto state = std::make_shared<State>();
-  state->registry = &registry;
-  state->vt = static_cast<const stowage_format_vtable*>(d->vtable);
-  state->capabilities = d->capabilities;
-  state->path = path;
-  state->location = staging_location;
+  auto state = new_state(registry, *d, path, staging_location, format);
   state->staged_directory = staging_location.substr(0, at);
-  state->format = format;
   if (!(d->capabilities & STOWAGE_CAP_SHARED_WRITES))
     throw Error(ErrorCode::invalid_argument,
                 path + ": format " + format + " takes one writer at a time; it cannot be written from another "
