@@ -56,14 +56,14 @@ test::Failure plugin_create(const std::string& format, const std::string& path, 
 // The store opens, lists and describes every node, and stowage-info shows it.
 void check_readable(const std::string& path) {
   Store store = Store::open(path);
-  std::vector<std::string> todo{""};
-  while (!todo.empty()) {
-    const std::string node = todo.back();
-    todo.pop_back();
+  std::vector<std::string> unvisited{""};
+  while (!unvisited.empty()) {
+    const std::string node = unvisited.back();
+    unvisited.pop_back();
     CAPTURE(node);
     const stowage::NodeInfo info = store.describe(node);
     if (info.kind == stowage::NodeKind::group)
-      for (const std::string& child : store.list(node)) todo.push_back(node.empty() ? child : node + "/" + child);
+      for (const std::string& child : store.list(node)) unvisited.push_back(node.empty() ? child : node + "/" + child);
   }
   test::RunResult r = test::run((test::build_root() / "tools" / "info" / "stowage-info").string() + " " + test::quote(path));
   CHECK_MESSAGE(r.status == 0, r.output);

@@ -1,6 +1,7 @@
 // Storage::lock_key: one writer at a time per key, for read-modify-write
 // (a chunk written in part, a shard), against threads of this process and
 // other processes, on the "file" and "memory" backends alike.
+#include "storage_checks.hpp"  // test::storage_for
 #include "test_support.hpp"
 
 #include <stowage/storage.hpp>
@@ -15,13 +16,9 @@
 
 namespace sdk = stowage::sdk;
 namespace fs = std::filesystem;
+using test::storage_for;
 
 namespace {
-
-sdk::Storage storage_for(const std::string& location) {
-  auto b = stowage::Registry::global().storage(location);
-  return sdk::Storage(b.vtable, b.handle, b.capabilities);
-}
 
 // Threads each add 1 to a number kept in `key`, read, changed and written
 // back under the key's lock: without the lock, increments are lost.

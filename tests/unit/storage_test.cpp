@@ -3,6 +3,7 @@
 // backend keeps the publishing guarantees stowage has always given (staged
 // files invisible until published, sets published whole through a journal
 // a successor completes).
+#include "storage_checks.hpp"  // test::storage_for
 #include "test_support.hpp"
 
 #include <stowage/storage.hpp>
@@ -22,13 +23,9 @@
 
 namespace sdk = stowage::sdk;
 namespace fs = std::filesystem;
+using test::storage_for;
 
 namespace {
-
-sdk::Storage storage_for(const std::string& location) {
-  auto b = stowage::Registry::global().storage(location);
-  return sdk::Storage(b.vtable, b.handle, b.capabilities);
-}
 
 std::string text_of(const sdk::Storage& s, const std::string& key) { return std::string(s.read(key).text()); }
 
