@@ -166,3 +166,34 @@ def test_a_handle_that_read_a_shard_sees_another_writers_rewrite(tmp_path):
             writer["a"][...] = want
         assert np.array_equal(reader[...], want), f"round {round_}"
         assert np.array_equal(reader[5:20, 7:9], want[5:20, 7:9])
+
+
+@needs("zstd")
+@pytest.mark.parametrize("layout", ["n5", "zarr3-sharded"])
+def test_a_writer_killed_while_it_held_a_chunk_lock_blocks_no_one(tmp_path, layout):
+    # A writer SIGKILLed inside its read-modify-write, holding the chunk's
+    # (or shard's) lock: the kernel frees the flock, its lock file stays.
+    path, fmt = make(tmp_path, layout, "k", (32, 32), (16, 16))
+    with stowage.open(path, "r+", fmt) as store:
+        store["a"][0:16, 0:16] = 1  # makes the chunk's (shard's) directory
+    key = next(p for p in path.rglob("*") if p.is_file() and p.name == "0" and p.parent.name == "0")
+    lock = key.parent / f".{key.name}.stowage-lock"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import fcntl, os, sys, time
+        fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print("held", flush=True)
+        time.sleep(60)
+    """), str(lock)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    holder.kill()  # SIGKILL while holding it
+    holder.wait()
+    assert lock.exists()
+    done = subprocess.run([sys.executable, "-c", WRITER, str(path), fmt, str(time.time()),
+                           '[["a", [3, 3], [9, 9], 7, 0.0]]'], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    want = np.zeros((32, 32), np.uint16)
+    want[0:16, 0:16] = 1
+    want[3:9, 3:9] = 7
+    assert np.array_equal(stowage.open(path)["a"][...], want)
+    assert not lock.exists()  # its next holder removed it
