@@ -1,5 +1,5 @@
 // The SDK as a third party sees it: install stowage into a staging
-// directory, build sdk/example out of tree finding the SDK through pkg-config
+// directory, build examples/plugin-sdk out of tree finding the SDK through pkg-config
 // only, then load the result with the real registry and round-trip data.
 #include "test_support.hpp"
 
@@ -7,7 +7,7 @@
 
 #include <numeric>
 
-TEST_CASE("sdk/example builds out of tree against the installed SDK and round-trips") {
+TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and round-trips") {
   test::TempDir tmp;
   std::string dest = (tmp / "dest").string();
   test::RunResult install = test::run("meson install -C " + test::quote(test::build_root().string()) +
@@ -20,7 +20,7 @@ TEST_CASE("sdk/example builds out of tree against the installed SDK and round-tr
 
   // Only the staged SDK: PKG_CONFIG_SYSROOT_DIR maps its /usr/local/... paths into the staging dir.
   std::string env = "PKG_CONFIG_PATH=" + test::quote(pc_dir) + " PKG_CONFIG_SYSROOT_DIR=" + test::quote(dest) + " ";
-  std::string src = (test::source_root() / "sdk" / "example").string();
+  std::string src = (test::source_root() / "examples" / "plugin-sdk").string();
   std::string build = (tmp / "example-build").string();
   test::RunResult setup = test::run(env + "meson setup " + test::quote(build) + " " + test::quote(src));
   REQUIRE_MESSAGE(setup.status == 0, setup.output);
