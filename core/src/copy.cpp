@@ -72,9 +72,8 @@ __m128i swap_vector(__m128i v) {
 // line from memory (read-for-ownership). Streaming stores skip that read
 // once the write-combining buffers see whole lines, which they do when
 // neighbouring rows are streamed in order too (copy_side_by_side).
-// Forced inline (as is copy_row): called once per 128-byte row, the call and
-// its alignment set-up took a third of a side-by-side copy (copy alone,
-// 64-wide chunks: 10 ms inlined, 16 ms not).
+// Forced inline (as is copy_row): it is called once per 128-byte row, so a
+// call and its alignment set-up would cost more than the copy (docs/performance.md).
 template <class T>
 [[gnu::always_inline]] inline void stream_contiguous(const char* s, char* d, uint64_t n, bool swap) {
   constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T);

@@ -20,7 +20,7 @@ constexpr bool kHostBigEndian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 
 // Region reads of at least this many bytes write the caller's buffer with
 // streaming stores: it would not stay in the caches anyway, and skipping
-// the read-for-ownership of every line doubled raw N5 read speed. Smaller
+// the read-for-ownership of every line pays (docs/performance.md). Smaller
 // reads keep ordinary stores so the data is hot when the caller uses it.
 constexpr uint64_t kStreamingReadBytes = 8u << 20;
 

@@ -1,7 +1,7 @@
 // Mode "w" as a transaction: the dataset a Store opened with Mode::truncate
 // (or Mode::create where nothing exists yet) writes is built in a hidden
 // staging directory beside the user's path and put in its place only by a
-// close() that completes (docs/design.md, "Mode w is a transaction").
+// close() that completes (docs/internals.md, "Mode w is a transaction").
 #ifndef STOWAGE_CORE_STAGING_HPP
 #define STOWAGE_CORE_STAGING_HPP
 

@@ -455,9 +455,9 @@ Store Store::open_staged(const std::string& path, const std::string& staging_loc
 // ---- Sparse ------------------------------------------------------------------------
 
 namespace {
-// Whether every index is below `limit`. One OR chain, built for AVX2 too: the
-// running max it replaced (a dependent pand/pandn/por chain in SSE2) took 20%
-// of a column-by-column read of a BPCells matrix.
+// Whether every index is below `limit`. One OR chain, built for AVX2 too: a
+// running max is a dependent chain that costs a column-by-column read of a
+// BPCells matrix dearly (docs/performance.md).
 __attribute__((target_clones("avx2", "default"))) bool all_below(const uint32_t* v, uint64_t n, uint64_t limit) {
   if (limit > UINT32_MAX) return true;
   const uint32_t lim = uint32_t(limit);

@@ -1,12 +1,10 @@
 // Memory for the large numpy arrays that to_scipy() returns, recycled.
 //
-// Why: the kernel zero-fills every fresh page, and on this VM that zeroing
-// (clear_page) was 42% of to_scipy() on 15 M non-zeros, more than all of
-// the decoding; a C++ caller of Sparse::read_into reuses its buffers and
-// never pays it. So the arrays' memory comes from here: a buffer whose last
-// numpy array is gone goes back to a small pool, and the next large array
-// that fits takes it with its pages already in place (repeated to_scipy()
-// 67 -> 10-17 ms at load 6-7; read_into into reused vectors: 20-25 ms).
+// Why: the kernel zero-fills every fresh page, which costs more than all of
+// the decoding (docs/performance.md); a C++ caller of Sparse::read_into
+// reuses its buffers and never pays it. So the arrays' memory comes from
+// here: a buffer whose last numpy array is gone goes back to a small pool,
+// and the next large array that fits takes it with its pages already in place.
 //
 // Bounds: only buffers of at least min_bytes; at most max_idle_bytes held
 // idle; a buffer idle for idle_seconds is returned to the system by a helper

@@ -6,7 +6,7 @@
 // and lz4_common.hpp's codec(), bytes(), text(), random_bytes() and
 // check_error(), which the two suites share.
 #include "lz4_common.hpp"
-#include "n5_fixture_chunks.hpp"
+#include "n5_helpers.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>

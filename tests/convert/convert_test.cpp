@@ -375,7 +375,7 @@ TEST_CASE("a node added to or replaced in a container is published whole, whatev
   const auto kept = tree_of(c);
   const std::vector<std::string> slow{"--threads", "1", "--compression", "gzip:level=9", "--chunks", "32,64,64"};
 
-  // Killed while adding: no node, not even a partial one (115 of 324 chunks before).
+  // Killed while adding: no node, not even a partial one (such as 115 of 324 chunks).
   for (int delay_ms : {200, 600}) {
     CAPTURE(delay_ms);
     std::vector<std::string> args = slow;
@@ -402,7 +402,7 @@ TEST_CASE("a node added to or replaced in a container is published whole, whatev
   CHECK(dense_bytes(c.string() + "::grp/big") == source_values);
   CHECK(attributes_of(c.string() + "::keep") == attributes_of(vol + "::labels"));
 
-  // Killed while replacing: the old node stays whole (it was deleted first before).
+  // Killed while replacing: the old node stays whole (it is not deleted first).
   const auto old_tree = tree_of(c / "grp" / "big");
   {
     std::vector<std::string> args = slow;
@@ -412,7 +412,7 @@ TEST_CASE("a node added to or replaced in a container is published whole, whatev
   CHECK(tree_of(c / "grp" / "big") == old_tree);
 
   // Two runs replacing one node at once both succeed; the node is one of
-  // them whole (zstd metadata over xz chunks before), never a mix.
+  // them whole, never a mix (such as zstd metadata over xz chunks).
   pid_t a = fork();
   if (a == 0) {
     execl(convert_cmd().c_str(), convert_cmd().c_str(), "--quiet", "--threads", "1", "--overwrite",

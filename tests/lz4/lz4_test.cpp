@@ -1,7 +1,7 @@
 // The lz4 codec against the N5 fixtures (lz4-java output), its config rules,
 // the LZ4Block layout, LZ4 frames, and malformed input.
 #include "lz4_common.hpp"
-#include "n5_fixture_chunks.hpp"
+#include "n5_helpers.hpp"
 
 #include <doctest/doctest.h>
 

@@ -46,7 +46,7 @@ TEST_CASE("fuzz finding: npy zero dimension beside huge ones") {
 // datadings: a .filter header with a huge element count (n = 1.8e19) made
 // simplebloom's size formula give 1e20 bytes, and converting that double to
 // a 64-bit integer is undefined (UBSan: "outside the range of representable
-// values" in bloom_num_bits). Found by fuzz_datadings in session 3.
+// values" in bloom_num_bits). Found by fuzz_datadings (ad24574, 2026-11-22).
 TEST_CASE("fuzz finding: datadings filter header whose size overflows 64 bits") {
   test::TempDir tmp;
   for (const char* suffix : {"", ".offsets", ".keys", ".key_hashes", ".filter", ".md5"})

@@ -1,13 +1,15 @@
 // The SDK as a third party sees it: install stowage into a staging
-// directory, build sdk/example out of tree finding the SDK through pkg-config
+// directory, build examples/plugin-sdk out of tree finding the SDK through pkg-config
 // only, then load the result with the real registry and round-trip data.
+// Also: every place that reports stowage's version or plugin ABI agrees with
+// the one source of each (meson.build's project version, plugin.h's ABI).
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
 #include <numeric>
 
-TEST_CASE("sdk/example builds out of tree against the installed SDK and round-trips") {
+TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and round-trips") {
   test::TempDir tmp;
   std::string dest = (tmp / "dest").string();
   test::RunResult install = test::run("meson install -C " + test::quote(test::build_root().string()) +
@@ -20,7 +22,7 @@ TEST_CASE("sdk/example builds out of tree against the installed SDK and round-tr
 
   // Only the staged SDK: PKG_CONFIG_SYSROOT_DIR maps its /usr/local/... paths into the staging dir.
   std::string env = "PKG_CONFIG_PATH=" + test::quote(pc_dir) + " PKG_CONFIG_SYSROOT_DIR=" + test::quote(dest) + " ";
-  std::string src = (test::source_root() / "sdk" / "example").string();
+  std::string src = (test::source_root() / "examples" / "plugin-sdk").string();
   std::string build = (tmp / "example-build").string();
   test::RunResult setup = test::run(env + "meson setup " + test::quote(build) + " " + test::quote(src));
   REQUIRE_MESSAGE(setup.status == 0, setup.output);
@@ -53,4 +55,57 @@ TEST_CASE("sdk/example builds out of tree against the installed SDK and round-tr
   test::RunResult nm = test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_delta.so"));
   CHECK(nm.output.find("stowage_plugin_entry") != std::string::npos);
   CHECK(nm.output.find("basic_string") == std::string::npos);
+}
+
+namespace {
+// The first line of `s`, without its newline.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+}  // namespace
+
+TEST_CASE("every version stowage reports is meson.build's, every ABI plugin.h's") {
+  const std::string build = test::build_root().string();
+  test::RunResult info = test::run("meson introspect --projectinfo " + test::quote(build));
+  REQUIRE_MESSAGE(info.status == 0, info.output);
+  const std::string version = stowage::json::parse(info.output.substr(info.output.find('{')))["version"];
+  const std::string abi = std::to_string(STOWAGE_PLUGIN_ABI);
+
+  CHECK(std::string(STOWAGE_SDK_VERSION) == version);  // stowage/version.h, generated
+  CHECK(std::string(stowage::version()) == version);   // libstowage
+
+  // pkg-config, as a plugin author's build sees the SDK.
+  const std::string pc = "PKG_CONFIG_PATH=" + test::quote(build + "/meson-private") + " pkg-config ";
+  test::RunResult modversion = test::run(pc + "--modversion stowage-sdk");
+  REQUIRE_MESSAGE(modversion.status == 0, modversion.output);
+  CHECK(first_line(modversion.output) == version);
+  test::RunResult pc_abi = test::run(pc + "--variable=plugin_abi stowage-sdk");
+  CHECK(first_line(pc_abi.output) == abi);
+  test::RunResult plugindir = test::run(pc + "--variable=plugindir stowage-sdk");
+  CHECK(first_line(plugindir.output).size() > 0);
+  CHECK(plugindir.output.find("/stowage/plugins-" + abi) != std::string::npos);
+
+  // The tools.
+  const std::string tool = test::quote(build + "/tools/plugin-list/stowage-plugin-list");
+  test::RunResult v = test::run(tool + " --version");
+  REQUIRE_MESSAGE(v.status == 0, v.output);
+  CHECK_MESSAGE(v.output.find("(stowage " + version + ", plugin ABI " + abi + ")") != std::string::npos, v.output);
+  test::RunResult list = test::run(tool + " --json");
+  REQUIRE_MESSAGE(list.status == 0, list.output);
+  stowage::json doc = stowage::json::parse(list.output);
+  CHECK(doc["stowage_version"] == version);
+  CHECK(doc["abi"] == STOWAGE_PLUGIN_ABI);
+
+  // A plugin built here says which SDK it was built with.
+  stowage::Registry& registry = stowage::Registry::global();
+  registry.codec(R"({"type":"raw"})");
+  auto raw = registry.find("codec", "raw");
+  REQUIRE(raw.has_value());
+  CHECK_MESSAGE(raw->build_info.find("sdk " + version + ",") != std::string::npos, raw->build_info);
+  CHECK(raw->abi_version == STOWAGE_PLUGIN_ABI);
+
+  // The Python package (its wheel's version is meson's too, through meson-python).
+  if (test::fs::exists(test::build_root() / "python" / "stowage")) {
+    test::RunResult py = test::run(test::python() + " -c 'import stowage; print(stowage.__version__)'");
+    REQUIRE_MESSAGE(py.status == 0, py.output);
+    CHECK(first_line(py.output) == version);
+  }
 }

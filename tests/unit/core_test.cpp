@@ -90,7 +90,7 @@ TEST_CASE("a missing codec names what needs it and where we looked") {
 }
 
 // Chunk files are read into these: at malloc's 16-byte page offset the
-// kernel's copy from the page cache ran up to 2x slower (4K aliasing, see
+// kernel's copy from the page cache is slower (4K aliasing, see
 // PageAlignedAllocator), so every buffer, also one grown or reused, starts a page.
 TEST_CASE("the SDK's pooled buffers start on a page and keep their bytes when grown") {
   auto page_offset = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4096; };

@@ -8,9 +8,9 @@
 // stream padding, as the xz tool does.
 //
 // Each call sets up its own lzma_stream, so the codec needs no Context.
-// Keeping one stream per context was measured no faster (liblzma
-// clears the match finder's tables on every re-init anyway: ~1.7 ms per call
-// at preset 6 either way) and would pin ~94 MiB per thread at preset 6.
+// Keeping one stream per context is no faster (liblzma clears the match
+// finder's tables on every re-init anyway; docs/performance.md) and would pin
+// ~94 MiB per thread at preset 6.
 #include <lzma.h>
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", liblzma " LZMA_VERSION_STRING

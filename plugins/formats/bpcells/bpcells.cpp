@@ -206,8 +206,7 @@ class BPCellsStore : public sdk::Store {
   }
 
   // Whether reads decode from read-only maps of the data files (the default,
-  // where the storage maps files: a column-by-column read of BPCells' own
-  // directory ran at 885 M nnz/s through pread windows, 1250 from maps) or
+  // where the storage maps files: faster than pread windows, docs/performance.md) or
   // through ranged reads ("mmap": false, for a file system where another
   // program may truncate files being read).
   bool map_files() const {

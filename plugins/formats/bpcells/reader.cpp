@@ -16,12 +16,11 @@ constexpr uint64_t kWindowWords = uint64_t(1) << 15;
 
 // The window (reader.hpp): a column ending inside a chunk leaves it decoded
 // for the next column, which would otherwise decode it a second time (one
-// chunk in four at ~490 values per column). The words: reading a 20000 x
-// 30000 matrix (14.8 M values) column by column used to make two preads of a
-// few hundred bytes per column, 40% of the time in the kernel (perf, 228 M
-// nnz/s); once reads run on from where the window ends, one ranged read
-// fetches the next kWindowWords, while a random read fetches only its own
-// chunks.
+// chunk in four at ~490 values per column). The words: two small reads per
+// column would spend much of a column-by-column read in the kernel
+// (docs/performance.md), so once reads run on from where the window ends, one
+// ranged read fetches the next kWindowWords, while a random read fetches only
+// its own chunks.
 
 // The words of `chunk`, from the window; a miss refills it from the chunk on:
 // kWindowWords when the read continues the window (streaming), else just the
@@ -215,8 +214,8 @@ uint64_t MatrixReader::count(uint64_t begin, uint64_t end) const {
 }
 
 // Branch-free so that it vectorizes, and built for AVX2 too (unsigned
-// compares are native there): as a bool chain it took 9% of a column-by-
-// column read, vectorized 5-7%.
+// compares are native there): it is on every column of a column-by-column
+// read (docs/performance.md).
 __attribute__((target_clones("avx2", "default"))) bool strictly_increasing(const uint32_t* v, uint64_t n) {
   uint32_t bad = 0;
   for (uint64_t k = 1; k < n; ++k) bad |= uint32_t(v[k] <= v[k - 1]);

@@ -103,7 +103,7 @@ void MatrixWriter::append_batch(uint64_t n_major, const uint64_t* indptr, const 
 
 // Whether every major's indices increase strictly and lie in the matrix: the
 // usual case, checked by a vectorized pass per major (a per-index loop with
-// its error branch took 17% of a write). Otherwise the slow pass finds an
+// its error branch is a visible part of a write). Otherwise the slow pass finds an
 // index out of range (an error) or says the batch needs sorting.
 bool MatrixWriter::sorted_in_range(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices) const {
   const uint64_t limit = minors();

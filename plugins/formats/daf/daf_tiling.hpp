@@ -6,7 +6,7 @@
 // Why these sizes: the host transposes each tile into its C-order output
 // with a strided copy; a tile of about 512 KiB stays in L2 cache while that
 // happens, where strips of whole columns (megabytes, each element a page
-// apart) made the copy five times slower.
+// apart) make the copy several times slower (docs/performance.md).
 #pragma once
 
 #include <stowage/plugin.hpp>

@@ -45,7 +45,7 @@ ElType numeric_dtype(const Json& d, std::string_view node) {
 
 // A storage hint ("daf_storage", "daf_indtype") from the description's
 // "storage" object, as describe() gives it, or from its attributes (where
-// this plugin put them before).
+// descriptions written by older versions of this plugin carry them).
 std::string storage_hint(const Json& d, const char* key) {
   for (const char* where : {"storage", "attributes"}) {
     auto a = d.find(where);

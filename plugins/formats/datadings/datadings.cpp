@@ -76,9 +76,8 @@ class DatadingsStore : public sdk::Store {
   }
 
   // Whether samples are read from a read-only map of the data file (the
-  // default, where the storage maps files: 22.8 -> 21.7 ms of CPU iterating
-  // 20,000 3 KiB samples from Python, whose profiles showed 8-24% in pread's
-  // copy) or with ranged reads ("mmap": false, for a dataset that another
+  // default, where the storage maps files: it saves pread's copy,
+  // docs/performance.md) or with ranged reads ("mmap": false, for a dataset that another
   // program, such as datadings' own writer, may rewrite in place while it is
   // being read).
   static bool map_option(const std::string& path, std::string_view options) {

@@ -32,8 +32,8 @@ struct DatasetPaths {
 std::string base_name(const std::string& path);
 
 // std::call_once with a lock-free fast path once done: libstdc++'s
-// call_once sets two thread-locals and calls pthread_once every time, a
-// tenth of a 200 ns `contains`. A load that throws is tried again next time.
+// call_once sets two thread-locals and calls pthread_once every time, too
+// much for a `contains`. A load that throws is tried again next time.
 class Once {
  public:
   template <class Load>

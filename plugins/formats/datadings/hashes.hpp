@@ -3,7 +3,7 @@
 //               the default 32-byte digest, read big-endian;
 //   BloomFilter simplebloom's filter (.filter), double hashing over the
 //               first 16 bytes of the unsalted BLAKE2s digest;
-//   Md5         MD5 (libmd: small, unlike libcrypto's ~6 ms load) for the .md5 lines.
+//   Md5         MD5 (libmd: small and quick to load, unlike libcrypto) for the .md5 lines.
 // and FingerprintTable, the in-memory table both lookups go through.
 #pragma once
 

@@ -234,8 +234,8 @@ SampleKey scan_sample(std::string_view sample) {
 }
 
 // Every sample read is checked, so this walks the bytes itself rather than
-// through msgpack-cxx's parser (whose stack and visitor calls took 7% of
-// iterating 3 KiB samples from Python): a count of objects still due, and
+// through msgpack-cxx's parser (whose stack and visitor calls show in the
+// profile of iterating samples, docs/performance.md): a count of objects still due, and
 // each header's length. Same verdicts and messages as parse_whole (tests/
 // datadings compares the two on damaged samples).
 ScanError check_one_object(std::string_view bytes) {

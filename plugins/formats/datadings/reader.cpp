@@ -31,8 +31,7 @@ std::string md5_file(const stowage::sdk::Storage& storage, const std::string& pa
 
 // Asks for the next sample (its first 16 KiB) while the caller handles this
 // one: the map's pages are 4 KiB and the hardware prefetcher stops at each
-// page end. 20,000 samples of 3 KiB decoded in Python: 22.9 -> 21.7 ms of
-// CPU (the first 256 bytes only: no change).
+// page end (figures in docs/performance.md).
 void prefetch(const char* p, uint64_t size) {
   for (uint64_t at = 0; at < std::min<uint64_t>(size, 16 << 10); at += 64) __builtin_prefetch(p + at);
 }

@@ -1,5 +1,5 @@
 // sha256.hpp -- incremental SHA-256 (libmd, a small well-kept library: OpenSSL's
-// libcrypto would add ~6 ms to every process that loads this plugin), for the
+// libcrypto would slow the start of every process that loads this plugin), for the
 // <base>.sha256 file the reference writer puts beside a dataset.
 #pragma once
 

@@ -73,9 +73,7 @@ bool N5Store::read_chunk(const OpenDataset& ds, const uint64_t* index, void* out
 bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
                            size_t capacity, uint64_t* chunk_shape) {
   // A raw chunk in one scattered read, also over HTTP (one ranged GET whose
-  // body goes straight into `out`, no copy out of scratch): bench/http's
-  // whole read over HTTP fell from 5.9-7.3 to 5.0-6.2 times the CPU time of
-  // the host's scatter into the volume (perf, bench/http/README.md).
+  // body goes straight into `out`, no copy out of scratch; bench/http/README.md).
   if (ds.raw) {
     std::optional<bool> found = read_raw_scattered(ds, path, out, capacity, chunk_shape);
     if (found) return *found;

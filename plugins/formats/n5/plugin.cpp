@@ -1,4 +1,4 @@
-// The N5 format plugin's descriptor. Everything else is in store.cpp.
+// The N5 format plugin's descriptor; the rest is in the files README.md lists.
 #include "store.hpp"
 
 static const char* const kN5Extensions[] = {".n5", nullptr};

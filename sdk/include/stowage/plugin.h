@@ -1,8 +1,9 @@
 /*
  * stowage/plugin.h -- the C ABI between stowage and its plugins.
  *
- * A plugin is a shared library named stowage_codec_<id>.<so|dylib|dll> or
- * stowage_format_<id>.<so|dylib|dll> that exports exactly one symbol:
+ * A plugin is a shared library named stowage_codec_<id>.<so|dylib|dll>,
+ * stowage_format_<id>.<...> or stowage_storage_<scheme>.<...> (a storage
+ * backend, stowage/storage.h) that exports exactly one symbol:
  *
  *     const stowage_plugin *stowage_plugin_entry(const stowage_host *host);
  *
@@ -42,12 +43,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stowage/version.h> /* STOWAGE_SDK_VERSION */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* The plugin ABI: the one place it is written (meson.build reads it from here
+ * for the plugin directory, plugins-<ABI>, and pkg-config's plugin_abi). */
 #define STOWAGE_PLUGIN_ABI 2
-#define STOWAGE_SDK_VERSION "0.2.0"
 
 #if defined(_WIN32)
 #define STOWAGE_PLUGIN_EXPORT __declspec(dllexport)

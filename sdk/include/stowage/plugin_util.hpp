@@ -205,15 +205,10 @@ inline std::vector<uint64_t> c_order_chunks(const std::vector<uint64_t>& shape, 
 
 // An allocator whose blocks start on a page (4096 bytes), for buffers a
 // chunk file is read into. Then a file's bytes land at the offset in a page
-// they have in the page cache. At the 16-byte offset glibc's malloc gives a
-// large block, every store of the kernel's copy fell 16 bytes ahead of the
-// load before it modulo 4096 ("4K aliasing"): a bare preadv loop of a
-// 512 KiB file took 103 us instead of 53-55 us (page offset 0, 64 or 4032;
-// AMD EPYC VM). A pooled buffer sat at that offset while glibc mmapped it,
-// i.e. until a freed one raised malloc's mmap threshold (then the heap gave
-// arbitrary offsets): bench/zarr with the threshold held at 400000 bytes,
-// random blosc chunks of n5/v2/v3 took 224-236 us instead of 243-258.
-// The host's region scratch (core/src/region.cpp) uses this allocator too.
+// they have in the page cache: at the 16-byte offset glibc's malloc gives a
+// large block, the kernel's copy slows down from 4K aliasing (figures in
+// bench/zarr/RESULTS.md). The host's region scratch (core/src/region.cpp)
+// uses this allocator too.
 template <class T>
 struct PageAlignedAllocator {
   using value_type = T;
@@ -243,8 +238,8 @@ using PageBuffer = std::vector<uint8_t, PageAlignedAllocator<uint8_t>>;
 // read or write) allocates nothing per call yet keeps no thread_local state,
 // which a plugin must not have (its destructors run at thread exit in an
 // order the host cannot control). A buffer goes back to the pool when its
-// Lease dies. One uncontended mutex per take and per give back (~20 ns each)
-// against the ~80 us of a 64^3 chunk. Buffers are page-aligned (PageBuffer).
+// Lease dies. One uncontended mutex per take and per give back costs little
+// beside a chunk's decode. Buffers are page-aligned (PageBuffer).
 class BufferPool {
  public:
   class Lease {
