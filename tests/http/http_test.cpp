@@ -1,4 +1,4 @@
-// The http storage backend (plugins/stores/http) against a real nginx the
+// The http storage backend (plugins/storage/http) against a real nginx the
 // test starts, directly and through a proxy that drops connections, answers
 // 503, cuts bodies short or stalls now and then.
 //
@@ -26,9 +26,9 @@ namespace {
 namespace sdk = stowage::sdk;
 using Fault = test::FlakyProxy::Fault;
 
-// The plugin as the registry finds it (stowage_store_http.so on the plugin
+// The plugin as the registry finds it (stowage_storage_http.so on the plugin
 // path), as every format reaches it.
-const stowage_plugin* plugin() { return stowage::Registry::global().load("store", "http"); }
+const stowage_plugin* plugin() { return stowage::Registry::global().load("storage", "http"); }
 
 // The registry's own instance for a URL's scheme, with the default options.
 sdk::Storage storage_for(const std::string& url) {
@@ -80,7 +80,7 @@ std::string random_bytes(size_t n, unsigned seed) {
 }
 std::string text_of(const sdk::Bytes& b) { return std::string(b.text()); }
 
-// The two ways the backend sends a GET (plugins/stores/http/http.cpp): on
+// The two ways the backend sends a GET (plugins/storage/http/http_storage.cpp): on
 // connections of its own, bodies received in place (direct_get.hpp, the
 // default for plain http), and through libcurl's transfer (https, proxies,
 // and what the first declines). Each test of GETs runs on both.
@@ -146,7 +146,7 @@ std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t
 
 TEST_CASE("http: the plugin declares a read-only store for http and https") {
   const stowage_plugin* p = plugin();
-  CHECK(std::string(p->kind) == STOWAGE_KIND_STORE);
+  CHECK(std::string(p->kind) == STOWAGE_KIND_STORAGE);
   CHECK(std::string(p->id) == "http");
   REQUIRE(p->aliases);
   CHECK(std::string(p->aliases[0]) == "https");

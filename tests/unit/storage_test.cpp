@@ -181,7 +181,7 @@ TEST_CASE("storage: a location's scheme picks the backend; an unknown one names 
     storage_for("nosuch://host/x.n5");
     FAIL("an unknown scheme was accepted");
   } catch (const stowage::Error& e) {
-    CHECK(std::string(e.what()).find("stowage_store_nosuch") != std::string::npos);
+    CHECK(std::string(e.what()).find("stowage_storage_nosuch") != std::string::npos);
     CHECK(std::string(e.what()).find("nosuch://host/x.n5") != std::string::npos);
   }
   // mem:// is the memory backend, and one registry shares it between calls.

@@ -1,8 +1,9 @@
 /*
  * stowage/plugin.h -- the C ABI between stowage and its plugins.
  *
- * A plugin is a shared library named stowage_codec_<id>.<so|dylib|dll> or
- * stowage_format_<id>.<so|dylib|dll> that exports exactly one symbol:
+ * A plugin is a shared library named stowage_codec_<id>.<so|dylib|dll>,
+ * stowage_format_<id>.<so|dylib|dll> or stowage_storage_<scheme>.<so|dylib|dll>
+ * that exports exactly one symbol:
  *
  *     const stowage_plugin *stowage_plugin_entry(const stowage_host *host);
  *
@@ -91,7 +92,7 @@ typedef struct stowage_sink {
   int (*write)(void *ctx, const void *data, size_t size);
 } stowage_sink;
 
-/* ---- storage backends (kind "store"): stowage/storage.h ----------------- */
+/* ---- storage backends (kind "storage"): stowage/storage.h ----------------- */
 
 #ifdef __cplusplus
 }
@@ -492,7 +493,7 @@ typedef struct stowage_host {
 
 #define STOWAGE_KIND_CODEC "codec.bytes"
 #define STOWAGE_KIND_FORMAT "format"
-#define STOWAGE_KIND_STORE "store" /* a storage backend: stowage/storage.h */
+#define STOWAGE_KIND_STORAGE "storage" /* a storage backend: stowage/storage.h */
 
 /* Capability bits. */
 #define STOWAGE_CAP_READ (1ull << 0)       /* r: decodes / reads */
@@ -521,7 +522,7 @@ typedef struct stowage_host {
 typedef struct stowage_plugin {
   uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */
   uint32_t struct_size; /* sizeof(stowage_plugin) the plugin was built with */
-  const char *kind;     /* STOWAGE_KIND_CODEC or STOWAGE_KIND_FORMAT */
+  const char *kind;     /* STOWAGE_KIND_CODEC, STOWAGE_KIND_FORMAT or STOWAGE_KIND_STORAGE */
   const char *id;       /* [a-z0-9_]+, equal to the id in the file name */
   const char *version;  /* the plugin's own version */
   const char *build_info;    /* SDK version, compiler, build type, libraries */

@@ -4,7 +4,7 @@
  * bytes mean (the format) and how they are compressed (the codec).
  *
  * Included by stowage/plugin.h. A storage backend is the third kind of plugin,
- * stowage_store_<scheme>.<so|dylib|dll> (kind STOWAGE_KIND_STORE): "file" (the
+ * stowage_storage_<scheme>.<so|dylib|dll> (kind STOWAGE_KIND_STORAGE): "file" (the
  * default, for paths), "memory" (mem://...), "http" (http:// and https://,
  * read only). Format plugins never call open/pread/rename themselves; they ask
  * the host for the backend of a location (stowage_host.storage) and do all
@@ -74,7 +74,7 @@ typedef enum stowage_entry_kind {
 /* remove() flags. */
 #define STOWAGE_REMOVE_RECURSIVE (1u << 0) /* a directory and everything under it */
 
-/* Capability bits a store plugin declares (stowage_plugin.capabilities),
+/* Capability bits a storage plugin declares (stowage_plugin.capabilities),
  * besides STOWAGE_CAP_READ / STOWAGE_CAP_WRITE. */
 #define STOWAGE_CAP_LIST (1ull << 16)     /* list() works */
 #define STOWAGE_CAP_MOVE (1ull << 17)     /* move() renames a key or a directory in one step */
@@ -220,7 +220,7 @@ typedef struct stowage_storage_vtable {
                   stowage_lock_handle *out, int32_t *held, struct stowage_error *err);
 } stowage_storage_vtable;
 
-/* The least a store plugin may declare; later fields are optional. */
+/* The least a storage plugin may declare; later fields are optional. */
 #define STOWAGE_STORAGE_VTABLE_V1_SIZE (offsetof(stowage_storage_vtable, move) + sizeof(void *))
 
 #ifdef __cplusplus

@@ -378,7 +378,7 @@ class Storage {
 //
 // A backend author derives from StorageBackend (and StagedBackendFile for
 // its staged files) and writes one line:
-//     STOWAGE_DEFINE_STORE_PLUGIN(MyBackend, "myscheme", "1.0.0", "one line", "{}",
+//     STOWAGE_DEFINE_STORAGE_PLUGIN(MyBackend, "myscheme", "1.0.0", "one line", "{}",
 //                                 STOWAGE_CAP_READ | STOWAGE_CAP_LIST, nullptr)
 // where MyBackend(const stowage_host*, std::string_view options_json) throws
 // sdk::Error on bad options.
@@ -476,7 +476,7 @@ class StorageBackend {
 
 namespace detail {
 template <class Backend>
-struct StoreTrampolines {
+struct StorageTrampolines {
   static StorageBackend* self(stowage_storage_handle h) { return reinterpret_cast<StorageBackend*>(h); }
   static StagedBackendFile* staged(stowage_staged_handle h) { return reinterpret_cast<StagedBackendFile*>(h); }
   static std::string_view sv(const char* p, size_t n) { return {p, n}; }
@@ -593,9 +593,9 @@ struct StoreTrampolines {
 }  // namespace stowage::sdk
 
 // ALIASES: a `static const char* const name[] = {"https", nullptr};` or nullptr.
-#define STOWAGE_DEFINE_STORE_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, ALIASES)  \
-  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_STORE, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,          \
-                         ::stowage::sdk::detail::StoreTrampolines<CLASS>::vtable(), ALIASES, \
+#define STOWAGE_DEFINE_STORAGE_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, ALIASES)  \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_STORAGE, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,          \
+                         ::stowage::sdk::detail::StorageTrampolines<CLASS>::vtable(), ALIASES, \
                          nullptr)
 
 #endif  // STOWAGE_STORAGE_HPP

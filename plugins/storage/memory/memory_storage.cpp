@@ -271,7 +271,7 @@ const char* const kAliases[] = {"mem", nullptr};
 
 }  // namespace
 
-STOWAGE_DEFINE_STORE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
+STOWAGE_DEFINE_STORAGE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
                                 STOWAGE_CAP_MOVE | STOWAGE_CAP_LOCK_KEY,
                             kAliases)

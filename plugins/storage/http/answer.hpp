@@ -1,8 +1,8 @@
 // What one HTTP request brings back, whichever transport carried it
-// (libcurl's transfer in http.cpp, or a connection of the backend's own in
+// (libcurl's transfer in http_storage.cpp, or a connection of the backend's own in
 // direct_get.cpp): the answer's head (Reply) and where its body goes (Body).
 // Both transports fill them the same way, so retries, truncation checks and
-// errors are decided once, in http.cpp, for both.
+// errors are decided once, in http_storage.cpp, for both.
 #ifndef STOWAGE_HTTP_ANSWER_HPP
 #define STOWAGE_HTTP_ANSWER_HPP
 

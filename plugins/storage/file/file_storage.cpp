@@ -828,7 +828,7 @@ class FileStorage : public StorageBackend {
 
 }  // namespace
 
-STOWAGE_DEFINE_STORE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs", "{}",
+STOWAGE_DEFINE_STORAGE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs", "{}",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
                                 STOWAGE_CAP_MOVE | STOWAGE_CAP_MAP | STOWAGE_CAP_LOCK_KEY,
                             nullptr)

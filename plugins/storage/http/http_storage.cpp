@@ -219,9 +219,9 @@ std::string status_text(const Reply& r) {
   return std::to_string(r.status);
 }
 
-class HttpBackend : public stowage::sdk::StorageBackend {
+class HttpStorage : public stowage::sdk::StorageBackend {
  public:
-  HttpBackend(const stowage_host*, std::string_view options_json)
+  HttpStorage(const stowage_host*, std::string_view options_json)
       : options_(options_json.empty() ? parse_options(environment_options(), "http storage: STOWAGE_HTTP_OPTIONS")
                                       : parse_options(options_json, "http storage: the options")) {
     // Thread-safe and reference-counted in the libcurl of Debian 12 (7.88).
@@ -230,7 +230,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     if (options_.direct && !proxy_in_environment())
       direct_ = std::make_unique<DirectGet>(DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
   }
-  ~HttpBackend() override {
+  ~HttpStorage() override {
     direct_.reset();
     pool_.reset();
     curl_global_cleanup();
@@ -549,8 +549,8 @@ const char* const kAliases[] = {"https", nullptr};
 }  // namespace
 }  // namespace stowage_http
 
-STOWAGE_DEFINE_STORE_PLUGIN(
-    stowage_http::HttpBackend, "http", "1.0.0",
+STOWAGE_DEFINE_STORAGE_PLUGIN(
+    stowage_http::HttpStorage, "http", "1.0.0",
     "files served over HTTP(S), read only: ranged GETs, nginx JSON listings, retries (libcurl)",
     R"({"retries": {"type": "integer", "default": 4, "min": 0, "max": 100},)"
     R"( "retry_delay_ms": {"type": "integer", "default": 50, "min": 0, "max": 60000},)"
