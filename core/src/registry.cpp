@@ -271,6 +271,10 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
         !vt->close_node)
       return failed("format vtable lacks identify, open, close, list, describe, open_node or close_node");
   }
+  if (info.kind == "storage") {
+    std::string why = sdk::storage_table_problem(static_cast<const stowage_storage_vtable*>(d->vtable), d->capabilities);
+    if (!why.empty()) return failed(why);
+  }
   info.version = d->version ? d->version : "";
   info.build_info = d->build_info ? d->build_info : "";
   info.params_schema = d->params_schema ? d->params_schema : "{}";

@@ -77,6 +77,13 @@ TEST_CASE("broken plugins: each has its exact state and reason") {
   CHECK(abi1.reason == "ABI mismatch: built for ABI 1, this host speaks 2");
   CHECK(abi1.abi_version == 1);
 
+  // A storage backend built against the flat table before the storage
+  // layer came in parts (no `abi` field) is refused, naming both layouts.
+  const PluginInfo& flat = f.by_id["flattable"];
+  CHECK(flat.kind == "storage");
+  CHECK(flat.state == PluginState::failed);
+  CHECK(flat.reason == "storage ABI mismatch: built for storage ABI 1, this host speaks 2");
+
   // A codec vtable may grow: a larger one loads, one shorter than the first
   // version of ABI 2 does not.
   CHECK(f.by_id["future"].state == PluginState::loaded);

@@ -138,6 +138,7 @@ struct Reply {
   long status = 0;
   std::string status_line;    // "HTTP/1.1 404 Not Found"
   std::string content_range;  // "bytes 0-99/1000"
+  std::string etag;           // the ETag header as sent (quotes kept), "" without one
   int64_t content_length = -1;
   std::string effective_url;  // after redirects
   long os_errno = 0;          // why a connection failed (ECONNREFUSED), where libcurl tells
