@@ -7,6 +7,7 @@
 // plugin drives it. (n5_over_http_test.cpp reads N5 containers through it.)
 #include "flaky_proxy.hpp"
 #include "nginx.hpp"
+#include "storage_conformance.hpp"
 #include "test_support.hpp"
 
 #include <stowage/storage.hpp>
@@ -16,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -144,7 +146,34 @@ std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t
 
 }  // namespace
 
-TEST_CASE("http: the plugin declares a read-only store for http and https") {
+// The read part of the storage conformance checks
+// (tests/support/storage_conformance.hpp) against nginx serving their tree;
+// the checks also find every write refused as read only.
+TEST_CASE("http: the storage conformance checks of the read part pass on both transports; it has no other part") {
+  test::Nginx nginx;
+  for (const auto& [key, bytes] : storage_conformance::read_fixture()) {
+    const test::fs::path p = nginx.root() / "conformance" / "read" / key;
+    test::fs::create_directories(p.parent_path());
+    test::write_file(p, bytes);
+  }
+  on_each_transport("{}", [&](const sdk::Storage& s) {
+    CHECK_FALSE((s.can_write() || s.can_rename() || s.can_lock_keys() || s.can_put_if()));
+    storage_conformance::check_storage(s, nginx.url("conformance"));
+    // nginx sends an ETag: the version of a file, quotes and all.
+    const std::optional<sdk::Version> v = s.version(nginx.url("conformance/read/top.txt"));
+    REQUIRE(v.has_value());
+    CHECK(v->token.front() == '"');
+    CHECK(v->token.back() == '"');
+  });
+  const auto* vt = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+  CHECK(vt->abi == STOWAGE_STORAGE_ABI);
+  CHECK(vt->write == nullptr);
+  CHECK(vt->rename == nullptr);
+  CHECK(vt->lock == nullptr);
+  CHECK(vt->conditional == nullptr);
+}
+
+TEST_CASE("http: the plugin declares a read-only storage for http and https") {
   const stowage_plugin* p = plugin();
   CHECK(std::string(p->kind) == STOWAGE_KIND_STORAGE);
   CHECK(std::string(p->id) == "http");
