@@ -4,7 +4,7 @@
 // Search order (docs/design.md, decision 3): paths given through the API
 // (--plugin-path), then STOWAGE_PLUGIN_PATH, then
 // <dir of libstowage>/stowage/plugins-<ABI> unless STOWAGE_PLUGIN_PATH_ONLY=1.
-// Only files named stowage_<codec|format>_<id><suffix> are considered, so kind
+// Only files named stowage_<codec|format|storage>_<id><suffix> are considered, so kind
 // and id are known without loading anything. The first match wins; later ones
 // are "shadowed".
 #include "internal.hpp"

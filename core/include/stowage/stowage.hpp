@@ -1,7 +1,8 @@
 // stowage/stowage.hpp -- the C++ API of libstowage.
 //
-//   Registry   finds plugins (stowage_codec_<id>.so, stowage_format_<id>.so),
-//              loads them on first use and reports why one failed.
+//   Registry   finds plugins (stowage_codec_<id>.so, stowage_format_<id>.so,
+//              stowage_storage_<scheme>.so), loads them on first use and
+//              reports why one failed.
 //   Codec      a bytes-to-bytes compressor created from N5's "compression" JSON.
 //   Store      an open dataset: a tree of nodes (groups and arrays) with JSON
 //              attributes. Four kinds of array share one data model:
@@ -148,7 +149,7 @@ class Registry {
   // Every plugin file found (shadowed duplicates included); load=true loads
   // each so versions, capabilities and failures are known.
   std::vector<PluginInfo> plugins(bool load = false);
-  // Info on the active plugin of a kind ("codec"/"format") and id, or nullopt.
+  // Info on the active plugin of a kind ("codec"/"format"/"storage") and id, or nullopt.
   std::optional<PluginInfo> find(std::string_view kind, std::string_view id);
 
   // A codec from its JSON config ({"type": "gzip", ...}). `context` names the
