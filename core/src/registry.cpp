@@ -545,10 +545,10 @@ Registry::StorageBackend Registry::storage(std::string_view location) {
     const stowage_plugin* d = load("storage", scheme, location);
     Impl::OpenStorage s;
     s.vt = static_cast<const stowage_storage_vtable*>(d->vtable);
-    s.capabilities = d->capabilities;
+    s.capabilities = sdk::storage_capabilities(s.vt, d->capabilities);  // the parts its tables have
     detail::CallError err;
     int rc = s.vt->open(&impl_->host, "", 0, &s.handle, &err);
-    if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(location), "store " + scheme);
+    if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(location), "storage " + scheme);
     it = impl_->storages.emplace(scheme, s).first;
   }
   return {it->second.vt, it->second.handle, it->second.capabilities};
