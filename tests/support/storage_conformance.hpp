@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -280,6 +281,28 @@ inline void check_conditional_part(const sdk::Storage& s, const std::string& roo
   CHECK(s.version(key) != v2);
   CHECK_FALSE(s.write_if(key, "four", v2));
   CHECK(s.list(root) == std::vector<std::string>{"cas.json"});  // nothing refused was left behind
+
+  // A conditional put waits for the key's lock_key holder (a read-modify-write),
+  // then finds the version that holder published and changes nothing.
+  if (s.can_lock_keys()) {
+    const std::optional<sdk::Version> read = s.version(key);
+    std::atomic<bool> done{false};
+    bool put = true;
+    std::thread late;
+    {
+      sdk::Lock held = s.lock_key(key);
+      late = std::thread([&] {
+        put = s.write_if(key, "late", read);
+        done = true;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      CHECK_FALSE(done.load());
+      s.write(key, std::string("holder"));
+    }
+    late.join();
+    CHECK_FALSE(put);
+    CHECK(text_of(s, key) == "holder");
+  }
 
   // Writers racing from one version: exactly one wins, and its bytes are there.
   for (int round = 0; round < 10; ++round) {

@@ -135,9 +135,11 @@ class MemoryStorage : public ReadableStorage,
     for (auto& f : files) put_locked(static_cast<StagedMemoryFile&>(*f));
   }
 
-  // Compared and put under the one mutex every publish takes.
+  // Compared and put under the one mutex every publish takes, after the
+  // key's lock_key holder (a read-modify-write) is done, as the file backend.
   bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected, uint32_t) override {
     auto& file = static_cast<StagedMemoryFile&>(*f);
+    HeldKey turn(*this, file.key, false);
     std::lock_guard<std::mutex> lock(mutex_);
     const KeyStat now = stat_locked(file.key);
     if (expected.empty() ? now.kind != STOWAGE_ENTRY_ABSENT : now.version != expected) return false;
