@@ -109,7 +109,7 @@ sdk::Storage storage_for(const std::string& location) {
 // An http backend of its own with `options` (the registry's has the
 // defaults), closed with the process.
 sdk::Storage http_backend(const std::string& options) {
-  const stowage_plugin* p = stowage::Registry::global().load("store", "http");
+  const stowage_plugin* p = stowage::Registry::global().load("storage", "http");
   auto vt = static_cast<const stowage_storage_vtable*>(p->vtable);
   stowage_storage_handle h = nullptr;
   stowage_error e{};

@@ -4,7 +4,7 @@
 // Search order (docs/design.md, decision 3): paths given through the API
 // (--plugin-path), then STOWAGE_PLUGIN_PATH, then
 // <dir of libstowage>/stowage/plugins-<ABI> unless STOWAGE_PLUGIN_PATH_ONLY=1.
-// Only files named stowage_<codec|format>_<id><suffix> are considered, so kind
+// Only files named stowage_<codec|format|storage>_<id><suffix> are considered, so kind
 // and id are known without loading anything. The first match wins; later ones
 // are "shadowed".
 #include "internal.hpp"
@@ -64,7 +64,7 @@ std::optional<std::pair<std::string, std::string>> parse_plugin_file_name(const 
   if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::nullopt;
   std::string stem = name.substr(0, name.size() - suffix.size());
-  for (const char* kind : {"codec", "format", "store"}) {
+  for (const char* kind : {"codec", "format", "storage"}) {
     std::string prefix = std::string("stowage_") + kind + "_";
     if (stem.rfind(prefix, 0) == 0 && valid_id(stem.substr(prefix.size())))
       return std::make_pair(std::string(kind), stem.substr(prefix.size()));
@@ -130,14 +130,14 @@ boost::dll::shared_library* load_for_good(const std::string& path, boost::dll::f
 
 std::string kind_of_descriptor(const std::string& file_kind) {
   if (file_kind == "codec") return STOWAGE_KIND_CODEC;
-  if (file_kind == "store") return STOWAGE_KIND_STORE;
+  if (file_kind == "storage") return STOWAGE_KIND_STORAGE;
   return STOWAGE_KIND_FORMAT;
 }
 
 // The least vtable a plugin of each kind may declare.
 size_t least_vtable_size(const std::string& file_kind) {
   if (file_kind == "codec") return STOWAGE_CODEC_VTABLE_V1_SIZE;
-  if (file_kind == "store") return STOWAGE_STORAGE_VTABLE_V1_SIZE;
+  if (file_kind == "storage") return STOWAGE_STORAGE_VTABLE_V1_SIZE;
   return STOWAGE_FORMAT_VTABLE_V1_SIZE;
 }
 
@@ -270,6 +270,10 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     if (!vt->identify || !vt->open || !vt->close || !vt->list || !vt->describe || !vt->open_node ||
         !vt->close_node)
       return failed("format vtable lacks identify, open, close, list, describe, open_node or close_node");
+  }
+  if (info.kind == "storage") {
+    std::string why = sdk::storage_table_problem(static_cast<const stowage_storage_vtable*>(d->vtable), d->capabilities);
+    if (!why.empty()) return failed(why);
   }
   info.version = d->version ? d->version : "";
   info.build_info = d->build_info ? d->build_info : "";
@@ -538,13 +542,13 @@ Registry::StorageBackend Registry::storage(std::string_view location) {
   std::lock_guard<std::mutex> lock(impl_->storage_mutex);
   auto it = impl_->storages.find(scheme);
   if (it == impl_->storages.end()) {
-    const stowage_plugin* d = load("store", scheme, location);
+    const stowage_plugin* d = load("storage", scheme, location);
     Impl::OpenStorage s;
     s.vt = static_cast<const stowage_storage_vtable*>(d->vtable);
-    s.capabilities = d->capabilities;
+    s.capabilities = sdk::storage_capabilities(s.vt, d->capabilities);  // the parts its tables have
     detail::CallError err;
     int rc = s.vt->open(&impl_->host, "", 0, &s.handle, &err);
-    if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(location), "store " + scheme);
+    if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(location), "storage " + scheme);
     it = impl_->storages.emplace(scheme, s).first;
   }
   return {it->second.vt, it->second.handle, it->second.capabilities};

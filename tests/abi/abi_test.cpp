@@ -77,6 +77,13 @@ TEST_CASE("broken plugins: each has its exact state and reason") {
   CHECK(abi1.reason == "ABI mismatch: built for ABI 1, this host speaks 2");
   CHECK(abi1.abi_version == 1);
 
+  // A storage backend built against the flat table before the storage
+  // layer came in parts (no `abi` field) is refused, naming both layouts.
+  const PluginInfo& flat = f.by_id["flattable"];
+  CHECK(flat.kind == "storage");
+  CHECK(flat.state == PluginState::failed);
+  CHECK(flat.reason == "storage ABI mismatch: built for storage ABI 1, this host speaks 2");
+
   // A codec vtable may grow: a larger one loads, one shorter than the first
   // version of ABI 2 does not.
   CHECK(f.by_id["future"].state == PluginState::loaded);
@@ -195,6 +202,8 @@ TEST_CASE("stowage-plugin-list shows failures, and --check turns them into exit 
   CHECK(plain.status == 0);
   CHECK(plain.output.find("failed: ABI mismatch: built for ABI 99, this host speaks 2") != std::string::npos);
   CHECK(plain.output.find("failed: ABI mismatch: built for ABI 1, this host speaks 2") != std::string::npos);
+  CHECK(plain.output.find("failed: storage ABI mismatch: built for storage ABI 1, this host speaks 2") !=
+        std::string::npos);
   CHECK(plain.output.find("raw") != std::string::npos);
   CHECK(test::run(base + " --check").status == 1);
   test::RunResult js = test::run(base + " --json");
@@ -205,7 +214,7 @@ TEST_CASE("stowage-plugin-list shows failures, and --check turns them into exit 
     failed += p["state"] == "failed";
     loaded += p["state"] == "loaded";
   }
-  CHECK(failed == 6);  // badabi, abi1, wrongid, noentry, unresolved, tooshort
+  CHECK(failed == 7);  // badabi, abi1, wrongid, noentry, unresolved, tooshort, flattable
   CHECK(loaded == 3);  // raw, throws, future
   CHECK(test::run(tool + " --no-such-option").status == 2);
   CHECK(test::run(tool + " --help").status == 0);

@@ -1,4 +1,4 @@
-// The http storage backend (plugins/stores/http) against a real nginx the
+// The http storage backend (plugins/storage/http) against a real nginx the
 // test starts, directly and through a proxy that drops connections, answers
 // 503, cuts bodies short or stalls now and then.
 //
@@ -7,6 +7,7 @@
 // plugin drives it. (n5_over_http_test.cpp reads N5 containers through it.)
 #include "flaky_proxy.hpp"
 #include "nginx.hpp"
+#include "storage_conformance.hpp"
 #include "test_support.hpp"
 
 #include <stowage/storage.hpp>
@@ -16,6 +17,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -26,9 +28,9 @@ namespace {
 namespace sdk = stowage::sdk;
 using Fault = test::FlakyProxy::Fault;
 
-// The plugin as the registry finds it (stowage_store_http.so on the plugin
+// The plugin as the registry finds it (stowage_storage_http.so on the plugin
 // path), as every format reaches it.
-const stowage_plugin* plugin() { return stowage::Registry::global().load("store", "http"); }
+const stowage_plugin* plugin() { return stowage::Registry::global().load("storage", "http"); }
 
 // The registry's own instance for a URL's scheme, with the default options.
 sdk::Storage storage_for(const std::string& url) {
@@ -80,7 +82,7 @@ std::string random_bytes(size_t n, unsigned seed) {
 }
 std::string text_of(const sdk::Bytes& b) { return std::string(b.text()); }
 
-// The two ways the backend sends a GET (plugins/stores/http/http.cpp): on
+// The two ways the backend sends a GET (plugins/storage/http/http_storage.cpp): on
 // connections of its own, bodies received in place (direct_get.hpp, the
 // default for plain http), and through libcurl's transfer (https, proxies,
 // and what the first declines). Each test of GETs runs on both.
@@ -144,9 +146,36 @@ std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t
 
 }  // namespace
 
-TEST_CASE("http: the plugin declares a read-only store for http and https") {
+// The read part of the storage conformance checks
+// (tests/support/storage_conformance.hpp) against nginx serving their tree;
+// the checks also find every write refused as read only.
+TEST_CASE("http: the storage conformance checks of the read part pass on both transports; it has no other part") {
+  test::Nginx nginx;
+  for (const auto& [key, bytes] : storage_conformance::read_fixture()) {
+    const test::fs::path p = nginx.root() / "conformance" / "read" / key;
+    test::fs::create_directories(p.parent_path());
+    test::write_file(p, bytes);
+  }
+  on_each_transport("{}", [&](const sdk::Storage& s) {
+    CHECK_FALSE((s.can_write() || s.can_rename() || s.can_lock_keys() || s.can_put_if()));
+    storage_conformance::check_storage(s, nginx.url("conformance"));
+    // nginx sends an ETag: the version of a file, quotes and all.
+    const std::optional<sdk::Version> v = s.version(nginx.url("conformance/read/top.txt"));
+    REQUIRE(v.has_value());
+    CHECK(v->token.front() == '"');
+    CHECK(v->token.back() == '"');
+  });
+  const auto* vt = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+  CHECK(vt->abi == STOWAGE_STORAGE_ABI);
+  CHECK(vt->write == nullptr);
+  CHECK(vt->rename == nullptr);
+  CHECK(vt->lock == nullptr);
+  CHECK(vt->conditional == nullptr);
+}
+
+TEST_CASE("http: the plugin declares a read-only storage for http and https") {
   const stowage_plugin* p = plugin();
-  CHECK(std::string(p->kind) == STOWAGE_KIND_STORE);
+  CHECK(std::string(p->kind) == STOWAGE_KIND_STORAGE);
   CHECK(std::string(p->id) == "http");
   REQUIRE(p->aliases);
   CHECK(std::string(p->aliases[0]) == "https");

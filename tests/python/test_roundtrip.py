@@ -308,6 +308,9 @@ def test_plugins_are_the_tools_list():
     assert {"n5", "datg", "daf", "bpcells", "datadings", "npy", "gzip", "zstd", "blosc"} <= ids
     assert all(p["state"] == "loaded" for p in stowage.plugins())
     assert "params_schema" in stowage.plugin_detail("zstd")
+    # Byte backends are of kind "storage" ("store" is an open dataset).
+    kinds = {p["id"]: p["kind"] for p in stowage.plugins()}
+    assert (kinds["file"], kinds["memory"], kinds["zstd"], kinds["n5"]) == ("storage", "storage", "codec", "format")
 
 
 def _read_in_child(array, queue):

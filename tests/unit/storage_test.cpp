@@ -4,6 +4,7 @@
 // files invisible until published, sets published whole through a journal
 // a successor completes).
 #include "storage_checks.hpp"  // test::storage_for
+#include "storage_conformance.hpp"
 #include "test_support.hpp"
 
 #include <stowage/storage.hpp>
@@ -25,163 +26,28 @@ namespace sdk = stowage::sdk;
 namespace fs = std::filesystem;
 using test::storage_for;
 
-namespace {
+using storage_conformance::text_of;
 
-std::string text_of(const sdk::Storage& s, const std::string& key) { return std::string(s.read(key).text()); }
-
-stowage_status code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sdk::Error& e) {
-    return e.code();
-  }
-  return STOWAGE_OK;
-}
-
-// What both backends must do alike, rooted at `root` (a directory or mem://...).
-void check_backend(const std::string& root) {
-  sdk::Storage s = storage_for(root);
-  s.make_directory(root);
-  CHECK(s.kind(root) == STOWAGE_ENTRY_DIRECTORY);
-  CHECK(s.kind(root + "/none") == STOWAGE_ENTRY_ABSENT);
-
-  s.write(root + "/a/b/x.bin", std::string("hello world"));
-  uint64_t size = 0;
-  CHECK(s.kind(root + "/a/b/x.bin", &size) == STOWAGE_ENTRY_FILE);
-  CHECK(size == 11);
-  CHECK(s.kind(root + "/a") == STOWAGE_ENTRY_DIRECTORY);
-  CHECK(text_of(s, root + "/a/b/x.bin") == "hello world");
-  CHECK(s.read(root + "/a/b/x.bin", 6, 3).text() == "wor");
-  CHECK(s.read(root + "/a/b/x.bin", 6, 100).text() == "world");  // cut at the end
-  CHECK(s.read(root + "/a/b/x.bin", 50).size() == 0);
-  CHECK(s.map(root + "/a/b/x.bin").text() == "hello world");
-  char buf[8] = {};
-  uint64_t got = 0;
-  CHECK(s.read_into_if_exists(root + "/a/b/x.bin", 8, buf, sizeof buf, &got));
-  CHECK(got == 3);
-  CHECK(std::string(buf, 3) == "rld");
-  CHECK_FALSE(s.read_into_if_exists(root + "/a/b/none", 0, buf, sizeof buf, &got));
-
-  // A missing key is NOT_FOUND, naming the key as given.
-  try {
-    s.read(root + "/missing.json");
-    FAIL("read of a missing key succeeded");
-  } catch (const sdk::Error& e) {
-    CHECK(e.code() == STOWAGE_NOT_FOUND);
-    CHECK(std::string(e.what()).find(root + "/missing.json") != std::string::npos);
-  }
-
-  // Staged bytes are invisible, and unlisted, until published; dropped ones leave nothing.
-  {
-    sdk::Staged f = s.stage(root + "/a/y.bin");
-    f.append("abc", 3);
-    f.write_at(5, "z", 1);  // a hole reads as zeros
-    CHECK(s.kind(root + "/a/y.bin") == STOWAGE_ENTRY_ABSENT);
-    char back[8] = {};
-    CHECK(f.read_at(1, back, sizeof back) == 5);  // what was written, the hole as zeros
-    CHECK(std::string(back, 5) == std::string("bc\0\0z", 5));
-    CHECK(s.list(root + "/a") == std::vector<std::string>{"b/"});
-    s.publish(f);
-  }
-  CHECK(s.read(root + "/a/y.bin").text() == std::string("abc\0\0z", 6));
-  { sdk::Staged dropped = s.stage(root + "/a/z.bin"); dropped.append("q", 1); }
-  CHECK(s.list(root + "/a") == std::vector<std::string>{"b/", "y.bin"});
-
-  // Publishing without REPLACE over an existing key is refused.
-  {
-    sdk::Staged f = s.stage(root + "/a/y.bin");
-    f.append("new", 3);
-    CHECK(code_of([&] { s.publish(f, 0); }) == STOWAGE_INVALID_ARGUMENT);
-  }
-  CHECK(s.read(root + "/a/y.bin").size() == 6);
-
-  // A set is published as one.
-  {
-    std::vector<sdk::Staged> set;
-    set.push_back(s.stage(root + "/set.data"));
-    set.push_back(s.stage(root + "/set.index"));
-    set[0].append("D", 1);
-    set[1].append("I", 1);
-    s.publish(set);
-  }
-  CHECK(text_of(s, root + "/set.data") + text_of(s, root + "/set.index") == "DI");
-  CHECK(s.list(root) == std::vector<std::string>{"a/", "set.data", "set.index"});
-
-  // A tree built in a staging directory, then moved into place whole.
-  std::string staging = s.stage_directory(root + "/tree");
-  s.write(staging + "/leaf", std::string("1"));
-  CHECK(s.list(root) == std::vector<std::string>{"a/", "set.data", "set.index"});  // hidden
-  s.move(staging, root + "/tree");
-  CHECK(text_of(s, root + "/tree/leaf") == "1");
-  std::string second = s.stage_directory(root + "/tree");
-  s.write(second + "/leaf", std::string("2"));
-  CHECK(code_of([&] { s.move(second, root + "/tree"); }) == STOWAGE_INVALID_ARGUMENT);  // exists
-  s.move(second, root + "/tree", STOWAGE_PUBLISH_REPLACE);
-  CHECK(text_of(s, root + "/tree/leaf") == "2");
-  CHECK(s.kind(second) == STOWAGE_ENTRY_ABSENT);  // the old tree is gone
-
-  // Staged writes at distinct offsets from several threads land whole.
-  {
-    sdk::Staged f = s.stage(root + "/parallel.bin");
-    std::vector<std::thread> writers;
-    for (int w = 0; w < 4; ++w)
-      writers.emplace_back([&f, w] {
-        std::string block(1000, static_cast<char>('a' + w));
-        for (int i = 0; i < 25; ++i) f.write_at(uint64_t(i * 4 + w) * 1000, block.data(), block.size());
-      });
-    for (auto& t : writers) t.join();
-    s.publish(f);
-    sdk::Bytes all = s.read(root + "/parallel.bin");
-    REQUIRE(all.size() == 100000);
-    bool right = true;
-    for (uint64_t i = 0; i < all.size(); ++i) right = right && all.data()[i] == 'a' + (i / 1000) % 4;
-    CHECK(right);
-    s.remove(root + "/parallel.bin");
-  }
-
-  // A lock excludes other holders until it is released.
-  {
-    std::atomic<int> inside{0}, most{0};
-    std::vector<std::thread> holders;
-    for (int h = 0; h < 4; ++h)
-      holders.emplace_back([&] {
-        for (int i = 0; i < 20; ++i) {
-          sdk::Lock l = s.lock(root);
-          CHECK(l.held());
-          int now = ++inside;
-          most = std::max(most.load(), now);
-          std::this_thread::yield();
-          --inside;
-        }
-      });
-    for (auto& t : holders) t.join();
-    CHECK(most.load() == 1);
-  }
-
-  // Removal.
-  CHECK(code_of([&] { s.remove(root + "/a"); }) != STOWAGE_OK);  // not empty, not recursive
-  s.remove(root + "/a", STOWAGE_REMOVE_RECURSIVE);
-  CHECK(s.kind(root + "/a/b/x.bin") == STOWAGE_ENTRY_ABSENT);
-  CHECK(code_of([&] { s.remove(root + "/a"); }) == STOWAGE_NOT_FOUND);
-  s.remove_if_exists(root + "/a");
-  CHECK(s.list(root) == std::vector<std::string>{"set.data", "set.index", "tree/"});
-}
-
-}  // namespace
-
-TEST_CASE("storage: the file backend") {
+// What every backend must do alike: tests/support/storage_conformance.hpp.
+TEST_CASE("storage: the file backend passes the storage conformance checks, every part") {
   test::TempDir tmp;
-  check_backend((tmp.path() / "root").string());
+  sdk::Storage s = storage_for(tmp.path().string());
+  CHECK((s.can_write() && s.can_rename() && s.can_lock_keys() && s.can_put_if()));
+  storage_conformance::check_storage(s, (tmp.path() / "root").string());
 }
 
-TEST_CASE("storage: the memory backend behaves like the file backend") { check_backend("mem://storage-test"); }
+TEST_CASE("storage: the memory backend passes the storage conformance checks, every part") {
+  sdk::Storage s = storage_for("mem://storage-test");
+  CHECK((s.can_write() && s.can_rename() && s.can_lock_keys() && s.can_put_if()));
+  storage_conformance::check_storage(s, "mem://storage-test");
+}
 
 TEST_CASE("storage: a location's scheme picks the backend; an unknown one names the plugin it looked for") {
   try {
     storage_for("nosuch://host/x.n5");
     FAIL("an unknown scheme was accepted");
   } catch (const stowage::Error& e) {
-    CHECK(std::string(e.what()).find("stowage_store_nosuch") != std::string::npos);
+    CHECK(std::string(e.what()).find("stowage_storage_nosuch") != std::string::npos);
     CHECK(std::string(e.what()).find("nosuch://host/x.n5") != std::string::npos);
   }
   // mem:// is the memory backend, and one registry shares it between calls.
@@ -453,4 +319,114 @@ TEST_CASE("storage: the first writer in a directory removes what dead writers le
   CHECK(names_in(j).count(gone_file) == 1);
   CHECK(s.recover((j / "x.bin").string()));
   CHECK(test::read_file(j / "x.bin") == "left");
+}
+
+// ---- versions and conditional puts (issue 31) ----------------------------------------
+
+namespace {
+
+// Runs `writers` processes that each put `key` conditionally on `expected`
+// at once (a pipe is their starting gun); returns how many won.
+int racing_processes(const sdk::Storage& s, const std::string& key, const std::optional<sdk::Version>& expected,
+                     int writers) {
+  int gun[2];
+  REQUIRE(::pipe(gun) == 0);
+  std::vector<pid_t> pids;
+  for (int w = 0; w < writers; ++w) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(gun[1]);
+      char c;
+      (void)::read(gun[0], &c, 1);  // returns at EOF: the parent closed its end
+      try {
+        ::_exit(s.write_if(key, "process " + std::to_string(w), expected) ? 0 : 1);
+      } catch (...) {
+        ::_exit(2);
+      }
+    }
+    REQUIRE(pid > 0);
+    pids.push_back(pid);
+  }
+  ::close(gun[0]);
+  ::close(gun[1]);
+  int won = 0;
+  for (pid_t pid : pids) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    REQUIRE(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) != 2);
+    won += WEXITSTATUS(st) == 0;
+  }
+  return won;
+}
+
+}  // namespace
+
+TEST_CASE("storage: file conditional puts racing from several processes: exactly one wins each round") {
+  test::TempDir tmp;
+  sdk::Storage s = storage_for(tmp.path().string());
+  const std::string key = (tmp / "manifest.json").string();
+  CHECK(racing_processes(s, key, std::nullopt, 4) == 1);  // create-if-absent
+  for (int round = 0; round < 5; ++round) {
+    CAPTURE(round);
+    const std::optional<sdk::Version> from = s.version(key);
+    REQUIRE(from.has_value());
+    CHECK(racing_processes(s, key, from, 4) == 1);
+    CHECK(s.version(key) != from);
+    CHECK(test::read_file(key).rfind("process ", 0) == 0);
+  }
+  CHECK(s.list(tmp.path().string()) == std::vector<std::string>{"manifest.json"});
+  size_t hidden = 0;
+  for (const auto& e : fs::directory_iterator(tmp.path())) hidden += e.path().filename().string()[0] == '.';
+  CHECK(hidden == 0);  // no temporary or lock file left
+}
+
+TEST_CASE("storage: a file changed in place has a new version, so a put over the old one is refused") {
+  test::TempDir tmp;
+  sdk::Storage s = storage_for(tmp.path().string());
+  const std::string key = (tmp / "k").string();
+  s.write(key, std::string("first"));
+  const std::optional<sdk::Version> before = s.version(key);
+  REQUIRE(before.has_value());
+  CHECK(before->token.size() == 32);  // device, inode, size, mtime in ns
+  test::write_file(key, "second!");   // same inode, another size and mtime
+  CHECK(s.version(key) != before);
+  CHECK_FALSE(s.write_if(key, "third", before));
+  CHECK(test::read_file(key) == "second!");
+}
+
+TEST_CASE("storage: a memory key removed and written again never gets its old version back") {
+  sdk::Storage s = storage_for("mem://versions");
+  s.write("mem://versions/k", std::string("same"));
+  const std::optional<sdk::Version> first = s.version("mem://versions/k");
+  REQUIRE(first.has_value());
+  s.remove("mem://versions/k");
+  s.write("mem://versions/k", std::string("same"));
+  CHECK(s.version("mem://versions/k") != first);
+  CHECK_FALSE(s.write_if("mem://versions/k", "stale", first));
+}
+
+TEST_CASE("storage: the host refuses a storage table built for another layout or claiming a part it lacks") {
+  const stowage_plugin* p = stowage::Registry::global().load("storage", "memory");
+  REQUIRE(p != nullptr);
+  const auto* real = static_cast<const stowage_storage_vtable*>(p->vtable);
+  CHECK(sdk::storage_table_problem(real, p->capabilities) == "");
+  stowage_storage_vtable vt = *real;
+  vt.abi = 0;  // the flat table had no abi field: it read as 0
+  CHECK(sdk::storage_table_problem(&vt, p->capabilities) ==
+        "storage ABI mismatch: built for storage ABI 1, this host speaks 2");
+  vt = *real;
+  vt.conditional = nullptr;
+  CHECK(sdk::storage_table_problem(&vt, p->capabilities) ==
+        "declares STOWAGE_CAP_CONDITIONAL but has no conditional part");
+  CHECK(sdk::storage_table_problem(&vt, p->capabilities & ~STOWAGE_CAP_CONDITIONAL) == "");
+  // A Storage over it asks the tables, not the bits: no conditional put.
+  sdk::Storage s(&vt, stowage::Registry::global().storage("mem://x").handle, p->capabilities);
+  CHECK(s.can_write());
+  CHECK_FALSE(s.can_put_if());
+  sdk::Staged f = s.stage("mem://x/k");
+  CHECK(storage_conformance::code_of([&] { s.put_if(f, std::nullopt); }) == STOWAGE_UNSUPPORTED);
+  vt = *real;
+  vt.read = nullptr;
+  CHECK(sdk::storage_table_problem(&vt, 0) == "storage vtable has no read part (stat, read, read_into, list)");
 }

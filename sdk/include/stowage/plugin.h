@@ -95,7 +95,7 @@ typedef struct stowage_sink {
   int (*write)(void *ctx, const void *data, size_t size);
 } stowage_sink;
 
-/* ---- storage backends (kind "store"): stowage/storage.h ----------------- */
+/* ---- storage backends (kind "storage"): stowage/storage.h ----------------- */
 
 #ifdef __cplusplus
 }
@@ -496,7 +496,7 @@ typedef struct stowage_host {
 
 #define STOWAGE_KIND_CODEC "codec.bytes"
 #define STOWAGE_KIND_FORMAT "format"
-#define STOWAGE_KIND_STORE "store" /* a storage backend: stowage/storage.h */
+#define STOWAGE_KIND_STORAGE "storage" /* a storage backend: stowage/storage.h */
 
 /* Capability bits. */
 #define STOWAGE_CAP_READ (1ull << 0)       /* r: decodes / reads */
@@ -525,7 +525,7 @@ typedef struct stowage_host {
 typedef struct stowage_plugin {
   uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */
   uint32_t struct_size; /* sizeof(stowage_plugin) the plugin was built with */
-  const char *kind;     /* STOWAGE_KIND_CODEC or STOWAGE_KIND_FORMAT */
+  const char *kind;     /* STOWAGE_KIND_CODEC, STOWAGE_KIND_FORMAT or STOWAGE_KIND_STORAGE */
   const char *id;       /* [a-z0-9_]+, equal to the id in the file name */
   const char *version;  /* the plugin's own version */
   const char *build_info;    /* SDK version, compiler, build type, libraries */

@@ -165,12 +165,11 @@ class Probe {
     stowage_storage_handle handle = nullptr;
     uint64_t caps = 0;
     stowage_error err{};
-    int32_t kind = STOWAGE_ENTRY_ABSENT;
-    uint64_t size = 0;
+    stowage_stat st{};
     if (h->storage(h->ctx, key.data(), key.size(), &vt, &handle, &caps, &err) != STOWAGE_OK ||
-        vt->stat(handle, key.data(), key.size(), &kind, &size, &err) != STOWAGE_OK)
+        vt->read->stat(handle, key.data(), key.size(), &st, &err) != STOWAGE_OK)
       return STOWAGE_PROBE_KIND_UNKNOWN;
-    return kind;
+    return st.kind;
   }
   Host host_;
   const stowage_probe* p_;

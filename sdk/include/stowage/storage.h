@@ -3,13 +3,25 @@
  * live (a local file system, memory, an HTTP server), kept apart from what the
  * bytes mean (the format) and how they are compressed (the codec).
  *
- * Included by stowage/plugin.h. A storage backend is the third kind of plugin,
- * stowage_store_<scheme>.<so|dylib|dll> (kind STOWAGE_KIND_STORE): "file" (the
- * default, for paths), "memory" (mem://...), "http" (http:// and https://,
- * read only). Format plugins never call open/pread/rename themselves; they ask
- * the host for the backend of a location (stowage_host.storage) and do all
- * I/O through this table. tensorstore's kvstore drivers and GDAL's virtual
- * file layer are the models.
+ * In layers, as tensorstore's kvstore and zarrs' storage traits are: the
+ * vtable holds open/close and one sub-table per part. Reading (stat, ranged
+ * read, read_into, list) is required; every other part is NULL when the
+ * backend lacks it, so a read-only backend (http) declares no write part
+ * instead of a table of refusals, and a format asks for a part before it
+ * relies on it:
+ *   write        stage, staged_*, publish (put), remove, make_directory
+ *   rename       move, stage_directory, recover  (atomic renames, journals)
+ *   lock         lock, unlock, lock_key          (writers taking turns)
+ *   conditional  publish_if: a put that succeeds only when the key's version
+ *                is the one the caller read, or the key is absent (the shape
+ *                of S3's If-Match / If-None-Match)
+ *
+ * Included by stowage/plugin.h. A storage backend is the third kind of
+ * plugin, stowage_storage_<scheme>.<so|dylib|dll> (kind STOWAGE_KIND_STORAGE):
+ * "file" (the default, for paths), "memory" (mem://...), "http" (http:// and
+ * https://, read only). Format plugins never call open/pread/rename
+ * themselves; they ask the host for the backend of a location
+ * (stowage_host.storage) and do all I/O through these tables.
  *
  * Keys are locations as the user gave them: "data/x.n5/0/0/0" for a file,
  * "http://host:8080/x.n5/0/0/0" for HTTP, "mem://name/0/0/0" for memory. A
@@ -30,6 +42,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The layout of these tables. A backend writes it in its vtable's `abi`
+ * field; the host refuses another ("built for storage ABI 1, this host
+ * speaks 2"). 1: the single flat table (no `abi` field: it read as 0). */
+#define STOWAGE_STORAGE_ABI 2
 
 struct stowage_error;
 struct stowage_sink;
@@ -63,6 +80,23 @@ typedef enum stowage_entry_kind {
   STOWAGE_ENTRY_DIRECTORY = 2
 } stowage_entry_kind;
 
+/* The version of a key's bytes: opaque bytes[0..size) that change whenever
+ * the key is put again (file: device, inode, size and mtime in ns; memory: a
+ * counter; http: the ETag). size 0: no version (absent, a directory, or a
+ * backend that cannot tell). Compared byte for byte, never parsed. */
+#define STOWAGE_VERSION_CAPACITY 256
+typedef struct stowage_version {
+  uint32_t size;
+  uint8_t bytes[STOWAGE_VERSION_CAPACITY];
+} stowage_version;
+
+/* What stat() reports of a key. */
+typedef struct stowage_stat {
+  int32_t kind;     /* a stowage_entry_kind */
+  uint64_t size;    /* a file's size; 0 for a directory or an absent key */
+  stowage_version version;
+} stowage_stat;
+
 /* read() flags. */
 #define STOWAGE_READ_KEEP (1u << 0) /* the view is kept long and read in place: map it */
 #define STOWAGE_READ_WATCH (1u << 1) /* with KEEP: view_size() can tell the file's size now */
@@ -74,15 +108,19 @@ typedef enum stowage_entry_kind {
 /* remove() flags. */
 #define STOWAGE_REMOVE_RECURSIVE (1u << 0) /* a directory and everything under it */
 
-/* Capability bits a store plugin declares (stowage_plugin.capabilities),
- * besides STOWAGE_CAP_READ / STOWAGE_CAP_WRITE. */
-#define STOWAGE_CAP_LIST (1ull << 16)     /* list() works */
-#define STOWAGE_CAP_MOVE (1ull << 17)     /* move() renames a key or a directory in one step */
-#define STOWAGE_CAP_MAP (1ull << 18)      /* STOWAGE_READ_KEEP views are memory maps (no copy) */
-#define STOWAGE_CAP_LOCK_KEY (1ull << 19) /* lock_key() holds a lock on one key against every writer */
-
 /* lock_key() flags. */
 #define STOWAGE_LOCK_TRY (1u << 0) /* do not wait: *held = 0 when another writer holds it */
+
+/* Capability bits of a storage plugin (stowage_plugin.capabilities) besides
+ * STOWAGE_CAP_READ / STOWAGE_CAP_WRITE / STOWAGE_CAP_THREADSAFE. The parts'
+ * bits say which sub-tables are there: the host derives them from the
+ * tables (sdk::Storage::can) and refuses a plugin whose bits claim a part it
+ * lacks. STOWAGE_CAP_MAP is a promise no table shows. */
+#define STOWAGE_CAP_LIST (1ull << 16)        /* list(): always, it is in the read part */
+#define STOWAGE_CAP_MOVE (1ull << 17)        /* the rename part */
+#define STOWAGE_CAP_MAP (1ull << 18)         /* STOWAGE_READ_KEEP views are memory maps (no copy) */
+#define STOWAGE_CAP_LOCK_KEY (1ull << 19)    /* the lock part */
+#define STOWAGE_CAP_CONDITIONAL (1ull << 20) /* the conditional part */
 
 /*
  * Threading: every function may be called from many threads at once; on one
@@ -94,21 +132,17 @@ typedef enum stowage_entry_kind {
  * (stat reports STOWAGE_ENTRY_ABSENT instead); a key that exists but cannot
  * be read is STOWAGE_IO; a body shorter than the server or the file system
  * announced is STOWAGE_CORRUPT ("truncated"). Messages name the key.
+ *
+ * Every sub-table starts with its own size; a later field is read only where
+ * struct_size covers it, as in stowage/plugin.h.
  */
-typedef struct stowage_storage_vtable {
+
+/* -- the read part: required -- */
+typedef struct stowage_storage_read {
   uint32_t struct_size;
-
-  /* One instance per host registry. options_json: the backend's options
-   * (its params_schema), may be empty. The host outlives the instance. */
-  int (*open)(const struct stowage_host *host, const char *options_json, size_t options_size,
-              stowage_storage_handle *out, struct stowage_error *err);
-  void (*close)(stowage_storage_handle storage);
-
-  /* -- reading -- */
-  /* *kind receives a stowage_entry_kind; *size the size of a file (0 for a
-   * directory or an absent key). */
-  int (*stat)(stowage_storage_handle storage, const char *key, size_t key_size, int32_t *kind,
-              uint64_t *size, struct stowage_error *err);
+  /* What a key is, its size and its version (see stowage_stat). */
+  int (*stat)(stowage_storage_handle storage, const char *key, size_t key_size, stowage_stat *out,
+              struct stowage_error *err);
   /* Lends bytes [offset, offset + length) of a file; length UINT64_MAX means
    * "to the end". A range reaching past the end is cut at the end (the view is
    * shorter); an offset past the end gives an empty view. */
@@ -128,8 +162,18 @@ typedef struct stowage_storage_vtable {
    * Names that start with ".stowage-" (the backends' staging) are left out. */
   int (*list)(stowage_storage_handle storage, const char *key, size_t key_size,
               struct stowage_sink *names, struct stowage_error *err);
+  /* Optional (NULL: the caller asks stat()). The size now of the file whose
+   * bytes a view read with STOWAGE_READ_KEEP | STOWAGE_READ_WATCH lends, so
+   * that a format reading a map in place finds a file cut short since (a
+   * read of the lost pages would be SIGBUS) without a path lookup;
+   * STOWAGE_UNSUPPORTED for other views. */
+  int (*view_size)(stowage_storage_handle storage, const stowage_view *view, uint64_t *size,
+                   struct stowage_error *err);
+} stowage_storage_read;
 
-  /* -- writing: nothing is visible under its key until published -- */
+/* -- the write part: nothing is visible under its key until published -- */
+typedef struct stowage_storage_write {
+  uint32_t struct_size;
   /* A new, empty staged file that will become `key` (parent directories are
    * created). Readers see nothing of it until publish(). */
   int (*stage)(stowage_storage_handle storage, const char *key, size_t key_size,
@@ -145,83 +189,102 @@ typedef struct stowage_storage_vtable {
   int (*staged_resize)(stowage_staged_handle staged, uint64_t size, struct stowage_error *err);
   /* Drops a staged file that will not be published. */
   void (*discard)(stowage_staged_handle staged);
-  /* Publishes `count` staged files as one change: a reader sees all the old
-   * keys or all the new, never a mix, and a writer killed part-way leaves a
-   * state that recover() completes (a journal beside the first key, the one
-   * stowage has always written: ".<name>.stowage-commit"). Concurrent
-   * publishes of the same keys take turns; the last wins whole. The handles
-   * are consumed, whether it succeeds or not. */
+  /* Publishes `count` staged files as one change (a put): a reader sees all
+   * the old keys or all the new, never a mix. With the rename part, a writer
+   * killed part-way leaves a state that recover() completes (the file
+   * backend's journal beside the first key, ".<name>.stowage-commit").
+   * Concurrent publishes of the same keys take turns; the last wins whole.
+   * The handles are consumed, whether it succeeds or not. */
   int (*publish)(stowage_storage_handle storage, uint64_t count, const stowage_staged_handle *staged,
                  uint32_t flags, struct stowage_error *err);
-  /* Completes a publish of a set whose first key is `key` that a killed
-   * writer left half done; *recovered = 1 if there was one. Cheap when there
-   * is none. Formats call it before reading a multi-file dataset. */
-  int (*recover)(stowage_storage_handle storage, const char *key, size_t key_size, int32_t *recovered,
-                 struct stowage_error *err);
-
-  /* -- the tree -- */
-  /* Creates a directory and its parents; existing ones are fine. A backend
-   * without directories does nothing. */
-  int (*make_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
-                        struct stowage_error *err);
-  /* A new, empty, hidden directory beside `key` to build a whole tree in
-   * (written with stage/publish, then put in place with move()). Its key is
-   * one sink item. */
-  int (*stage_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
-                         struct stowage_sink *staging_key, struct stowage_error *err);
   /* Removes a file, or a directory with STOWAGE_REMOVE_RECURSIVE. */
   int (*remove)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
                 struct stowage_error *err);
+  /* Creates a directory and its parents; existing ones are fine. A backend
+   * without directories notes the prefix (memory) or does nothing. */
+  int (*make_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
+                        struct stowage_error *err);
+} stowage_storage_write;
+
+/* -- the rename part: entries change names in one step -- */
+typedef struct stowage_storage_rename {
+  uint32_t struct_size;
   /* Renames entries (files or directories) from[i] -> to[i] as one change.
    * One entry: a single step a kill cannot leave half done; with
    * STOWAGE_PUBLISH_REPLACE an existing `to` is swapped out and removed,
    * without it an existing `to` is INVALID_ARGUMENT "exists". Several: as
    * publish() does for a set (journal beside to[0], completed by recover()),
-   * always replacing; every from[i] must be in to[0]'s directory or below
-   * it. Only with STOWAGE_CAP_MOVE. */
+   * always replacing; every from[i] must be in to[0]'s directory or below. */
   int (*move)(stowage_storage_handle storage, uint64_t count, const char *const *from,
               const size_t *from_sizes, const char *const *to, const size_t *to_sizes, uint32_t flags,
               struct stowage_error *err);
+  /* A new, empty, hidden directory beside `key` to build a whole tree in
+   * (written with stage/publish, then put in place with move()). Its key is
+   * one sink item. */
+  int (*stage_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
+                         struct stowage_sink *staging_key, struct stowage_error *err);
+  /* Completes a publish or move of a set whose first key is `key` that a
+   * killed writer left half done; *recovered = 1 if there was one. Cheap
+   * when there is none. Formats call it before reading a multi-file dataset. */
+  int (*recover)(stowage_storage_handle storage, const char *key, size_t key_size, int32_t *recovered,
+                 struct stowage_error *err);
+} stowage_storage_rename;
 
-  /* -- writers taking turns -- */
+/* -- the lock part: writers taking turns -- */
+typedef struct stowage_storage_lock {
+  uint32_t struct_size;
   /* Takes an exclusive lock named by a directory key, waiting for it; held
    * until unlock() or the process ends (never left behind by a killed
    * writer). Advisory: only writers that lock take turns. Publishing a set
    * takes the same lock on the first key's directory. A backend that cannot
-   * lock (a file system refusing flock) holds nothing and says so in
-   * *held = 0. */
+   * lock (a file system refusing flock) holds nothing: *held = 0. */
   int (*lock)(stowage_storage_handle storage, const char *key, size_t key_size, stowage_lock_handle *out,
               int32_t *held, struct stowage_error *err);
   void (*unlock)(stowage_lock_handle lock);
-
-  /* -- maps read in place -- */
-  /* The size now of the file whose bytes a view read with STOWAGE_READ_KEEP |
-   * STOWAGE_READ_WATCH lends. A format reading a map in place asks before a
-   * read, so that a file cut short in place since (a read of the lost pages
-   * would be SIGBUS) is an error. The file backend keeps such a map's
-   * descriptor open and answers with one fstat (a stat of the key walks the
-   * path: 1.1 us against 0.4 on the 2-core VM, 40% of a datadings sample
-   * read); STOWAGE_UNSUPPORTED for other views, and NULL or absent in
-   * backends whose views never change (the caller then asks stat()). */
-  int (*view_size)(stowage_storage_handle storage, const stowage_view *view, uint64_t *size,
-                   struct stowage_error *err);
-
-  /* -- read, change, publish: one writer at a time per key -- */
-  /* Takes an exclusive lock on one key (a file that may be absent), held
-   * until unlock(): a writer that reads a key, changes part of it and
-   * publishes it back (a chunk written in part, a shard) holds it from the
-   * read to the publish, so that no other writer's change is lost. Threads
-   * of one process, other handles and other processes exclude each other;
-   * a killed holder's lock is free again. Waits, or with STOWAGE_LOCK_TRY
-   * returns at once with *held = 0 when another holds it. The file backend
-   * flocks a hidden ".<name>.stowage-lock" beside the key, removed when
-   * released. Only with STOWAGE_CAP_LOCK_KEY. */
+  /* Takes an exclusive lock on one key (which may be absent), held until
+   * unlock(): a writer that reads a key, changes part of it and publishes
+   * it back (a chunk written in part, a shard) holds it from the read to the
+   * publish, so that no other writer's change is lost. Threads, handles and
+   * processes exclude each other; a killed holder's lock is free again.
+   * Waits, or with STOWAGE_LOCK_TRY returns at once with *held = 0 when
+   * another holds it. The file backend flocks ".<name>.stowage-lock". */
   int (*lock_key)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
                   stowage_lock_handle *out, int32_t *held, struct stowage_error *err);
+} stowage_storage_lock;
+
+/* -- the conditional part: put only over the version the writer read -- */
+typedef struct stowage_storage_conditional {
+  uint32_t struct_size;
+  /* Publishes one staged file (replacing) only if its key's version is
+   * *expected now, or, when expected->size is 0, only if the key is absent:
+   * *published = 1. Otherwise nothing changes and *published = 0 (a state,
+   * not an error). Atomic against other conditional puts and against
+   * holders of the key's lock_key (the file backend takes that lock: a
+   * caller must not hold it itself). The handle is consumed. */
+  int (*publish_if)(stowage_storage_handle storage, stowage_staged_handle staged,
+                    const stowage_version *expected, uint32_t flags, int32_t *published,
+                    struct stowage_error *err);
+} stowage_storage_conditional;
+
+typedef struct stowage_storage_vtable {
+  uint32_t struct_size;
+  uint32_t abi; /* STOWAGE_STORAGE_ABI */
+
+  /* One instance per host registry. options_json: the backend's options
+   * (its params_schema), may be empty. The host outlives the instance. */
+  int (*open)(const struct stowage_host *host, const char *options_json, size_t options_size,
+              stowage_storage_handle *out, struct stowage_error *err);
+  void (*close)(stowage_storage_handle storage);
+
+  const stowage_storage_read *read;               /* required */
+  const stowage_storage_write *write;             /* NULL: read only */
+  const stowage_storage_rename *rename;           /* NULL: no atomic rename */
+  const stowage_storage_lock *lock;               /* NULL: no locks */
+  const stowage_storage_conditional *conditional; /* NULL: no conditional put */
 } stowage_storage_vtable;
 
-/* The least a store plugin may declare; later fields are optional. */
-#define STOWAGE_STORAGE_VTABLE_V1_SIZE (offsetof(stowage_storage_vtable, move) + sizeof(void *))
+/* The least a storage plugin may declare (up to `read`); later fields are optional. */
+#define STOWAGE_STORAGE_VTABLE_V1_SIZE (offsetof(stowage_storage_vtable, read) + sizeof(void *))
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,19 @@
 // Storage backend "http" (alias "https"): read-only access to files a web
 // server serves, over libcurl.
 //
-//   stat       HEAD (Content-Length); 404 is absent; a URL that ends in '/'
-//              or that the server redirects to one ending in '/' (what nginx,
-//              Apache and python's http.server do for a directory) is a
-//              directory
+//   stat       HEAD (Content-Length, and the ETag as the key's version); 404
+//              is absent; a URL that ends in '/' or that the server
+//              redirects to one ending in '/' (what nginx, Apache and
+//              python's http.server do for a directory) is a directory
 //   read       ranged GET (Range: bytes=a-b); a server that ignores Range and
 //              answers 200 with the whole body still gives the right bytes
 //   read_into  the same GET, its body received straight into the caller's
 //              buffers one after the other (an N5 chunk's header and
 //              payload), the file's size from Content-Range: one request,
-//              no copy in this process (bench/http/README.md)
+//              no copy in this process
 //   list       nginx's `autoindex on; autoindex_format json;` listing
-//   writing    UNSUPPORTED "read only" (move: StorageBackend's "cannot rename")
+// and no other part: no write, rename, lock or conditional table, so the
+// host answers a write with "read only".
 //
 // A GET goes one of two ways, each filling the same Reply and Body
 // (answer.hpp), so retries and errors below are the same for both:
@@ -21,9 +22,8 @@
 //   libcurl    its transfer: https, a proxy named in the environment, the
 //              option "direct": false, and whatever DirectGet declines (a
 //              redirect, a body of unknown length). libcurl copies a body
-//              out of its own receive buffer: N5's chunk files over
-//              loopback come 1.6-2.3 times as fast through DirectGet in 9
-//              runs of 10 (bench/http/README.md).
+//              out of its own receive buffer, DirectGet does not (figures:
+//              bench/http/README.md).
 //
 // Keys are URLs as the user gave them ("http://host:8080/x.n5/0/0"). A
 // server without directories (an object store) answers 404 for a prefix:
@@ -176,10 +176,15 @@ size_t read_header(char* data, size_t one, size_t n, void* ctx) {
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a redirect or a 100)
     r.status_line = std::string(line);
     r.content_range.clear();
+    r.etag.clear();
   } else if (line.size() > 14 && strncasecmp(line.data(), "content-range:", 14) == 0) {
     std::string_view v = line.substr(14);
     while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
     r.content_range = std::string(v);
+  } else if (line.size() > 5 && strncasecmp(line.data(), "etag:", 5) == 0) {
+    std::string_view v = line.substr(5);
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    r.etag = std::string(v);
   }
   return n;
 }
@@ -219,9 +224,9 @@ std::string status_text(const Reply& r) {
   return std::to_string(r.status);
 }
 
-class HttpBackend : public stowage::sdk::StorageBackend {
+class HttpStorage : public stowage::sdk::ReadableStorage {
  public:
-  HttpBackend(const stowage_host*, std::string_view options_json)
+  HttpStorage(const stowage_host*, std::string_view options_json)
       : options_(options_json.empty() ? parse_options(environment_options(), "http storage: STOWAGE_HTTP_OPTIONS")
                                       : parse_options(options_json, "http storage: the options")) {
     // Thread-safe and reference-counted in the libcurl of Debian 12 (7.88).
@@ -230,23 +235,23 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     if (options_.direct && !proxy_in_environment())
       direct_ = std::make_unique<DirectGet>(DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
   }
-  ~HttpBackend() override {
+  ~HttpStorage() override {
     direct_.reset();
     pool_.reset();
     curl_global_cleanup();
   }
 
-  std::pair<int32_t, uint64_t> stat(std::string_view key) override {
+  stowage::sdk::KeyStat stat(std::string_view key) override {
     std::string url = to_url(key);
     Reply r = request(url, "HEAD", nullptr);
     bool directory = ends_with_slash(r.effective_url) || ends_with_slash(url);
-    if (r.status == 404 || r.status == 410) return {STOWAGE_ENTRY_ABSENT, 0};
-    if (r.status == 405 || r.status == 501) return {STOWAGE_ENTRY_FILE, size_by_range(key, url)};  // no HEAD
+    if (r.status == 404 || r.status == 410) return {STOWAGE_ENTRY_ABSENT, 0, ""};
+    if (r.status == 405 || r.status == 501) return {STOWAGE_ENTRY_FILE, size_by_range(key, url), ""};  // no HEAD
     // nginx answers 403 for a directory it does not list: still a directory.
-    if (directory && (r.status == 200 || r.status == 403)) return {STOWAGE_ENTRY_DIRECTORY, 0};
+    if (directory && (r.status == 200 || r.status == 403)) return {STOWAGE_ENTRY_DIRECTORY, 0, ""};
     check_status(key, r);
-    if (r.content_length >= 0) return {STOWAGE_ENTRY_FILE, static_cast<uint64_t>(r.content_length)};
-    return {STOWAGE_ENTRY_FILE, size_by_range(key, url)};
+    if (r.content_length >= 0) return {STOWAGE_ENTRY_FILE, static_cast<uint64_t>(r.content_length), r.etag};
+    return {STOWAGE_ENTRY_FILE, size_by_range(key, url), r.etag};
   }
 
   stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t) override {
@@ -270,7 +275,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   }
 
   // One ranged GET whose body is copied straight into the parts, the file's
-  // size from its Content-Range. (StorageBackend's default sends a GET per
+  // size from its Content-Range. (ReadableStorage's default sends a GET per
   // part and a HEAD for the size: three requests per N5 chunk.)
   uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
                       uint64_t* file_size) override {
@@ -296,18 +301,9 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     return parse_listing(key, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
   }
 
-  std::unique_ptr<stowage::sdk::StagedBackendFile> stage(std::string_view key) override { read_only(key); }
-  void make_directory(std::string_view key) override { read_only(key); }
-  std::string stage_directory(std::string_view key) override { read_only(key); }
-  void remove(std::string_view key, uint32_t) override { read_only(key); }
-
  private:
   static constexpr uint64_t kMaxListing = 256ull << 20;
   static constexpr long kReceiveBuffer = 512L * 1024;
-
-  [[noreturn]] static void read_only(std::string_view key) {
-    unsupported(shown(std::string(key)) + ": cannot write over HTTP (the http storage is read only)");
-  }
 
   // A GET of bytes [b.offset, b.offset + b.limit) into b; a file that ends
   // earlier gives fewer bytes. *file_size (when not null) receives the
@@ -315,9 +311,9 @@ class HttpBackend : public stowage::sdk::StorageBackend {
   void get(std::string_view key, Body& b, uint64_t* file_size = nullptr) {
     std::string url = to_url(key);
     if (b.limit == 0) {  // nothing to read, but the file must exist
-      auto [kind, size] = stat(key);
-      if (kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
-      if (file_size) *file_size = size;
+      const stowage::sdk::KeyStat st = stat(key);
+      if (st.kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
+      if (file_size) *file_size = st.size;
       return;
     }
     Origin origin;
@@ -329,7 +325,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     // nginx redirects "dir" to "dir/" and answers with the listing
     if (ends_with_slash(r.effective_url) && !ends_with_slash(url))
       fail(STOWAGE_IO, shown(std::string(key)) + ": is a directory, not a file");
-    if (file_size && !total_size(r, file_size)) *file_size = stat(key).second;
+    if (file_size && !total_size(r, file_size)) *file_size = stat(key).size;
   }
 
   // The whole file's size from an answer to a GET: the total of a 206's or a
@@ -388,10 +384,7 @@ class HttpBackend : public stowage::sdk::StorageBackend {
     curl_easy_reset(h);  // keeps the handle's connections and DNS cache
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    // A receive buffer of a whole 64^3 uint16 chunk instead of curl's 16 KiB:
-    // fewer recv calls and callbacks. bench/http, 512 KiB files from 2
-    // threads on loopback (a loaded 2-core machine): 1.7-2.4 GiB/s with
-    // 16 KiB, 3.8-5.7 GiB/s with 512 KiB; 128 KiB and 1 MiB were slower.
+    // A receive buffer of a whole 64^3 uint16 chunk: fewer recv calls (bench/http/README.md).
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE, kReceiveBuffer);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, 8L);
@@ -549,13 +542,13 @@ const char* const kAliases[] = {"https", nullptr};
 }  // namespace
 }  // namespace stowage_http
 
-STOWAGE_DEFINE_STORE_PLUGIN(
-    stowage_http::HttpBackend, "http", "1.0.0",
+STOWAGE_DEFINE_STORAGE_PLUGIN(
+    stowage_http::HttpStorage, "http", "1.0.0",
     "files served over HTTP(S), read only: ranged GETs, nginx JSON listings, retries (libcurl)",
     R"({"retries": {"type": "integer", "default": 4, "min": 0, "max": 100},)"
     R"( "retry_delay_ms": {"type": "integer", "default": 50, "min": 0, "max": 60000},)"
     R"( "timeout_ms": {"type": "integer", "default": 60000, "min": 0, "max": 86400000},)"
     R"( "connect_timeout_ms": {"type": "integer", "default": 10000, "min": 0, "max": 3600000},)"
     R"( "direct": {"type": "boolean", "default": true}})",
-    STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL | STOWAGE_CAP_LIST,
+    STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL,
     stowage_http::kAliases)

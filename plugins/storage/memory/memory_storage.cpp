@@ -4,7 +4,8 @@
 //
 // A directory is a key prefix: "mem://a/b" is a directory when some file's
 // key starts with "mem://a/b/" or make_directory() made it. Publishing and
-// moving happen under one lock, so a set of files changes as one.
+// moving happen under one lock, so a set of files changes as one. A key's
+// version is the value of one counter at its last publish (never reused).
 #include <stowage/storage.hpp>
 
 #include <algorithm>
@@ -21,6 +22,12 @@ namespace {
 
 using namespace stowage::sdk;
 using Content = std::shared_ptr<const std::vector<uint8_t>>;
+
+// A file's bytes and the generation that put them there.
+struct Entry {
+  Content content;
+  uint64_t generation = 0;
+};
 
 std::string normalized(std::string_view key) {
   while (!key.empty() && key.back() == '/' && key.size() > 6) key.remove_suffix(1);
@@ -65,16 +72,17 @@ class StagedMemoryFile : public StagedBackendFile {
   std::vector<uint8_t> bytes;
 };
 
-class MemoryStorage : public StorageBackend {
+class MemoryStorage : public ReadableStorage,
+                      public WritableStorage,
+                      public RenamingStorage,
+                      public LockingStorage,
+                      public ConditionalStorage {
  public:
   MemoryStorage(const stowage_host*, std::string_view) {}
 
-  std::pair<int32_t, uint64_t> stat(std::string_view key) override {
+  KeyStat stat(std::string_view key) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    const std::string k = normalized(key);
-    auto it = files_.find(k);
-    if (it != files_.end()) return {STOWAGE_ENTRY_FILE, it->second->size()};
-    return {is_directory_locked(k) ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_ABSENT, 0};
+    return stat_locked(normalized(key));
   }
 
   stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t) override {
@@ -124,11 +132,22 @@ class MemoryStorage : public StorageBackend {
         const std::string& k = static_cast<StagedMemoryFile&>(*f).key;
         if (files_.count(k) || is_directory_locked(k)) invalid(k + ": exists");
       }
-    for (auto& f : files) {
-      auto& file = static_cast<StagedMemoryFile&>(*f);
-      files_[file.key] = std::make_shared<const std::vector<uint8_t>>(std::move(file.bytes));
-    }
+    for (auto& f : files) put_locked(static_cast<StagedMemoryFile&>(*f));
   }
+
+  // Compared and put under the one mutex every publish takes, after the
+  // key's lock_key holder (a read-modify-write) is done, as the file backend.
+  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected, uint32_t) override {
+    auto& file = static_cast<StagedMemoryFile&>(*f);
+    HeldKey turn(*this, file.key, false);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const KeyStat now = stat_locked(file.key);
+    if (expected.empty() ? now.kind != STOWAGE_ENTRY_ABSENT : now.version != expected) return false;
+    put_locked(file);
+    return true;
+  }
+
+  bool recover(std::string_view) override { return false; }  // a set is put under one mutex: never half done
 
   // One mutex per lock name, made on first use and kept (names are few).
   std::unique_ptr<BackendLock> lock(std::string_view key) override {
@@ -190,7 +209,16 @@ class MemoryStorage : public StorageBackend {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = files_.find(normalized(key));
     if (it == files_.end()) fail(STOWAGE_NOT_FOUND, std::string(key) + ": no such file");
-    return it->second;
+    return it->second.content;
+  }
+  KeyStat stat_locked(const std::string& k) const {
+    auto it = files_.find(k);
+    if (it == files_.end()) return {is_directory_locked(k) ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_ABSENT, 0, ""};
+    const uint64_t g = it->second.generation;
+    return {STOWAGE_ENTRY_FILE, it->second.content->size(), std::string(reinterpret_cast<const char*>(&g), sizeof g)};
+  }
+  void put_locked(StagedMemoryFile& file) {
+    files_[file.key] = Entry{std::make_shared<const std::vector<uint8_t>>(std::move(file.bytes)), ++generation_};
   }
   bool has_children_locked(const std::string& dir) const {
     auto f = files_.lower_bound(dir + "/");
@@ -213,7 +241,7 @@ class MemoryStorage : public StorageBackend {
       files_.erase(it);
       return;
     }
-    std::vector<std::pair<std::string, Content>> files;
+    std::vector<std::pair<std::string, Entry>> files;
     for (auto it = files_.lower_bound(source + "/"); it != files_.end() && is_under(it->first, source);) {
       files.emplace_back(moved(it->first), it->second);
       it = files_.erase(it);
@@ -262,7 +290,8 @@ class MemoryStorage : public StorageBackend {
   std::mutex keys_mutex_;
   std::condition_variable key_freed_;
   std::set<std::string> held_keys_;
-  std::map<std::string, Content> files_;
+  std::map<std::string, Entry> files_;
+  uint64_t generation_ = 0;  // under mutex_
   std::set<std::string> directories_;
   std::atomic<uint64_t> counter_{0};
 };
@@ -271,7 +300,5 @@ const char* const kAliases[] = {"mem", nullptr};
 
 }  // namespace
 
-STOWAGE_DEFINE_STORE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
-                            STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
-                                STOWAGE_CAP_MOVE | STOWAGE_CAP_LOCK_KEY,
-                            kAliases)
+STOWAGE_DEFINE_STORAGE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
+                              STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE, kAliases)

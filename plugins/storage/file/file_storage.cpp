@@ -7,9 +7,12 @@
 //   - several files are published together through a journal beside the
 //     first (".<name>.stowage-commit": the commit point), whose renames a
 //     killed writer's successor completes (recover);
-//   - a directory is replaced in one renameat2(RENAME_EXCHANGE).
+//   - a directory is replaced in one renameat2(RENAME_EXCHANGE);
+//   - a conditional put compares the key's version (device, inode, size,
+//     mtime in ns) and renames under the key's flock, race-free between
+//     processes.
 // Reads a format keeps (STOWAGE_READ_KEEP) are memory maps, so datg, Daf and
-// BPCells parse their files in place as before.
+// BPCells parse their files in place.
 #include <stowage/storage.hpp>
 
 #include <dirent.h>
@@ -543,20 +546,15 @@ std::string read_small_file(const std::string& path, uint64_t max_size) {
 
 // ---- the backend -----------------------------------------------------------------------
 
-class FileStorage : public StorageBackend {
+class FileStorage : public ReadableStorage,
+                    public WritableStorage,
+                    public RenamingStorage,
+                    public LockingStorage,
+                    public ConditionalStorage {
  public:
   FileStorage(const stowage_host*, std::string_view) {}
 
-  std::pair<int32_t, uint64_t> stat(std::string_view key) override {
-    const std::string path = path_of(key);
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT || errno == ENOTDIR) return {STOWAGE_ENTRY_ABSENT, 0};
-      io_fail(path, "cannot stat", errno);
-    }
-    if (S_ISDIR(st.st_mode)) return {STOWAGE_ENTRY_DIRECTORY, 0};
-    return {STOWAGE_ENTRY_FILE, static_cast<uint64_t>(st.st_size)};
-  }
+  KeyStat stat(std::string_view key) override { return stat_path(path_of(key)); }
 
   stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t flags) override {
     const std::string path = path_of(key);
@@ -588,8 +586,7 @@ class FileStorage : public StorageBackend {
   }
 
   // One open, one fstat (only when asked) and one preadv: an N5 raw chunk's
-  // header and payload in one call, as the plugin did with open, fstat and
-  // two preads before the storage layer (bench/n5 chunk_us 83 -> 78-79).
+  // header and payload in one call.
   uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
                       uint64_t* file_size) override {
     const std::string path = path_of(key);
@@ -659,6 +656,19 @@ class FileStorage : public StorageBackend {
     if (files.size() == 1) return publish_one(static_cast<StagedFile&>(*files[0]), flags);
     if (files.empty()) return;
     publish_set(files, durable);
+  }
+
+  // Under the key's lock: no other conditional put or lock_key holder can
+  // change the key between the comparison and the rename.
+  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected, uint32_t flags) override {
+    auto& file = static_cast<StagedFile&>(*f);
+    KeyLock turn(file.final_path(), false);
+    if (!turn.held()) unsupported(file.shown() + ": cannot put conditionally: this file system refuses flock");
+    const KeyStat now = stat_path(file.final_path());
+    if (expected.empty() ? now.kind != STOWAGE_ENTRY_ABSENT : now.version != expected) return false;
+    file.finish(flags & STOWAGE_PUBLISH_DURABLE);
+    publish_one(file, STOWAGE_PUBLISH_REPLACE);
+    return true;
   }
 
   bool recover(std::string_view key) override {
@@ -744,6 +754,23 @@ class FileStorage : public StorageBackend {
   std::mutex swept_mutex_;
   std::unordered_set<std::string> swept_;
 
+  // A file's version: what changes when it is put again (a new inode, by
+  // the rename) or changed in place (size, mtime).
+  static KeyStat stat_path(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return {STOWAGE_ENTRY_ABSENT, 0, ""};
+      io_fail(path, "cannot stat", errno);
+    }
+    if (S_ISDIR(st.st_mode)) return {STOWAGE_ENTRY_DIRECTORY, 0, ""};
+    const uint64_t fields[4] = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                                static_cast<uint64_t>(st.st_size),
+                                static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000000000u +
+                                    static_cast<uint64_t>(st.st_mtim.tv_nsec)};
+    return {STOWAGE_ENTRY_FILE, static_cast<uint64_t>(st.st_size),
+            std::string(reinterpret_cast<const char*>(fields), sizeof fields)};
+  }
+
   // Whether a listed entry is a directory; nullopt for a symbolic link to a
   // directory, which list() leaves out: a walk never follows one, so it
   // cannot loop (a link to an ancestor) or leave the tree (a link to /usr).
@@ -828,7 +855,5 @@ class FileStorage : public StorageBackend {
 
 }  // namespace
 
-STOWAGE_DEFINE_STORE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs", "{}",
-                            STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_LIST |
-                                STOWAGE_CAP_MOVE | STOWAGE_CAP_MAP | STOWAGE_CAP_LOCK_KEY,
-                            nullptr)
+STOWAGE_DEFINE_STORAGE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs", "{}",
+                              STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_MAP, nullptr)

@@ -1,8 +1,8 @@
 // What one HTTP request brings back, whichever transport carried it
-// (libcurl's transfer in http.cpp, or a connection of the backend's own in
+// (libcurl's transfer in http_storage.cpp, or a connection of the backend's own in
 // direct_get.cpp): the answer's head (Reply) and where its body goes (Body).
 // Both transports fill them the same way, so retries, truncation checks and
-// errors are decided once, in http.cpp, for both.
+// errors are decided once, in http_storage.cpp, for both.
 #ifndef STOWAGE_HTTP_ANSWER_HPP
 #define STOWAGE_HTTP_ANSWER_HPP
 
@@ -138,6 +138,7 @@ struct Reply {
   long status = 0;
   std::string status_line;    // "HTTP/1.1 404 Not Found"
   std::string content_range;  // "bytes 0-99/1000"
+  std::string etag;           // the ETag header as sent (quotes kept), "" without one
   int64_t content_length = -1;
   std::string effective_url;  // after redirects
   long os_errno = 0;          // why a connection failed (ECONNREFUSED), where libcurl tells
