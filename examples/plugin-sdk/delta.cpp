@@ -58,12 +58,17 @@ class Delta {
   }
 
  private:
+  // Bad input to encode is the caller's (INVALID_ARGUMENT); to decode, the
+  // payload's (CORRUPT), as plugin.h asks.
   void check(size_t n, size_t capacity, const char* what) const {
+    const bool encoding = std::string(what) == "encode";
+    auto fail = [&](const std::string& why) {
+      encoding ? stowage::sdk::invalid(std::string("delta ") + what + ": " + why)
+               : stowage::sdk::corrupt(std::string("delta ") + what + ": " + why);
+    };
     if (n % typesize_ != 0)
-      stowage::sdk::corrupt(std::string("delta ") + what + ": " + std::to_string(n) +
-                            " bytes is not a whole number of " + std::to_string(typesize_) + "-byte elements");
-    if (n > capacity)
-      stowage::sdk::corrupt(std::string("delta ") + what + ": output buffer too small");
+      fail(std::to_string(n) + " bytes is not a whole number of " + std::to_string(typesize_) + "-byte elements");
+    if (n > capacity) fail("output buffer too small");
   }
 
   // Wrapping unsigned arithmetic makes encode and decode exact inverses.

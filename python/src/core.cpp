@@ -7,7 +7,7 @@
 // and whose cost is one call per a[...] or per batch of samples.
 #include "buffer_pool.hpp"
 #include "pyjson.hpp"
-#include "sample.hpp"
+#include "sample_decoder.h"
 
 #include <stowage/copy.hpp>
 #include <stowage/stowage.hpp>
@@ -294,7 +294,6 @@ class SparseParts {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "stowage's C++ library (libstowage) as seen from Python; use the stowage package.";
-  init_sample_decoder();
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -340,7 +339,6 @@ PYBIND11_MODULE(_core, m) {
       py::arg("id"), py::arg("plugin_path") = py::none());
   m.def("convert", &convert, py::arg("source"), py::arg("destination"), py::arg("options"),
         py::arg("progress") = py::none(), py::arg("plugin_path") = py::none());
-  m.def("decode_sample", [](py::bytes b) { return decode_sample(std::string_view(b)); });
 
   py::class_<stowage::Store>(m, "Store")
       .def_static(
@@ -484,20 +482,43 @@ PYBIND11_MODULE(_core, m) {
       .def("find", &stowage::Records::find)
       .def("contains", py::overload_cast<std::string_view>(&stowage::Records::contains, py::const_))
       .def("read_range",
-           [](const stowage::Records& r, uint64_t begin, uint64_t end, bool decode) {
+           [](const stowage::Records& r, uint64_t begin, uint64_t end, py::object decoder) {
+             // decoder: None (each sample's bytes) or a decoder module's
+             // capsule (sample_decoder.h), which knows the record format.
+             const stowage_py_sample_decoder* table = nullptr;
+             if (!decoder.is_none()) {
+               table = static_cast<const stowage_py_sample_decoder*>(
+                   PyCapsule_GetPointer(decoder.ptr(), STOWAGE_PY_SAMPLE_DECODER));
+               if (!table) throw py::error_already_set();
+               if (table->version != STOWAGE_PY_SAMPLE_DECODER_VERSION)
+                 throw stowage::Error(ErrorCode::abi_mismatch, "the sample decoder is version " +
+                                                                   std::to_string(table->version) + ", not " +
+                                                                   std::to_string(STOWAGE_PY_SAMPLE_DECODER_VERSION));
+             }
+             // One decoder for the batch: its buffers are reused.
+             std::unique_ptr<void, void (*)(void*)> batch(nullptr, +[](void*) {});
+             if (table) {
+               batch = std::unique_ptr<void, void (*)(void*)>(table->open(), table->close);
+               if (!batch) throw py::error_already_set();
+             }
              // One plugin call for the whole batch; each sample becomes its
              // Python object while the plugin's buffer is still valid.
              py::list out;
              std::exception_ptr failure;
              uint64_t index = begin;
-             PyDecoder decoder;  // one for the batch: its buffers are reused
              r.read_range(begin, end, [&](std::string_view s) {
                if (failure) return;
                try {
-                 out.append(decode ? decoder.decode(s) : py::object(py::bytes(s.data(), s.size())));
-               } catch (const stowage::Error& e) {
-                 failure = std::make_exception_ptr(
-                     stowage::Error(e.code(), "sample " + std::to_string(index) + ": " + e.what()));
+                 if (!table) {
+                   out.append(py::bytes(s.data(), s.size()));
+                 } else {
+                   const char* corrupt = nullptr;
+                   PyObject* v = table->decode(batch.get(), s.data(), s.size(), &corrupt);
+                   if (corrupt)
+                     throw stowage::Error(ErrorCode::corrupt, "sample " + std::to_string(index) + ": " + corrupt);
+                   if (!v) throw py::error_already_set();
+                   out.append(py::reinterpret_steal<py::object>(v));
+                 }
                } catch (...) {
                  failure = std::current_exception();
                }

@@ -17,7 +17,7 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from . import _core
-from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError
+from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError, UnsupportedError
 
 __all__ = ["open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes"]
 
@@ -863,6 +863,17 @@ class Strings(_Node):
         return self.store._core.read_strings(self.node, 0, len(self))
 
 
+def _sample_decoder():
+    """stowage._records' decoder, imported when a sample is first decoded:
+    _core knows no record format, and raw bytes need no decoder."""
+    try:
+        from . import _records
+    except ImportError as e:
+        raise UnsupportedError("decoding datadings samples needs stowage._records, which this build lacks "
+                               "(it needs msgpack-cxx); Records.raw(i) gives a sample's bytes") from e
+    return _records.decoder
+
+
 class Records(_Node):
     """A record set (datadings): ordered samples, each with a str key.
 
@@ -883,7 +894,7 @@ class Records(_Node):
 
     def _read(self, begin, end, decode=True):
         try:
-            return self._core.read_range(begin, end, decode)
+            return self._core.read_range(begin, end, _sample_decoder() if decode else None)
         except CorruptError as e:  # the decoder names the sample; add the dataset
             raise CorruptError(f"{self.store.path}: {e}", code=e.code, path=self.store.path, plugin=e.plugin) from None
 

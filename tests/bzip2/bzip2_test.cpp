@@ -95,10 +95,9 @@ TEST_CASE("bzip2: truncated, corrupt, oversized and trailing data are CORRUPT") 
   CHECK(c.decode(packed.data(), packed.size(), roomy.data(), roomy.size()) == data.size());
 }
 
-TEST_CASE("bzip2: a too small output buffer is INVALID_ARGUMENT and harms nothing") {
-  check_small_output_buffer(bzip2(5), microscopy_u16(64 * 64 * 2));
-}
-
-TEST_CASE("bzip2: one instance is safe from many threads") {
-  check_thread_safe(bzip2(5), microscopy_u16(64 * 64 * 4));
+TEST_CASE("bzip2: passes the codec conformance checks (tests/support/codec_checks.hpp)") {
+  Spec spec{R"({"type":"bzip2","blockSize":5})", "bzip2"};
+  spec.checksummed = true;  // a CRC32 per block and one of the stream
+  check_codec(spec);
+  check_small_output_buffer(bzip2(5), microscopy_u16(64 * 64 * 2));  // and says "too small"
 }

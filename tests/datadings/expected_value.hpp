@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stowage/msgpack_sample.hpp>
+#include <stowage/stowage.hpp>  // stowage::json
 
 #include <doctest/doctest.h>
 

@@ -11,7 +11,7 @@
 
 namespace {
 
-using stowage::ErrorCode;
+using ErrorCode = stowage_status;  // msgpack_sample.hpp throws the SDK's Error
 using stowage::json;
 using namespace stowage::sample;
 
@@ -49,11 +49,11 @@ std::string nd_map(const std::string& type, const std::vector<uint64_t>& shape, 
 ErrorCode code_of(const std::string& bytes, std::string* message = nullptr) {
   try {
     decode(bytes);
-  } catch (const stowage::Error& e) {
+  } catch (const stowage::sdk::Error& e) {
     if (message) *message = e.what();
     return e.code();
   }
-  return ErrorCode::ok;
+  return STOWAGE_OK;
 }
 
 double parse_python_float(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
@@ -131,9 +131,9 @@ TEST_CASE("typed access converts big-endian data to host order and checks the ty
   CHECK(a.big_endian());
   CHECK(a.values<int32_t>() == std::vector<int32_t>{-2, 1, 256});
   CHECK(a.to_doubles() == std::vector<double>{-2, 1, 256});
-  CHECK_THROWS_AS(a.values<float>(), stowage::Error);
-  CHECK_THROWS_AS(a.values<uint32_t>(), stowage::Error);
-  CHECK_THROWS_AS(a.values<int64_t>(), stowage::Error);
+  CHECK_THROWS_AS(a.values<float>(), stowage::sdk::Error);
+  CHECK_THROWS_AS(a.values<uint32_t>(), stowage::sdk::Error);
+  CHECK_THROWS_AS(a.values<int64_t>(), stowage::sdk::Error);
 
   Value z = decode(nd_map("<f8", {}, std::string("\0\0\0\0\0\0\x45\x40", 8)));
   CHECK(z.as_ndarray().shape.empty());
@@ -165,26 +165,26 @@ print(msgpack.packb({"nd": True, "complex": 1, 7: "int key", b"raw": None, True:
   CHECK(m.as_map()[4].second[1].as_int() == -2);
   CHECK(m["f"].type() == Type::float64);
   CHECK(m.find("absent") == nullptr);
-  CHECK_THROWS_AS(m["absent"], stowage::Error);
-  CHECK_THROWS_AS(m["f"].as_string(), stowage::Error);
+  CHECK_THROWS_AS(m["absent"], stowage::sdk::Error);
+  CHECK_THROWS_AS(m["f"].as_string(), stowage::sdk::Error);
 }
 
 TEST_CASE("malformed samples are corrupt, without trusting declared sizes") {
   std::string message;
   std::string good = nd_map("<i4", {2}, std::string(8, '\1'));
-  CHECK(code_of(good.substr(0, good.size() - 1), &message) == ErrorCode::corrupt);
+  CHECK(code_of(good.substr(0, good.size() - 1), &message) == STOWAGE_CORRUPT);
   CHECK(message.find("truncated") != std::string::npos);
-  CHECK(code_of(good + "\xc0", &message) == ErrorCode::corrupt);
+  CHECK(code_of(good + "\xc0", &message) == STOWAGE_CORRUPT);
   CHECK(message.find("1 bytes follow") != std::string::npos);
-  CHECK(code_of(nd_map("<i4", {3}, std::string(8, '\1')), &message) == ErrorCode::corrupt);
+  CHECK(code_of(nd_map("<i4", {3}, std::string(8, '\1')), &message) == STOWAGE_CORRUPT);
   CHECK(message.find("needs 12 data bytes, has 8") != std::string::npos);
-  CHECK(code_of(nd_map("<q9", {1}, "x"), &message) == ErrorCode::corrupt);
+  CHECK(code_of(nd_map("<q9", {1}, "x"), &message) == STOWAGE_CORRUPT);
   CHECK(message.find("<q9") != std::string::npos);
-  CHECK(code_of(nd_map("<i4", {UINT64_MAX, 3}, ""), &message) == ErrorCode::corrupt);
+  CHECK(code_of(nd_map("<i4", {UINT64_MAX, 3}, ""), &message) == STOWAGE_CORRUPT);
   // An array header claiming 4 billion elements in 5 bytes.
-  CHECK(code_of(std::string("\xdd\xff\xff\xff\xff", 5), &message) == ErrorCode::corrupt);
-  CHECK(code_of(std::string(600, '\x91') + "\xc0", &message) == ErrorCode::corrupt);
+  CHECK(code_of(std::string("\xdd\xff\xff\xff\xff", 5), &message) == STOWAGE_CORRUPT);
+  CHECK(code_of(std::string(600, '\x91') + "\xc0", &message) == STOWAGE_CORRUPT);
   CHECK(message.find("nested deeper") != std::string::npos);
-  CHECK(code_of(std::string("\xc1"), &message) == ErrorCode::corrupt);
-  CHECK(code_of(std::string(), &message) == ErrorCode::corrupt);
+  CHECK(code_of(std::string("\xc1"), &message) == STOWAGE_CORRUPT);
+  CHECK(code_of(std::string(), &message) == STOWAGE_CORRUPT);
 }

@@ -1,5 +1,5 @@
 // The pure layout functions: modified UTF-8 both ways, the footer, the
-// rows-per-block rule. (The plugin's own source, compiled into the test.)
+// rows-per-block rule, in the static library the plugin links.
 #include "datg_layout.hpp"
 
 #include <doctest/doctest.h>

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import pathlib
 import subprocess
+import sys
 
 import msgpack
 import msgpack_numpy
@@ -18,6 +19,7 @@ import zarr
 import zarr.n5
 
 import stowage
+import stowage._records
 from conftest import fixture, needs
 
 BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
@@ -154,6 +156,25 @@ def test_records_match_msgpack_numpy(tmp_path):
     assert r.find("s123") == 123 and "s299" in r and "s300" not in r
 
 
+def test_core_knows_no_record_format(tmp_path):
+    # _core hands each record's bytes to a decoder module's capsule
+    # (stowage._records, msgpack); raw bytes never load that module.
+    with stowage.open(tmp_path / "s.msgpack", "w") as store:
+        store.write_records("", [{"key": "a", "v": 1}, {"key": "b", "v": [2.5]}])
+    code = ("import sys, stowage; r = stowage.open(sys.argv[1])['']; raw = list(r.iter_raw()); "
+            "print(len(raw), 'stowage._records' in sys.modules, r[1], 'stowage._records' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.msgpack")], check=True, capture_output=True,
+                         text=True)
+    assert out.stdout == "2 False {'key': 'b', 'v': [2.5]} True\n"
+    assert not hasattr(stowage._core, "decode_sample")
+    core = stowage._core.Store.open(str(tmp_path / "s.msgpack"), "r", None, None, None).records("")
+    raw = [msgpack.packb({"key": "a", "v": 1}), msgpack.packb({"key": "b", "v": [2.5]})]
+    assert core.read_range(0, 2, None) == raw
+    assert core.read_range(0, 2, stowage._records.decoder) == [{"key": "a", "v": 1}, {"key": "b", "v": [2.5]}]
+    with pytest.raises(ValueError, match="PyCapsule"):  # anything but a decoder's capsule is refused
+        core.read_range(0, 2, object())
+
+
 def _same(got, want):
     """Equal values of the same types, arrays by dtype, shape, bytes and read-only flag."""
     assert type(got) is type(want), (got, want)
@@ -201,17 +222,17 @@ def test_decoder_matches_msgpack_numpy_on_odd_maps():
     packed.append(b"\x81\xa1x" + b"\x86" + msgpack.packb(nd(), use_bin_type=True)[1:] + b"\xc4\x04type\xa3<u2")
     for p in packed:
         want = msgpack.unpackb(p, raw=False, strict_map_key=False, object_hook=msgpack_numpy.decode)
-        _same(stowage._core.decode_sample(p), want)
+        _same(stowage._records.decode_sample(p), want)
     # An array as a key becomes a tuple (msgpack refuses it: unhashable list).
-    assert stowage._core.decode_sample(b"\x82\xa3key\xa1a\x92\x01\x02\xc3") == {"key": "a", (1, 2): True}
+    assert stowage._records.decode_sample(b"\x82\xa3key\xa1a\x92\x01\x02\xc3") == {"key": "a", (1, 2): True}
     # A map as a key: both refuse it (unhashable), also inside an nd map.
     for p in (b"\x81\x81\x01\x02\x03", b"\x82\xc4\x02nd\xc3\x81\x01\x02\x03"):
         with pytest.raises(TypeError):
             msgpack.unpackb(p, raw=False, strict_map_key=False, object_hook=msgpack_numpy.decode)
         with pytest.raises(TypeError):
-            stowage._core.decode_sample(p)
+            stowage._records.decode_sample(p)
     # After an error the decoder starts clean: a batch keeps decoding.
-    _same(stowage._core.decode_sample(packed[0]), msgpack.unpackb(packed[0], raw=False, object_hook=msgpack_numpy.decode))
+    _same(stowage._records.decode_sample(packed[0]), msgpack.unpackb(packed[0], raw=False, object_hook=msgpack_numpy.decode))
 
 
 def test_xarray_has_dimension_names_and_labels():

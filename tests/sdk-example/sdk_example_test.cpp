@@ -3,6 +3,7 @@
 // only, then load the result with the real registry and round-trip data.
 // Also: every place that reports stowage's version or plugin ABI agrees with
 // the one source of each (meson.build's project version, plugin.h's ABI).
+#include "codec_checks.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -50,6 +51,17 @@ TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and 
   CHECK(std::memcmp(decoded.data(), counts.data(), decoded.size()) == 0);
   CHECK_THROWS_WITH_AS(registry.codec(R"({"type":"delta","typesize":3})"),
                        doctest::Contains("must be 1, 2, 4 or 8"), stowage::Error);
+
+  // The conformance checks a third party runs on its codec (tests/support/codec_checks.hpp).
+  for (int typesize : {1, 2, 4, 8}) {
+    codec_checks::Spec spec;
+    spec.config = R"({"type":"delta","typesize":)" + std::to_string(typesize) + "}";
+    spec.id = "delta";
+    spec.element_size = static_cast<size_t>(typesize);
+    spec.bad_configs = {{R"({"type":"delta","typesize":3})", "typesize"}};
+    spec.registry = &registry;
+    codec_checks::check_codec(spec);
+  }
 
   // The one exported symbol holds for a third party's build too.
   test::RunResult nm = test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_delta.so"));

@@ -1,7 +1,10 @@
 // Helpers shared by the gzip, bzip2, xz and zstd codec suites: codecs from the registry,
 // sample data, error checks, real N5 chunks from the fixtures, and the
-// file exchange with Python and Java peers (N5JavaCodecsPeer.java).
+// file exchange with Python and Java peers (N5JavaCodecsPeer.java). The
+// checks every codec must pass are in codec_checks.hpp.
 #pragma once
+
+#include "codec_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <test_support.hpp>
@@ -17,7 +20,7 @@
 
 namespace codec_test {
 
-using Bytes = std::vector<uint8_t>;
+using codec_checks::Bytes;
 
 inline stowage::Codec codec(const std::string& config_json) {
   return stowage::Registry::global().codec(std::string_view(config_json));
@@ -59,22 +62,19 @@ inline std::vector<Sample> samples() {
           {"random", random}};
 }
 
-inline Bytes encode(const stowage::Codec& c, const Bytes& in) { return c.encode(in.data(), in.size()); }
-inline Bytes decode(const stowage::Codec& c, const Bytes& in, size_t size) {
-  return c.decode(in.data(), in.size(), size);
-}
-
-// `c` encodes `data` within its bound and decodes it back; returns the encoding
-// for the suite's own checks of it.
-inline Bytes check_round_trip(const stowage::Codec& c, const Bytes& data) {
-  Bytes packed = encode(c, data);
-  CHECK(packed.size() <= c.bound(data.size()));
-  CHECK(decode(c, packed, data.size()) == data);
-  return packed;
-}
+using codec_checks::decode;
+using codec_checks::encode;
 
 using test::Failure;
 using test::failure_of;
+// The conformance checks every codec passes (codec_checks.hpp, reusable by
+// third parties); the suites also call them one by one on their own data.
+using codec_checks::check_codec;
+using codec_checks::check_damaged_encodings_fail;
+using codec_checks::check_round_trip;
+using codec_checks::check_small_output_buffer;
+using codec_checks::check_thread_safe;
+using codec_checks::Spec;
 inline Failure decode_failure(const stowage::Codec& c, const Bytes& in, size_t capacity) {
   return failure_of([&] {
     Bytes out(capacity);
@@ -90,76 +90,6 @@ inline Failure decode_failure(const stowage::Codec& c, const Bytes& in, size_t c
     CHECK_MESSAGE(f_.message.find(codec_id) != std::string::npos, f_.message); \
     CHECK_MESSAGE(f_.message.find(what) != std::string::npos, f_.message);     \
   } while (0)
-
-// Every prefix of a payload decodes to an error, never a crash or a result.
-inline void check_every_truncation_fails(const stowage::Codec& c, const Bytes& payload, size_t size,
-                                         const char* codec_id) {
-  size_t step = payload.size() > 4000 ? payload.size() / 997 : 1;
-  for (size_t cut = 0; cut < payload.size(); cut += step) {
-    Bytes prefix(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(cut));
-    Failure f = decode_failure(c, prefix, size);
-    CAPTURE(cut);
-    CHECK(f.code == stowage::ErrorCode::corrupt);
-    CHECK_MESSAGE(f.message.find(codec_id) != std::string::npos, f.message);
-  }
-}
-
-// Flipping any one byte never crashes: the result is CORRUPT, or (where the
-// format carries no checksum for that byte) some output of at most `size` bytes.
-inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payload, size_t size) {
-  for (size_t i = 0; i < payload.size(); i += 1 + payload.size() / 400) {
-    Bytes bad = payload;
-    bad[i] ^= 0x5a;
-    Bytes out(size);
-    try {
-      size_t got = c.decode(bad.data(), bad.size(), out.data(), out.size());
-      CHECK(got <= size);
-    } catch (const stowage::Error& e) {
-      CAPTURE(i);
-      CHECK_MESSAGE(e.code() == stowage::ErrorCode::corrupt, e.what());
-    }
-  }
-}
-
-// Our encoding of `data`, checked by the two damage checks above; returned for
-// the suite's own damage checks of it.
-inline Bytes check_damaged_encodings_fail(const stowage::Codec& c, const Bytes& data, const char* codec_id) {
-  Bytes packed = encode(c, data);
-  check_every_truncation_fails(c, packed, data.size(), codec_id);
-  check_byte_flips_are_safe(c, packed, data.size());
-  return packed;
-}
-
-// Encoding into a buffer too small for the result is INVALID_ARGUMENT, and
-// leaves nothing behind that changes the next encoding.
-inline void check_small_output_buffer(const stowage::Codec& c, const Bytes& data) {
-  const Bytes expected = encode(c, data);
-  for (size_t capacity : {size_t{0}, size_t{8}, expected.size() / 2, expected.size() - 1}) {
-    CAPTURE(capacity);
-    Bytes out(capacity);
-    Failure f = failure_of([&] { c.encode(data.data(), data.size(), out.data(), out.size()); });
-    CHECK(f.code == stowage::ErrorCode::invalid_argument);
-    CHECK_MESSAGE(f.message.find("too small") != std::string::npos, f.message);
-    CHECK(encode(c, data) == expected);
-  }
-}
-
-// One instance used from several threads gives what one thread gives.
-inline void check_thread_safe(const stowage::Codec& c, const Bytes& data) {
-  REQUIRE(c.thread_safe());
-  const Bytes expected = encode(c, data);
-  std::vector<int> ok(4, 0);
-  std::vector<std::thread> threads;
-  for (size_t t = 0; t < ok.size(); ++t)
-    threads.emplace_back([&, t] {
-      int good = 1;
-      for (int round = 0; round < 8; ++round)
-        good &= encode(c, data) == expected && decode(c, expected, data.size()) == data;
-      ok[t] = good;
-    });
-  for (std::thread& th : threads) th.join();
-  for (int v : ok) CHECK(v == 1);
-}
 
 // ---- N5 chunks from the fixtures -------------------------------------------------
 

@@ -2,6 +2,8 @@
 // directories, reading files, and running peer programs (Python, Java).
 #pragma once
 
+#include "failure.hpp"
+
 #include <stowage/stowage.hpp>
 
 #include <doctest/doctest.h>
@@ -150,21 +152,6 @@ inline std::string quote(const std::string& s) {
     else q += c;
   }
   return q + "'";
-}
-
-// The error code and message of a call that must fail, or "no error".
-struct Failure {
-  stowage::ErrorCode code = stowage::ErrorCode::ok;
-  std::string message;
-};
-template <class F>
-Failure failure_of(F&& f) {
-  try {
-    f();
-  } catch (const stowage::Error& e) {
-    return {e.code(), e.what()};
-  }
-  return {};
 }
 
 }  // namespace test

@@ -98,10 +98,9 @@ TEST_CASE("zstd: truncated, corrupt, oversized and trailing data are CORRUPT") {
   CHECK(c.decode(packed.data(), packed.size(), roomy.data(), roomy.size()) == data.size());
 }
 
-TEST_CASE("zstd: a too small output buffer is INVALID_ARGUMENT and harms nothing") {
-  check_small_output_buffer(zstd(3), microscopy_u16(64 * 64 * 2));
-}
-
-TEST_CASE("zstd: one instance is safe from many threads") {
-  check_thread_safe(zstd(3), microscopy_u16(64 * 64 * 8));
+TEST_CASE("zstd: passes the codec conformance checks (tests/support/codec_checks.hpp)") {
+  // No content checksum (zstd.cpp never sets ZSTD_c_checksumFlag).
+  check_codec({R"({"type":"zstd","level":3})", "zstd"});
+  check_codec({R"({"type":"zstd","level":-5})", "zstd"});
+  check_small_output_buffer(zstd(3), microscopy_u16(64 * 64 * 2));  // and says "too small"
 }

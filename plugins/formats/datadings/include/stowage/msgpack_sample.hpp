@@ -18,14 +18,15 @@
 //   - a map lacking one of the fields msgpack-numpy needs stays a map, as in
 //     Python; pickled object arrays (kind "O") stay maps too (they are
 //     Python-only).
-// Map order and non-string map keys are kept. Errors are stowage::Error
-// with code corrupt.
+// Map order and non-string map keys are kept. Errors are stowage::sdk::Error
+// (stowage/plugin.hpp), code STOWAGE_CORRUPT for bytes that are no sample.
 //
-// Header-only; needs msgpack-cxx (Debian: libmsgpack-cxx-dev).
+// Header-only, on the SDK headers alone (no library of ours to link); needs
+// msgpack-cxx (Debian: libmsgpack-cxx-dev).
 #ifndef STOWAGE_MSGPACK_SAMPLE_HPP
 #define STOWAGE_MSGPACK_SAMPLE_HPP
 
-#include <stowage/stowage.hpp>
+#include <stowage/plugin.hpp>  // sdk::Error: this header needs no library of ours
 
 #include <msgpack.hpp>
 
@@ -60,7 +61,7 @@ inline const char* type_name(Type t) {
 }
 
 [[noreturn]] inline void decode_error(const std::string& what) {
-  throw Error(ErrorCode::corrupt, "msgpack sample: " + what);
+  throw sdk::Error(STOWAGE_CORRUPT, "msgpack sample: " + what);
 }
 
 // One field of a structured dtype (numpy descr entry).
@@ -129,7 +130,7 @@ struct NdArray {
     else if constexpr (std::is_integral_v<T>) want = 'u';
     else want = '?';
     if (want != kind || sizeof(T) != itemsize)
-      throw Error(ErrorCode::invalid_argument,
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT,
                   "msgpack sample: an array of dtype " + dtype + " cannot be read as a " +
                       std::to_string(sizeof(T)) + "-byte '" + std::string(1, want) + "' type");
   }
@@ -186,7 +187,7 @@ struct NdArray {
         }
         break;
     }
-    throw Error(ErrorCode::invalid_argument,
+    throw sdk::Error(STOWAGE_INVALID_ARGUMENT,
                 "msgpack sample: dtype " + dtype + " has no conversion to double");
   }
 };
@@ -235,12 +236,12 @@ class Value {
     if (type_ == Type::int64) return static_cast<int64_t>(u_);
     expect(Type::uint64);
     if (u_ > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      throw Error(ErrorCode::invalid_argument, "msgpack sample: " + std::to_string(u_) + " does not fit int64");
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT, "msgpack sample: " + std::to_string(u_) + " does not fit int64");
     return static_cast<int64_t>(u_);
   }
   uint64_t as_uint() const {
     if (type_ == Type::int64)
-      throw Error(ErrorCode::invalid_argument, "msgpack sample: a negative integer is not a uint64");
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT, "msgpack sample: a negative integer is not a uint64");
     expect(Type::uint64);
     return u_;
   }
@@ -269,7 +270,7 @@ class Value {
   const Value& operator[](size_t i) const {
     const Array& a = as_array();
     if (i >= a.size())
-      throw Error(ErrorCode::invalid_argument, "msgpack sample: index " + std::to_string(i) +
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT, "msgpack sample: index " + std::to_string(i) +
                                                    " is past the end of an array of " + std::to_string(a.size()));
     return a[i];
   }
@@ -281,7 +282,7 @@ class Value {
   }
   const Value& operator[](std::string_view key) const {
     const Value* v = find(key);
-    if (!v) throw Error(ErrorCode::not_found, "msgpack sample: no key '" + std::string(key) + "' in the map");
+    if (!v) throw sdk::Error(STOWAGE_NOT_FOUND, "msgpack sample: no key '" + std::string(key) + "' in the map");
     return *v;
   }
 
@@ -289,7 +290,7 @@ class Value {
   explicit Value(Type t) : type_(t) {}
   void expect(Type t) const {
     if (type_ != t)
-      throw Error(ErrorCode::invalid_argument, std::string("msgpack sample: the value is a ") +
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT, std::string("msgpack sample: the value is a ") +
                                                    type_name(type_) + ", not a " + type_name(t));
   }
   friend class Decoder;
@@ -535,7 +536,7 @@ class Decoder : public msgpack::null_visitor {
     if (is_map) {
       try {
         done = detail::decode_numpy(std::move(done));
-      } catch (const Error& e) {
+      } catch (const sdk::Error& e) {
         error_ = e.what();
         return false;
       }

@@ -17,7 +17,7 @@
 // array (true) or a scalar, one with "complex" a Python complex (parsed by the
 // library's parse_complex), a pickled object array ("O") stays a map, and the
 // data must be exactly as long as dtype and shape say. Errors are
-// stowage::Error with code corrupt, as the library's.
+// stowage::sdk::Error with code STOWAGE_CORRUPT, as the library's.
 #pragma once
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -351,7 +351,7 @@ class PyDecoder : public msgpack::null_visitor {
     std::complex<double> c;
     try {
       c = stowage::sample::detail::parse_complex(std::string(text, n));
-    } catch (const stowage::Error& e) {
+    } catch (const stowage::sdk::Error& e) {
       return corrupt(std::string(e.what()).substr(std::string("msgpack sample: ").size()));
     }
     PyObject* out = PyComplex_FromDoubles(c.real(), c.imag());
