@@ -10,7 +10,7 @@
 //   codec_checks::check_codec(spec);
 //
 // Needs only failure.hpp (beside it), <stowage/stowage.hpp> and doctest.
-// CODECS.md beside this file says what each check asks and why.
+// README.md beside this file ("Codec checks") says what each check asks and why.
 #pragma once
 
 #include "failure.hpp"

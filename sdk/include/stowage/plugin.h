@@ -531,7 +531,7 @@ typedef struct stowage_plugin {
   const char *build_info;    /* SDK version, compiler, build type, libraries */
   const char *params_schema; /* JSON: {"key": {"type","default","min","max","enum"}} */
   uint64_t capabilities;
-  const void *vtable; /* stowage_codec_vtable* or stowage_format_vtable* */
+  const void *vtable; /* stowage_codec_vtable*, stowage_format_vtable* or stowage_storage_vtable* */
   const char *description;   /* one line for humans */
   const char *const *aliases; /* NULL-terminated extra ids (e.g. "zlib"), or NULL */
   const char *const *extensions; /* NULL-terminated file extensions (".n5"), or NULL */
