@@ -277,8 +277,9 @@ class Converter {
   }
 
   uint64_t nodes() const { return nodes_; }
-  // The OME-NGFF version for a Zarr destination: 0.5 in a v3 store, 0.4 in v2.
-  void set_ngff_version(std::string version) { ngff_ = std::move(version); }
+  // The multiscale convention the open destination writes, as its root
+  // description declares it ({"convention": "ome-ngff", "version": "0.5"}).
+  void set_multiscales(json convention) { multiscales_ = std::move(convention); }
 
   DType target_dtype(DType from) const {
     auto it = opts_.casts.find(from);
@@ -317,17 +318,19 @@ class Converter {
       copy(src, join(src_node, child), dst, join(dst_node, child), progress);
   }
 
-  // A group's attributes with its multiscale metadata in the destination's
-  // terms, between formats: OME-NGFF `multiscales` into Zarr from
-  // n5-viewer's keys, n5-viewer's keys into N5 from OME-NGFF (ome_zarr.hpp).
+  // A group's attributes with its multiscale metadata in the convention the
+  // destination declares, between formats: OME-NGFF `multiscales` from
+  // n5-viewer's keys, n5-viewer's keys from OME-NGFF (ome_zarr.hpp).
   // The source's own keys stay (the metadata rule: nothing dropped unasked);
   // the datasets' n5-viewer keys are added when they are copied.
   json with_multiscales(const Store& src, const std::string& node, const json& attributes, const Store& dst) {
     if (same_format(src, dst) || !attributes.is_object()) return attributes;
     const std::string where = node.empty() ? std::string("the root group") : node;
+    const std::string convention = multiscales_.value("convention", "");
+    const std::string ngff = multiscales_.value("version", "0.4");
     std::string why;
     json out = attributes;
-    if (dst.format() == "zarr" && !attributes.contains("multiscales") && !attributes.contains("ome")) {
+    if (convention == "ome-ngff" && !attributes.contains("multiscales") && !attributes.contains("ome")) {
       std::vector<ome::Level> levels;
       for (const std::string& child : src.list(node)) {
         const NodeInfo level = src.describe(join(node, child));
@@ -336,12 +339,12 @@ class Converter {
         for (const auto& d : level.dims) dims.push_back(d.name);
         levels.push_back({child, level.attributes, dims, level.shape.size()});
       }
-      const json ome = ome::multiscales_from_n5(attributes, levels, ngff_, &why);
+      const json ome = ome::multiscales_from_n5(attributes, levels, ngff, &why);
       if (!ome.is_null()) {
         for (const auto& [key, value] : ome.items()) out[key] = value;
-        notes.push_back(where + ": wrote OME-NGFF " + ngff_ + " multiscales for its n5-viewer levels");
+        notes.push_back(where + ": wrote OME-NGFF " + ngff + " multiscales for its n5-viewer levels");
       }
-    } else if (dst.format() == "n5") {
+    } else if (convention == "n5-viewer") {
       if (auto viewer = ome::n5_viewer_from_multiscales(attributes, &why)) {
         for (const auto& [key, value] : viewer->group.items()) out[key] = value;
         for (const auto& [path, extra] : viewer->datasets) level_attributes_[join(node, path)] = extra;
@@ -841,7 +844,7 @@ class Converter {
   Registry& registry_;
   const std::string codec_id_;
   uint64_t nodes_ = 0;
-  std::string ngff_ = "0.4";
+  json multiscales_ = json::object();  // the destination's declared convention (set_multiscales)
   std::map<std::string, json> level_attributes_;  // source node -> n5-viewer keys to add (with_multiscales)
 };
 
@@ -1097,6 +1100,15 @@ void refuse_replacing_other(const std::string& dst_path, const std::string& to, 
 
 // ---- what the user asked for, checked before any byte is written ---------------------------
 
+// The formats that declare capability `cap` (for shards: zarr).
+std::string ids_with(Registry& registry, uint64_t cap) {
+  std::string list;
+  for (const PluginInfo& p : registry.plugins(true))
+    if (p.kind == "format" && p.state == PluginState::loaded && (p.capabilities & cap))
+      list += (list.empty() ? "" : ", ") + p.id;
+  return list.empty() ? "none found on the plugin path" : list;
+}
+
 std::string ids_of(Registry& registry, const char* kind) {
   std::string list;
   for (const PluginInfo& p : registry.plugins())
@@ -1148,36 +1160,107 @@ void require_axes(const std::vector<std::string>& axes) {
   }
 }
 
-// --zarr-version and --shards are Zarr's: refused, naming the option, for
-// another destination (which would ignore them); shards need version 3.
-// Returns the open options for the destination: a new Zarr store is
-// version 3 unless asked otherwise.
-json destination_options(const CopyOptions& options, const std::string& to, bool new_store) {
+// What a declared option takes, for messages: "2 or 3", "true or false",
+// "an integer from 0", "one of [1,0], [1,1]" (the schema of plugin.h).
+std::string takes_text(const json& spec) {
+  auto either = [](const std::vector<std::string>& values) {
+    std::string text;
+    for (size_t i = 0; i < values.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+    return text;
+  };
+  std::vector<std::string> values;
+  if (spec.contains("enum") && spec["enum"].is_array())
+    for (const json& v : spec["enum"]) values.push_back(v.dump());
+  const std::string type = spec.value("type", "");
+  const bool bounded = spec.contains("min") && spec.contains("max") && spec["min"].is_number_integer() &&
+                       spec["max"].is_number_integer();
+  if (values.empty() && type == "integer" && bounded && spec["max"].get<int64_t>() - spec["min"].get<int64_t>() < 4)
+    for (int64_t v = spec["min"]; v <= spec["max"].get<int64_t>(); ++v) values.push_back(std::to_string(v));
+  if (!values.empty()) return either(values);
+  if (type == "boolean") return "true or false";
+  if (type == "integer" && bounded) return "an integer from " + spec["min"].dump() + " to " + spec["max"].dump();
+  if (type == "integer" && spec.contains("min")) return "an integer from " + spec["min"].dump();
+  return (type == "integer" || type == "array" ? "an " : "a ") + (type.empty() ? std::string("value") : type);
+}
+
+// "zarr_version (2 or 3, default 3), consolidated (true or false)".
+std::string options_text(const json& schema) {
+  std::string text;
+  for (const auto& [key, spec] : schema.items()) {
+    text += (text.empty() ? "" : ", ") + key + " (" + takes_text(spec);
+    if (spec.contains("default") && !spec["default"].is_null()) text += ", default " + spec["default"].dump();
+    text += ")";
+  }
+  return text.empty() ? "none" : text;
+}
+
+// Whether `value` is one a declared option takes: its type, range and set.
+bool takes(const json& spec, const json& value) {
+  const std::string type = spec.value("type", "");
+  const bool typed = type == "integer"   ? value.is_number_integer()
+                     : type == "boolean" ? value.is_boolean()
+                     : type == "string"  ? value.is_string()
+                     : type == "number"  ? value.is_number()
+                     : type == "array"   ? value.is_array()
+                                         : true;
+  if (!typed) return false;
+  if (spec.contains("enum") && spec["enum"].is_array() &&
+      std::find(spec["enum"].begin(), spec["enum"].end(), value) == spec["enum"].end())
+    return false;
+  if (type == "integer" && spec.contains("min") && value.get<int64_t>() < spec["min"].get<int64_t>()) return false;
+  if (type == "integer" && spec.contains("max") && value.get<int64_t>() > spec["max"].get<int64_t>()) return false;
+  return true;
+}
+
+// The open options for the destination, checked against those its format
+// declares (its params_schema) before anything is written: an unknown or
+// invalid one is refused naming it, the format and what it takes. A new
+// store gets the defaults of the options that set what it is made as
+// ("on_create"), so the summary says what was written. --shards needs a
+// format that declares STOWAGE_CAP_SHARDS.
+json destination_options(const CopyOptions& options, const std::string& to, bool new_store, Registry& registry) {
   json open = options.open_options.is_null() ? json::object() : options.open_options;
   if (!open.is_object()) throw Error(ErrorCode::invalid_argument, "the open options must be a JSON object, not " + open.dump());
-  if (to != "zarr") {
-    if (open.contains("zarr_version"))
-      throw Error(ErrorCode::invalid_argument,
-                  "--zarr-version applies to a Zarr destination, and this one is " + to + "; leave it out or give --to zarr");
-    if (!options.shards.empty())
-      throw Error(ErrorCode::invalid_argument,
-                  "--shards applies to a Zarr v3 destination, and this one is " + to + "; leave it out or give --to zarr");
-    return open;
+  const stowage_plugin* format = registry.load("format", to, "");
+  json schema = json::parse(format->params_schema ? format->params_schema : "{}", nullptr, false);
+  if (!schema.is_object()) schema = json::object();
+  for (const auto& [key, value] : open.items()) {
+    if (!schema.contains(key))
+      throw Error(ErrorCode::invalid_argument, "open option '" + key + "': format " + to +
+                                                   " has no such option; its open options: " + options_text(schema));
+    if (!takes(schema[key], value))
+      throw Error(ErrorCode::invalid_argument, "open option " + key + "=" + value.dump() + ": format " + to +
+                                                   " takes " + takes_text(schema[key]) + " for " + key);
   }
-  if (open.contains("zarr_version") && open["zarr_version"] != 2 && open["zarr_version"] != 3)
-    throw Error(ErrorCode::invalid_argument, "--zarr-version must be 2 or 3, not " + open["zarr_version"].dump());
-  if (new_store && !open.contains("zarr_version")) open["zarr_version"] = 3;
-  if (!options.shards.empty() && open.value("zarr_version", json(3)) == 2)
-    throw Error(ErrorCode::invalid_argument, "--shards needs Zarr v3 (sharding_indexed); Zarr v2 has no shards, so "
-                                             "leave out --zarr-version 2 or --shards");
+  if (new_store)
+    for (const auto& [key, spec] : schema.items())
+      if (spec.value("on_create", false) && !open.contains(key) && spec.contains("default")) open[key] = spec["default"];
+  if (!options.shards.empty() && !(format->capabilities & STOWAGE_CAP_SHARDS))
+    throw Error(ErrorCode::invalid_argument, "--shards: format " + to + " writes no shards; the formats that do: " +
+                                                 ids_with(registry, STOWAGE_CAP_SHARDS) + " (leave out --shards or give --to)");
   return open;
 }
 
-// The OME-NGFF version for what the Zarr store at `path` holds: 0.5 for v3
-// (a root zarr.json), else 0.4.
-std::string ngff_version(const std::string& path) {
-  std::error_code ec;
-  return fs::exists(fs::path(path) / "zarr.json", ec) ? "0.5" : "0.4";
+// What the open destination declares it writes (plugin.h, the root's
+// "store"), checked before any data is written: shards where it takes
+// none (a Zarr v2 store says why). A single-dataset format (.npy) has no
+// root to describe until it is created, and declares nothing.
+json destination_facts(const Store& dst, const CopyOptions& options, Registry& registry) {
+  json facts = json::object();
+  const std::optional<PluginInfo> format = registry.find("format", dst.format());
+  if (format && (format->capabilities & STOWAGE_CAP_GROUPS)) {
+    const NodeInfo root = dst.describe("");
+    if (root.raw.contains("store") && root.raw["store"].is_object()) facts = root.raw["store"];
+  }
+  const json shards = facts.value("shards", json(true));
+  if (!options.shards.empty() && shards != true)
+    throw Error(ErrorCode::invalid_argument,
+                "--shards: " + dst.path() + " takes no shards" +
+                    (shards.is_string() ? ": " + shards.get<std::string>() : std::string()) +
+                    "; leave out --shards or the open options that made it so",
+                dst.path());
+  return facts.value("multiscales", json::object());
 }
 
 bool has_node(const Store& store, const std::string& node) {
@@ -1257,7 +1340,7 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
     throw Error(ErrorCode::invalid_argument,
                 dst_path + " does not exist; create it first with --create-only, then run the parts");
   if (exists && (options.overwrite || in_place)) refuse_replacing_other(dst_path, result.to, registry);
-  result.open_options = destination_options(options, result.to, !in_place);
+  result.open_options = destination_options(options, result.to, !in_place, registry);
   result.shards = options.shards;
 
   Converter converter(options, registry, codec_id);
@@ -1265,7 +1348,7 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   if (in_place) {
     // Add (or with a part run, fill) a node of an existing container.
     Store dst = Store::open(dst_path, Mode::update, result.to, result.open_options, registry);
-    if (result.to == "zarr") converter.set_ngff_version(ngff_version(dst_path));
+    converter.set_multiscales(destination_facts(dst, options, registry));
     const bool adding_node = !filling_part && !dst_node.empty();
     const bool present = adding_node && has_node(dst, dst_node);
     if (present && !options.overwrite)
@@ -1287,8 +1370,8 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
     StagingArea staging(dst_path, registry);
     try {
       Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, result.open_options, registry);
-      if (result.to == "zarr") converter.set_ngff_version(ngff_version(staging.target().string()));
       try {
+        converter.set_multiscales(destination_facts(dst, options, registry));
         converter.copy(src, src_node, dst, dst_node, progress);
       } catch (...) {
         // The staged output goes with the staging area: close it quietly (its
@@ -1355,13 +1438,6 @@ void parse_part_spec(const std::string& spec, CopyOptions& options) {
   if (std::sscanf(spec.c_str(), "%llu/%llu%c", &i, &n, &tail) != 2)
     throw Error(ErrorCode::invalid_argument, "--part takes I/N with 0 <= I < N, got '" + spec + "'");
   set_part(options, i, n);
-}
-
-void set_zarr_version(CopyOptions& options, int version) {
-  if (version != 2 && version != 3)
-    throw Error(ErrorCode::invalid_argument, "--zarr-version must be 2 or 3, not " + std::to_string(version));
-  if (options.open_options.is_null()) options.open_options = json::object();
-  options.open_options["zarr_version"] = version;
 }
 
 void parse_open_option(const std::string& spec, CopyOptions& options) {
