@@ -2,10 +2,10 @@
 // format, through the core API only, so a format plugin added later converts
 // without a change here.
 //
-// The output is built in a hidden temporary directory beside the destination
-// and renamed into place at the end: an error, a cancellation or a kill
-// leaves no destination (at most a temporary, which the next copy to the same
-// destination removes). A node added to an existing container (DST::node) is
+// The output is built in the storage's hidden staging directory beside the
+// destination and moved into place at the end: an error, a cancellation or a
+// kill leaves no destination (at most a temporary, which the storage removes
+// once its process is gone). A node added to an existing container (DST::node) is
 // written under a hidden name inside it and moved into place whole where the
 // format can move nodes (NodeStaging), else written in place.
 #include "internal.hpp"
@@ -29,8 +29,8 @@ bool has_node(const Store& store, const std::string& node) {
 // Writes a node under a hidden name and moves it into place once whole.
 // Returns the bytes it wrote.
 uint64_t copy_node_staged(Converter& converter, const Store& src, const std::string& src_node, Store& dst,
-                          const std::string& dst_node, Progress& progress, bool replace) {
-  NodeStaging staged(dst, dst_node);
+                          const std::string& dst_node, Progress& progress, bool replace, Registry& registry) {
+  NodeStaging staged(registry, dst, dst_node);
   try {
     converter.copy(src, src_node, dst, staged.node(), progress);
     progress.check_cancel();
@@ -79,8 +79,8 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   }
 
   refuse_overlap(source, destination, place_of(src_path, src_node), place_of(dst_path, dst_node));
-  std::error_code ec;
-  const bool exists = fs::exists(dst_path, ec);
+  const sdk::Storage storage = detail::storage_of(registry, dst_path);
+  const bool exists = detail::storage_call(dst_path, [&] { return storage.exists(dst_path); });
   const bool filling_part = options.part_count > 0;
   // A node added to an existing container is written in place (each plugin
   // writes its files atomically); anything new is staged and renamed.
@@ -105,22 +105,23 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
     if (present && !options.overwrite)
       throw Error(ErrorCode::invalid_argument, dst_path + "::" + dst_node + " exists; use --overwrite to replace it");
     if (adding_node && dst.can_move_nodes()) {
-      result.bytes_out = copy_node_staged(converter, src, src_node, dst, dst_node, progress, options.overwrite);
+      result.bytes_out = copy_node_staged(converter, src, src_node, dst, dst_node, progress, options.overwrite,
+                                          registry);
     } else {
       // The format cannot move a node: it is written in place (Daf keeps
       // what it writes pending until close, where each file is renamed in).
       if (present) dst.remove(dst_node);
-      const uint64_t before = disk_bytes(dst_path);
+      const uint64_t before = stored_bytes(storage, dst_path);
       converter.copy(src, src_node, dst, dst_node, progress);
       dst.close();  // before measuring: some formats write at close
-      const uint64_t after = disk_bytes(dst_path);
+      const uint64_t after = stored_bytes(storage, dst_path);
       result.bytes_out = after > before ? after - before : 0;
     }
     dst.close();
   } else {
-    StagingArea staging(dst_path, registry);
+    NewDestination staging(registry, dst_path, result.to);
     try {
-      Store dst = Store::open(staging.target().string(), Mode::truncate, result.to, result.open_options, registry);
+      Store dst = Store::open(staging.location(), Mode::truncate, result.to, result.open_options, registry);
       try {
         converter.set_multiscales(destination_facts(dst, options, registry));
         converter.copy(src, src_node, dst, dst_node, progress);
@@ -151,7 +152,6 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
 }  // namespace copying
 
 using copying::copy_with;
-using copying::kTempPrefix;
 
 // The plugins' warnings during a copy (a datg name it had to change, a codec
 // it ignores) belong to its result: they go into the notes, which --json
@@ -166,7 +166,7 @@ CopyResult copy(const std::string& source, const std::string& destination, const
     return result;
   } catch (...) {
     for (const std::string& w : warnings)  // not those about the discarded staging output
-      if (w.find(kTempPrefix) == std::string::npos) std::cerr << "stowage warning: " << w << "\n";
+      if (w.find(".stowage-tmp.") == std::string::npos) std::cerr << "stowage warning: " << w << "\n";
     throw;
   }
 }
