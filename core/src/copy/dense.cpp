@@ -65,7 +65,7 @@ std::vector<uint64_t> Converter::shards_for(const std::vector<uint64_t>& chunks)
 // The source's chunks, except where one is too large to write as one (a
 // whole Daf vector, a one-block N5 dataset going to another format): then
 // slabs of about 4 MiB, so that progress, Ctrl-C and readers of the
-// destination are not held by one chunk (gzip -9 of 48 MB: 6 s). A copy
+// destination are not held by one chunk (bench/convert/RESULTS.md). A copy
 // into the same format keeps its chunks as they are.
 std::vector<uint64_t> Converter::default_chunks(const Store& src, const Store& dst, const std::string& node,
                                      const NodeInfo& info, DType to) {
@@ -94,9 +94,8 @@ bool Converter::copy_chunks(const Array& in, const Array& out, Progress& progres
 
 // Copies in tiles aligned to the destination's chunks, each holding
 // several chunks so the core decodes and encodes a tile's chunks in
-// parallel, and about 8 MiB so progress and Ctrl-C are heard every 0.1-0.2
-// s even at gzip -9's 50 MB/s (64 MiB tiles before: 1-2 s between
-// reports). A source that cannot read part of a chunk (a compressed one)
+// parallel, and about 8 MiB so progress and Ctrl-C are heard often even with
+// a slow codec (bench/convert/RESULTS.md). A source that cannot read part of a chunk (a compressed one)
 // gets tiles of at least one of its chunks, or each tile would decode the
 // same chunk again.
 void Converter::copy_tiles(const Array& in, const Array& out, Progress& progress, const std::string& label,

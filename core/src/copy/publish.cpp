@@ -12,8 +12,7 @@ static const std::string kTempPrefix = sdk::kStagingPrefix;
 
 // The hidden name a copy by process `pid` stages `name` under:
 // ".stowage-convert.<pid>.<name>", with the name cut so the whole stays
-// within the 255 bytes a file name may have (a 245-character destination
-// failed with "File name too long" before).
+// within the 255 bytes a file name may have.
 std::string staged_name(long pid, const std::string& name) {
   std::string head = kTempPrefix + std::to_string(pid) + ".";
   return head + name.substr(0, std::min(name.size(), 255 - std::min<size_t>(head.size(), 255)));
