@@ -23,9 +23,7 @@ namespace stowage::copying {
 
 using Clock = std::chrono::steady_clock;
 
-inline uint64_t product(const std::vector<uint64_t>& v) {
-  return std::accumulate(v.begin(), v.end(), uint64_t{1}, std::multiplies<>());
-}
+using detail::product;
 
 inline std::string join(const std::string& a, const std::string& b) {
   return a.empty() ? b : b.empty() ? a : a + "/" + b;
