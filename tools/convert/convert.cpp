@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
                  "shards (Zarr v3)");
   app.add_option("--open-option", opts.open_options,
                  "KEY=VALUE the destination store is opened with, one its format declares (stowage-plugin-list "
-                 "--json lists them; VALUE as JSON where it parses; repeatable), e.g. zarr_version=2");
+                 "--detail ID shows them; VALUE as JSON where it parses; repeatable), e.g. zarr_version=2");
   app.add_option("--cast", opts.cast, "Convert values: T (every array to T) or FROM=TO[,...] such as bool=uint8");
   app.add_option("--cast-overflow", opts.cast_overflow,
                  "A value the cast type cannot hold: error (default), clip, or wrap (integers)");

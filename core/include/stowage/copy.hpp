@@ -43,7 +43,7 @@ struct CopyOptions {
   json compression;
   std::vector<uint64_t> chunks;        // chunk shape (C order); empty: the source's
   // What the destination store is opened with, by name: the open options its
-  // format declares (its params_schema, `stowage-plugin-list --json`),
+  // format declares (its params_schema, `stowage-plugin-list --detail ID`),
   // checked against that declaration before anything is written.
   json open_options = json::object();
   // Shard shape (C order) of every array written, passed in each array's
