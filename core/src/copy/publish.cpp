@@ -1,8 +1,15 @@
 // Publishing a copy's new destination through the storage layer only: the
-// host's staging (staging.hpp) and sdk::Storage's list, stat and move. A node
-// staged in an existing container (NodeStaging) still names itself by process
-// id and cleans up with std::filesystem: the storage has no call for that yet.
+// host's staging (staging.hpp) and sdk::Storage's list, stat, remove and move.
+// A node staged in an existing container (NodeStaging) still names itself by
+// process id and asks the kernel whether a leftover's writer is alive: the
+// storage has no per-process hidden name inside a container yet.
 #include "publish.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 namespace stowage::copying {
 
@@ -18,15 +25,22 @@ std::string staged_name(long pid, const std::string& name) {
   return head + name.substr(0, std::min(name.size(), 255 - std::min<size_t>(head.size(), 255)));
 }
 
-// Removes temporaries left by killed conversions to the same destination.
-void clean_stale_temporaries(const fs::path& parent, const std::string& name) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    std::string f = entry.path().filename().string();
+void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent, const std::string& name) {
+  std::vector<std::string> entries;
+  try {
+    entries = storage.list(parent);
+  } catch (const sdk::Error&) {
+    return;  // no such directory yet: nothing was left there
+  }
+  for (std::string f : entries) {
+    if (!f.empty() && f.back() == '/') f.pop_back();
     if (f.rfind(kTempPrefix, 0) != 0) continue;
     long pid = std::atol(f.c_str() + kTempPrefix.size());
-    if (f != staged_name(pid, name)) continue;
-    if (!process_alive(pid)) fs::remove_all(entry.path(), ec);
+    if (f != staged_name(pid, name) || process_alive(pid)) continue;
+    try {
+      storage.remove_if_exists(parent + "/" + f);
+    } catch (const sdk::Error&) {
+    }
   }
 }
 
@@ -104,6 +118,47 @@ uint64_t NewDestination::publish(bool overwrite) {
     throw in_user_words(e);
   }
   return bytes;
+}
+
+NodeStaging::NodeStaging(Registry& registry, Store& dst, const std::string& node)
+    : dst_(dst), final_(node), storage_(detail::storage_of(registry, dst.path())) {
+  size_t slash = node.rfind('/');
+  std::string parent = slash == std::string::npos ? "" : node.substr(0, slash);
+  leaf_ = slash == std::string::npos ? node : node.substr(slash + 1);
+  hidden_leaf_ = staged_name(::getpid(), leaf_);
+  staged_ = join(parent, hidden_leaf_);
+  // A format that moves nodes keeps node a/b in the directory <root>/a/b:
+  // what killed copies left there goes first (and our own last attempt).
+  const std::string parent_dir = parent.empty() ? dst.path() : dst.path() + "/" + parent;
+  clean_stale_temporaries(storage_, parent_dir, leaf_);
+  node_dir_ = parent_dir + "/" + hidden_leaf_;
+  detail::storage_call(dst.path(), [&] { storage_.remove_if_exists(node_dir_); });
+}
+
+void NodeStaging::publish(bool replace) {
+  dst_.move(staged_, final_, replace);
+  published_ = true;
+}
+
+void NodeStaging::discard() noexcept {
+  if (published_) return;
+  try {
+    dst_.remove(staged_);
+  } catch (...) {
+  }
+  try {
+    storage_.remove_if_exists(node_dir_);
+  } catch (...) {
+  }
+}
+
+Error NodeStaging::in_user_words(const Error& e) const {
+  auto rewrite = [&](std::string text) {
+    text = sdk::without_temporaries(std::move(text));
+    for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;) text.replace(at, hidden_leaf_.size(), leaf_);
+    return text;
+  };
+  return Error(e.code(), rewrite(e.what()), rewrite(e.path()), e.plugin());
 }
 
 }  // namespace stowage::copying

@@ -10,22 +10,16 @@
 #include <stowage/plugin_util.hpp>  // kStagingPrefix, without_temporaries
 #include <stowage/storage.hpp>      // publishing the staged output: one rename, or a journaled set
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <filesystem>
+#include <memory>
+#include <string>
 
 namespace stowage::copying {
-
-namespace fs = std::filesystem;
 
 // NodeStaging's hidden name for `name` in a copy by process `pid`:
 // ".stowage-convert.<pid>.<name>", cut to fit 255 bytes.
 std::string staged_name(long pid, const std::string& name);
-// Removes what copies killed while writing node `name` left in `parent`.
-void clean_stale_temporaries(const fs::path& parent, const std::string& name);
+// Removes what copies killed while writing node `name` left in directory `parent`.
+void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent, const std::string& name);
 
 // The bytes stored under `key`: a file's size, or a directory's files' sum.
 uint64_t stored_bytes(const sdk::Storage& storage, const std::string& key);
@@ -58,52 +52,19 @@ class NewDestination {
 // or none, never a part. Used where the format moves nodes (N5).
 class NodeStaging {
  public:
-  NodeStaging(Registry& registry, Store& dst, const std::string& node)
-      : dst_(dst), final_(node), storage_(detail::storage_of(registry, dst.path())) {
-    size_t slash = node.rfind('/');
-    std::string parent = slash == std::string::npos ? "" : node.substr(0, slash);
-    leaf_ = slash == std::string::npos ? node : node.substr(slash + 1);
-    hidden_leaf_ = staged_name(::getpid(), leaf_);
-    staged_ = join(parent, hidden_leaf_);
-    // A format that moves nodes keeps node a/b in the directory <root>/a/b:
-    // what killed copies left there goes first (and our own last attempt).
-    const fs::path parent_dir = fs::path(dst.path()) / parent;
-    clean_stale_temporaries(parent_dir, leaf_);
-    std::error_code ec;
-    fs::remove_all(parent_dir / hidden_leaf_, ec);
-    node_dir_ = parent_dir / hidden_leaf_;
-  }
+  NodeStaging(Registry& registry, Store& dst, const std::string& node);
   const std::string& node() const { return staged_; }
-  uint64_t bytes() const { return stored_bytes(storage_, node_dir_.string()); }
-
-  void publish(bool replace) {
-    dst_.move(staged_, final_, replace);
-    published_ = true;
-  }
+  uint64_t bytes() const { return stored_bytes(storage_, node_dir_); }
+  void publish(bool replace);
   // Removes the partial node, quietly: the error that stopped the copy is the one to report.
-  void discard() noexcept {
-    if (published_) return;
-    try {
-      dst_.remove(staged_);
-    } catch (...) {
-    }
-    std::error_code ec;
-    fs::remove_all(node_dir_, ec);
-  }
-  Error in_user_words(const Error& e) const {
-    auto rewrite = [&](std::string text) {
-      text = sdk::without_temporaries(std::move(text));
-      for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;) text.replace(at, hidden_leaf_.size(), leaf_);
-      return text;
-    };
-    return Error(e.code(), rewrite(e.what()), rewrite(e.path()), e.plugin());
-  }
+  void discard() noexcept;
+  Error in_user_words(const Error& e) const;
 
  private:
   Store& dst_;
   std::string final_, leaf_, hidden_leaf_, staged_;
   sdk::Storage storage_;
-  fs::path node_dir_;
+  std::string node_dir_;  // where a format that moves nodes keeps the hidden one
   bool published_ = false;
 };
 
