@@ -114,6 +114,13 @@ struct RowPart {
 void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t ndim,
                        size_t element_size, CopyMode mode);
 
+// The number of elements of a shape (1 for rank 0).
+inline uint64_t product(const std::vector<uint64_t>& v) {
+  uint64_t p = 1;
+  for (uint64_t x : v) p *= x;
+  return p;
+}
+
 // Fills `count` elements with `value` converted to dtype, in the given byte order.
 void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian);
 

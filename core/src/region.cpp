@@ -43,11 +43,7 @@ std::vector<int64_t> strides_of(const std::vector<uint64_t>& shape, bool fortran
   return s;
 }
 
-uint64_t product(const std::vector<uint64_t>& v) {
-  uint64_t p = 1;
-  for (uint64_t x : v) p *= x;
-  return p;
-}
+using detail::product;
 
 // The chunks a region touches, as a flat list of chunk indices.
 struct ChunkRange {

@@ -187,7 +187,7 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
     else if (k == "overwrite") o.overwrite = value.cast<bool>();
     else if (k == "drop_metadata") o.drop_metadata = value.cast<bool>();
     else if (k == "create_only") o.create_only = value.cast<bool>();
-    else if (k == "zarr_version") stowage::set_zarr_version(o, value.cast<int>());
+    else if (k == "zarr_version") o.open_options["zarr_version"] = from_python(value);  // open_options' shorthand
     else if (k == "part") {
       auto [i, n] = value.cast<std::pair<uint64_t, uint64_t>>();
       stowage::set_part(o, i, n);

@@ -22,10 +22,12 @@ def convert(source, destination, *, progress=None, plugin_path=None, threads=Non
     ``"bool=uint8,uint32=float64"``), ``cast_overflow`` (``"error"``,
     ``"clip"``, ``"wrap"``), ``axes`` (a list or ``"gene,cell"``),
     ``overwrite``, ``drop_metadata``, ``create_only``, ``part=(i, n)``,
-    ``zarr_version`` (2 or 3; a new Zarr store is 3 by default), ``shards``
-    (Zarr v3's shard shape, a multiple of the chunks: a list or
-    ``"256,256,256"``), ``open_options`` (a dict the destination store is
-    opened with, e.g. ``{"zarr_version": 2}``). The summary also has
+    ``zarr_version`` (2 or 3, shorthand for ``open_options={"zarr_version":
+    N}``; a new Zarr store is 3 by default), ``shards`` (the shard shape, a
+    multiple of the chunks, for a format that writes shards such as Zarr v3:
+    a list or ``"256,256,256"``), ``open_options`` (a dict the destination
+    store is opened with, the options its format declares, e.g.
+    ``{"zarr_version": 2}``). The summary also has
     ``open_options`` and ``shards`` as used.
     ``progress``: called with a dict (``bytes_done``, ``bytes_total``,
     ``chunks``, ``seconds``) after each chunk, from a worker thread; an

@@ -329,12 +329,12 @@ TEST_CASE("a conversion killed half-way leaves no destination, and the next run 
   CHECK(!test::fs::exists(tmp / "int.n5"));
   // The next run to the killed destination completes and removes the leftovers.
   REQUIRE(convert(q(tmp / "big.npy") + " " + test::quote(dst) + " --compression lz4").status == 0);
-  // The three SIGKILLed runs' staging directories (".stowage-convert.<pid>.out.n5",
+  // The three SIGKILLed runs' staging directories (".out.n5.stowage-tmp.<pid>.<n>",
   // dead pids) are removed by this run to the same destination; the SIGINT
   // run removed its own (int.n5). So nothing may remain.
   std::string leftovers;
   for (const auto& e : test::fs::directory_iterator(tmp.path()))
-    if (e.path().filename().string().find(".stowage-convert.") == 0) leftovers += " " + e.path().filename().string();
+    if (e.path().filename().string().find(".stowage-") != std::string::npos) leftovers += " " + e.path().filename().string();
   CHECK_MESSAGE(leftovers.empty(), "left behind:" << leftovers);
   CHECK(dense_bytes(dst) == dense_bytes((tmp / "big.npy").string()));
 }

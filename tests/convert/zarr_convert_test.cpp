@@ -206,7 +206,7 @@ namespace {
 // Zarr v2, as zarr-python 2.13 (the peer) reads it.
 stowage::CopyOptions zarr_v2() {
   stowage::CopyOptions o;
-  stowage::set_zarr_version(o, 2);
+  o.open_options = {{"zarr_version", 2}};
   return o;
 }
 
@@ -360,11 +360,17 @@ TEST_CASE("stowage-convert: --zarr-version, --open-option and --shards, and what
     std::string args, says;
   };
   for (const Refusal& c : std::vector<Refusal>{
-           {q(n5) + " " + q(tmp / "a.n5") + " --zarr-version 2", "--zarr-version applies to a Zarr destination, and this one is n5"},
-           {q(n5) + " " + q(tmp / "b.n5") + " --shards 8,8", "--shards applies to a Zarr v3 destination, and this one is n5"},
-           {q(n5) + " " + q(tmp / "c.zarr") + " --zarr-version 4", "--zarr-version must be 2 or 3, not 4"},
-           {q(n5) + " " + q(tmp / "c.zarr") + " --open-option zarr_version=1", "--zarr-version must be 2 or 3, not 1"},
-           {q(n5) + " " + q(tmp / "d.zarr") + " --zarr-version 2 --shards 32,32", "--shards needs Zarr v3"},
+           {q(n5) + " " + q(tmp / "a.n5") + " --zarr-version 2",
+            "open option 'zarr_version': format n5 has no such option; its open options: write_empty_chunks (true or "
+            "false, default true), durable (true or false, default false)"},
+           {q(n5) + " " + q(tmp / "b.n5") + " --shards 8,8", "--shards: format n5 writes no shards; the formats that do: zarr"},
+           {q(n5) + " " + q(tmp / "c.zarr") + " --zarr-version 4", "open option zarr_version=4: format zarr takes 2 or 3 for zarr_version"},
+           {q(n5) + " " + q(tmp / "c.zarr") + " --open-option zarr_version=1", "open option zarr_version=1: format zarr takes 2 or 3"},
+           {q(n5) + " " + q(tmp / "c.zarr") + " --open-option consolidated=yes",
+            "open option consolidated=\"yes\": format zarr takes true or false for consolidated"},
+           {q(n5) + " " + q(tmp / "c.zarr") + " --open-option zarr_verison=2",
+            "open option 'zarr_verison': format zarr has no such option; its open options: zarr_version (2 or 3, default 3), consolidated (true or false)"},
+           {q(n5) + " " + q(tmp / "d.zarr") + " --zarr-version 2 --shards 32,32", "takes no shards: Zarr v2 has no shards"},
            {q(n5) + "::raw/int16_2d " + q(tmp / "e.zarr") + " --shards 32,32,32", "--shards has 3 entries, the array has 2"},
            {q(n5) + "::raw/int16_2d " + q(tmp / "f.zarr") + " --chunks 8,8 --shards 16,12",
             "--shards [16,12] is not a multiple of the chunks [8,8] in dimension 1"},
@@ -381,6 +387,41 @@ TEST_CASE("stowage-convert: --zarr-version, --open-option and --shards, and what
   test::RunResult help = test::run(convert_cmd() + " --help");
   for (const char* option : {"--zarr-version", "--shards", "--open-option"})
     CHECK_MESSAGE(help.output.find(option) != std::string::npos, option);
+}
+
+TEST_CASE("formats declare what a destination takes: zarr's open options and shards, each store's conventions" *
+          test::needs({"zarr", "n5"})) {
+  stowage::Registry& registry = stowage::Registry::global();
+  registry.load("format", "zarr", "");
+  const std::optional<stowage::PluginInfo> zarr = registry.find("format", "zarr");
+  REQUIRE(zarr);
+  const json schema = json::parse(zarr->params_schema);
+  CHECK(schema["zarr_version"]["type"] == "integer");
+  CHECK(schema["zarr_version"]["default"] == 3);
+  CHECK(schema["zarr_version"]["min"] == 2);
+  CHECK(schema["zarr_version"]["max"] == 3);
+  CHECK(schema["zarr_version"]["on_create"] == true);
+  CHECK(schema["consolidated"]["type"] == "boolean");
+  CHECK((zarr->capabilities & STOWAGE_CAP_SHARDS) != 0);
+  registry.load("format", "n5", "");
+  CHECK((registry.find("format", "n5")->capabilities & STOWAGE_CAP_SHARDS) == 0);
+
+  // Per store, in the root's description: v2 takes no shards and says why;
+  // the multiscale convention with its version; N5's n5-viewer.
+  test::TempDir tmp;
+  auto store_of = [&](const std::string& name, const char* format, const json& options) {
+    stowage::Store s = stowage::Store::open((tmp / name).string(), stowage::Mode::truncate, format, options);
+    json facts = s.describe("").raw["store"];
+    s.close();
+    return facts;
+  };
+  const json v2 = store_of("v2.zarr", "zarr", {{"zarr_version", 2}});
+  CHECK(v2["shards"] == "Zarr v2 has no shards (sharding_indexed is v3's; open with zarr_version=3)");
+  CHECK(v2["multiscales"] == json{{"convention", "ome-ngff"}, {"version", "0.4"}});
+  const json v3 = store_of("v3.zarr", "zarr", json::object());
+  CHECK(v3["shards"] == true);
+  CHECK(v3["multiscales"] == json{{"convention", "ome-ngff"}, {"version", "0.5"}});
+  CHECK(store_of("x.n5", "n5", json::object()) == json{{"multiscales", {{"convention", "n5-viewer"}}}});
 }
 
 TEST_CASE("--shards reaches the destination's create description as \"shards\"; the zarr plugin writes them" *

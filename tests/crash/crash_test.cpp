@@ -823,9 +823,13 @@ struct ConvertCase : Scratch {
       return judge("convert", [&] { return read(dst); }, old_snap, new_snap, over_old, where);
     };
     // stowage-convert has no marker: it is writing once its staging
-    // directory (".stowage-convert.<pid>.out.n5") exists.
+    // directory (the storage's ".out.n5.stowage-tmp.<pid>.<n>") exists.
     s.started = [work = s.work](pid_t pid) {
-      return fs::exists(work / (".stowage-convert." + std::to_string(pid) + ".out.n5"));
+      const std::string prefix = ".out.n5.stowage-tmp." + std::to_string(pid) + ".";
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(work, ec))
+        if (e.path().filename().string().rfind(prefix, 0) == 0) return true;
+      return false;
     };
     s.allowed_finals = finals_of({root / "old", root / "new"});
   }
@@ -835,7 +839,7 @@ struct ConvertCase : Scratch {
     s.prepare(true);
     run_complete(s.command(true, false), logs / "convert.log");
     for (const auto& [rel, pid] : list_tree(s.work).temps)
-      CHECK_MESSAGE(rel.rfind(".stowage-convert.", 0) != 0, "convert: stale staging directory " << rel << " was not removed");
+      CHECK_MESSAGE(rel.rfind(".out.n5.stowage-tmp.", 0) != 0, "convert: stale staging directory " << rel << " was not removed");
     CHECK(*read(s.work / "out.n5") == new_snap);
   }
 };

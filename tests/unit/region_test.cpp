@@ -159,7 +159,7 @@ TEST_CASE("region bounds are checked") {
 }
 
 // Reads of 8 MiB and more write the destination with streaming stores and
-// copy runs of neighbouring chunks row by row (core/src/copy.cpp): check
+// copy runs of neighbouring chunks row by row (core/src/strided.cpp): check
 // that path on every layout, odd region offsets (rows that start and end
 // off a 16-byte boundary), and a destination whose elements are not aligned
 // to their size.

@@ -21,7 +21,7 @@ extern "C" void on_signal(int) { g_interrupted = true; }
 struct Options {
   std::string src, dst, compression, chunks, cast, axes, part, shards, cast_overflow = "error";
   std::vector<std::string> open_options;
-  int zarr_version = 0;  // 0: not given
+  int zarr_version = 0;  // 0: not given; else shorthand for --open-option zarr_version=N
   bool quiet = false, as_json = false;
   stowage::CopyOptions copy;
 };
@@ -49,7 +49,7 @@ int convert(Options& opts, stowage::Registry& registry) {
   if (!opts.chunks.empty()) o.chunks = stowage::parse_positive_list(opts.chunks, "--chunks");
   if (!opts.shards.empty()) o.shards = stowage::parse_positive_list(opts.shards, "--shards");
   for (const std::string& option : opts.open_options) stowage::parse_open_option(option, o);
-  if (opts.zarr_version != 0) stowage::set_zarr_version(o, opts.zarr_version);
+  if (opts.zarr_version != 0) o.open_options["zarr_version"] = opts.zarr_version;  // checked by the format's schema
   stowage::parse_cast_spec(opts.cast, o);
   o.cast_overflow = stowage::parse_cast_overflow(opts.cast_overflow);
   if (!opts.part.empty()) stowage::parse_part_spec(opts.part, o);
@@ -93,12 +93,14 @@ int main(int argc, char** argv) {
   app.add_option("--compression", opts.compression,
                  "Codec: N5's JSON object, or a short form such as zstd or gzip:level=9");
   app.add_option("--chunks", opts.chunks, "Chunk shape in C order, e.g. 64,64,64");
-  app.add_option("--zarr-version", opts.zarr_version, "Zarr destination: write Zarr 2 or 3 (default 3 for a new store)");
+  app.add_option("--zarr-version", opts.zarr_version,
+                 "Shorthand for --open-option zarr_version=N: write Zarr 2 or 3 (default 3 for a new store)");
   app.add_option("--shards", opts.shards,
-                 "Zarr v3 destination: shard shape in C order, a multiple of the chunks, e.g. 256,256,256");
+                 "Shard shape in C order, a multiple of the chunks, e.g. 256,256,256, for a format that writes "
+                 "shards (Zarr v3)");
   app.add_option("--open-option", opts.open_options,
-                 "KEY=VALUE the destination store is opened with (VALUE as JSON where it parses; repeatable), "
-                 "e.g. zarr_version=2");
+                 "KEY=VALUE the destination store is opened with, one its format declares (stowage-plugin-list "
+                 "--detail ID shows them; VALUE as JSON where it parses; repeatable), e.g. zarr_version=2");
   app.add_option("--cast", opts.cast, "Convert values: T (every array to T) or FROM=TO[,...] such as bool=uint8");
   app.add_option("--cast-overflow", opts.cast_overflow,
                  "A value the cast type cannot hold: error (default), clip, or wrap (integers)");

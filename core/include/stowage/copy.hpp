@@ -42,13 +42,13 @@ struct CopyOptions {
   // format each array keeps its codec, across formats the destination's default.
   json compression;
   std::vector<uint64_t> chunks;        // chunk shape (C order); empty: the source's
-  // What the destination store is opened with: the format's open options
-  // (for zarr, {"zarr_version": 2 or 3}; set_zarr_version is the checked
-  // form). A new Zarr store without "zarr_version" is written as version 3.
+  // What the destination store is opened with, by name: the open options its
+  // format declares (its params_schema, `stowage-plugin-list --detail ID`),
+  // checked against that declaration before anything is written.
   json open_options = json::object();
   // Shard shape (C order) of every array written, passed in each array's
-  // create description as "shards": Zarr v3's sharding_indexed, a multiple
-  // of the chunks. Empty: no shards. Only a zarr destination takes it.
+  // create description as "shards", a multiple of the chunks. Empty: no
+  // shards. Only a format that declares STOWAGE_CAP_SHARDS takes it.
   std::vector<uint64_t> shards;
   std::optional<DType> cast_all;       // every array to this dtype
   std::map<DType, DType> casts;        // named conversions (bool -> uint8, ...)
@@ -74,7 +74,9 @@ struct CopyResult {
   uint64_t bytes_out = 0;  // bytes of the destination on disk
   double seconds = 0;
   std::vector<std::string> notes;  // what was adapted (labels invented, densified, ...)
-  json open_options = json::object();  // what the destination was opened with (defaults included)
+  // What the destination was opened with; for a new store, with the defaults
+  // of the options that set what it is made as (a new Zarr store's version).
+  json open_options = json::object();
   std::vector<uint64_t> shards;        // the shard shape asked for, empty for none
 };
 
@@ -92,9 +94,6 @@ json copy_summary_json(const CopyResult& result, const std::string& source, cons
 json parse_compression_spec(const std::string& spec);
 // "64,64,64" -> {64, 64, 64}; `what` names the option in the error.
 std::vector<uint64_t> parse_positive_list(const std::string& text, const char* what);
-// --zarr-version: 2 or 3 into options.open_options["zarr_version"]
-// (invalid_argument otherwise).
-void set_zarr_version(CopyOptions& options, int version);
 // --open-option KEY=VALUE: VALUE as JSON where it parses ("3", "true",
 // "[1,2]"), else as a string, into options.open_options[KEY].
 void parse_open_option(const std::string& spec, CopyOptions& options);

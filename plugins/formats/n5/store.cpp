@@ -325,7 +325,16 @@ std::vector<std::string> N5Store::list(std::string_view node) {
   return names;
 }
 
+// The root also says what the store writes (plugin.h, "store"): its groups
+// hold n5-viewer's multiscale keys (scales, resolution, downsamplingFactors).
 std::string N5Store::describe(std::string_view node) {
+  if (!sdk::split_node_path(node).empty()) return describe_node(node);
+  json d = json::parse(describe_node(node));
+  d["store"] = {{"multiscales", {{"convention", "n5-viewer"}}}};
+  return d.dump();
+}
+
+std::string N5Store::describe_node(std::string_view node) {
   std::vector<std::string> parts = sdk::split_node_path(node);
   std::string dir = node_dir(parts);
   require_existing(dir, node);

@@ -53,6 +53,7 @@ class N5Store final : public stowage::sdk::Store {
   // The tree, by path.
   std::vector<std::string> list(std::string_view node) override;
   std::string describe(std::string_view node) override;
+  std::string describe_node(std::string_view node);
   // A numeric dataset is an array node, a string dataset a strings node, an
   // object dataset a records node (nodes.cpp), a directory a group.
   std::unique_ptr<stowage::sdk::Node> open_node(std::string_view node) override;

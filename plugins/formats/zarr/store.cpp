@@ -246,9 +246,20 @@ std::string ZarrStore::describe(std::string_view node) {
   const Kind kind = require_node(parts, node);
   const std::string dir = node_dir(parts);
   json attributes = read_attributes(dir);
-  if (kind == Kind::group) return json{{"kind", "group"}, {"attributes", attributes}}.dump();
-  if (version_ == 3) return describe_array_v3(*open_array(dir), attributes);
-  return array_description(open_array(dir)->meta, attributes).dump();
+  json d = kind == Kind::group  ? json{{"kind", "group"}, {"attributes", attributes}}
+           : version_ == 3 ? json::parse(describe_array_v3(*open_array(dir), attributes))
+                           : array_description(open_array(dir)->meta, attributes);
+  if (parts.empty()) d["store"] = store_facts();
+  return d.dump();
+}
+
+// What this store writes (plugin.h, "store"): v2 has no shards; its groups
+// hold OME-NGFF 0.4 multiscales, v3's 0.5 (under "ome").
+json ZarrStore::store_facts() const {
+  const json shards = version_ == 3 ? json(true)
+                                    : json("Zarr v2 has no shards (sharding_indexed is v3's; open with zarr_version=3)");
+  return {{"shards", shards},
+          {"multiscales", {{"convention", "ome-ngff"}, {"version", version_ == 3 ? "0.5" : "0.4"}}}};
 }
 
 void ZarrStore::create(std::string_view node, std::string_view text) {

@@ -91,6 +91,7 @@ class ZarrStore final : public stowage::sdk::Store {
   Kind kind_of_v3(const std::string& dir) const;
   json read_v3_document(const std::string& dir) const;
   std::string describe_array_v3(const OpenArray& a, const json& attributes) const;
+  json store_facts() const;
   void create_array_v3(const std::string& dir, const json& description, json attributes);
   void check_array_description(const std::string& dir, const json& description) const;
   void set_attributes_v3(const std::string& dir, const json& attributes);

@@ -206,6 +206,12 @@ typedef enum stowage_node_kind {
  *   optional on arrays/sparse/strings: "dims": [{"name": "gene",
  *                 "labels": "<path of a strings node>" or null}, ...]
  *                 A labels path may be hidden (not returned by list()).
+ *   optional on the root (""): "store": what this open store writes, for
+ *                 a converter to ask instead of knowing format ids:
+ *                 "shards": true, or why this store of a STOWAGE_CAP_SHARDS
+ *                 format takes none (a Zarr v2 store); "multiscales": {"convention":
+ *                 "ome-ngff", "version": "0.5"} (or "n5-viewer"), the
+ *                 multiscale metadata its groups' attributes hold.
  *
  * Node handles. The host opens a node once (open_node) and makes every data
  * call on the handle, through the table of the node's kind, so a plugin
@@ -521,6 +527,12 @@ typedef struct stowage_host {
  * writing at once, though a store's writes are seen only after its close
  * (so the Python package still refuses to pickle a writable one). */
 #define STOWAGE_CAP_MERGES_AT_CLOSE (1ull << 15)
+/* create takes "shards" (C order, whole multiples of "chunks") in an array's
+ * description and writes the array in shards of that shape (Zarr v3's
+ * sharding_indexed); a store of the format that takes none says so in its
+ * root description ("store": {"shards": "why not"}). Bits 16-23 are the storage
+ * backends' (storage.h). */
+#define STOWAGE_CAP_SHARDS (1ull << 24)
 
 typedef struct stowage_plugin {
   uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */
@@ -529,7 +541,11 @@ typedef struct stowage_plugin {
   const char *id;       /* [a-z0-9_]+, equal to the id in the file name */
   const char *version;  /* the plugin's own version */
   const char *build_info;    /* SDK version, compiler, build type, libraries */
-  const char *params_schema; /* JSON: {"key": {"type","default","min","max","enum"}} */
+  /* JSON: {"key": {"type","default","min","max","enum","description"}}: a
+   * codec's parameters, a format's open options. "on_create": true marks a
+   * format option that sets what a new store is made as (its default is what
+   * a new store gets, Zarr's "zarr_version"). */
+  const char *params_schema;
   uint64_t capabilities;
   const void *vtable; /* stowage_codec_vtable*, stowage_format_vtable* or stowage_storage_vtable* */
   const char *description;   /* one line for humans */
