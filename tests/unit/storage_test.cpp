@@ -317,8 +317,25 @@ TEST_CASE("storage: the first writer in a directory removes what dead writers le
   test::write_file(j / ".x.bin.stowage-commit", std::string(gone_file) + "\tx.bin\n");
   s.write((j / "z.bin").string(), std::string("new"));
   CHECK(names_in(j).count(gone_file) == 1);
+  const std::string stray = ".w.bin.stowage-tmp." + dead + ".2";  // a dead writer's, in no journal
+  test::write_file(j / stray, "left");
   CHECK(s.recover((j / "x.bin").string()));
   CHECK(test::read_file(j / "x.bin") == "left");
+  CHECK(names_in(j) == std::set<std::string>{"x.bin", "z.bin"});  // recovered, then swept
+  // A set committed over a killed writer's journal replaces it: what that
+  // journal held back is swept once the new set is in place.
+  const fs::path k = tmp / "replaced";
+  fs::create_directories(k);
+  test::write_file(k / gone_file, "left");
+  test::write_file(k / ".x.bin.stowage-commit", std::string(gone_file) + "\tx.bin\n");
+  std::vector<sdk::Staged> set;
+  for (const char* name : {"x.bin", "y.bin"}) {
+    set.push_back(s.stage((k / name).string()));
+    set.back().write_at(0, "new", 3);
+  }
+  s.publish(set);
+  CHECK(names_in(k) == std::set<std::string>{"x.bin", "y.bin"});
+  CHECK(test::read_file(k / "x.bin") == "new");
 }
 
 // ---- versions and conditional puts (issue 31) ----------------------------------------

@@ -684,6 +684,7 @@ class FileStorage : public ReadableStorage,
       throw;
     }
     apply_renames(directory_of(first), parse_journal(journal, text), journal);
+    remove_dead_temporaries(directory_of(first));  // the journal held back their sweep
     return true;
   }
 
@@ -844,12 +845,16 @@ class FileStorage : public ReadableStorage,
     // Two processes committing the same set take turns: one journal and its
     // renames at a time, so the last commit wins whole.
     DirectoryLock turn(dir);
+    struct stat st;
+    const bool abandoned = ::lstat(journal.c_str(), &st) == 0;  // a killed writer's, never recovered
     StagedFile journal_file(journal, first);
     journal_file.write_at(0, text.data(), text.size());
     journal_file.finish(durable);
     publish_one(journal_file, STOWAGE_PUBLISH_REPLACE);  // the commit point
     on_commit_point();
     apply_renames(dir, relative, journal);
+    // The replaced journal held back the sweep of its temporaries: no one will rename them now.
+    if (abandoned) remove_dead_temporaries(dir);
   }
 };
 
