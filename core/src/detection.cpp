@@ -1,5 +1,5 @@
 // Format detection: one probe of a path through its storage, every format's score, and why none won.
-#include "internal.hpp"
+#include <stowage/stowage.hpp>
 
 #include <stowage/plugin_util.hpp>  // redact_userinfo
 #include <stowage/storage.hpp>

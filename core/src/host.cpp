@@ -1,5 +1,6 @@
 // Host services: the function table each plugin is given (logging, host codecs, threads, storage) and the log sinks.
-#include "internal.hpp"
+#include "codec_state.hpp"
+#include "log_capture.hpp"
 #include "registry_impl.hpp"
 
 #include <algorithm>

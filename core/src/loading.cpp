@@ -6,7 +6,6 @@
 // Only files named stowage_<codec|format|storage>_<id><suffix> are considered, so kind
 // and id are known without loading anything. The first match wins; later ones
 // are "shadowed".
-#include "internal.hpp"
 #include "registry_impl.hpp"
 
 #include <stowage/storage.hpp>

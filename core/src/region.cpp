@@ -2,7 +2,10 @@
 // (docs/design.md, decision 5): find the chunks a region touches, read or
 // write them in parallel, clip edge chunks, and convert byte order and element
 // order while copying between the chunk and the caller's buffer.
-#include "internal.hpp"
+#include "plugin_call.hpp"
+#include "store_state.hpp"
+#include "strided.hpp"
+#include "thread_pool.hpp"
 
 #include <stowage/plugin_util.hpp>  // PageAlignedAllocator
 

@@ -2,7 +2,8 @@
 //
 // Loading is in loading.cpp, host services in host.cpp, storage choice in
 // storage_choice.cpp, format detection in detection.cpp.
-#include "internal.hpp"
+#include "codec_state.hpp"
+#include "plugin_call.hpp"
 #include "registry_impl.hpp"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // Storage choice: a location's scheme picks its storage backend, opened once per scheme per registry.
-#include "internal.hpp"
+#include "plugin_call.hpp"
+#include "storage_choice.hpp"
 #include "registry_impl.hpp"
 
 #include <stowage/storage.hpp>

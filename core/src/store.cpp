@@ -1,5 +1,7 @@
 // Store, Sparse and Records: the C++ face of a format plugin's vtable.
-#include "internal.hpp"
+#include "plugin_call.hpp"
+#include "storage_choice.hpp"
+#include "store_state.hpp"
 #include "staging.hpp"
 
 #include <stowage/array_limits.hpp>
