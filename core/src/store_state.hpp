@@ -82,4 +82,13 @@ struct Store::Node {
   void require_open() const;
 };
 
+namespace detail {
+// The state of an open Store; INVALID_ARGUMENT once it closed or for an empty one.
+inline Store::State& live(const std::shared_ptr<Store::State>& s) {
+  if (!s || s->closed || !s->handle)
+    throw Error(ErrorCode::invalid_argument, "use of a closed or empty stowage::Store");
+  return *s;
+}
+}  // namespace detail
+
 }  // namespace stowage
