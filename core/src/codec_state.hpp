@@ -1,4 +1,4 @@
-// What a Codec holds: its plugin configuration and a lock-free pool of contexts (codec.cpp, registry.cpp, host.cpp).
+// What a Codec holds: its plugin configuration and a lock-free pool of contexts.
 #pragma once
 
 #include "plugin_call.hpp"

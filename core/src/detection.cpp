@@ -1,4 +1,4 @@
-// Format detection: one probe of a path through its storage, every format's score, and why none won.
+// Format detection: one probe of a path, every format's score, and why none won.
 #include <stowage/stowage.hpp>
 
 #include <stowage/plugin_util.hpp>  // redact_userinfo

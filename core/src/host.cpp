@@ -1,4 +1,4 @@
-// Host services: the function table each plugin is given (logging, host codecs, threads, storage) and the log sinks.
+// Host services: the table each plugin is given (log, codecs, threads, storage), and log sinks.
 #include "codec_state.hpp"
 #include "log_capture.hpp"
 #include "registry_impl.hpp"

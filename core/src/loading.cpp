@@ -1,4 +1,4 @@
-// Plugin loading: finding plugin files on the search path, dlopen, and the descriptor and ABI checks.
+// Plugin loading: plugin files on the search path, dlopen, and the descriptor and ABI checks.
 //
 // Search order (docs/design.md, decision 3): paths given through the API
 // (--plugin-path), then STOWAGE_PLUGIN_PATH, then

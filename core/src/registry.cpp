@@ -1,4 +1,4 @@
-// The Registry's public face: construction, the plugin list and lookups, loading by kind and id, and codecs.
+// The Registry's public face: construction, plugin list and lookups, load by kind and id, codecs.
 //
 // Loading is in loading.cpp, host services in host.cpp, storage choice in
 // storage_choice.cpp, format detection in detection.cpp.

@@ -1,4 +1,4 @@
-// What a Registry holds, shared by the files that make up its job (registry.cpp, loading.cpp, host.cpp, storage_choice.cpp).
+// What a Registry holds, shared by registry.cpp, loading.cpp, host.cpp and storage_choice.cpp.
 #pragma once
 
 #include <stowage/stowage.hpp>

@@ -1,4 +1,4 @@
-// Sparse: the C++ face of a format plugin's sparse node table (one CSR/CSC matrix read by major slices).
+// Sparse: the C++ face of a format plugin's sparse node table (CSR/CSC read by major slices).
 #include "plugin_call.hpp"
 #include "store_state.hpp"
 

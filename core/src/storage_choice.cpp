@@ -1,4 +1,4 @@
-// Storage choice: a location's scheme picks its storage backend, opened once per scheme per registry.
+// Storage choice: a location's scheme picks its backend, opened once per scheme per registry.
 #include "plugin_call.hpp"
 #include "storage_choice.hpp"
 #include "registry_impl.hpp"

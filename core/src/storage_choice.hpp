@@ -1,4 +1,4 @@
-// A location's storage scheme (storage_choice.cpp) and the refusal to write where its storage cannot (store.cpp).
+// A location's storage scheme, and the refusal to write where its storage cannot.
 #pragma once
 
 #include <stowage/stowage.hpp>

@@ -1,4 +1,5 @@
-// Store: the C++ face of a format plugin's vtable (opening, nodes, structure, close); Sparse and Records have files of their own.
+// Store: the C++ face of a format plugin's vtable: open, nodes, structure, close.
+// Sparse and Records views are in sparse.cpp and records.cpp.
 #include "plugin_call.hpp"
 #include "storage_choice.hpp"
 #include "store_state.hpp"

@@ -1,4 +1,4 @@
-// Element kernels between strided layouts, element fills, and a shape's element count (strided.cpp).
+// Element kernels between strided layouts, element fills, and a shape's element count.
 #pragma once
 
 #include <stowage/stowage.hpp>
