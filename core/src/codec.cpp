@@ -1,6 +1,7 @@
 // stowage::Codec: an owner of one codec configuration and its pool of
-// contexts (the pool: detail::ContextPool in internal.hpp).
-#include "internal.hpp"
+// contexts (the pool: detail::ContextPool in codec_state.hpp).
+#include "codec_state.hpp"
+#include "plugin_call.hpp"
 
 namespace stowage {
 

@@ -1,4 +1,4 @@
-#include "internal.hpp"
+#include "fill_value.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "internal.hpp"
+#include "plugin_call.hpp"
 
 #include <stowage/plugin_util.hpp>  // redact_userinfo
 

@@ -1,8 +1,17 @@
-// Region I/O over chunk primitives, written once for every format
-// (docs/design.md, decision 5): find the chunks a region touches, read or
-// write them in parallel, clip edge chunks, and convert byte order and element
-// order while copying between the chunk and the caller's buffer.
-#include "internal.hpp"
+// Region I/O over chunk primitives: one job past ~500 lines, its parts share the chunk helpers.
+//
+// Written once for every format (docs/design.md, decision 5): find the chunks
+// a region touches, read or write them in parallel, clip edge chunks, and
+// convert byte order and element order while copying between the chunk and
+// the caller's buffer. Array::read, Array::write (with its partial-chunk
+// read-modify-write under chunk locks) and Array::copy_chunks_to all use the
+// same file-local helpers (chunk ranges and runs, overlaps, the per-thread
+// scratch buffer, read_one_chunk, write_one_chunk, flush_node); kept in one
+// file they stay internal and inline into the per-chunk loops.
+#include "plugin_call.hpp"
+#include "store_state.hpp"
+#include "strided.hpp"
+#include "thread_pool.hpp"
 
 #include <stowage/plugin_util.hpp>  // PageAlignedAllocator
 
@@ -87,9 +96,8 @@ void check_region(const NodeInfo& info, const std::string& where, const std::vec
 // The buffer chunks are read into and copied out of, one per thread.
 // Page-aligned (sdk::PageAlignedAllocator, which says why: 4K aliasing), so
 // a chunk file's bytes land at the offset in a page they have in the page
-// cache: whole Zarr v2 raw reads went from 0.68-0.71 of N5's (whose 16-byte
-// chunk header happened to cancel malloc's 16-byte offset) to 1.19. Not a
-// vector: growing one would copy and zero-fill bytes about to be overwritten.
+// cache (bench/zarr/RESULTS.md, 2026-11-25). Not a vector: growing one would copy and
+// zero-fill bytes about to be overwritten.
 char* scratch(size_t bytes) {
   using Allocator = sdk::PageAlignedAllocator<char>;
   struct Block {

@@ -2,7 +2,8 @@
 // until close() publishes it, and how a message names it.
 #include "staging.hpp"
 
-#include "internal.hpp"
+#include "plugin_call.hpp"
+#include "store_state.hpp"
 
 #include <algorithm>
 #include <cstring>

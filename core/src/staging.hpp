@@ -5,7 +5,7 @@
 #ifndef STOWAGE_CORE_STAGING_HPP
 #define STOWAGE_CORE_STAGING_HPP
 
-#include "internal.hpp"
+#include "store_state.hpp"
 
 #include <stowage/stowage.hpp>
 #include <stowage/storage.hpp>

@@ -2,7 +2,7 @@
 // swap, tiled Fortran-to-C transposition, streaming stores for large
 // destinations, and the fill of absent chunks. region.cpp decides what to
 // copy where; this file only moves bytes.
-#include "internal.hpp"
+#include "strided.hpp"
 
 #include <algorithm>
 #include <cmath>

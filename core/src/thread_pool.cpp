@@ -3,7 +3,7 @@
 // One pool per process, grown on demand to the largest thread count asked
 // for; parallel_for hands out indices through an atomic counter so uneven
 // chunks balance themselves.
-#include "internal.hpp"
+#include "thread_pool.hpp"
 
 #include <atomic>
 #include <condition_variable>

@@ -9,6 +9,8 @@
 // written under a hidden name inside it and moved into place whole where the
 // format can move nodes (NodeStaging), else written in place.
 #include "internal.hpp"
+#include "../log_capture.hpp"
+#include "../storage_choice.hpp"
 #include "publish.hpp"
 
 #include <iostream>

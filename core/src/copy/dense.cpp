@@ -1,5 +1,6 @@
 // Dense arrays: chunk by chunk where the chunks match, else in tiles with casts.
 #include "internal.hpp"
+#include "../fill_value.hpp"
 
 #include <stowage/plugin_util.hpp>  // c_order_chunks
 

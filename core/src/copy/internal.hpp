@@ -5,7 +5,7 @@
 // publish.cpp (staging and publishing), copy.cpp (the entry point).
 #pragma once
 
-#include "../internal.hpp"
+#include "../strided.hpp"  // detail::product
 
 #include <stowage/copy.hpp>
 

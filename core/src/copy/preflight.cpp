@@ -2,6 +2,7 @@
 // formats and codec asked for, the open options against what the format
 // declares, and what the open destination says it takes.
 #include "internal.hpp"
+#include "../storage_choice.hpp"
 
 #include <stowage/plugin.h>
 
