@@ -51,7 +51,9 @@ int kRuns = 5;
 int write_runs() { return std::max(1, kRuns - 2); }
 
 double now_seconds() {
-  if (!kCpuClock) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (!kCpuClock)
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
@@ -99,7 +101,8 @@ CountMatrix make_counts(uint64_t rows, uint64_t cols, double density, uint32_t s
 }
 
 void bench_kernels(const CountMatrix& m) {
-  std::printf("BP-128 kernels, one thread, %zu values (matrix index stream / count values)\n", m.csc.indices.size());
+  std::printf("BP-128 kernels, one thread, %zu values (matrix index stream / count values)\n",
+              m.csc.indices.size());
   std::printf("  %-8s %-6s %14s %14s\n", "variant", "isa", "encode Mint/s", "decode Mint/s");
   std::vector<uint32_t> values(m.values(), m.values() + m.nnz());
   struct Case {
@@ -125,7 +128,8 @@ void bench_kernels(const CountMatrix& m) {
       });
       double dec = best_seconds([&] {
         for (size_t i = 0; i < bits.size(); ++i)
-          bp::decode_chunk(c.variant, &packed[offsets[i]], bits[i], in[i * 128], &decoded[i * 128], isa);
+          bp::decode_chunk(c.variant, &packed[offsets[i]], bits[i], in[i * 128], &decoded[i * 128],
+                           isa);
       });
       if (!std::equal(decoded.begin(), decoded.end(), in.begin())) std::printf("  MISMATCH\n");
       std::printf("  %-8s %-6s %14.0f %14.0f   (%.2f bits/value)\n", bp::variant_name(c.variant),
@@ -179,7 +183,8 @@ uint64_t column_sums(const std::string& path, std::vector<uint64_t>& sums) {
 }
 
 struct Ours {
-  double write_packed = 0, write_unpacked = 0, stream = 0, stream_open = 0, csc = 0, csc_unpacked = 0, random100 = 0;
+  double write_packed = 0, write_unpacked = 0, stream = 0, stream_open = 0, csc = 0,
+         csc_unpacked = 0, random100 = 0;
   double stream_peer_dir = 0;  // the directory BPCells wrote
   uint64_t random_nnz = 0, packed_bytes = 0, unpacked_bytes = 0, total = 0;
 };
@@ -217,8 +222,9 @@ Ours bench_ours(const CountMatrix& m, const fs::path& dir) {
   // The sums against the matrix in memory: a fast wrong read is no figure.
   uint64_t expected = 0;
   for (uint64_t k = 0; k < m.nnz(); ++k) expected += m.values()[k];
-  if (o.total != expected) std::printf("  MISMATCH: column sums total %llu, expected %llu\n",
-                                       (unsigned long long)o.total, (unsigned long long)expected);
+  if (o.total != expected)
+    std::printf("  MISMATCH: column sums total %llu, expected %llu\n", (unsigned long long)o.total,
+                (unsigned long long)expected);
   return o;
 }
 
@@ -239,8 +245,8 @@ Peer run_peer(const std::string& rscript, const std::string& library, const fs::
   fs::path script = fs::path(src ? src : ".") / "bench" / "bpcells" / "peer_bpcells.R";
   p.out_dir = (dir / "bpcells-written").string();
   std::string cmd = "R_LIBS='" + library + "' " + rscript + " --vanilla " + script.string() + " " +
-                    (dir / "packed").string() + " " + p.out_dir + " " + std::to_string(kRuns) + " " +
-                    std::to_string(write_runs());
+                    (dir / "packed").string() + " " + p.out_dir + " " + std::to_string(kRuns) +
+                    " " + std::to_string(write_runs());
   FILE* f = ::popen(cmd.c_str(), "r");
   if (!f) return p;
   char line[4096];
@@ -248,9 +254,12 @@ Peer run_peer(const std::string& rscript, const std::string& library, const fs::
     char name[256], value[256];
     if (std::sscanf(line, "%255s %255s", name, value) != 2) continue;
     std::string n = name;
-    if (n == "version") p.version = value;
-    else if (n == "total") p.total = std::atof(value);
-    else p.seconds[n] = std::atof(value);
+    if (n == "version")
+      p.version = value;
+    else if (n == "total")
+      p.total = std::atof(value);
+    else
+      p.seconds[n] = std::atof(value);
   }
   p.ok = ::pclose(f) == 0 && p.seconds.size() == 3;
   if (!p.ok) std::cerr << "peer_bpcells.R failed (" << cmd << ")\n";
@@ -262,7 +271,8 @@ bool same_files(const fs::path& a, const fs::path& b) {
     fs::path other = b / e.path().filename();
     if (!fs::exists(other) || fs::file_size(other) != fs::file_size(e.path())) return false;
     std::ifstream x(e.path(), std::ios::binary), y(other, std::ios::binary);
-    if (!std::equal(std::istreambuf_iterator<char>(x), {}, std::istreambuf_iterator<char>(y))) return false;
+    if (!std::equal(std::istreambuf_iterator<char>(x), {}, std::istreambuf_iterator<char>(y)))
+      return false;
   }
   return true;
 }
@@ -271,9 +281,10 @@ void print_table(const CountMatrix& m, const Ours& o, const Peer* peer) {
   const double nnz = double(m.nnz()), M = 1e6;
   auto rate = [&](double s) { return nnz / s / M; };
   std::printf("\nMatrix %llu x %llu uint32, %.2f M non-zeros (%.2f%%), one thread, page cache\n",
-              (unsigned long long)m.rows, (unsigned long long)m.cols, nnz / M, 100.0 * nnz / double(m.rows * m.cols));
-  std::printf("Rules: best of %d runs (writes: %d), %s, ours and BPCells' alike\n\n", kRuns, write_runs(),
-              kCpuClock ? "this thread's CPU time" : "wall time");
+              (unsigned long long)m.rows, (unsigned long long)m.cols, nnz / M,
+              100.0 * nnz / double(m.rows * m.cols));
+  std::printf("Rules: best of %d runs (writes: %d), %s, ours and BPCells' alike\n\n", kRuns,
+              write_runs(), kCpuClock ? "this thread's CPU time" : "wall time");
   std::printf("  %-52s %12s %12s %8s\n", "operation", "stowage", "BPCells", "ratio");
   auto row = [&](const char* what, double ours, const char* peer_key) {
     if (peer && peer->ok && peer->seconds.count(peer_key)) {
@@ -285,7 +296,8 @@ void print_table(const CountMatrix& m, const Ours& o, const Peer* peer) {
   };
   std::printf("  (M nnz/s)\n");
   row("write packed (BPCells: write_matrix_dir compress=TRUE)", o.write_packed, "write");
-  row("streamed read, column sums (BPCells: colSums)", peer && peer->ok ? o.stream_peer_dir : o.stream, "colSums");
+  row("streamed read, column sums (BPCells: colSums)",
+      peer && peer->ok ? o.stream_peer_dir : o.stream, "colSums");
   row("read into CSC (BPCells: as(, \"dgCMatrix\"))", o.csc, "dgCMatrix");
   row("write unpacked", o.write_unpacked, "");
   row("streamed read, column sums, our own directory", o.stream, "");
@@ -293,15 +305,19 @@ void print_table(const CountMatrix& m, const Ours& o, const Peer* peer) {
   row("read into CSC, unpacked", o.csc_unpacked, "");
   std::printf("  read 100 random columns (packed): %.3f ms, %.1f M nnz/s\n", o.random100 * 1e3,
               double(o.random_nnz) / o.random100 / M);
-  std::printf("  size: packed %.1f MB, unpacked %.1f MB, ratio %.2fx (%.2f bits per non-zero)\n", o.packed_bytes / M,
-              o.unpacked_bytes / M, double(o.unpacked_bytes) / double(o.packed_bytes), 8.0 * double(o.packed_bytes) / nnz);
+  std::printf("  size: packed %.1f MB, unpacked %.1f MB, ratio %.2fx (%.2f bits per non-zero)\n",
+              o.packed_bytes / M, o.unpacked_bytes / M,
+              double(o.unpacked_bytes) / double(o.packed_bytes),
+              8.0 * double(o.packed_bytes) / nnz);
   if (peer && peer->ok) {
-    std::printf("\nBPCells %s (R, one thread). Its colSums is on the directory it wrote, and so is our\n"
-                "streamed read in that row. Its dgCMatrix holds double values and int indices; our CSC uint32.\n",
-                peer->version.c_str());
+    std::printf(
+        "\nBPCells %s (R, one thread). Its colSums is on the directory it wrote, and so is our\n"
+        "streamed read in that row. Its dgCMatrix holds double values and int indices; our CSC uint32.\n",
+        peer->version.c_str());
     std::printf("BPCells' directory is %s ours byte for byte; its colSums total %s ours.\n",
-                same_files(peer->out_dir, fs::path(peer->out_dir).parent_path() / "packed") ? "identical to"
-                                                                                            : "DIFFERENT from",
+                same_files(peer->out_dir, fs::path(peer->out_dir).parent_path() / "packed")
+                    ? "identical to"
+                    : "DIFFERENT from",
                 peer->total == double(o.total) ? "equals" : "DIFFERS from");
   }
 }
@@ -312,21 +328,31 @@ int main(int argc, char** argv) {
   uint64_t rows = 20000, cols = 30000;
   double density = 0.0247;  // 14.8 M non-zeros at 20000 x 30000
   std::string library, rscript = "Rscript";
-  fs::path dir = fs::temp_directory_path() / ("stowage-bpcells-bench-" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("stowage-bpcells-bench-" + std::to_string(::getpid()));
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--rows") rows = std::stoull(next());
-    else if (a == "--cols") cols = std::stoull(next());
-    else if (a == "--density") density = std::stod(next());
-    else if (a == "--runs") kRuns = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--clock") kCpuClock = next() == "cpu";
-    else if (a == "--r-library") library = next();
-    else if (a == "--rscript") rscript = next();
-    else if (a == "--dir") dir = next();
+    if (a == "--rows")
+      rows = std::stoull(next());
+    else if (a == "--cols")
+      cols = std::stoull(next());
+    else if (a == "--density")
+      density = std::stod(next());
+    else if (a == "--runs")
+      kRuns = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--clock")
+      kCpuClock = next() == "cpu";
+    else if (a == "--r-library")
+      library = next();
+    else if (a == "--rscript")
+      rscript = next();
+    else if (a == "--dir")
+      dir = next();
     else {
-      std::cerr << "usage: bpcells_bench [--rows R --cols C --density D] [--runs N] [--clock wall|cpu]\n"
-                   "                     [--r-library DIR] [--rscript PROGRAM] [--dir DIR]\n";
+      std::cerr
+          << "usage: bpcells_bench [--rows R --cols C --density D] [--runs N] [--clock wall|cpu]\n"
+             "                     [--r-library DIR] [--rscript PROGRAM] [--dir DIR]\n";
       return 2;
     }
   }

@@ -59,8 +59,10 @@ Bytes microscopy_u16_chunk() {
     for (int y = 0; y < n; ++y)
       for (int x = 0; x < n; ++x, ++i) {
         // two cells on a dim background, with shot noise
-        double c1 = std::exp(-((x - 20) * (x - 20) + (y - 30) * (y - 30) + (z - 25) * (z - 25)) / 120.0);
-        double c2 = std::exp(-((x - 45) * (x - 45) + (y - 40) * (y - 40) + (z - 40) * (z - 40)) / 60.0);
+        double c1 =
+            std::exp(-((x - 20) * (x - 20) + (y - 30) * (y - 30) + (z - 25) * (z - 25)) / 120.0);
+        double c2 =
+            std::exp(-((x - 45) * (x - 45) + (y - 40) * (y - 40) + (z - 40) * (z - 40)) / 60.0);
         double v = std::max(0.0, 110.0 + 1800.0 * c1 + 1200.0 * c2 + noise(rng));
         uint16_t u = static_cast<uint16_t>(std::min(v, 65535.0));
         std::memcpy(&out[2 * i], &u, 2);
@@ -88,8 +90,14 @@ struct DirectCodec {
 
 DirectCodec direct_zlib(int level, bool zlib, size_t n) {
   // Reused streams, as the plugin keeps one per thread.
-  auto d = std::shared_ptr<z_stream>(new z_stream{}, [](z_stream* z) { deflateEnd(z); delete z; });
-  auto i = std::shared_ptr<z_stream>(new z_stream{}, [](z_stream* z) { inflateEnd(z); delete z; });
+  auto d = std::shared_ptr<z_stream>(new z_stream{}, [](z_stream* z) {
+    deflateEnd(z);
+    delete z;
+  });
+  auto i = std::shared_ptr<z_stream>(new z_stream{}, [](z_stream* z) {
+    inflateEnd(z);
+    delete z;
+  });
   deflateInit2(d.get(), level, Z_DEFLATED, zlib ? 15 : 31, 8, Z_DEFAULT_STRATEGY);
   inflateInit2(i.get(), 15 + 32);
   return {[d](const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
@@ -104,11 +112,13 @@ DirectCodec direct_zlib(int level, bool zlib, size_t n) {
 #ifdef HAVE_LIBDEFLATE
           // The gzip plugin decodes with libdeflate when it is built with it.
           [zlib, ld = std::shared_ptr<libdeflate_decompressor>(libdeflate_alloc_decompressor(),
-                                                              libdeflate_free_decompressor)](
+                                                               libdeflate_free_decompressor)](
               const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
             size_t used = 0, produced = 0;
-            if (zlib) libdeflate_zlib_decompress_ex(ld.get(), in, n, out, cap, &used, &produced);
-            else libdeflate_gzip_decompress_ex(ld.get(), in, n, out, cap, &used, &produced);
+            if (zlib)
+              libdeflate_zlib_decompress_ex(ld.get(), in, n, out, cap, &used, &produced);
+            else
+              libdeflate_gzip_decompress_ex(ld.get(), in, n, out, cap, &used, &produced);
             return produced;
           },
 #else
@@ -144,10 +154,14 @@ DirectCodec direct_bzip2(int block_size, size_t n) {
 }
 
 DirectCodec direct_xz(uint32_t preset, size_t n) {
-  auto enc = std::shared_ptr<lzma_stream>(new lzma_stream(LZMA_STREAM_INIT),
-                                          [](lzma_stream* s) { lzma_end(s); delete s; });
-  auto dec = std::shared_ptr<lzma_stream>(new lzma_stream(LZMA_STREAM_INIT),
-                                          [](lzma_stream* s) { lzma_end(s); delete s; });
+  auto enc = std::shared_ptr<lzma_stream>(new lzma_stream(LZMA_STREAM_INIT), [](lzma_stream* s) {
+    lzma_end(s);
+    delete s;
+  });
+  auto dec = std::shared_ptr<lzma_stream>(new lzma_stream(LZMA_STREAM_INIT), [](lzma_stream* s) {
+    lzma_end(s);
+    delete s;
+  });
   auto run = [](lzma_stream* s, const uint8_t* in, size_t n, uint8_t* out, size_t cap) {
     s->next_in = in;
     s->avail_in = n;
@@ -212,7 +226,8 @@ DirectCodec direct_lz4(size_t n) {
               int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in + at + kHeader),
                                             reinterpret_cast<char*>(out + written), c,
                                             static_cast<int>(cap - written));
-              if (got != len || (XXH32(out + written, static_cast<size_t>(len), 0x9747B28C) & 0x0FFFFFFF) != sum)
+              if (got != len ||
+                  (XXH32(out + written, static_cast<size_t>(len), 0x9747B28C) & 0x0FFFFFFF) != sum)
                 return size_t{0};
               written += static_cast<size_t>(len);
               at += kHeader + static_cast<size_t>(c);
@@ -302,7 +317,8 @@ void bench_case(const Case& c, const std::string& input_name, const Bytes& data,
   try {
     codec = stowage::Registry::global().codec(std::string_view(c.config));
   } catch (const stowage::Error& e) {
-    std::printf("%-9s %-10s (plugin not available: %s)\n", input_name.c_str(), c.label.c_str(), e.what());
+    std::printf("%-9s %-10s (plugin not available: %s)\n", input_name.c_str(), c.label.c_str(),
+                e.what());
     return;
   }
   const size_t n = data.size();
@@ -319,36 +335,49 @@ void bench_case(const Case& c, const std::string& input_name, const Bytes& data,
     return;
   }
   auto [enc_reg, enc_dir] = race(
-      [&] { escape(packed_reg.data() + codec.encode(data.data(), n, packed_reg.data(), packed_reg.size())); },
-      [&] { escape(packed_dir.data() + direct.encode(data.data(), n, packed_dir.data(), packed_dir.size())); },
+      [&] {
+        escape(packed_reg.data() +
+               codec.encode(data.data(), n, packed_reg.data(), packed_reg.size()));
+      },
+      [&] {
+        escape(packed_dir.data() +
+               direct.encode(data.data(), n, packed_dir.data(), packed_dir.size()));
+      },
       rounds);
-  auto [dec_reg, dec_dir] =
-      race([&] { escape(out.data() + codec.decode(packed_reg.data(), m_reg, out.data(), n)); },
-           [&] { escape(out.data() + direct.decode(packed_dir.data(), m_dir, out.data(), n)); }, rounds);
+  auto [dec_reg, dec_dir] = race(
+      [&] { escape(out.data() + codec.decode(packed_reg.data(), m_reg, out.data(), n)); },
+      [&] { escape(out.data() + direct.decode(packed_dir.data(), m_dir, out.data(), n)); }, rounds);
   std::printf("%-9s %-10s %6.2f | %9.1f %9.1f %6.1f%% | %9.1f %9.1f %6.1f%%\n", input_name.c_str(),
-              c.label.c_str(), static_cast<double>(n) / static_cast<double>(m_reg), mbps(n, enc_reg),
-              mbps(n, enc_dir), 100.0 * enc_dir / enc_reg, mbps(n, dec_reg), mbps(n, dec_dir),
-              100.0 * dec_dir / dec_reg);
+              c.label.c_str(), static_cast<double>(n) / static_cast<double>(m_reg),
+              mbps(n, enc_reg), mbps(n, enc_dir), 100.0 * enc_dir / enc_reg, mbps(n, dec_reg),
+              mbps(n, dec_dir), 100.0 * dec_dir / dec_reg);
 }
 
 std::vector<Case> cases(size_t element_size) {
   std::string ts = std::to_string(element_size);
   std::vector<Case> list = {
       {"raw", R"({"type":"raw"})", [](const stowage::Codec&, size_t n) { return direct_raw(n); }},
-      {"gzip 6", R"({"type":"gzip"})", [](const stowage::Codec&, size_t n) { return direct_zlib(6, false, n); }},
-      {"zlib 6", R"({"type":"zlib"})", [](const stowage::Codec&, size_t n) { return direct_zlib(6, true, n); }},
+      {"gzip 6", R"({"type":"gzip"})",
+       [](const stowage::Codec&, size_t n) { return direct_zlib(6, false, n); }},
+      {"zlib 6", R"({"type":"zlib"})",
+       [](const stowage::Codec&, size_t n) { return direct_zlib(6, true, n); }},
       {"gzip 1", R"({"type":"gzip","level":1})",
        [](const stowage::Codec&, size_t n) { return direct_zlib(1, false, n); }},
-      {"bzip2 9", R"({"type":"bzip2"})", [](const stowage::Codec&, size_t n) { return direct_bzip2(9, n); }},
+      {"bzip2 9", R"({"type":"bzip2"})",
+       [](const stowage::Codec&, size_t n) { return direct_bzip2(9, n); }},
       {"xz 6", R"({"type":"xz"})", [](const stowage::Codec&, size_t n) { return direct_xz(6, n); }},
-      {"xz 1", R"({"type":"xz","preset":1})", [](const stowage::Codec&, size_t n) { return direct_xz(1, n); }},
-      {"zstd 3", R"({"type":"zstd"})", [](const stowage::Codec&, size_t n) { return direct_zstd(3, n); }},
+      {"xz 1", R"({"type":"xz","preset":1})",
+       [](const stowage::Codec&, size_t n) { return direct_xz(1, n); }},
+      {"zstd 3", R"({"type":"zstd"})",
+       [](const stowage::Codec&, size_t n) { return direct_zstd(3, n); }},
   };
 #ifdef HAVE_LZ4
-  list.push_back({"lz4", R"({"type":"lz4"})", [](const stowage::Codec&, size_t n) { return direct_lz4(n); }});
+  list.push_back(
+      {"lz4", R"({"type":"lz4"})", [](const stowage::Codec&, size_t n) { return direct_lz4(n); }});
 #endif
 #ifdef HAVE_BLOSC
-  list.push_back({"blosc lz4", R"({"type":"blosc","cname":"lz4","clevel":5,"shuffle":1,"typesize":)" + ts + "}",
+  list.push_back({"blosc lz4",
+                  R"({"type":"blosc","cname":"lz4","clevel":5,"shuffle":1,"typesize":)" + ts + "}",
                   [](const stowage::Codec& c, size_t n) { return direct_blosc(c.config(), n); }});
 #endif
   return list;
@@ -400,8 +429,10 @@ void bench_dispatch(size_t size) {
 
 int main(int argc, char** argv) {
   int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
-  std::printf("stowage codec benchmark: best of %d batches of thread CPU time, registry and direct "
-              "interleaved\n", rounds);
+  std::printf(
+      "stowage codec benchmark: best of %d batches of thread CPU time, registry and direct "
+      "interleaved\n",
+      rounds);
   std::printf("MB/s of decoded bytes; %% = direct time / registry time (goal >= 97%%)\n\n");
   std::printf("%-9s %-10s %6s | %9s %9s %7s | %9s %9s %7s\n", "input", "codec", "ratio", "enc reg",
               "enc dir", "enc %", "dec reg", "dec dir", "dec %");

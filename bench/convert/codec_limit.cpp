@@ -32,15 +32,18 @@ int main(int argc, char** argv) {
   }
   try {
     int runs = std::max(1, std::atoi(argv[1]));
-    stowage::json dec_config = stowage::json::parse(argv[3]), enc_config = stowage::json::parse(argv[4]);
+    stowage::json dec_config = stowage::json::parse(argv[3]),
+                  enc_config = stowage::json::parse(argv[4]);
     bool raw_in = dec_config["type"] == "raw";
     stowage::Registry::global().set_threads(1);
-    stowage::Codec decoder = raw_in ? stowage::Codec() : stowage::Registry::global().codec(dec_config);
+    stowage::Codec decoder =
+        raw_in ? stowage::Codec() : stowage::Registry::global().codec(dec_config);
     stowage::Codec encoder = stowage::Registry::global().codec(enc_config);
 
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(argv[2]))
-      if (e.is_regular_file() && e.path().filename() != "attributes.json") files.push_back(e.path());
+      if (e.is_regular_file() && e.path().filename() != "attributes.json")
+        files.push_back(e.path());
     std::sort(files.begin(), files.end());
     std::vector<std::string> payloads;
     std::vector<size_t> sizes;  // decoded sizes, from each chunk header
@@ -49,7 +52,8 @@ int main(int argc, char** argv) {
       std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       auto u8 = [&](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(b[i])); };
       size_t ndim = u8(2) << 8 | u8(3), n = 2;  // uint16 elements
-      for (size_t d = 0; d < ndim; ++d) n *= u8(4 + 4 * d) << 24 | u8(5 + 4 * d) << 16 | u8(6 + 4 * d) << 8 | u8(7 + 4 * d);
+      for (size_t d = 0; d < ndim; ++d)
+        n *= u8(4 + 4 * d) << 24 | u8(5 + 4 * d) << 16 | u8(6 + 4 * d) << 8 | u8(7 + 4 * d);
       payloads.push_back(b.substr(4 + 4 * ndim));
       sizes.push_back(n);
     }
@@ -72,7 +76,8 @@ int main(int argc, char** argv) {
         }
         encoder.encode(in, sizes[i], encoded.data(), encoded.size());
       }
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       best_cpu = std::min(best_cpu, cpu_now() - c0);
     }
     std::printf("%.6f %.6f\n", best, best_cpu);

@@ -63,18 +63,21 @@ int main(int argc, char** argv) {
   t0 = Clock::now();
   auto loaded = registry.plugins(true);
   double load_ms = ms_since(t0);
-  size_t ok = std::count_if(loaded.begin(), loaded.end(),
-                            [](const stowage::PluginInfo& p) { return p.state == stowage::PluginState::loaded; });
-  std::printf("in process: scan %.3f ms (%zu plugin files), load and check all %.3f ms (%zu loaded, %.3f ms each)\n",
-              scan_ms, found.size(), load_ms, ok, ok ? load_ms / ok : 0.0);
+  size_t ok = std::count_if(loaded.begin(), loaded.end(), [](const stowage::PluginInfo& p) {
+    return p.state == stowage::PluginState::loaded;
+  });
+  std::printf(
+      "in process: scan %.3f ms (%zu plugin files), load and check all %.3f ms (%zu loaded, %.3f ms each)\n",
+      scan_ms, found.size(), load_ms, ok, ok ? load_ms / ok : 0.0);
 
   std::vector<double> list_ms, empty_ms;
   for (int i = 0; i < runs; ++i) {
     list_ms.push_back(time_process({argv[1]}));
     empty_ms.push_back(time_process({argv[1], "--version"}));
   }
-  std::printf("whole process, median of %d: stowage-plugin-list (loads every plugin) %.2f ms; "
-              "stowage-plugin-list --version (loads none) %.2f ms\n",
-              runs, median(list_ms), median(empty_ms));
+  std::printf(
+      "whole process, median of %d: stowage-plugin-list (loads every plugin) %.2f ms; "
+      "stowage-plugin-list --version (loads none) %.2f ms\n",
+      runs, median(list_ms), median(empty_ms));
   return 0;
 }

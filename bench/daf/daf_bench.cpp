@@ -38,7 +38,9 @@ constexpr uint64_t kDenseRows = 20000, kDenseCols = 2000;
 constexpr uint64_t kSparseRows = 30000, kSparseCols = 10000;
 constexpr double kDensity = 0.05;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Best of `reps` runs of f(), in seconds.
 template <class F>
@@ -68,13 +70,16 @@ void write_repository(const std::string& path) {
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<double> dense(kDenseRows * kDenseCols);
   for (double& v : dense) v = u(rng);
-  s.create("matrices/cell/gene/dense", {{"kind", "array"}, {"dtype", "float64"}, {"shape", {kDenseRows, kDenseCols}}});
+  s.create("matrices/cell/gene/dense",
+           {{"kind", "array"}, {"dtype", "float64"}, {"shape", {kDenseRows, kDenseCols}}});
   auto t0 = Clock::now();
   s.array("matrices/cell/gene/dense").write({0, 0}, {kDenseRows, kDenseCols}, dense.data());
   std::printf("write dense (C-order input, transposed by the core): %.0f MB/s\n",
               dense.size() * 8 / 1e6 / seconds_since(t0));
 
-  s.create("matrices/obs/var/sparse", {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {kSparseRows, kSparseCols}},
+  s.create("matrices/obs/var/sparse", {{"kind", "sparse"},
+                                       {"dtype", "float64"},
+                                       {"shape", {kSparseRows, kSparseCols}},
                                        {"layout", "csc"}});
   stowage::Sparse sp = s.sparse("matrices/obs/var/sparse");
   const uint64_t batch = 1000;
@@ -84,10 +89,12 @@ void write_repository(const std::string& path) {
     std::vector<double> values;
     for (uint64_t c = 0; c < batch; ++c) {
       for (uint64_t r = 0; r < kSparseRows; ++r)
-        if (u(rng) < kDensity) slice.indices.push_back(static_cast<uint32_t>(r)), values.push_back(u(rng));
+        if (u(rng) < kDensity)
+          slice.indices.push_back(static_cast<uint32_t>(r)), values.push_back(u(rng));
       slice.indptr.push_back(slice.indices.size());
     }
-    slice.values.assign(reinterpret_cast<uint8_t*>(values.data()), reinterpret_cast<uint8_t*>(values.data() + values.size()));
+    slice.values.assign(reinterpret_cast<uint8_t*>(values.data()),
+                        reinterpret_cast<uint8_t*>(values.data() + values.size()));
     sp.append(slice, batch);
   }
   t0 = Clock::now();
@@ -101,10 +108,12 @@ const unsigned kThreads = std::max(1u, std::thread::hardware_concurrency());
 // `threads` > 1 the files' bytes, laid end to end, are split into that many
 // contiguous shares, each read by its own thread (which opens the files it
 // needs); the thread start is timed, as the API's pool is warm.
-double page_cache_seconds(const std::vector<std::string>& files, std::vector<char>& buf, unsigned threads = 1) {
+double page_cache_seconds(const std::vector<std::string>& files, std::vector<char>& buf,
+                          unsigned threads = 1) {
   std::vector<uint64_t> sizes, starts;
   uint64_t total = 0;
-  for (const std::string& f : files) starts.push_back(total), sizes.push_back(fs::file_size(f)), total += sizes.back();
+  for (const std::string& f : files)
+    starts.push_back(total), sizes.push_back(fs::file_size(f)), total += sizes.back();
   auto read_share = [&](uint64_t from, uint64_t to) {
     for (size_t i = 0; i < files.size(); ++i) {
       uint64_t a = std::max(from, starts[i]), b = std::min(to, starts[i] + sizes[i]);
@@ -121,7 +130,8 @@ double page_cache_seconds(const std::vector<std::string>& files, std::vector<cha
   return best_of(3, [&] {
     if (threads <= 1) return read_share(0, total);
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(read_share, total * t / threads, total * (t + 1) / threads);
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back(read_share, total * t / threads, total * (t + 1) / threads);
     for (std::thread& t : pool) t.join();
   });
 }
@@ -141,17 +151,23 @@ struct RawNode {
     const stowage_plugin* p = stowage::Registry::global().load("format", "daf");
     vt = static_cast<const stowage_format_vtable*>(p->vtable);
     stowage_error err{};
-    if (vt->open(stowage::Registry::global().host(), path.data(), path.size(), STOWAGE_MODE_READ, "{}", 2, &h, &err) != STOWAGE_OK)
+    if (vt->open(stowage::Registry::global().host(), path.data(), path.size(), STOWAGE_MODE_READ,
+                 "{}", 2, &h, &err) != STOWAGE_OK)
       throw std::runtime_error(err.message);
-    if (vt->open_node(h, name.data(), name.size(), &node, &err) != STOWAGE_OK) throw std::runtime_error(err.message);
+    if (vt->open_node(h, name.data(), name.size(), &node, &err) != STOWAGE_OK)
+      throw std::runtime_error(err.message);
   }
   ~RawNode() {
     stowage_error err{};
     vt->close_node(h, node.handle);
     vt->close(h, &err);
   }
-  const stowage_array_vtable& array() const { return *static_cast<const stowage_array_vtable*>(node.table); }
-  const stowage_sparse_vtable& sparse() const { return *static_cast<const stowage_sparse_vtable*>(node.table); }
+  const stowage_array_vtable& array() const {
+    return *static_cast<const stowage_array_vtable*>(node.table);
+  }
+  const stowage_sparse_vtable& sparse() const {
+    return *static_cast<const stowage_sparse_vtable*>(node.table);
+  }
 };
 
 void bench_dense(const std::string& repo) {
@@ -159,7 +175,8 @@ void bench_dense(const std::string& repo) {
   std::vector<std::string> files = {repo + "/" + node + ".data"};
   double mb = total_size(files) / 1e6;
   std::vector<char> buf(total_size(files));
-  double t_cache = page_cache_seconds(files, buf), t_cacheN = page_cache_seconds(files, buf, kThreads);
+  double t_cache = page_cache_seconds(files, buf),
+         t_cacheN = page_cache_seconds(files, buf, kThreads);
 
   stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");
   stowage::Array a = s.array(node);
@@ -172,8 +189,8 @@ void bench_dense(const std::string& repo) {
       for (uint64_t j = 0; j * tile_cols < kDenseCols; ++j) {
         uint64_t idx[2] = {i, j}, shape[2];
         stowage_error err{};
-        if (raw.array().read_chunk(raw.node.handle, idx, buf.data() + off, buf.size() - off, shape, &err) !=
-            STOWAGE_OK)
+        if (raw.array().read_chunk(raw.node.handle, idx, buf.data() + off, buf.size() - off, shape,
+                                   &err) != STOWAGE_OK)
           throw std::runtime_error(err.message);
         off += shape[0] * shape[1] * 8;
       }
@@ -183,16 +200,19 @@ void bench_dense(const std::string& repo) {
   stowage::Registry::global().set_threads(1);
   double t_api1 = best_of(3, [&] { a.read({0, 0}, {kDenseRows, kDenseCols}, buf.data()); });
   stowage::Registry::global().set_threads(kThreads);
-  std::printf("dense %llu x %llu float64 (%.0f MB, tiles of %llu x %llu):\n", (unsigned long long)kDenseRows,
-              (unsigned long long)kDenseCols, mb, (unsigned long long)tile_rows, (unsigned long long)tile_cols);
+  std::printf("dense %llu x %llu float64 (%.0f MB, tiles of %llu x %llu):\n",
+              (unsigned long long)kDenseRows, (unsigned long long)kDenseCols, mb,
+              (unsigned long long)tile_rows, (unsigned long long)tile_cols);
   std::printf("  page cache pread, 1 thread   %8.0f MB/s\n", mb / t_cache);
   std::printf("  page cache pread, %u threads  %8.0f MB/s\n", kThreads, mb / t_cacheN);
-  std::printf("  plugin read_chunk, 1 thread  %8.0f MB/s  (%3.0f%% of 1-thread pread)\n", mb / t_plugin,
-              100 * t_cache / t_plugin);
-  std::printf("  api Array::read, 1 thread    %8.0f MB/s  (%3.0f%% of 1-thread pread; includes the F->C transpose)\n",
-              mb / t_api1, 100 * t_cache / t_api1);
-  std::printf("  api Array::read, %u threads   %8.0f MB/s  (%3.0f%% of %u-thread pread; includes the F->C transpose)\n",
-              kThreads, mb / t_api, 100 * t_cacheN / t_api, kThreads);
+  std::printf("  plugin read_chunk, 1 thread  %8.0f MB/s  (%3.0f%% of 1-thread pread)\n",
+              mb / t_plugin, 100 * t_cache / t_plugin);
+  std::printf(
+      "  api Array::read, 1 thread    %8.0f MB/s  (%3.0f%% of 1-thread pread; includes the F->C transpose)\n",
+      mb / t_api1, 100 * t_cache / t_api1);
+  std::printf(
+      "  api Array::read, %u threads   %8.0f MB/s  (%3.0f%% of %u-thread pread; includes the F->C transpose)\n",
+      kThreads, mb / t_api, 100 * t_cacheN / t_api, kThreads);
 }
 
 void bench_sparse(const std::string& repo) {
@@ -201,7 +221,8 @@ void bench_sparse(const std::string& repo) {
   std::vector<std::string> files = {base + ".colptr", base + ".rowval", base + ".nzval"};
   double mb = total_size(files) / 1e6;
   std::vector<char> buf(total_size(files));
-  double t_cache = page_cache_seconds(files, buf), t_cacheN = page_cache_seconds(files, buf, kThreads);
+  double t_cache = page_cache_seconds(files, buf),
+         t_cacheN = page_cache_seconds(files, buf, kThreads);
 
   stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");
   stowage::Sparse sp = s.sparse(node);
@@ -212,11 +233,12 @@ void bench_sparse(const std::string& repo) {
   std::vector<double> values(nnz);
   double t_plugin = best_of(3, [&] {
     stowage_error err{};
-    if (raw.sparse().read(raw.node.handle, 0, kSparseCols, indptr.data(), indices.data(), values.data(), nnz,
-                          &err) != STOWAGE_OK)
+    if (raw.sparse().read(raw.node.handle, 0, kSparseCols, indptr.data(), indices.data(),
+                          values.data(), nnz, &err) != STOWAGE_OK)
       throw std::runtime_error(std::string("read_sparse: ") + err.message);
   });
-  if (indptr[kSparseCols] != nnz) throw std::runtime_error("read_sparse: indptr does not end at nnz");
+  if (indptr[kSparseCols] != nnz)
+    throw std::runtime_error("read_sparse: indptr does not end at nnz");
   stowage::SparseSlice reused;  // what a streaming reader does: buffers kept across reads
   stowage::Registry::global().set_threads(kThreads);
   double t_api = best_of(3, [&] { sp.read(0, kSparseCols); });
@@ -225,21 +247,27 @@ void bench_sparse(const std::string& repo) {
   double t_api1 = best_of(3, [&] { sp.read(0, kSparseCols); });
   double t_reuse1 = best_of(3, [&] { sp.read_into(0, kSparseCols, reused); });
   stowage::Registry::global().set_threads(kThreads);
-  std::printf("sparse %llu x %llu float64, %.0f%% (%llu values, UInt32 indices, %.0f MB on disk):\n",
-              (unsigned long long)kSparseRows, (unsigned long long)kSparseCols, kDensity * 100,
-              (unsigned long long)nnz, mb);
+  std::printf(
+      "sparse %llu x %llu float64, %.0f%% (%llu values, UInt32 indices, %.0f MB on disk):\n",
+      (unsigned long long)kSparseRows, (unsigned long long)kSparseCols, kDensity * 100,
+      (unsigned long long)nnz, mb);
   std::printf("  page cache pread, 1 thread      %8.0f MB/s\n", mb / t_cache);
   std::printf("  page cache pread, %u threads     %8.0f MB/s\n", kThreads, mb / t_cacheN);
-  std::printf("  plugin read_sparse, 1 thread    %8.0f MB/s  (%3.0f%% of 1-thread pread; 1-based -> 0-based, checked)\n",
-              mb / t_plugin, 100 * t_cache / t_plugin);
-  std::printf("  api Sparse::read, 1 thread      %8.0f MB/s  (%3.0f%% of 1-thread pread; fresh buffers)\n", mb / t_api1,
-              100 * t_cache / t_api1);
-  std::printf("  api Sparse::read_into, 1 thread %8.0f MB/s  (%3.0f%% of 1-thread pread; reused buffers)\n",
-              mb / t_reuse1, 100 * t_cache / t_reuse1);
-  std::printf("  api Sparse::read, %u threads     %8.0f MB/s  (%3.0f%% of %u-thread pread; fresh buffers)\n", kThreads,
-              mb / t_api, 100 * t_cacheN / t_api, kThreads);
-  std::printf("  api Sparse::read_into, %u threads%8.0f MB/s  (%3.0f%% of %u-thread pread; reused buffers)\n", kThreads,
-              mb / t_reuse, 100 * t_cacheN / t_reuse, kThreads);
+  std::printf(
+      "  plugin read_sparse, 1 thread    %8.0f MB/s  (%3.0f%% of 1-thread pread; 1-based -> 0-based, checked)\n",
+      mb / t_plugin, 100 * t_cache / t_plugin);
+  std::printf(
+      "  api Sparse::read, 1 thread      %8.0f MB/s  (%3.0f%% of 1-thread pread; fresh buffers)\n",
+      mb / t_api1, 100 * t_cache / t_api1);
+  std::printf(
+      "  api Sparse::read_into, 1 thread %8.0f MB/s  (%3.0f%% of 1-thread pread; reused buffers)\n",
+      mb / t_reuse1, 100 * t_cache / t_reuse1);
+  std::printf(
+      "  api Sparse::read, %u threads     %8.0f MB/s  (%3.0f%% of %u-thread pread; fresh buffers)\n",
+      kThreads, mb / t_api, 100 * t_cacheN / t_api, kThreads);
+  std::printf(
+      "  api Sparse::read_into, %u threads%8.0f MB/s  (%3.0f%% of %u-thread pread; reused buffers)\n",
+      kThreads, mb / t_reuse, 100 * t_cacheN / t_reuse, kThreads);
 }
 
 }  // namespace
@@ -247,10 +275,11 @@ void bench_sparse(const std::string& repo) {
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp";
   std::string repo = dir + "/daf_bench.daf";
-  std::printf("Rules (every read figure; the write and close lines are one run): best of 3 runs; warm\n"
-              "page cache (the files were just written); each figure compared with the pread on the same\n"
-              "number of threads (1 or %u).\n",
-              kThreads);
+  std::printf(
+      "Rules (every read figure; the write and close lines are one run): best of 3 runs; warm\n"
+      "page cache (the files were just written); each figure compared with the pread on the same\n"
+      "number of threads (1 or %u).\n",
+      kThreads);
   try {
     write_repository(repo);
     bench_dense(repo);

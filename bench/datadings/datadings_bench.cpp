@@ -101,16 +101,19 @@ std::string make_sample(uint64_t i, std::mt19937_64& rng) {
 int main(int argc, char** argv) {
   uint64_t n = argc > 1 ? std::stoull(argv[1]) : 100000;
   if (argc > 3) runs = std::max(1, std::atoi(argv[3]));
-  std::filesystem::path dir = argc > 2 ? std::filesystem::path(argv[2])
-                                       : std::filesystem::temp_directory_path() /
-                                             ("stowage-datadings-bench-" + std::to_string(::getpid()));
+  std::filesystem::path dir = argc > 2
+                                  ? std::filesystem::path(argv[2])
+                                  : std::filesystem::temp_directory_path() /
+                                        ("stowage-datadings-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string path = (dir / "bench.msgpack").string();
   std::printf("datadings bench: %llu samples, 32x32x3 uint8 + label + key, in %s\n",
               static_cast<unsigned long long>(n), path.c_str());
-  std::printf("Rules (every row, ours and Python's): best of %d passes; one thread; warm page cache\n"
-              "(the file was just written, and each read row runs after the others); the same 10,000\n"
-              "random indices on both sides; wall and CPU time each the best of the passes.\n", runs);
+  std::printf(
+      "Rules (every row, ours and Python's): best of %d passes; one thread; warm page cache\n"
+      "(the file was just written, and each read row runs after the others); the same 10,000\n"
+      "random indices on both sides; wall and CPU time each the best of the passes.\n",
+      runs);
 
   // Samples are made in batches of 1000 before the clock starts.
   std::mt19937_64 rng(42);
@@ -136,9 +139,8 @@ int main(int argc, char** argv) {
   stowage::Records r = store.records();
 
   uint64_t bytes = 0, label_sum = 0;
-  best_of("sequential read (raw bytes)", r.size(), [&] {
-    r.read_range(0, r.size(), [&](std::string_view s) { bytes += s.size(); });
-  });
+  best_of("sequential read (raw bytes)", r.size(),
+          [&] { r.read_range(0, r.size(), [&](std::string_view s) { bytes += s.size(); }); });
   auto decode = [&](std::string_view s) {
     stowage::sample::Value v = stowage::sample::decode(s);
     label_sum += v["label"].as_uint() + v["image"].as_ndarray().data.size();
@@ -211,13 +213,14 @@ int main(int argc, char** argv) {
   // The Python baseline (datadings' way of reading), when asked for.
   if (const char* script = std::getenv("DATADINGS_BENCH_PYTHON_PEER")) {
     std::fflush(stdout);
-    std::string command = "/usr/bin/python3 '" + std::string(script) + "' '" + path + "' '" + indices_path +
-                          "' " + std::to_string(runs);
+    std::string command = "/usr/bin/python3 '" + std::string(script) + "' '" + path + "' '" +
+                          indices_path + "' " + std::to_string(runs);
     if (std::system(command.c_str()) != 0) std::printf("python baseline failed\n");
   }
 
   std::printf("checksum %llu %llu %s\n", static_cast<unsigned long long>(label_sum + bytes),
-              static_cast<unsigned long long>(present), v["ok"].get<bool>() ? "verified" : "VERIFY FAILED");
+              static_cast<unsigned long long>(present),
+              v["ok"].get<bool>() ? "verified" : "VERIFY FAILED");
   if (argc <= 2) std::filesystem::remove_all(dir);
   return 0;
 }

@@ -92,9 +92,11 @@ struct Limit {
 };
 
 // The ceiling: decode + checksum + swap on the file's blocks, in memory.
-Limit measure_limit(const std::string& file, uint64_t rows, uint64_t cols, const std::vector<uint64_t>& picks) {
+Limit measure_limit(const std::string& file, uint64_t rows, uint64_t cols,
+                    const std::vector<uint64_t>& picks) {
   std::ifstream in(file, std::ios::binary);
-  std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
   const unsigned char* footer = data.data() + data.size() - 44;
   const uint64_t index_offset = load_be64(footer + 16), metadata_offset = load_be64(footer + 24);
   LZ4F_dctx* dctx;
@@ -109,7 +111,8 @@ Limit measure_limit(const std::string& file, uint64_t rows, uint64_t cols, const
       decode_frame(dctx, data.data() + index[r], index[r + 1] - index[r], row.data(), cols * 8);
   });
   const auto [random, random_cpu] = best_of_runs([&] {
-    for (uint64_t r : picks) decode_frame(dctx, data.data() + index[r], index[r + 1] - index[r], row.data(), cols * 8);
+    for (uint64_t r : picks)
+      decode_frame(dctx, data.data() + index[r], index[r + 1] - index[r], row.data(), cols * 8);
   });
   LZ4F_freeDecompressionContext(dctx);
   const double n = static_cast<double>(picks.size());
@@ -128,10 +131,13 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(rows * cols * 8) / 1e6;
   stowage::Registry& registry = stowage::Registry::global();
   const unsigned threads = registry.threads();
-  std::printf("datg bench: %llu x %llu float64 (%.0f MB), %u threads; figures are noisy on a shared machine\n",
-              static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols), mb, threads);
-  std::printf("Rules: every read figure and the limit's are the best of %d runs (wall and CPU time each);\n"
-              "the write is one run; warm page cache; threads as each line says (the limit: 1).\n", kRuns);
+  std::printf(
+      "datg bench: %llu x %llu float64 (%.0f MB), %u threads; figures are noisy on a shared machine\n",
+      static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols), mb, threads);
+  std::printf(
+      "Rules: every read figure and the limit's are the best of %d runs (wall and CPU time each);\n"
+      "the write is one run; warm page cache; threads as each line says (the limit: 1).\n",
+      kRuns);
 
   const std::vector<double> m = make_matrix(rows, cols);
   auto t0 = Clock::now();
@@ -148,8 +154,8 @@ int main(int argc, char** argv) {
   const double write = seconds_since(t0);
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   const double file_mb = static_cast<double>(f.tellg()) / 1e6;
-  std::printf("write          %8.1f MB/s   (%.2f s, file %.1f MB, ratio %.2f)\n", mb / write, write, file_mb,
-              mb / file_mb);
+  std::printf("write          %8.1f MB/s   (%.2f s, file %.1f MB, ratio %.2f)\n", mb / write, write,
+              file_mb, mb / file_mb);
 
   std::vector<double> back(rows * cols);
   stowage::Store store = stowage::Store::open(path);
@@ -162,7 +168,8 @@ int main(int argc, char** argv) {
         a.read({r, 0}, {n, cols}, back.data() + r * cols);
       }
     });
-    std::printf("stream %2u thr  %8.1f MB/s   (%.1f us/row)", t, mb / s, s / static_cast<double>(rows) * 1e6);
+    std::printf("stream %2u thr  %8.1f MB/s   (%.1f us/row)", t, mb / s,
+                s / static_cast<double>(rows) * 1e6);
     if (t == 1) std::printf("   cpu time: %.1f MB/s", mb / cpu);
     std::printf("\n");
   }
@@ -184,11 +191,16 @@ int main(int argc, char** argv) {
               picks.size(), random_cpu / n * 1e6);
 
   const Limit limit = measure_limit(path, rows, cols, picks);
-  std::printf("limit stream   %8.1f MB/s   cpu time: %.1f MB/s (liblz4 frame decode + checksum + swap, "
-              "1 thread, in memory)\n", limit.stream_mb_s, limit.stream_cpu_mb_s);
-  std::printf("limit random   %8.1f us/row cpu time: %.1f us/row\n", limit.random_us, limit.random_cpu_us);
+  std::printf(
+      "limit stream   %8.1f MB/s   cpu time: %.1f MB/s (liblz4 frame decode + checksum + swap, "
+      "1 thread, in memory)\n",
+      limit.stream_mb_s, limit.stream_cpu_mb_s);
+  std::printf("limit random   %8.1f us/row cpu time: %.1f us/row\n", limit.random_us,
+              limit.random_cpu_us);
   store.close();
   const std::string base = path.substr(0, path.size() - 5);
-  for (const std::string& p : {path, base + ".rows.txt.gz", base + ".cols.txt.gz", base + ".sha256"}) std::remove(p.c_str());
+  for (const std::string& p :
+       {path, base + ".rows.txt.gz", base + ".cols.txt.gz", base + ".sha256"})
+    std::remove(p.c_str());
   return 0;
 }

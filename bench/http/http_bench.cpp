@@ -70,7 +70,8 @@ double seconds(const std::function<void()>& f) {
 }
 
 // The best of `runs` runs of a and of b, interleaved.
-std::pair<double, double> best_of(int runs, const std::function<void()>& a, const std::function<void()>& b) {
+std::pair<double, double> best_of(int runs, const std::function<void()>& a,
+                                  const std::function<void()>& b) {
   double best_a = 1e30, best_b = 1e30;
   for (int r = 0; r < runs; ++r) {
     best_a = std::min(best_a, seconds(a));
@@ -90,13 +91,14 @@ std::vector<std::string> chunk_keys(const fs::path& container) {
 }
 
 // Reads every key under `root` whole from `threads` threads, key i by thread i % threads.
-void read_files(const sdk::Storage& s, const std::string& root, const std::vector<std::string>& keys, int threads,
-                size_t file_size) {
+void read_files(const sdk::Storage& s, const std::string& root,
+                const std::vector<std::string>& keys, int threads, size_t file_size) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       std::vector<char> buf(file_size);
-      for (size_t i = t; i < keys.size(); i += threads) s.read_exact(root + "/" + keys[i], 0, buf.data(), buf.size());
+      for (size_t i = t; i < keys.size(); i += threads)
+        s.read_exact(root + "/" + keys[i], 0, buf.data(), buf.size());
     });
   for (std::thread& t : pool) t.join();
 }
@@ -113,7 +115,8 @@ sdk::Storage http_backend(const std::string& options) {
   auto vt = static_cast<const stowage_storage_vtable*>(p->vtable);
   stowage_storage_handle h = nullptr;
   stowage_error e{};
-  if (vt->open(stowage::Registry::global().host(), options.data(), options.size(), &h, &e) != STOWAGE_OK)
+  if (vt->open(stowage::Registry::global().host(), options.data(), options.size(), &h, &e) !=
+      STOWAGE_OK)
     throw std::runtime_error(std::string("http backend: ") + e.message);
   return sdk::Storage(vt, h, p->capabilities);
 }
@@ -129,8 +132,8 @@ bool on_cpu_0() {
 }
 
 void print_row(const char* what, double bytes, double local, double http) {
-  std::printf("%-16s %9.0f MiB/s %9.0f MiB/s %8.2f\n", what, bytes / kMiB / local, bytes / kMiB / http,
-              local / http);
+  std::printf("%-16s %9.0f MiB/s %9.0f MiB/s %8.2f\n", what, bytes / kMiB / local,
+              bytes / kMiB / http, local / http);
 }
 
 }  // namespace
@@ -142,9 +145,12 @@ int main(int argc, char** argv) {
   bool split = false, bad = false;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "split") split = true;
-    else if ((arg == "http" || arg == "local") && only.empty()) only = arg;
-    else bad = true;
+    if (arg == "split")
+      split = true;
+    else if ((arg == "http" || arg == "local") && only.empty())
+      only = arg;
+    else
+      bad = true;
   }
   if (runs < 1 || threads < 1 || bad) {
     std::fprintf(stderr, "usage: http_bench [RUNS] [THREADS] [http|local] [split]\n");
@@ -161,7 +167,10 @@ int main(int argc, char** argv) {
     const double bytes = vol.size() * sizeof(uint16_t);
     {
       stowage::Store s = stowage::Store::open(container.string(), stowage::Mode::truncate, "n5");
-      s.create("vol", {{"kind", "array"}, {"dtype", "uint16"}, {"shape", kShape}, {"chunks", kChunks},
+      s.create("vol", {{"kind", "array"},
+                       {"dtype", "uint16"},
+                       {"shape", kShape},
+                       {"chunks", kChunks},
                        {"codec", {{"type", "raw"}}}});
       s.array("vol").write({0, 0, 0}, kShape, vol.data());
       s.close();
@@ -169,11 +178,12 @@ int main(int argc, char** argv) {
     stowage::Registry::global().set_threads(threads);
     stowage::Array local = stowage::Store::open(container.string()).array("vol");
     stowage::Array http = stowage::Store::open(url).array("vol");
-    std::vector<uint16_t> back(vol.size(), 1);  // touched: no page faults timed
+    std::vector<uint16_t> back(vol.size(), 1);         // touched: no page faults timed
     for (const stowage::Array* a : {&local, &http}) {  // warms the page cache and checks
       a->read({0, 0, 0}, kShape, back.data());
       if (back != vol) {
-        std::fprintf(stderr, "http_bench: the %s read differs from what was written\n", a == &local ? "local" : "http");
+        std::fprintf(stderr, "http_bench: the %s read differs from what was written\n",
+                     a == &local ? "local" : "http");
         return 1;
       }
     }
@@ -187,7 +197,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     auto [n5_local, n5_http] = best_of(
-        runs, [&] { local.read({0, 0, 0}, kShape, back.data()); }, [&] { http.read({0, 0, 0}, kShape, back.data()); });
+        runs, [&] { local.read({0, 0, 0}, kShape, back.data()); },
+        [&] { http.read({0, 0, 0}, kShape, back.data()); });
 
     std::vector<std::string> keys = chunk_keys(container);
     size_t file_size = fs::file_size(container / keys[0]);
@@ -202,15 +213,17 @@ int main(int argc, char** argv) {
         runs, [&] { read_files(web, url, keys, threads, file_size); },
         [&] { read_files(curl, url, keys, threads, file_size); });
 
-    std::printf("N5 volume 256x512x512 uint16 (128 MiB), raw, 64^3 chunks; %d threads; best of %d; "
-                "nginx on loopback%s\n",
-                threads, runs, split ? "; split: readers on CPU 0, nginx on CPU 1" : "");
+    std::printf(
+        "N5 volume 256x512x512 uint16 (128 MiB), raw, 64^3 chunks; %d threads; best of %d; "
+        "nginx on loopback%s\n",
+        threads, runs, split ? "; split: readers on CPU 0, nginx on CPU 1" : "");
     std::printf("%-16s %15s %15s %8s\n", "", "local", "http", "http/local");
     print_row("n5 whole read", bytes, n5_local, n5_http);
     print_row("chunk files", double(keys.size()) * file_size, files_local, files_http);
     const double files_bytes = double(keys.size()) * file_size;
-    std::printf("chunk files over http, bodies received in place %.0f MiB/s, through libcurl's transfer %.0f MiB/s\n",
-                files_bytes / kMiB / files_direct, files_bytes / kMiB / files_curl);
+    std::printf(
+        "chunk files over http, bodies received in place %.0f MiB/s, through libcurl's transfer %.0f MiB/s\n",
+        files_bytes / kMiB / files_direct, files_bytes / kMiB / files_curl);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "http_bench: %s\n", e.what());

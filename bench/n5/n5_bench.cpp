@@ -10,7 +10,8 @@
 // Built with -Dz5_include=DIR, the same workload through z5 (C++) in this
 // process follows as a second table (z5_peer.cpp; raw, gzip, zstd, blosc).
 //
-// Usage: n5_bench [--dir DIR] [--codecs raw,gzip,...,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer]
+// Usage: n5_bench [--dir DIR] [--codecs raw,gzip,...,bzip2,xz] [--runs N] [--clock wall|cpu]
+// [--no-peer]
 //                 [--no-zarr]   (--no-peer: neither zarr-python nor z5; --no-zarr: z5 only)
 // (meson: `ninja -C build bench-n5` runs it with the build tree's plugins)
 #include <stowage/stowage.hpp>
@@ -149,9 +150,9 @@ uint64_t bytes_on_disk(const fs::path& dataset) {
 
 struct Figures {
   double write1 = 0, write2 = 0, rewrite1 = 0, read1 = 0, read2 = 0, random_us = 0;
-  double plugin_read = 0;   // the plugin's read_chunk alone, no byte swap or scatter
-  double plugin_write = 0;  // the plugin's write_chunk alone, fresh dataset
-  double encode = 0, decode = 0;  // the codec alone in memory (raw: the byte swap)
+  double plugin_read = 0;                  // the plugin's read_chunk alone, no byte swap or scatter
+  double plugin_write = 0;                 // the plugin's write_chunk alone, fresh dataset
+  double encode = 0, decode = 0;           // the codec alone in memory (raw: the byte swap)
   double read_limit = 0, write_limit = 0;  // one pass each, see read_limit_time / write_limit_time
   uint64_t bytes = 0;
 };
@@ -183,7 +184,8 @@ void swap_copy(const uint8_t* in, size_t n, uint8_t* out) {
 // `out` (touched beforehand), as a reader's output must reach memory. Our
 // read also scatters chunk rows into C order and, for codecs, byte-swaps
 // after the decode: that copy is the framework's and is not in the limit.
-double read_limit_time(const CodecCase& c, const std::vector<fs::path>& files, size_t chunk_bytes, uint8_t* out) {
+double read_limit_time(const CodecCase& c, const std::vector<fs::path>& files, size_t chunk_bytes,
+                       uint8_t* out) {
   stowage::Codec codec;
   if (c.name != "raw") codec = stowage::Registry::global().codec(as_written(c));
   std::vector<uint8_t> buffer(chunk_bytes * 2 + kHeader);
@@ -195,8 +197,11 @@ double read_limit_time(const CodecCase& c, const std::vector<fs::path>& files, s
       if (size_t(st.st_size) > buffer.size()) buffer.resize(st.st_size);
       if (::pread(fd, buffer.data(), st.st_size, 0) != st.st_size) std::perror("pread");
       ::close(fd);
-      if (c.name == "raw") swap_copy(buffer.data() + kHeader, chunk_bytes, out + i * chunk_bytes);
-      else codec.decode(buffer.data() + kHeader, st.st_size - kHeader, out + i * chunk_bytes, chunk_bytes);
+      if (c.name == "raw")
+        swap_copy(buffer.data() + kHeader, chunk_bytes, out + i * chunk_bytes);
+      else
+        codec.decode(buffer.data() + kHeader, st.st_size - kHeader, out + i * chunk_bytes,
+                     chunk_bytes);
     }
   });
 }
@@ -215,8 +220,10 @@ double write_limit_time(const CodecCase& c, const fs::path& dir, const std::vect
   return seconds([&] {
     for (size_t i = 0; i < chunks.size(); ++i) {
       size_t n = chunks[i].size();
-      if (c.name == "raw") swap_copy(native + i * n, n, buffer.data());  // same cost as the gather's swap
-      else n = codec.encode(chunks[i].data(), chunks[i].size(), buffer.data(), buffer.size());
+      if (c.name == "raw")
+        swap_copy(native + i * n, n, buffer.data());  // same cost as the gather's swap
+      else
+        n = codec.encode(chunks[i].data(), chunks[i].size(), buffer.data(), buffer.size());
       const fs::path sub = dir / std::to_string(i / 64) / std::to_string(i / 8 % 8);
       if (i % 8 == 0) fs::create_directories(sub);
       std::string p = (sub / std::to_string(i % 8)).string();
@@ -231,22 +238,29 @@ double write_limit_time(const CodecCase& c, const fs::path& dir, const std::vect
 double encode_time(const CodecCase& c, const std::vector<std::vector<uint8_t>>& chunks) {
   std::vector<uint8_t> out(chunks[0].size() * 2);
   if (c.name == "raw")
-    return seconds([&] { for (const auto& chunk : chunks) swap_copy(chunk.data(), chunk.size(), out.data()); });
+    return seconds([&] {
+      for (const auto& chunk : chunks) swap_copy(chunk.data(), chunk.size(), out.data());
+    });
   stowage::Codec codec = stowage::Registry::global().codec(as_written(c));
   out.resize(codec.bound(chunks[0].size()));
   return seconds([&] {
-    for (const auto& chunk : chunks) codec.encode(chunk.data(), chunk.size(), out.data(), out.size());
+    for (const auto& chunk : chunks)
+      codec.encode(chunk.data(), chunk.size(), out.data(), out.size());
   });
 }
 // The codec alone decoding every chunk file's payload into the same
 // chunk-sized place (which stays in cache), one thread (raw: the byte swap).
-double decode_time(const CodecCase& c, const std::vector<std::vector<uint8_t>>& files, size_t chunk_bytes) {
+double decode_time(const CodecCase& c, const std::vector<std::vector<uint8_t>>& files,
+                   size_t chunk_bytes) {
   std::vector<uint8_t> out(chunk_bytes);
   if (c.name == "raw")
-    return seconds([&] { for (const auto& f : files) swap_copy(f.data() + kHeader, chunk_bytes, out.data()); });
+    return seconds([&] {
+      for (const auto& f : files) swap_copy(f.data() + kHeader, chunk_bytes, out.data());
+    });
   stowage::Codec codec = stowage::Registry::global().codec(as_written(c));
   return seconds([&] {
-    for (const auto& f : files) codec.decode(f.data() + kHeader, f.size() - kHeader, out.data(), chunk_bytes);
+    for (const auto& f : files)
+      codec.decode(f.data() + kHeader, f.size() - kHeader, out.data(), chunk_bytes);
   });
 }
 
@@ -258,10 +272,12 @@ double plugin_read_time(const fs::path& path) {
   stowage_store_handle store = nullptr;
   stowage_error err{};
   std::string p = path.string();
-  if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_READ, "{}", 2, &store, &err) != STOWAGE_OK)
+  if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_READ, "{}", 2,
+               &store, &err) != STOWAGE_OK)
     throw std::runtime_error(err.message);
   stowage_node node{sizeof(stowage_node), 0, nullptr, nullptr};
-  if (vt->open_node(store, "vol", 3, &node, &err) != STOWAGE_OK) throw std::runtime_error(err.message);
+  if (vt->open_node(store, "vol", 3, &node, &err) != STOWAGE_OK)
+    throw std::runtime_error(err.message);
   auto* array = static_cast<const stowage_array_vtable*>(node.table);
   // Each chunk into its own place of a volume-sized buffer (touched
   // beforehand), as in the read limit.
@@ -274,8 +290,8 @@ double plugin_read_time(const fs::path& path) {
       for (uint64_t y = 0; y < 8; ++y)
         for (uint64_t x = 0; x < 8; ++x, ++k) {
           uint64_t idx[3] = {z, y, x};
-          if (array->read_chunk(node.handle, idx, buf.data() + k * chunk_bytes, chunk_bytes, shape, &err) !=
-              STOWAGE_OK)
+          if (array->read_chunk(node.handle, idx, buf.data() + k * chunk_bytes, chunk_bytes, shape,
+                                &err) != STOWAGE_OK)
             throw std::runtime_error(err.message);
         }
   });
@@ -299,10 +315,12 @@ double plugin_write_time(const fs::path& path, const json& desc,
   stowage_store_handle store = nullptr;
   stowage_error err{};
   std::string p = path.string();
-  if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_UPDATE, "{}", 2, &store, &err) != STOWAGE_OK)
+  if (vt->open(stowage::Registry::global().host(), p.data(), p.size(), STOWAGE_MODE_UPDATE, "{}", 2,
+               &store, &err) != STOWAGE_OK)
     throw std::runtime_error(err.message);
   stowage_node node{sizeof(stowage_node), 0, nullptr, nullptr};
-  if (vt->open_node(store, "vol", 3, &node, &err) != STOWAGE_OK) throw std::runtime_error(err.message);
+  if (vt->open_node(store, "vol", 3, &node, &err) != STOWAGE_OK)
+    throw std::runtime_error(err.message);
   auto* array = static_cast<const stowage_array_vtable*>(node.table);
   uint64_t shape[3] = {64, 64, 64};
   double t = seconds([&] {
@@ -311,7 +329,8 @@ double plugin_write_time(const fs::path& path, const json& desc,
       for (uint64_t y = 0; y < 8; ++y)
         for (uint64_t x = 0; x < 8; ++x, ++k) {
           uint64_t idx[3] = {z, y, x};
-          if (array->write_chunk(node.handle, idx, chunks[k].data(), chunks[k].size(), shape, &err) != STOWAGE_OK)
+          if (array->write_chunk(node.handle, idx, chunks[k].data(), chunks[k].size(), shape,
+                                 &err) != STOWAGE_OK)
             throw std::runtime_error(err.message);
         }
   });
@@ -345,7 +364,11 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
     return scratch.back();
   };
   std::vector<uint64_t> origin = {0, 0, 0};
-  json desc = {{"kind", "array"}, {"dtype", "uint16"}, {"shape", kShape}, {"chunks", kChunks}, {"codec", c.config}};
+  json desc = {{"kind", "array"},
+               {"dtype", "uint16"},
+               {"shape", kShape},
+               {"chunks", kChunks},
+               {"codec", c.config}};
   auto fresh_write = [&](unsigned threads) {
     stowage::Registry::global().set_threads(threads);
     stowage::Store s = stowage::Store::open(fresh_path().string(), stowage::Mode::truncate, "n5");
@@ -361,8 +384,12 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
   // Each round starts with a different one, so none always goes first.
   f.plugin_write = f.write_limit = f.write1 = f.write2 = 1e30;
   const std::function<void()> writes[] = {
-      [&] { f.plugin_write = std::min(f.plugin_write, plugin_write_time(fresh_path(), desc, chunks)); },
-      [&] { f.write_limit = std::min(f.write_limit, write_limit_time(c, fresh_path(), vol, chunks)); },
+      [&] {
+        f.plugin_write = std::min(f.plugin_write, plugin_write_time(fresh_path(), desc, chunks));
+      },
+      [&] {
+        f.write_limit = std::min(f.write_limit, write_limit_time(c, fresh_path(), vol, chunks));
+      },
       [&] { f.write1 = std::min(f.write1, fresh_write(1)); },
       [&] { f.write2 = std::min(f.write2, fresh_write(2)); }};
   for (int i = 0; i < kRuns; ++i)
@@ -381,7 +408,8 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
     const std::vector<fs::path> files = chunk_files(path / "vol");
     const std::vector<std::vector<uint8_t>> contents = file_contents(files);
     const size_t chunk_bytes = chunks[0].size();
-    std::vector<uint8_t> decoded(contents.size() * chunk_bytes, 1);  // touched: no page faults timed
+    std::vector<uint8_t> decoded(contents.size() * chunk_bytes,
+                                 1);  // touched: no page faults timed
     f.read1 = f.read_limit = 1e30;
     for (int round = 0; round < kRuns; ++round) {
       f.read1 = std::min(f.read1, seconds([&] { a.read(origin, kShape, back.data()); }));
@@ -392,14 +420,16 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
     stowage::Registry::global().set_threads(1);
     std::vector<uint16_t> one(64 * 64 * 64);
     f.random_us = best_of_runs([&] {
-      for (const std::vector<uint64_t>& c : random_chunks()) {
-        std::vector<uint64_t> at = {c[0] * 64, c[1] * 64, c[2] * 64};
-        a.read(at, kChunks, one.data());
-      }
-    }) / 1000 * 1e6;
+                    for (const std::vector<uint64_t>& c : random_chunks()) {
+                      std::vector<uint64_t> at = {c[0] * 64, c[1] * 64, c[2] * 64};
+                      a.read(at, kChunks, one.data());
+                    }
+                  }) /
+                  1000 * 1e6;
     s.close();
     f.decode = 1e30;
-    for (int i = 0; i < kRuns; ++i) f.decode = std::min(f.decode, decode_time(c, contents, chunk_bytes));
+    for (int i = 0; i < kRuns; ++i)
+      f.decode = std::min(f.decode, decode_time(c, contents, chunk_bytes));
   }
   f.plugin_read = plugin_read_time(path);
   f.bytes = bytes_on_disk(path / "vol");
@@ -415,8 +445,8 @@ std::map<std::string, json> run_peer(const fs::path& dir, const std::vector<Code
   const char* src = std::getenv("STOWAGE_SOURCE_ROOT");
   fs::path script = fs::path(src ? src : ".") / "bench" / "n5" / "peer_zarr_n5.py";
   const char* py = std::getenv("STOWAGE_PYTHON");
-  std::string cmd = std::string(py ? py : "/usr/bin/python3") + " " + script.string() + " --runs " + std::to_string(kRuns) +
-                    (kCpuClock ? " --cpu" : "") + " " + dir.string();
+  std::string cmd = std::string(py ? py : "/usr/bin/python3") + " " + script.string() + " --runs " +
+                    std::to_string(kRuns) + (kCpuClock ? " --cpu" : "") + " " + dir.string();
   for (const auto& c : codecs)
     if (c.name != "lz4") cmd += " " + c.name;
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -435,49 +465,59 @@ double mbs(double secs) { return secs > 0 ? kVolumeBytes / kMB / secs : 0; }
 #ifdef STOWAGE_BENCH_Z5
 // z5 (C++, header-only, built with -Dz5_include) in this process on the same
 // volume, chunks, codecs and random chunks, one thread, best of kRuns.
-void run_and_print_z5(const fs::path& dir, const std::vector<CodecCase>& codecs, const std::vector<uint16_t>& vol,
+void run_and_print_z5(const fs::path& dir, const std::vector<CodecCase>& codecs,
+                      const std::vector<uint16_t>& vol,
                       const std::map<std::string, Figures>& ours) {
   std::map<std::string, std::string> configs;
   for (const auto& c : codecs) configs[c.name] = as_written(c).dump();
-  std::map<std::string, z5_peer::Figures> z5 = z5_peer::run(dir.string(), vol, configs, random_chunks(), kRuns, kCpuClock);
-  std::printf("\nz5 (C++, same process, one thread, best of %d; %s); MB/s of uncompressed data, chunk in us\n", kRuns,
-              kCpuClock ? "CPU time" : "wall time");
-  std::printf("%-6s | %7s %7s %9s | %7s %7s %9s | %6s %6s %6s | %6s %6s\n", "codec", "write1", "read1", "chunk_us",
-              "z5W", "z5R", "z5chunk", "W/z5", "R/z5", "C/z5", "ratio", "z5rat");
+  std::map<std::string, z5_peer::Figures> z5 =
+      z5_peer::run(dir.string(), vol, configs, random_chunks(), kRuns, kCpuClock);
+  std::printf(
+      "\nz5 (C++, same process, one thread, best of %d; %s); MB/s of uncompressed data, chunk in us\n",
+      kRuns, kCpuClock ? "CPU time" : "wall time");
+  std::printf("%-6s | %7s %7s %9s | %7s %7s %9s | %6s %6s %6s | %6s %6s\n", "codec", "write1",
+              "read1", "chunk_us", "z5W", "z5R", "z5chunk", "W/z5", "R/z5", "C/z5", "ratio",
+              "z5rat");
   for (const auto& c : codecs) {
     if (!z5.count(c.name)) continue;
     const Figures& f = ours.at(c.name);
     const z5_peer::Figures& z = z5.at(c.name);
-    std::printf("%-6s | %7.0f %7.0f %9.0f | %7.0f %7.0f %9.0f | %6.2f %6.2f %6.2f | %6.2f %6.2f\n", c.name.c_str(),
-                mbs(f.write1), mbs(f.read1), f.random_us, mbs(z.write_s), mbs(z.read_s), z.random_chunk_us,
-                z.write_s / f.write1, z.read_s / f.read1, z.random_chunk_us / f.random_us,
-                kVolumeBytes / double(f.bytes), kVolumeBytes / double(z.bytes));
+    std::printf("%-6s | %7.0f %7.0f %9.0f | %7.0f %7.0f %9.0f | %6.2f %6.2f %6.2f | %6.2f %6.2f\n",
+                c.name.c_str(), mbs(f.write1), mbs(f.read1), f.random_us, mbs(z.write_s),
+                mbs(z.read_s), z.random_chunk_us, z.write_s / f.write1, z.read_s / f.read1,
+                z.random_chunk_us / f.random_us, kVolumeBytes / double(f.bytes),
+                kVolumeBytes / double(z.bytes));
   }
-  std::printf("W/z5, R/z5: our write1/read1 over z5's (above 1: we are faster); C/z5: z5's random chunk time over\n"
-              "ours; ratio, z5rat: uncompressed/stored, ours and z5's. z5 writes with writeSubarray into a dataset\n"
-              "just created (as our write1), reads with readSubarray (whole volume; each random chunk).\n");
+  std::printf(
+      "W/z5, R/z5: our write1/read1 over z5's (above 1: we are faster); C/z5: z5's random chunk time over\n"
+      "ours; ratio, z5rat: uncompressed/stored, ours and z5's. z5 writes with writeSubarray into a dataset\n"
+      "just created (as our write1), reads with readSubarray (whole volume; each random chunk).\n");
 }
 #endif
 
 void print_rules() {
-  std::printf("Clock: %s\n", kCpuClock ? "CPU time of each process (user + system, all threads), not wall time"
-                                      : "wall time");
-  std::printf("Rules (every column): best of %d timed runs, ours, the limits' and zarr-python's alike;\n"
-              "1 thread unless the column says 2 (zarr-python: its defaults, numcodecs runs c-blosc on its own\n"
-              "threads; zarrR1 without them); reads warm (page cache, after one untimed read), writes into\n"
-              "directories that never existed (rewrt1: over the existing dataset), no sync.\n",
-              kRuns);
+  std::printf("Clock: %s\n",
+              kCpuClock ? "CPU time of each process (user + system, all threads), not wall time"
+                        : "wall time");
+  std::printf(
+      "Rules (every column): best of %d timed runs, ours, the limits' and zarr-python's alike;\n"
+      "1 thread unless the column says 2 (zarr-python: its defaults, numcodecs runs c-blosc on its own\n"
+      "threads; zarrR1 without them); reads warm (page cache, after one untimed read), writes into\n"
+      "directories that never existed (rewrt1: over the existing dataset), no sync.\n",
+      kRuns);
 }
 
 void print_table(const std::vector<CodecCase>& codecs, const std::map<std::string, Figures>& ours,
                  const std::map<std::string, json>& peer) {
-  std::printf("\nN5 workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks; MB/s of uncompressed data\n",
-              kVolumeBytes / kMB);
+  std::printf(
+      "\nN5 workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks; MB/s of uncompressed data\n",
+      kVolumeBytes / kMB);
   print_rules();
-  std::printf("%-6s %6s | %7s %7s %7s %7s %7s | %7s %7s %7s | %9s | %7s %7s %7s | %7s %7s %7s | %6s %6s %6s %6s %6s %6s\n",
-              "codec", "ratio", "write1", "write2", "rewrt1", "plugin", "wlimit", "read1", "read2", "plugin",
-              "chunk_us", "enc", "dec", "rlimit", "zarrW", "zarrR", "zarrR1", "W/lim", "R/lim", "P/lim", "W/zarr",
-              "R/zarr", "2t/1t");
+  std::printf(
+      "%-6s %6s | %7s %7s %7s %7s %7s | %7s %7s %7s | %9s | %7s %7s %7s | %7s %7s %7s | %6s %6s %6s %6s %6s %6s\n",
+      "codec", "ratio", "write1", "write2", "rewrt1", "plugin", "wlimit", "read1", "read2",
+      "plugin", "chunk_us", "enc", "dec", "rlimit", "zarrW", "zarrR", "zarrR1", "W/lim", "R/lim",
+      "P/lim", "W/zarr", "R/zarr", "2t/1t");
   for (const auto& c : codecs) {
     const Figures& f = ours.at(c.name);
     double zw = 0, zr = 0, zr1 = 0;
@@ -487,30 +527,33 @@ void print_table(const std::vector<CodecCase>& codecs, const std::map<std::strin
       zr = mbs(z["read_s"].get<double>());
       zr1 = z.contains("read_1thread_s") ? mbs(z["read_1thread_s"].get<double>()) : zr;
     }
-    std::printf("%-6s %6.2f | %7.0f %7.0f %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %6.2f %6.2f %6.2f %6.1f %6.1f %6.2f\n",
-                c.name.c_str(), kVolumeBytes / double(f.bytes), mbs(f.write1), mbs(f.write2),
-                mbs(f.rewrite1), mbs(f.plugin_write), mbs(f.write_limit), mbs(f.read1), mbs(f.read2),
-                mbs(f.plugin_read), f.random_us, mbs(f.encode), mbs(f.decode), mbs(f.read_limit), zw, zr, zr1,
-                f.write_limit / f.write1, f.read_limit / f.read1, f.read_limit / f.plugin_read,
-                zw > 0 ? mbs(f.write1) / zw : 0.0, zr1 > 0 ? mbs(f.read1) / zr1 : 0.0,
-                f.read2 > 0 ? f.read1 / f.read2 : 0.0);
+    std::printf(
+        "%-6s %6.2f | %7.0f %7.0f %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %9.0f | %7.0f %7.0f %7.0f | %7.0f %7.0f %7.0f | %6.2f %6.2f %6.2f %6.1f %6.1f %6.2f\n",
+        c.name.c_str(), kVolumeBytes / double(f.bytes), mbs(f.write1), mbs(f.write2),
+        mbs(f.rewrite1), mbs(f.plugin_write), mbs(f.write_limit), mbs(f.read1), mbs(f.read2),
+        mbs(f.plugin_read), f.random_us, mbs(f.encode), mbs(f.decode), mbs(f.read_limit), zw, zr,
+        zr1, f.write_limit / f.write1, f.read_limit / f.read1, f.read_limit / f.plugin_read,
+        zw > 0 ? mbs(f.write1) / zw : 0.0, zr1 > 0 ? mbs(f.read1) / zr1 : 0.0,
+        f.read2 > 0 ? f.read1 / f.read2 : 0.0);
   }
-  std::printf("\nratio: uncompressed/stored; write1/write2: fresh dataset on 1/2 threads; rewrt1: overwriting\n"
-              "every chunk of the existing dataset (rename over an existing file) on 1 thread; chunk_us: mean\n"
-              "of 1000 random 64^3 chunk reads through Array::read, 1 thread; enc/dec: the codec alone on the\n"
-              "same chunks in memory, 1 thread, blosc with typesize 2 as the plugin writes it (raw: the byte\n"
-              "swap); wlimit: one pass encoding each chunk (raw: byte swap) and creating its file\n"
-              "(open/write/close in z/y/x directories, no header, temp file or rename); rlimit: one pass reading each chunk file\n"
-              "(open/fstat/pread/close) and decoding it (raw: byte-swapping it) to its own place in a\n"
-              "volume-sized buffer; not in it: our scatter into C order and, for codecs, the byte swap after\n"
-              "the decode; plugin: the plugin's write_chunk / read_chunk alone (C ABI, no swap, gather or\n"
-              "scatter; each chunk read to its own place, as in rlimit), 1 thread; writes and wlimit are\n"
-              "interleaved run by run, as are read1 and rlimit; W/lim, R/lim, P/lim: write1, read1 and the plugin's read against the limits\n"
-              "(above 1: faster than the limit); W/zarr: write1 over zarr-python's write; R/zarr: read1 over\n"
-              "zarr-python's one-thread read (zarrR1); 2t/1t: read speed-up with 2 threads.\n");
+  std::printf(
+      "\nratio: uncompressed/stored; write1/write2: fresh dataset on 1/2 threads; rewrt1: overwriting\n"
+      "every chunk of the existing dataset (rename over an existing file) on 1 thread; chunk_us: mean\n"
+      "of 1000 random 64^3 chunk reads through Array::read, 1 thread; enc/dec: the codec alone on the\n"
+      "same chunks in memory, 1 thread, blosc with typesize 2 as the plugin writes it (raw: the byte\n"
+      "swap); wlimit: one pass encoding each chunk (raw: byte swap) and creating its file\n"
+      "(open/write/close in z/y/x directories, no header, temp file or rename); rlimit: one pass reading each chunk file\n"
+      "(open/fstat/pread/close) and decoding it (raw: byte-swapping it) to its own place in a\n"
+      "volume-sized buffer; not in it: our scatter into C order and, for codecs, the byte swap after\n"
+      "the decode; plugin: the plugin's write_chunk / read_chunk alone (C ABI, no swap, gather or\n"
+      "scatter; each chunk read to its own place, as in rlimit), 1 thread; writes and wlimit are\n"
+      "interleaved run by run, as are read1 and rlimit; W/lim, R/lim, P/lim: write1, read1 and the plugin's read against the limits\n"
+      "(above 1: faster than the limit); W/zarr: write1 over zarr-python's write; R/zarr: read1 over\n"
+      "zarr-python's one-thread read (zarrR1); 2t/1t: read speed-up with 2 threads.\n");
   for (const auto& c : codecs)
     if (peer.count(c.name))
-      std::printf("zarr %-6s random chunk %.0f us\n", c.name.c_str(), peer.at(c.name)["random_chunk_us"].get<double>());
+      std::printf("zarr %-6s random chunk %.0f us\n", c.name.c_str(),
+                  peer.at(c.name)["random_chunk_us"].get<double>());
 }
 
 }  // namespace
@@ -521,15 +564,23 @@ int main(int argc, char** argv) {
   bool peer = true, zarr_peer = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--dir" && i + 1 < argc) dir = argv[++i];
-    else if (a == "--codecs" && i + 1 < argc) only = argv[++i];
-    else if (a == "--no-peer") peer = false;
-    else if (a == "--no-zarr") zarr_peer = false;
-    else if (a == "--runs" && i + 1 < argc) kRuns = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--clock" && i + 1 < argc) kCpuClock = std::string(argv[++i]) == "cpu";
+    if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--codecs" && i + 1 < argc)
+      only = argv[++i];
+    else if (a == "--no-peer")
+      peer = false;
+    else if (a == "--no-zarr")
+      zarr_peer = false;
+    else if (a == "--runs" && i + 1 < argc)
+      kRuns = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--clock" && i + 1 < argc)
+      kCpuClock = std::string(argv[++i]) == "cpu";
     else {
-      std::cerr << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer] [--no-zarr]\n"
-                   "(default: " << kDefaultCodecs << ")\n";
+      std::cerr
+          << "usage: n5_bench [--dir DIR] [--codecs raw,gzip,zstd,blosc,lz4,bzip2,xz] [--runs N] [--clock wall|cpu] [--no-peer] [--no-zarr]\n"
+             "(default: "
+          << kDefaultCodecs << ")\n";
       return 2;
     }
   }

@@ -40,8 +40,12 @@ std::pair<std::string, nlohmann::json> z5_codec(const nlohmann::json& n5) {
   if (type == "gzip") return {"gzip", {{"level", n5.at("level")}, {"useZlib", false}}};
   if (type == "zstd") return {"zstd", {{"level", n5.at("level")}}};
   if (type == "blosc")
-    return {"blosc", {{"codec", n5.at("cname")}, {"level", n5.at("clevel")}, {"shuffle", n5.at("shuffle")},
-                      {"blocksize", 0}, {"nthreads", 1}}};
+    return {"blosc",
+            {{"codec", n5.at("cname")},
+             {"level", n5.at("clevel")},
+             {"shuffle", n5.at("shuffle")},
+             {"blocksize", 0},
+             {"nthreads", 1}}};
   return {"", nullptr};
 }
 
@@ -56,8 +60,8 @@ uint64_t bytes_under(const fs::path& dir) {
 
 std::map<std::string, Figures> run(const std::string& dir, const std::vector<uint16_t>& volume,
                                    const std::map<std::string, std::string>& codec_json,
-                                   const std::vector<std::vector<uint64_t>>& random_chunks, int runs,
-                                   bool cpu_clock) {
+                                   const std::vector<std::vector<uint64_t>>& random_chunks,
+                                   int runs, bool cpu_clock) {
   std::map<std::string, Figures> out;
   const z5::types::ShapeType origin = {0, 0, 0};
   for (const auto& [name, text] : codec_json) {
@@ -66,7 +70,8 @@ std::map<std::string, Figures> run(const std::string& dir, const std::vector<uin
     Figures f;
     f.write_s = f.read_s = f.random_chunk_us = 1e30;
     fs::path last;
-    z5::multiarray::ConstArrayView<uint16_t> in(volume.data(), kShape, z5::multiarray::cOrderStrides(kShape));
+    z5::multiarray::ConstArrayView<uint16_t> in(volume.data(), kShape,
+                                                z5::multiarray::cOrderStrides(kShape));
     for (int r = 0; r < runs; ++r) {  // each write into a container that never existed
       last = fs::path(dir) / ("z5-" + name + "-" + std::to_string(r) + ".n5");
       fs::remove_all(last);
@@ -80,7 +85,8 @@ std::map<std::string, Figures> run(const std::string& dir, const std::vector<uin
     z5::filesystem::handle::File file(last.string());
     auto ds = z5::openDataset(file, "vol");
     std::vector<uint16_t> back(volume.size());
-    z5::multiarray::ArrayView<uint16_t> whole(back.data(), kShape, z5::multiarray::cOrderStrides(kShape));
+    z5::multiarray::ArrayView<uint16_t> whole(back.data(), kShape,
+                                              z5::multiarray::cOrderStrides(kShape));
     for (int r = 0; r < runs; ++r) {
       double t0 = now(cpu_clock);
       z5::multiarray::readSubarray<uint16_t>(*ds, whole, origin.begin(), 1);
@@ -88,17 +94,20 @@ std::map<std::string, Figures> run(const std::string& dir, const std::vector<uin
     }
     if (back != volume) throw std::runtime_error("z5 " + name + ": the volume read back differs");
     std::vector<uint16_t> chunk(64 * 64 * 64);
-    z5::multiarray::ArrayView<uint16_t> one(chunk.data(), kChunks, z5::multiarray::cOrderStrides(kChunks));
+    z5::multiarray::ArrayView<uint16_t> one(chunk.data(), kChunks,
+                                            z5::multiarray::cOrderStrides(kChunks));
     for (int r = 0; r < runs; ++r) {
       double t0 = now(cpu_clock);
       for (const auto& c : random_chunks) {
         z5::types::ShapeType offset = {c[0] * 64, c[1] * 64, c[2] * 64};
         z5::multiarray::readSubarray<uint16_t>(*ds, one, offset.begin(), 1);
       }
-      f.random_chunk_us = std::min(f.random_chunk_us, (now(cpu_clock) - t0) / random_chunks.size() * 1e6);
+      f.random_chunk_us =
+          std::min(f.random_chunk_us, (now(cpu_clock) - t0) / random_chunks.size() * 1e6);
     }
     f.bytes = bytes_under(last);
-    for (int r = 0; r < runs; ++r) fs::remove_all(fs::path(dir) / ("z5-" + name + "-" + std::to_string(r) + ".n5"));
+    for (int r = 0; r < runs; ++r)
+      fs::remove_all(fs::path(dir) / ("z5-" + name + "-" + std::to_string(r) + ".n5"));
     out[name] = f;
   }
   return out;

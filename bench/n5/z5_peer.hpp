@@ -25,7 +25,7 @@ struct Figures {
 // compression object n5_bench writes with. Errors throw std::runtime_error.
 std::map<std::string, Figures> run(const std::string& dir, const std::vector<uint16_t>& volume,
                                    const std::map<std::string, std::string>& codec_json,
-                                   const std::vector<std::vector<uint64_t>>& random_chunks, int runs,
-                                   bool cpu_clock);
+                                   const std::vector<std::vector<uint64_t>>& random_chunks,
+                                   int runs, bool cpu_clock);
 
 }  // namespace z5_peer

@@ -6,10 +6,10 @@
 //                                       (and a third figure: the first read)
 //
 // Prints two best wall times of RUNS in seconds, each after an untimed
-// warm-up run (default threads: all cores): into a buffer allocated for each read (what a[...] and to_scipy()
-// must do, returning new arrays: the first touch of fresh pages is paid
-// there), then into one buffer reused by every read (what a.read(out=) does;
-// Sparse::read_into reuses its vectors).
+// warm-up run (default threads: all cores): into a buffer allocated for each read (what a[...] and
+// to_scipy() must do, returning new arrays: the first touch of fresh pages is paid there), then
+// into one buffer reused by every read (what a.read(out=) does; Sparse::read_into reuses its
+// vectors).
 #include <stowage/stowage.hpp>
 
 #include <chrono>
@@ -39,7 +39,8 @@ double best_of(int runs, F&& f, double* first = nullptr) {
   for (int i = 0; i < runs; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
 }

@@ -86,7 +86,11 @@ std::vector<std::vector<uint64_t>> random_chunks() {
 }
 
 json array_description(const Layout& layout, const json& codec) {
-  json d = {{"kind", "array"}, {"dtype", "uint16"}, {"shape", kShape}, {"chunks", kChunks}, {"codec", codec}};
+  json d = {{"kind", "array"},
+            {"dtype", "uint16"},
+            {"shape", kShape},
+            {"chunks", kChunks},
+            {"codec", codec}};
   if (layout.sharded) d["shards"] = kShards;
   if (!layout.storage.is_null()) d["storage"] = layout.storage;
   return d;
@@ -94,8 +98,8 @@ json array_description(const Layout& layout, const json& codec) {
 
 // One round for one layout: a fresh write on 2 threads into `path`, then the
 // reads of what it wrote (the first one untimed and checked).
-void run_round(const Layout& layout, const json& codec, const fs::path& path, const std::vector<uint16_t>& vol,
-               Figures& f) {
+void run_round(const Layout& layout, const json& codec, const fs::path& path,
+               const std::vector<uint16_t>& vol, Figures& f) {
   const std::vector<uint64_t> origin = {0, 0, 0};
   stowage::Registry::global().set_threads(2);
   // Every timed write starts with no dirty pages left by the rounds before:
@@ -104,7 +108,8 @@ void run_round(const Layout& layout, const json& codec, const fs::path& path, co
   // raw write swung between 700 and 2200 MB/s from run to run.
   ::sync();
   {
-    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::truncate, layout.format, layout.open_options);
+    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::truncate, layout.format,
+                                            layout.open_options);
     s.create("vol", array_description(layout, codec));
     stowage::Array a = s.array("vol");
     // The close is timed too: a sharded store may publish shards there.
@@ -119,21 +124,25 @@ void run_round(const Layout& layout, const json& codec, const fs::path& path, co
   const fs::path slabs = path.string() + "-slabs";
   ::sync();
   {
-    stowage::Store s = stowage::Store::open(slabs.string(), stowage::Mode::truncate, layout.format, layout.open_options);
+    stowage::Store s = stowage::Store::open(slabs.string(), stowage::Mode::truncate, layout.format,
+                                            layout.open_options);
     s.create("vol", array_description(layout, codec));
     stowage::Array a = s.array("vol");
     const uint64_t plane = kShape[1] * kShape[2];
-    f.slab_write_s = std::min(f.slab_write_s, seconds([&] {
-                                for (uint64_t z = 0; z < kShape[0]; z += 64)
-                                  a.write({z, 0, 0}, {64, kShape[1], kShape[2]}, vol.data() + z * plane);
-                                s.close();
-                              }));
+    f.slab_write_s =
+        std::min(f.slab_write_s, seconds([&] {
+                   for (uint64_t z = 0; z < kShape[0]; z += 64)
+                     a.write({z, 0, 0}, {64, kShape[1], kShape[2]}, vol.data() + z * plane);
+                   s.close();
+                 }));
   }
   {
     stowage::Store s = stowage::Store::open(slabs.string(), stowage::Mode::read, layout.format);
     std::vector<uint16_t> back(vol.size());
     s.array("vol").read(origin, kShape, back.data());
-    if (back != vol) throw std::runtime_error(slabs.string() + ": the volume written in slabs reads back differently");
+    if (back != vol)
+      throw std::runtime_error(slabs.string() +
+                               ": the volume written in slabs reads back differently");
   }
   fs::remove_all(slabs);
   stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::read, layout.format);
@@ -145,9 +154,12 @@ void run_round(const Layout& layout, const json& codec, const fs::path& path, co
   stowage::Registry::global().set_threads(1);
   std::vector<uint16_t> one(64 * 64 * 64);
   const auto picks = random_chunks();
-  f.chunk_us = std::min(f.chunk_us, seconds([&] {
-                          for (const auto& c : picks) a.read({c[0] * 64, c[1] * 64, c[2] * 64}, kChunks, one.data());
-                        }) / double(picks.size()) * 1e6);
+  f.chunk_us =
+      std::min(f.chunk_us, seconds([&] {
+                             for (const auto& c : picks)
+                               a.read({c[0] * 64, c[1] * 64, c[2] * 64}, kChunks, one.data());
+                           }) / double(picks.size()) *
+                               1e6);
 }
 
 // zarr-python's figures for the v2 arrays at `paths`, keyed by path.
@@ -156,7 +168,11 @@ std::map<std::string, json> run_peer(const std::vector<std::string>& paths) {
   const char* src = std::getenv("STOWAGE_SOURCE_ROOT");
   fs::path script = fs::path(src ? src : ".") / "bench" / "zarr" / "peer_zarr_v2.py";
   fs::path picks_file = fs::temp_directory_path() / "stowage-zarr-bench-picks.json";
-  { std::FILE* p = std::fopen(picks_file.c_str(), "w"); std::fputs(json(random_chunks()).dump().c_str(), p); std::fclose(p); }
+  {
+    std::FILE* p = std::fopen(picks_file.c_str(), "w");
+    std::fputs(json(random_chunks()).dump().c_str(), p);
+    std::fclose(p);
+  }
   std::string cmd = "/usr/bin/python3 " + script.string() + " --runs " + std::to_string(kRuns);
   for (const std::string& p : paths) cmd += " " + p;
   cmd += " < " + picks_file.string();
@@ -192,11 +208,16 @@ int main(int argc, char** argv) {
   bool peer = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--dir" && i + 1 < argc) dir = argv[++i];
-    else if (a == "--runs" && i + 1 < argc) kRuns = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--codecs" && i + 1 < argc) codec_list = argv[++i];
-    else if (a == "--layouts" && i + 1 < argc) layout_list = argv[++i];
-    else if (a == "--no-peer") peer = false;
+    if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a == "--runs" && i + 1 < argc)
+      kRuns = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--codecs" && i + 1 < argc)
+      codec_list = argv[++i];
+    else if (a == "--layouts" && i + 1 < argc)
+      layout_list = argv[++i];
+    else if (a == "--no-peer")
+      peer = false;
     else {
       std::cerr << "usage: zarr_bench [--dir DIR] [--runs N] [--codecs raw,blosc,zstd] "
                    "[--layouts n5,v2,v2-nested,v3,v3-sharded] [--no-peer]\n";
@@ -205,24 +226,32 @@ int main(int argc, char** argv) {
   }
   std::vector<Layout> layouts;
   for (const std::string& name : split(layout_list)) {
-    auto it = std::find_if(kLayouts.begin(), kLayouts.end(), [&](const Layout& l) { return l.name == name; });
-    if (it == kLayouts.end()) { std::cerr << "zarr_bench: no layout " << name << "\n"; return 2; }
+    auto it = std::find_if(kLayouts.begin(), kLayouts.end(),
+                           [&](const Layout& l) { return l.name == name; });
+    if (it == kLayouts.end()) {
+      std::cerr << "zarr_bench: no layout " << name << "\n";
+      return 2;
+    }
     layouts.push_back(*it);
   }
   std::vector<std::string> codecs = split(codec_list);
   for (const std::string& c : codecs)
-    if (!kCodecs.count(c)) { std::cerr << "zarr_bench: no codec " << c << "\n"; return 2; }
+    if (!kCodecs.count(c)) {
+      std::cerr << "zarr_bench: no codec " << c << "\n";
+      return 2;
+    }
   try {
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::vector<uint16_t> vol = bench::make_volume();
     std::map<std::pair<std::string, std::string>, Figures> figures;  // (codec, layout)
-    std::map<std::string, std::string> kept_v2;                     // codec -> a v2 array for the peer
+    std::map<std::string, std::string> kept_v2;  // codec -> a v2 array for the peer
     int fresh = 0;
     for (const std::string& codec : codecs)
       for (int round = 0; round < kRuns; ++round)
         for (size_t k = 0; k < layouts.size(); ++k) {
-          const Layout& layout = layouts[(round + k) % layouts.size()];  // each round starts elsewhere
+          const Layout& layout =
+              layouts[(round + k) % layouts.size()];  // each round starts elsewhere
           std::cerr << codec << " " << layout.name << " round " << round + 1 << "\n";
           fs::path path = dir / (codec + "-" + layout.name + "-" + std::to_string(fresh++));
           run_round(layout, kCodecs.at(codec), path, vol, figures[{codec, layout.name}]);
@@ -235,42 +264,50 @@ int main(int argc, char** argv) {
       std::cerr << "zarr-python...\n";
       zarr_python = run_peer(paths);
     }
-    std::printf("Zarr workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks (v3-sharded: in 256^3 shards);\n"
-                "MB/s of uncompressed data; whole-volume write and read on 2 threads, chunk_us on 1 thread;\n"
-                "best of %d, wall time, layouts interleaved round by round.\n\n", kVolumeMB, kRuns);
-    std::printf("%-6s %-11s | %7s %7s %7s %9s | %6s %6s | %7s %7s %9s %6s\n", "codec", "layout", "write", "slabs",
-                "read", "chunk_us", "W/n5", "R/n5", "zpyR", "zpyR1", "zpychunk", "R/zpy");
+    std::printf(
+        "Zarr workload: 256x512x512 uint16 (%.0f MB), 64^3 chunks (v3-sharded: in 256^3 shards);\n"
+        "MB/s of uncompressed data; whole-volume write and read on 2 threads, chunk_us on 1 thread;\n"
+        "best of %d, wall time, layouts interleaved round by round.\n\n",
+        kVolumeMB, kRuns);
+    std::printf("%-6s %-11s | %7s %7s %7s %9s | %6s %6s | %7s %7s %9s %6s\n", "codec", "layout",
+                "write", "slabs", "read", "chunk_us", "W/n5", "R/n5", "zpyR", "zpyR1", "zpychunk",
+                "R/zpy");
     for (const std::string& codec : codecs)
       for (const Layout& layout : layouts) {
         const Figures& f = figures[{codec, layout.name}];
         auto n5 = figures.find({codec, "n5"});
         double wn5 = n5 != figures.end() ? n5->second.write_s / f.write_s : 0;
         double rn5 = n5 != figures.end() ? n5->second.read_s / f.read_s : 0;
-        std::printf("%-6s %-11s | %7.0f %7.0f %7.0f %9.0f | %6.2f %6.2f |", codec.c_str(), layout.name.c_str(),
-                    kVolumeMB / f.write_s, kVolumeMB / f.slab_write_s, kVolumeMB / f.read_s, f.chunk_us, wn5, rn5);
-        auto z = layout.name == "v2" && kept_v2.count(codec) ? zarr_python.find(kept_v2[codec]) : zarr_python.end();
+        std::printf("%-6s %-11s | %7.0f %7.0f %7.0f %9.0f | %6.2f %6.2f |", codec.c_str(),
+                    layout.name.c_str(), kVolumeMB / f.write_s, kVolumeMB / f.slab_write_s,
+                    kVolumeMB / f.read_s, f.chunk_us, wn5, rn5);
+        auto z = layout.name == "v2" && kept_v2.count(codec) ? zarr_python.find(kept_v2[codec])
+                                                             : zarr_python.end();
         if (z != zarr_python.end()) {
-          double zr = z->second["read_s"].get<double>(), zr1 = z->second["read_1thread_s"].get<double>();
+          double zr = z->second["read_s"].get<double>(),
+                 zr1 = z->second["read_1thread_s"].get<double>();
           std::printf(" %7.0f %7.0f %9.0f %6.1f\n", kVolumeMB / zr, kVolumeMB / zr1,
                       z->second["random_chunk_us"].get<double>(), std::min(zr, zr1) / f.read_s);
         } else {
           std::printf("\n");
         }
       }
-    std::printf("\nW/n5, R/n5: the layout's write/read speed over N5's (issue 20: v2 >= 0.9); zpyR, zpyR1:\n"
-                "zarr-python 2 reading the v2 array whole (numcodecs' default blosc threads / none), zpychunk its\n"
-                "random chunk; R/zpy: our 2-thread read over zarr-python's faster read (issue 20: >= 5).\n"
-                "Each timed write starts after a sync, with no dirty pages left by earlier rounds. slabs: the\n"
-                "volume written in 4 calls of 64 planes (whole chunks; each call a quarter of every shard, merged\n"
-                "with the stored shard and published before the call returns).\n");
+    std::printf(
+        "\nW/n5, R/n5: the layout's write/read speed over N5's (issue 20: v2 >= 0.9); zpyR, zpyR1:\n"
+        "zarr-python 2 reading the v2 array whole (numcodecs' default blosc threads / none), zpychunk its\n"
+        "random chunk; R/zpy: our 2-thread read over zarr-python's faster read (issue 20: >= 5).\n"
+        "Each timed write starts after a sync, with no dirty pages left by earlier rounds. slabs: the\n"
+        "volume written in 4 calls of 64 planes (whole chunks; each call a quarter of every shard, merged\n"
+        "with the stored shard and published before the call returns).\n");
     for (const std::string& codec : codecs) {
       auto s = figures.find({codec, "v3-sharded"}), u = figures.find({codec, "v3"});
       if (s != figures.end() && u != figures.end())
-        std::printf("%-6s sharded/unsharded v3: write %.2f (issue: >= 0.8), slabs %.2f, read %.2f (>= 0.9), "
-                    "inner chunk %.0f us (< 150)\n",
-                    codec.c_str(), u->second.write_s / s->second.write_s,
-                    u->second.slab_write_s / s->second.slab_write_s, u->second.read_s / s->second.read_s,
-                    s->second.chunk_us);
+        std::printf(
+            "%-6s sharded/unsharded v3: write %.2f (issue: >= 0.8), slabs %.2f, read %.2f (>= 0.9), "
+            "inner chunk %.0f us (< 150)\n",
+            codec.c_str(), u->second.write_s / s->second.write_s,
+            u->second.slab_write_s / s->second.slab_write_s, u->second.read_s / s->second.read_s,
+            s->second.chunk_us);
     }
     fs::remove_all(dir);
   } catch (const std::exception& e) {

@@ -5,7 +5,6 @@
 
 namespace stowage {
 
-
 namespace {
 const std::string kNoId;
 void require(const void* state) {

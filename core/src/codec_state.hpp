@@ -34,7 +34,8 @@ class ContextPool {
   stowage_codec_context take() {
     for (size_t i = 0; i < count_; ++i)
       if (slots_[i].load(std::memory_order_relaxed))
-        if (stowage_codec_context c = slots_[i].exchange(nullptr, std::memory_order_acquire)) return c;
+        if (stowage_codec_context c = slots_[i].exchange(nullptr, std::memory_order_acquire))
+          return c;
     return nullptr;
   }
   // Keeps `c` for the next call; false when every slot is taken.
@@ -42,7 +43,8 @@ class ContextPool {
     for (size_t i = 0; i < count_; ++i) {
       stowage_codec_context empty = nullptr;
       if (!slots_[i].load(std::memory_order_relaxed) &&
-          slots_[i].compare_exchange_strong(empty, c, std::memory_order_release, std::memory_order_relaxed))
+          slots_[i].compare_exchange_strong(empty, c, std::memory_order_release,
+                                            std::memory_order_relaxed))
         return true;
     }
     return false;

@@ -71,7 +71,8 @@ struct PathProbe {
 
  private:
   void read_ends(const sdk::Storage& storage, const std::string& path) {
-    header = storage.read(path, 0, std::min<uint64_t>(probe.size, STOWAGE_PROBE_HEADER_SIZE)).text();
+    header =
+        storage.read(path, 0, std::min<uint64_t>(probe.size, STOWAGE_PROBE_HEADER_SIZE)).text();
     const uint64_t tail = std::min<uint64_t>(probe.size, STOWAGE_PROBE_TRAILER_SIZE);
     if (probe.size <= header.size())  // the whole file is in the header
       trailer = header.substr(header.size() - std::min<size_t>(tail, header.size()));
@@ -94,7 +95,8 @@ using Scores = std::vector<std::pair<std::string, int32_t>>;
 
 // Every format's score for the probe; a plugin that fails to load scores
 // nothing (plugin-list says why).
-Scores score_formats(Registry& registry, const std::vector<std::string>& ids, const PathProbe& probe) {
+Scores score_formats(Registry& registry, const std::vector<std::string>& ids,
+                     const PathProbe& probe) {
   Scores scores;
   for (const std::string& id : ids) {
     const stowage_plugin* d = nullptr;
@@ -130,14 +132,17 @@ std::string joined(const std::vector<std::string>& names) {
   return all;
 }
 
-const char* const kNameTheFormat = "name the format explicitly (stowage-info --format, stowage-convert --from)";
+const char* const kNameTheFormat =
+    "name the format explicitly (stowage-info --format, stowage-convert --from)";
 
 // Why no format claims `path`: the storage failed, it is absent, or it is
 // none of the formats'.
-[[noreturn]] void throw_unrecognised(const std::string& path, const PathProbe& probe, const Scores& scores) {
+[[noreturn]] void throw_unrecognised(const std::string& path, const PathProbe& probe,
+                                     const Scores& scores) {
   if (probe.failure) {
     std::string why = probe.failure->message;
-    const std::string named = sdk::redact_userinfo(path) + ": ";  // (the storage shows no password either)
+    const std::string named =
+        sdk::redact_userinfo(path) + ": ";  // (the storage shows no password either)
     if (why.rfind(named, 0) == 0) why.erase(0, named.size());  // named once is enough
     throw Error(probe.failure->code, path + ": cannot detect its format: " + why, path);
   }
@@ -149,8 +154,8 @@ const char* const kNameTheFormat = "name the format explicitly (stowage-info --f
   if (probe.list_failure && probe.list_failure->code != ErrorCode::unsupported)
     listing = "; listing it failed: " + probe.list_failure->message;
   throw Error(ErrorCode::unsupported,
-              path + ": no format plugin recognises it (tried: " + (tried.empty() ? "none" : joined(tried)) + ")" +
-                  listing + "; " + kNameTheFormat,
+              path + ": no format plugin recognises it (tried: " +
+                  (tried.empty() ? "none" : joined(tried)) + ")" + listing + "; " + kNameTheFormat,
               path);
 }
 
@@ -176,8 +181,10 @@ std::string Registry::detect_format(const std::string& path) {
   const std::vector<std::string> winners = best_of(scores);
   if (winners.empty()) throw_unrecognised(path, probe, scores);
   if (winners.size() > 1)
-    throw Error(ErrorCode::invalid_argument,
-                path + ": several formats claim it equally (" + joined(winners) + "); " + kNameTheFormat, path);
+    throw Error(
+        ErrorCode::invalid_argument,
+        path + ": several formats claim it equally (" + joined(winners) + "); " + kNameTheFormat,
+        path);
   return winners.front();
 }
 

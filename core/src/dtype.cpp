@@ -12,9 +12,9 @@ struct DTypeRow {
   size_t size;
 };
 constexpr DTypeRow kTypes[] = {
-    {DType::boolean, "bool", 1},   {DType::int8, "int8", 1},       {DType::int16, "int16", 2},
-    {DType::int32, "int32", 4},    {DType::int64, "int64", 8},     {DType::uint8, "uint8", 1},
-    {DType::uint16, "uint16", 2},  {DType::uint32, "uint32", 4},   {DType::uint64, "uint64", 8},
+    {DType::boolean, "bool", 1},    {DType::int8, "int8", 1},       {DType::int16, "int16", 2},
+    {DType::int32, "int32", 4},     {DType::int64, "int64", 8},     {DType::uint8, "uint8", 1},
+    {DType::uint16, "uint16", 2},   {DType::uint32, "uint32", 4},   {DType::uint64, "uint64", 8},
     {DType::float32, "float32", 4}, {DType::float64, "float64", 8},
 };
 }  // namespace
@@ -36,11 +36,16 @@ DType parse_dtype(std::string_view name) {
 
 const char* node_kind_name(NodeKind k) {
   switch (k) {
-    case NodeKind::group: return "group";
-    case NodeKind::array: return "array";
-    case NodeKind::sparse: return "sparse";
-    case NodeKind::strings: return "strings";
-    case NodeKind::records: return "records";
+    case NodeKind::group:
+      return "group";
+    case NodeKind::array:
+      return "array";
+    case NodeKind::sparse:
+      return "sparse";
+    case NodeKind::strings:
+      return "strings";
+    case NodeKind::records:
+      return "records";
   }
   return "?";
 }
@@ -74,8 +79,9 @@ void check_addressable(const std::vector<uint64_t>& dims, size_t element_size, c
   for (uint64_t d : dims) {
     if (d == 0) continue;
     if (d > static_cast<uint64_t>(INT64_MAX) / bytes)
-      throw Error(ErrorCode::corrupt, std::string("node description: \"") + key +
-                                          "\" describes more bytes than a 64-bit offset can address");
+      throw Error(ErrorCode::corrupt,
+                  std::string("node description: \"") + key +
+                      "\" describes more bytes than a 64-bit offset can address");
     bytes *= d;
   }
 }
@@ -100,12 +106,18 @@ NodeInfo parse_node_info(const json& j) {
   NodeInfo info;
   info.raw = j;
   std::string kind = j.value("kind", "group");
-  if (kind == "group") info.kind = NodeKind::group;
-  else if (kind == "array") info.kind = NodeKind::array;
-  else if (kind == "sparse") info.kind = NodeKind::sparse;
-  else if (kind == "strings") info.kind = NodeKind::strings;
-  else if (kind == "records") info.kind = NodeKind::records;
-  else throw Error(ErrorCode::corrupt, "node description: unknown kind '" + kind + "'");
+  if (kind == "group")
+    info.kind = NodeKind::group;
+  else if (kind == "array")
+    info.kind = NodeKind::array;
+  else if (kind == "sparse")
+    info.kind = NodeKind::sparse;
+  else if (kind == "strings")
+    info.kind = NodeKind::strings;
+  else if (kind == "records")
+    info.kind = NodeKind::records;
+  else
+    throw Error(ErrorCode::corrupt, "node description: unknown kind '" + kind + "'");
   if (j.contains("attributes") && j["attributes"].is_object()) info.attributes = j["attributes"];
   if (j.contains("dtype")) info.dtype = parse_dtype(j["dtype"].get<std::string>());
   info.shape = u64_list(j, "shape");

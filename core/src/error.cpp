@@ -10,15 +10,24 @@ const char* version() { return STOWAGE_VERSION; }
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::ok: return "ok";
-    case ErrorCode::not_found: return "not found";
-    case ErrorCode::missing: return "missing";
-    case ErrorCode::invalid_argument: return "invalid argument";
-    case ErrorCode::corrupt: return "corrupt";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::io: return "I/O error";
-    case ErrorCode::abi_mismatch: return "ABI mismatch";
-    case ErrorCode::internal: return "internal error";
+    case ErrorCode::ok:
+      return "ok";
+    case ErrorCode::not_found:
+      return "not found";
+    case ErrorCode::missing:
+      return "missing";
+    case ErrorCode::invalid_argument:
+      return "invalid argument";
+    case ErrorCode::corrupt:
+      return "corrupt";
+    case ErrorCode::unsupported:
+      return "unsupported";
+    case ErrorCode::io:
+      return "I/O error";
+    case ErrorCode::abi_mismatch:
+      return "ABI mismatch";
+    case ErrorCode::internal:
+      return "internal error";
   }
   return "unknown error";
 }

@@ -16,7 +16,9 @@ namespace detail {
 namespace {
 thread_local LogCapture* active_capture = nullptr;
 }
-LogCapture::LogCapture(std::vector<std::string>& into) : into_(into), outer_(active_capture) { active_capture = this; }
+LogCapture::LogCapture(std::vector<std::string>& into) : into_(into), outer_(active_capture) {
+  active_capture = this;
+}
 LogCapture::~LogCapture() { active_capture = outer_; }
 bool LogCapture::take(const std::string& message) {
   if (!active_capture) return false;
@@ -74,7 +76,8 @@ int host_codec_create(void* ctx, const char* config, size_t size, stowage_host_c
   try {
     Codec codec = registry->codec(std::string_view(config, size));
     const std::shared_ptr<detail::CodecAccess::State>& state = detail::CodecAccess::state(codec);
-    if (canonical && canonical->write(canonical->ctx, state->canonical.data(), state->canonical.size()) != 0)
+    if (canonical &&
+        canonical->write(canonical->ctx, state->canonical.data(), state->canonical.size()) != 0)
       return host_error(err, STOWAGE_INTERNAL, "the plugin refused the canonical config");
     *out = new stowage_host_codec_state{state};
     return STOWAGE_OK;
@@ -92,13 +95,13 @@ uint64_t host_codec_bound(stowage_host_codec codec, uint64_t n) {
   return s.vt->bound(s.config, n);
 }
 
-int host_codec_encode(stowage_host_codec codec, const void* in, size_t n, void* out, size_t capacity,
-                      size_t* written, stowage_error* err) {
+int host_codec_encode(stowage_host_codec codec, const void* in, size_t n, void* out,
+                      size_t capacity, size_t* written, stowage_error* err) {
   return codec->state->encode(in, n, out, capacity, written, err);
 }
 
-int host_codec_decode(stowage_host_codec codec, const void* in, size_t n, void* out, size_t capacity,
-                      size_t* written, stowage_error* err) {
+int host_codec_decode(stowage_host_codec codec, const void* in, size_t n, void* out,
+                      size_t capacity, size_t* written, stowage_error* err) {
   return codec->state->decode(in, n, out, capacity, written, err);
 }
 
@@ -107,7 +110,8 @@ uint32_t host_thread_count(void* ctx) { return static_cast<Registry*>(ctx)->thre
 int host_storage(void* ctx, const char* location, size_t size, const stowage_storage_vtable** vt,
                  stowage_storage_handle* handle, uint64_t* caps, stowage_error* err) {
   try {
-    Registry::StorageBackend s = static_cast<Registry*>(ctx)->storage(std::string_view(location, size));
+    Registry::StorageBackend s =
+        static_cast<Registry*>(ctx)->storage(std::string_view(location, size));
     *vt = s.vtable;
     *handle = s.handle;
     if (caps) *caps = s.capabilities;

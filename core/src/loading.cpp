@@ -36,9 +36,10 @@ bool valid_id(std::string_view id) {
 namespace {
 
 // "stowage_codec_gzip.so" -> ("codec", "gzip"); nullopt for other names.
-std::optional<std::pair<std::string, std::string>> parse_plugin_file_name(const std::string& name,
-                                                                         const std::string& suffix) {
-  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+std::optional<std::pair<std::string, std::string>> parse_plugin_file_name(
+    const std::string& name, const std::string& suffix) {
+  if (name.size() <= suffix.size() ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::nullopt;
   std::string stem = name.substr(0, name.size() - suffix.size());
   for (const char* kind : {"codec", "format", "storage"}) {
@@ -126,7 +127,8 @@ void Registry::Impl::scan_locked() {
   std::vector<std::string> dirs = options.paths;
   bool only_env = false;
   if (options.use_environment) {
-    for (const std::string& d : split_path_list(std::getenv("STOWAGE_PLUGIN_PATH"))) dirs.push_back(d);
+    for (const std::string& d : split_path_list(std::getenv("STOWAGE_PLUGIN_PATH")))
+      dirs.push_back(d);
     only_env = env_flag("STOWAGE_PLUGIN_PATH_ONLY");
   }
   if (options.use_default_dir && !only_env) {
@@ -191,7 +193,8 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
   std::string kind = d->kind ? d->kind : "";
   std::string id = d->id ? d->id : "";
   if (kind != kind_of_descriptor(info.kind))
-    return failed("kind mismatch: file name says " + info.kind + ", descriptor says '" + kind + "'");
+    return failed("kind mismatch: file name says " + info.kind + ", descriptor says '" + kind +
+                  "'");
   if (id != info.id)
     return failed("id mismatch: file name says '" + info.id + "', descriptor says '" + id + "'");
   if (!d->vtable) return failed("descriptor has no vtable");
@@ -213,10 +216,12 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     auto* vt = static_cast<const stowage_format_vtable*>(d->vtable);
     if (!vt->identify || !vt->open || !vt->close || !vt->list || !vt->describe || !vt->open_node ||
         !vt->close_node)
-      return failed("format vtable lacks identify, open, close, list, describe, open_node or close_node");
+      return failed(
+          "format vtable lacks identify, open, close, list, describe, open_node or close_node");
   }
   if (info.kind == "storage") {
-    std::string why = sdk::storage_table_problem(static_cast<const stowage_storage_vtable*>(d->vtable), d->capabilities);
+    std::string why = sdk::storage_table_problem(
+        static_cast<const stowage_storage_vtable*>(d->vtable), d->capabilities);
     if (!why.empty()) return failed(why);
   }
   info.version = d->version ? d->version : "";
@@ -224,7 +229,8 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
   info.params_schema = d->params_schema ? d->params_schema : "{}";
   info.capabilities = d->capabilities;
   auto has_field = [&](size_t offset) { return d->struct_size >= offset + sizeof(void*); };
-  if (has_field(offsetof(stowage_plugin, description)) && d->description) info.description = d->description;
+  if (has_field(offsetof(stowage_plugin, description)) && d->description)
+    info.description = d->description;
   if (has_field(offsetof(stowage_plugin, aliases)) && d->aliases)
     for (const char* const* a = d->aliases; *a; ++a) info.aliases.emplace_back(*a);
   if (has_field(offsetof(stowage_plugin, extensions)) && d->extensions)

@@ -11,10 +11,16 @@ namespace {
 
 // Abbreviations n5-viewer, n5-ij and Paintera write, and the UDUNITS-2
 // names OME-NGFF 0.4 lists for space axes.
-const std::vector<std::pair<std::string, std::string>> kUnits = {
-    {"nm", "nanometer"}, {"um", "micrometer"}, {"\xC2\xB5m", "micrometer"}, {"\xCE\xBCm", "micrometer"},
-    {"mm", "millimeter"}, {"cm", "centimeter"}, {"m", "meter"}, {"pm", "picometer"},
-    {"\xC3\x85", "angstrom"}, {"km", "kilometer"}};
+const std::vector<std::pair<std::string, std::string>> kUnits = {{"nm", "nanometer"},
+                                                                 {"um", "micrometer"},
+                                                                 {"\xC2\xB5m", "micrometer"},
+                                                                 {"\xCE\xBCm", "micrometer"},
+                                                                 {"mm", "millimeter"},
+                                                                 {"cm", "centimeter"},
+                                                                 {"m", "meter"},
+                                                                 {"pm", "picometer"},
+                                                                 {"\xC3\x85", "angstrom"},
+                                                                 {"km", "kilometer"}};
 
 // "s0" -> 0, "s12" -> 12; -1 for any other name.
 long level_number(const std::string& name) {
@@ -53,7 +59,8 @@ std::optional<Resolution> resolution_in(const json& attrs, size_t rank) {
     auto size = numbers(p.is_object() ? p.value("dimensions", json()) : p, rank);
     if (size) {
       r.size = *size;
-      if (p.is_object() && p.contains("unit") && p["unit"].is_string()) r.units.assign(rank, p["unit"]);
+      if (p.is_object() && p.contains("unit") && p["unit"].is_string())
+        r.units.assign(rank, p["unit"]);
     }
   }
   if (r.size.empty()) {
@@ -61,9 +68,12 @@ std::optional<Resolution> resolution_in(const json& attrs, size_t rank) {
     if (!size) return std::nullopt;
     r.size = *size;
   }
-  if (r.units.empty() && attrs.contains("unit") && attrs["unit"].is_string()) r.units.assign(rank, attrs["unit"]);
-  if (r.units.empty() && attrs.contains("units") && attrs["units"].is_array() && attrs["units"].size() == rank &&
-      std::all_of(attrs["units"].begin(), attrs["units"].end(), [](const json& u) { return u.is_string(); }))
+  if (r.units.empty() && attrs.contains("unit") && attrs["unit"].is_string())
+    r.units.assign(rank, attrs["unit"]);
+  if (r.units.empty() && attrs.contains("units") && attrs["units"].is_array() &&
+      attrs["units"].size() == rank &&
+      std::all_of(attrs["units"].begin(), attrs["units"].end(),
+                  [](const json& u) { return u.is_string(); }))
     r.units = attrs["units"].get<std::vector<std::string>>();
   return r;
 }
@@ -86,14 +96,17 @@ bool valid_axes(const std::vector<std::string>& names, std::string* why) {
     const std::string t = axis_type(n);
     const int order = t == "time" ? 0 : t == "channel" ? 1 : 2;
     if (order < last) {
-      if (why) *why = "OME-NGFF orders axes time, channel, space, and these are " + json(names).dump();
+      if (why)
+        *why = "OME-NGFF orders axes time, channel, space, and these are " + json(names).dump();
       return false;
     }
     last = order;
     (t == "time" ? time : t == "channel" ? channel : space)++;
   }
   if (space < 2 || space > 3 || time > 1 || channel > 1) {
-    if (why) *why = "OME-NGFF takes 2 or 3 space axes with at most one time and one channel axis, not " + json(names).dump();
+    if (why)
+      *why = "OME-NGFF takes 2 or 3 space axes with at most one time and one channel axis, not " +
+             json(names).dump();
     return false;
   }
   return true;
@@ -102,8 +115,9 @@ bool valid_axes(const std::vector<std::string>& names, std::string* why) {
 // The axis names: the dimension names where every one is given, else
 // y, x or z, y, x.
 std::optional<std::vector<std::string>> axis_names(const Level& s0, std::string* why) {
-  const bool named = s0.dims.size() == s0.rank &&
-                     std::all_of(s0.dims.begin(), s0.dims.end(), [](const std::string& n) { return !n.empty(); });
+  const bool named =
+      s0.dims.size() == s0.rank &&
+      std::all_of(s0.dims.begin(), s0.dims.end(), [](const std::string& n) { return !n.empty(); });
   std::vector<std::string> names;
   if (named)
     names = s0.dims;
@@ -112,7 +126,9 @@ std::optional<std::vector<std::string>> axis_names(const Level& s0, std::string*
   else if (s0.rank == 3)
     names = {"z", "y", "x"};
   else {
-    if (why) *why = "its levels have " + std::to_string(s0.rank) + " unnamed dimensions (OME-NGFF needs their names and types)";
+    if (why)
+      *why = "its levels have " + std::to_string(s0.rank) +
+             " unnamed dimensions (OME-NGFF needs their names and types)";
     return std::nullopt;
   }
   if (!valid_axes(names, why)) return std::nullopt;
@@ -121,7 +137,8 @@ std::optional<std::vector<std::string>> axis_names(const Level& s0, std::string*
 
 // A double that is a whole number as an integer in JSON ("2", not "2.0").
 json number(double v) {
-  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 9e15) return static_cast<int64_t>(std::llround(v));
+  if (std::fabs(v - std::round(v)) < 1e-9 && std::fabs(v) < 9e15)
+    return static_cast<int64_t>(std::llround(v));
   return v;
 }
 
@@ -146,17 +163,18 @@ std::string n5_unit(const std::string& ome_unit) {
   return ome_unit;
 }
 
-json multiscales_from_n5(const json& group_attributes, const std::vector<Level>& levels, const std::string& ngff,
-                         std::string* why) {
+json multiscales_from_n5(const json& group_attributes, const std::vector<Level>& levels,
+                         const std::string& ngff, std::string* why) {
   std::map<long, const Level*> by_number;
   for (const Level& l : levels)
     if (long k = level_number(l.path); k >= 0) by_number[k] = &l;
   if (by_number.empty() || by_number.begin()->first != 0) return nullptr;
   const json& group = group_attributes.is_object() ? group_attributes : json::object();
   const json& scales = group.value("scales", json());
-  const bool has_factors = scales.is_array() || std::any_of(levels.begin(), levels.end(), [](const Level& l) {
-                             return l.attributes.is_object() && l.attributes.contains("downsamplingFactors");
-                           });
+  const bool has_factors =
+      scales.is_array() || std::any_of(levels.begin(), levels.end(), [](const Level& l) {
+        return l.attributes.is_object() && l.attributes.contains("downsamplingFactors");
+      });
   if (!has_factors) return nullptr;  // a group that merely has a dataset named s0
   auto refuse = [&](const std::string& text) -> json {
     if (why) *why = text;
@@ -167,7 +185,9 @@ json multiscales_from_n5(const json& group_attributes, const std::vector<Level>&
   const Level& s0 = *by_number.at(0);
   const size_t rank = s0.rank;
   for (const auto& [k, l] : by_number)
-    if (l->rank != rank) return refuse(l->path + " has rank " + std::to_string(l->rank) + ", s0 " + std::to_string(rank));
+    if (l->rank != rank)
+      return refuse(l->path + " has rank " + std::to_string(l->rank) + ", s0 " +
+                    std::to_string(rank));
   auto names = axis_names(s0, why);
   if (!names) return nullptr;
 
@@ -194,8 +214,9 @@ json multiscales_from_n5(const json& group_attributes, const std::vector<Level>&
       factors = numbers(scales[k], rank);
     else if (k == 0)
       factors = std::vector<double>(rank, 1.0);
-    if (!factors) return refuse(level->path + " has no downsamplingFactors of rank " + std::to_string(rank) +
-                                " (and the group's scales give none)");
+    if (!factors)
+      return refuse(level->path + " has no downsamplingFactors of rank " + std::to_string(rank) +
+                    " (and the group's scales give none)");
     std::vector<double> scale(rank), translation(rank);
     bool shifted = false;
     for (size_t n5d = 0; n5d < rank; ++n5d) {
@@ -206,7 +227,9 @@ json multiscales_from_n5(const json& group_attributes, const std::vector<Level>&
       shifted = shifted || translation[n5d] != 0;
     }
     json transforms = json::array({{{"type", "scale"}, {"scale", number_list(scale, true)}}});
-    if (shifted) transforms.push_back({{"type", "translation"}, {"translation", number_list(translation, true)}});
+    if (shifted)
+      transforms.push_back(
+          {{"type", "translation"}, {"translation", number_list(translation, true)}});
     datasets.push_back({{"path", level->path}, {"coordinateTransformations", transforms}});
   }
 
@@ -224,7 +247,8 @@ std::optional<N5Viewer> n5_viewer_from_multiscales(const json& attrs, std::strin
   const json* list = nullptr;
   if (attrs.contains("multiscales"))
     list = &attrs["multiscales"];
-  else if (attrs.contains("ome") && attrs["ome"].is_object() && attrs["ome"].contains("multiscales"))
+  else if (attrs.contains("ome") && attrs["ome"].is_object() &&
+           attrs["ome"].contains("multiscales"))
     list = &attrs["ome"]["multiscales"];
   if (!list) return std::nullopt;
   auto refuse = [&](const std::string& text) -> std::optional<N5Viewer> {
@@ -244,24 +268,31 @@ std::optional<N5Viewer> n5_viewer_from_multiscales(const json& attrs, std::strin
   auto scale_of = [&](const json& transforms) -> std::optional<std::vector<double>> {
     if (!transforms.is_array()) return std::vector<double>(rank, 1.0);
     for (const json& t : transforms)
-      if (t.is_object() && t.value("type", "") == "scale") return numbers(t.value("scale", json()), rank);
+      if (t.is_object() && t.value("type", "") == "scale")
+        return numbers(t.value("scale", json()), rank);
     return std::vector<double>(rank, 1.0);
   };
   const auto global = scale_of(ms.value("coordinateTransformations", json()));
-  if (!global) return refuse("its multiscales' coordinateTransformations has a scale not of rank " + std::to_string(rank));
+  if (!global)
+    return refuse("its multiscales' coordinateTransformations has a scale not of rank " +
+                  std::to_string(rank));
 
   std::vector<std::pair<std::string, std::vector<double>>> levels;
   for (const json& d : datasets) {
-    if (!d.is_object() || !d.contains("path") || !d["path"].is_string()) return refuse("a dataset has no path");
+    if (!d.is_object() || !d.contains("path") || !d["path"].is_string())
+      return refuse("a dataset has no path");
     auto scale = scale_of(d.value("coordinateTransformations", json()));
-    if (!scale) return refuse("dataset '" + d["path"].get<std::string>() + "' has no scale of rank " + std::to_string(rank));
+    if (!scale)
+      return refuse("dataset '" + d["path"].get<std::string>() + "' has no scale of rank " +
+                    std::to_string(rank));
     for (size_t i = 0; i < rank; ++i) (*scale)[i] *= (*global)[i];
     levels.emplace_back(d["path"].get<std::string>(), *scale);
   }
   const std::vector<double>& base = levels[0].second;
   std::string unit;
   for (const json& a : axes)
-    if (a.is_object() && a.value("type", "space") == "space" && a.contains("unit") && a["unit"].is_string()) {
+    if (a.is_object() && a.value("type", "space") == "space" && a.contains("unit") &&
+        a["unit"].is_string()) {
       unit = n5_unit(a["unit"].get<std::string>());
       break;
     }
@@ -274,7 +305,8 @@ std::optional<N5Viewer> n5_viewer_from_multiscales(const json& attrs, std::strin
       if (!(base[i] > 0)) return refuse("the first dataset's scale is not positive");
       factors[i] = scale[i] / base[i];
       // Scales written as decimals (0.3 * 3) are off in the last bits.
-      if (std::fabs(factors[i] - std::round(factors[i])) < 1e-6 * factors[i]) factors[i] = std::round(factors[i]);
+      if (std::fabs(factors[i] - std::round(factors[i])) < 1e-6 * factors[i])
+        factors[i] = std::round(factors[i]);
       if (!(factors[i] >= 1)) return refuse("dataset '" + path + "' is finer than the first one");
     }
     scales.push_back(number_list(factors, true));
@@ -282,7 +314,8 @@ std::optional<N5Viewer> n5_viewer_from_multiscales(const json& attrs, std::strin
   }
   out.group["scales"] = scales;
   out.group["resolution"] = number_list(base, true);
-  out.group["pixelResolution"] = {{"unit", unit.empty() ? "pixel" : unit}, {"dimensions", number_list(base, true)}};
+  out.group["pixelResolution"] = {{"unit", unit.empty() ? "pixel" : unit},
+                                  {"dimensions", number_list(base, true)}};
   return out;
 }
 

@@ -19,9 +19,9 @@ using json = nlohmann::ordered_json;
 
 // One dataset of a group, as the copy sees it.
 struct Level {
-  std::string path;              // the dataset's name in the group ("s0")
-  json attributes;               // its attributes (N5 order inside n5-viewer's keys)
-  std::vector<std::string> dims; // dimension names, C order ("" for unnamed)
+  std::string path;               // the dataset's name in the group ("s0")
+  json attributes;                // its attributes (N5 order inside n5-viewer's keys)
+  std::vector<std::string> dims;  // dimension names, C order ("" for unnamed)
   size_t rank = 0;
 };
 
@@ -42,8 +42,8 @@ struct Level {
 // (returns {"ome": {"version": "0.5", "multiscales": [...]}}). Returns
 // null, with `why` set when the group looked like one but cannot be
 // mapped, when the group is not an n5-viewer multiscale group.
-json multiscales_from_n5(const json& group_attributes, const std::vector<Level>& levels, const std::string& ngff,
-                         std::string* why = nullptr);
+json multiscales_from_n5(const json& group_attributes, const std::vector<Level>& levels,
+                         const std::string& ngff, std::string* why = nullptr);
 
 // The reverse: n5-viewer attributes for a group holding OME-NGFF 0.4 or 0.5
 // `multiscales` (the first one). `group` gets `scales`, `resolution` and
@@ -55,7 +55,8 @@ struct N5Viewer {
   json group = json::object();
   std::map<std::string, json> datasets;
 };
-std::optional<N5Viewer> n5_viewer_from_multiscales(const json& group_attributes, std::string* why = nullptr);
+std::optional<N5Viewer> n5_viewer_from_multiscales(const json& group_attributes,
+                                                   std::string* why = nullptr);
 
 // "um" -> "micrometer" (OME-NGFF takes UDUNITS-2 names), and back.
 std::string ome_unit(const std::string& n5_unit);

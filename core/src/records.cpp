@@ -58,7 +58,9 @@ std::optional<uint64_t> Records::find(std::string_view key) const {
   return index;
 }
 
-bool Records::contains(std::string_view key) const { return contains(std::vector<std::string_view>{key})[0]; }
+bool Records::contains(std::string_view key) const {
+  return contains(std::vector<std::string_view>{key})[0];
+}
 
 std::vector<bool> Records::contains(const std::vector<std::string_view>& keys) const {
   Store::State& st = live(store_);
@@ -68,8 +70,8 @@ std::vector<bool> Records::contains(const std::vector<std::string_view>& keys) c
   std::vector<uint8_t> present(keys.size());
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(st.mutex);
-  st.check(handle_->records().contains_keys(handle_->node.handle, keys.size(), data.data(), sizes.data(),
-                                            present.data(), &err),
+  st.check(handle_->records().contains_keys(handle_->node.handle, keys.size(), data.data(),
+                                            sizes.data(), present.data(), &err),
            err);
   return std::vector<bool>(present.begin(), present.end());
 }
@@ -85,7 +87,9 @@ void Records::append(const std::vector<std::string>& records) const {
   handle_->require(handle_->records().append != nullptr, "append records");
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.check(handle_->records().append(handle_->node.handle, records.size(), data.data(), sizes.data(), &err), err);
+  st.check(handle_->records().append(handle_->node.handle, records.size(), data.data(),
+                                     sizes.data(), &err),
+           err);
 }
 
 }  // namespace stowage

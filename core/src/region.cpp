@@ -79,18 +79,18 @@ ChunkRange chunks_touched(const NodeInfo& info, const std::vector<uint64_t>& off
   return r;
 }
 
-void check_region(const NodeInfo& info, const std::string& where, const std::vector<uint64_t>& offset,
-                  const std::vector<uint64_t>& shape) {
+void check_region(const NodeInfo& info, const std::string& where,
+                  const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape) {
   if (offset.size() != info.shape.size() || shape.size() != info.shape.size())
     throw Error(ErrorCode::invalid_argument,
-                where + ": region has rank " + std::to_string(shape.size()) + ", the array has rank " +
-                    std::to_string(info.shape.size()));
+                where + ": region has rank " + std::to_string(shape.size()) +
+                    ", the array has rank " + std::to_string(info.shape.size()));
   for (size_t d = 0; d < shape.size(); ++d)
     if (offset[d] > info.shape[d] || shape[d] > info.shape[d] - offset[d])
-      throw Error(ErrorCode::invalid_argument,
-                  where + ": region [" + std::to_string(offset[d]) + ", +" + std::to_string(shape[d]) +
-                      ") is outside dimension " + std::to_string(d) + " of size " +
-                      std::to_string(info.shape[d]));
+      throw Error(ErrorCode::invalid_argument, where + ": region [" + std::to_string(offset[d]) +
+                                                   ", +" + std::to_string(shape[d]) +
+                                                   ") is outside dimension " + std::to_string(d) +
+                                                   " of size " + std::to_string(info.shape[d]));
 }
 
 // The buffer chunks are read into and copied out of, one per thread.
@@ -119,7 +119,8 @@ char* scratch(size_t bytes) {
 uint64_t nominal_chunk_bytes(const NodeInfo& info) {
   uint64_t n = product(info.chunks) * dtype_size(info.dtype);
   if (n > (uint64_t{1} << 40))
-    throw Error(ErrorCode::corrupt, "chunk of " + std::to_string(n) + " bytes is beyond any sane size");
+    throw Error(ErrorCode::corrupt,
+                "chunk of " + std::to_string(n) + " bytes is beyond any sane size");
   return n;
 }
 
@@ -129,8 +130,9 @@ struct Overlap {
   std::vector<uint64_t> lo, size;
   bool empty = false;
 };
-Overlap overlap(const NodeInfo& info, const std::vector<uint64_t>& idx, const std::vector<uint64_t>& extent,
-                const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape) {
+Overlap overlap(const NodeInfo& info, const std::vector<uint64_t>& idx,
+                const std::vector<uint64_t>& extent, const std::vector<uint64_t>& offset,
+                const std::vector<uint64_t>& shape) {
   Overlap o;
   for (size_t d = 0; d < idx.size(); ++d) {
     uint64_t c0 = idx[d] * info.chunks[d];
@@ -152,7 +154,8 @@ Overlap overlap(const NodeInfo& info, const std::vector<uint64_t>& idx, const st
 int64_t element_offset(const std::vector<uint64_t>& lo, const std::vector<uint64_t>& origin,
                        const std::vector<int64_t>& strides) {
   int64_t off = 0;
-  for (size_t d = 0; d < lo.size(); ++d) off += static_cast<int64_t>(lo[d] - origin[d]) * strides[d];
+  for (size_t d = 0; d < lo.size(); ++d)
+    off += static_cast<int64_t>(lo[d] - origin[d]) * strides[d];
   return off;
 }
 
@@ -179,8 +182,9 @@ std::string chunk_name(const std::vector<uint64_t>& idx) {
 }  // namespace
 
 // Reads one chunk into `buf` (storage order); returns false if MISSING.
-static bool read_one_chunk(const Store::Node& n, const NodeInfo& info, const std::vector<uint64_t>& idx, char* buf,
-                           size_t cap, std::vector<uint64_t>& stored_shape) {
+static bool read_one_chunk(const Store::Node& n, const NodeInfo& info,
+                           const std::vector<uint64_t>& idx, char* buf, size_t cap,
+                           std::vector<uint64_t>& stored_shape) {
   const Store::State& st = *n.store;
   stored_shape.assign(idx.size(), 0);
   detail::CallError err;
@@ -190,9 +194,10 @@ static bool read_one_chunk(const Store::Node& n, const NodeInfo& info, const std
   uint64_t elements = 1;
   for (size_t d = 0; d < idx.size(); ++d) elements *= stored_shape[d];
   if (elements * dtype_size(info.dtype) > cap)
-    throw Error(ErrorCode::corrupt,
-                st.path + ": " + n.path + " " + chunk_name(idx) + " claims more elements than fit a chunk",
-                st.path, st.plugin_name());
+    throw Error(
+        ErrorCode::corrupt,
+        st.path + ": " + n.path + " " + chunk_name(idx) + " claims more elements than fit a chunk",
+        st.path, st.plugin_name());
   return true;
 }
 
@@ -205,8 +210,8 @@ struct RegionPlan {
   size_t cap;                         // bytes of one nominal chunk
   ChunkRange range;                   // the chunks the region touches
 };
-RegionPlan plan_region(const NodeInfo& info, const std::string& where, const std::vector<uint64_t>& offset,
-                       const std::vector<uint64_t>& shape) {
+RegionPlan plan_region(const NodeInfo& info, const std::string& where,
+                       const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape) {
   check_region(info, where, offset, shape);
   return {dtype_size(info.dtype), info.big_endian != kHostBigEndian, strides_of(shape, false),
           static_cast<size_t>(nominal_chunk_bytes(info)), chunks_touched(info, offset, shape)};
@@ -224,9 +229,9 @@ constexpr uint64_t kRunBytes = 8u << 20;
 // caller's rows. Runs are shortened when that keeps both threads busy.
 struct ChunkRuns {
   const ChunkRange* range;
-  uint64_t row = 1;     // chunks along the fastest dimension
-  uint64_t length = 1;  // chunks per run
-  uint64_t per_row = 1; // runs per row of chunks
+  uint64_t row = 1;      // chunks along the fastest dimension
+  uint64_t length = 1;   // chunks per run
+  uint64_t per_row = 1;  // runs per row of chunks
 
   ChunkRuns(const ChunkRange& r, size_t chunk_bytes, unsigned threads) : range(&r) {
     if (r.count.empty()) return;  // a 0-d array: one chunk
@@ -245,7 +250,8 @@ struct ChunkRuns {
 };
 }  // namespace
 
-void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape, void* out) const {
+void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
+                 void* out) const {
   // (Named copies, not a structured binding: lambdas cannot capture those in C++17.)
   const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
   const size_t esize = plan.esize, cap = plan.cap;
@@ -279,18 +285,20 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
         std::vector<char> fill(n * esize);
         detail::fill_elements(fill.data(), n, info_.dtype, info_.fill_value, kHostBigEndian);
         std::vector<int64_t> fs = strides_of(nominal.size, false);
-        char* dst = static_cast<char*>(out) + element_offset(nominal.lo, offset, out_strides) * esize;
-        copy_strided(fill.data(), fs.data(), dst, out_strides.data(), nominal.size.data(), nominal.size.size(),
-                     esize, {false, mode.stream});
+        char* dst =
+            static_cast<char*>(out) + element_offset(nominal.lo, offset, out_strides) * esize;
+        copy_strided(fill.data(), fs.data(), dst, out_strides.data(), nominal.size.data(),
+                     nominal.size.size(), esize, {false, mode.stream});
       }
       if (!present || have.empty) continue;
-      std::vector<int64_t>& chunk_strides = part_strides[k] = strides_of(stored, info_.fortran_order);
+      std::vector<int64_t>& chunk_strides = part_strides[k] =
+          strides_of(stored, info_.fortran_order);
       const char* src = chunk + element_offset(have.lo, origin, chunk_strides) * esize;
       char* dst = static_cast<char*>(out) + element_offset(have.lo, offset, out_strides) * esize;
       bool side_by_side = !info_.fortran_order && !idx.empty() && have.size == nominal.size;
       if (!side_by_side) {
-        copy_strided(src, chunk_strides.data(), dst, out_strides.data(), have.size.data(), have.size.size(),
-                     esize, mode);
+        copy_strided(src, chunk_strides.data(), dst, out_strides.data(), have.size.data(),
+                     have.size.size(), esize, mode);
         continue;
       }
       // Every chunk of a run shares its extent in the leading dimensions.
@@ -306,7 +314,8 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
 static void merge_stored_chunk(const Store::Node& n, const NodeInfo& info,
                                const std::vector<uint64_t>& idx, char* chunk) {
   const size_t esize = dtype_size(info.dtype), cap = static_cast<size_t>(nominal_chunk_bytes(info));
-  std::vector<uint64_t> origin = chunk_origin(info, idx), extent = clipped_extent(info, idx), stored;
+  std::vector<uint64_t> origin = chunk_origin(info, idx), extent = clipped_extent(info, idx),
+                        stored;
   std::vector<char> old(cap);
   bool present = read_one_chunk(n, info, idx, old.data(), cap, stored);
   detail::fill_elements(chunk, product(extent), info.dtype, info.fill_value, info.big_endian);
@@ -315,19 +324,20 @@ static void merge_stored_chunk(const Store::Node& n, const NodeInfo& info,
   if (keep.empty) return;
   std::vector<int64_t> old_strides = strides_of(stored, info.fortran_order);
   std::vector<int64_t> chunk_strides = strides_of(extent, info.fortran_order);
-  copy_strided(old.data() + element_offset(keep.lo, origin, old_strides) * esize, old_strides.data(),
-               chunk + element_offset(keep.lo, origin, chunk_strides) * esize, chunk_strides.data(),
-               keep.size.data(), keep.size.size(), esize, {});
+  copy_strided(old.data() + element_offset(keep.lo, origin, old_strides) * esize,
+               old_strides.data(), chunk + element_offset(keep.lo, origin, chunk_strides) * esize,
+               chunk_strides.data(), keep.size.data(), keep.size.size(), esize, {});
 }
 
 // Hands one chunk (its clipped extent, storage order) to the plugin.
-static void write_one_chunk(const Store::Node& n, const NodeInfo& info, const std::vector<uint64_t>& idx,
-                            const char* chunk) {
+static void write_one_chunk(const Store::Node& n, const NodeInfo& info,
+                            const std::vector<uint64_t>& idx, const char* chunk) {
   std::vector<uint64_t> extent = clipped_extent(info, idx);
   detail::CallError err;
-  n.store->check(n.array().write_chunk(n.node.handle, idx.data(), chunk, product(extent) * dtype_size(info.dtype),
-                                       extent.data(), &err),
-                 err);
+  n.store->check(
+      n.array().write_chunk(n.node.handle, idx.data(), chunk,
+                            product(extent) * dtype_size(info.dtype), extent.data(), &err),
+      err);
 }
 
 // Whether a chunk of `extent` lying whole inside a C-order region of `shape`
@@ -346,14 +356,16 @@ bool has_array_field(const Store::Node& n, size_t end_of_field) {
   return n.array().struct_size >= end_of_field;
 }
 bool has_chunk_locks(const Store::Node& n) {
-  return has_array_field(n, offsetof(stowage_array_vtable, unlock_chunk) + sizeof(void*)) && n.array().lock_chunk &&
-         n.array().unlock_chunk;
+  return has_array_field(n, offsetof(stowage_array_vtable, unlock_chunk) + sizeof(void*)) &&
+         n.array().lock_chunk && n.array().unlock_chunk;
 }
 
 // Publishes what the plugin holds pending for the node (shards written in
 // part): a region write returns only once its bytes are published.
 void flush_node(const Store::Node& n) {
-  if (!has_array_field(n, offsetof(stowage_array_vtable, flush) + sizeof(void*)) || !n.array().flush) return;
+  if (!has_array_field(n, offsetof(stowage_array_vtable, flush) + sizeof(void*)) ||
+      !n.array().flush)
+    return;
   detail::CallError err;
   n.store->check(n.array().flush(n.node.handle, &err), err);
 }
@@ -390,13 +402,14 @@ class HeldChunk {
 // lock guards: the chunk, or the shard holding it when the node has
 // "shards" (so a shard is read and published once per write, not once per
 // chunk).
-std::vector<std::vector<std::vector<uint64_t>>> group_by_unit(const NodeInfo& info,
-                                                              std::vector<std::vector<uint64_t>> chunks) {
+std::vector<std::vector<std::vector<uint64_t>>> group_by_unit(
+    const NodeInfo& info, std::vector<std::vector<uint64_t>> chunks) {
   std::vector<uint64_t> per_unit(info.chunks.size(), 1);
   const json& shards = info.raw.contains("shards") ? info.raw["shards"] : json();
   if (shards.is_array() && shards.size() == info.chunks.size())
     for (size_t d = 0; d < per_unit.size(); ++d)
-      per_unit[d] = std::max<uint64_t>(1, shards[d].get<uint64_t>() / std::max<uint64_t>(1, info.chunks[d]));
+      per_unit[d] =
+          std::max<uint64_t>(1, shards[d].get<uint64_t>() / std::max<uint64_t>(1, info.chunks[d]));
   std::map<std::vector<uint64_t>, std::vector<std::vector<uint64_t>>> units;
   for (std::vector<uint64_t>& idx : chunks) {
     std::vector<uint64_t> unit(idx.size());
@@ -425,10 +438,11 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
   // The caller's part of a chunk, copied into the chunk's buffer.
   auto copy_part = [&](const std::vector<uint64_t>& idx, const Overlap& part, char* chunk,
                        const std::vector<int64_t>& chunk_strides) {
-    const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
+    const char* src =
+        static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
     char* dst = chunk + element_offset(part.lo, chunk_origin(info_, idx), chunk_strides) * esize;
-    copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(), part.size.size(), esize,
-                 {swap, false});
+    copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(),
+                 part.size.size(), esize, {swap, false});
   };
   try {
     detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
@@ -443,7 +457,8 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
         std::vector<uint64_t> idx = plan.range.at(first + k);
         std::vector<uint64_t> origin = chunk_origin(info_, idx);
         std::vector<uint64_t> extent = clipped_extent(info_, idx);
-        std::vector<int64_t>& chunk_strides = part_strides[k] = strides_of(extent, info_.fortran_order);
+        std::vector<int64_t>& chunk_strides = part_strides[k] =
+            strides_of(extent, info_.fortran_order);
         char* chunk = buf + k * cap;
         Overlap part = overlap(info_, idx, extent, offset, shape);
         if (part.empty) continue;
@@ -452,7 +467,8 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
           partial.push_back(std::move(idx));
           continue;
         }
-        const char* src = static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
+        const char* src =
+            static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
         if (!info_.fortran_order && !swap && contiguous_in(extent, shape)) {
           // The chunk is one stretch of the caller's buffer (a slab of whole
           // rows, as .npy's chunks are): handed over as it is, no copy.
@@ -483,7 +499,8 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
       for (const std::vector<uint64_t>& idx : units[u]) {
         std::vector<uint64_t> extent = clipped_extent(info_, idx);
         merge_stored_chunk(*handle_, info_, idx, chunk);
-        copy_part(idx, overlap(info_, idx, extent, offset, shape), chunk, strides_of(extent, info_.fortran_order));
+        copy_part(idx, overlap(info_, idx, extent, offset, shape), chunk,
+                  strides_of(extent, info_.fortran_order));
         write_one_chunk(*handle_, info_, idx, chunk);
       }
       held.release();
@@ -505,11 +522,13 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
   const NodeInfo& to = dst.info_;
   if (info_.shape != to.shape || info_.dtype != to.dtype || info_.chunks != to.chunks) return false;
   if (part_count == 0 || part_index >= part_count)
-    throw Error(ErrorCode::invalid_argument, "copy_chunks_to: part " + std::to_string(part_index) + " of " +
-                                                 std::to_string(part_count));
+    throw Error(ErrorCode::invalid_argument, "copy_chunks_to: part " + std::to_string(part_index) +
+                                                 " of " + std::to_string(part_count));
   dst.handle_->require(dst.handle_->array().write_chunk != nullptr, "write chunks");
-  const size_t esize = dtype_size(info_.dtype), cap = static_cast<size_t>(nominal_chunk_bytes(info_));
-  const bool same_layout = info_.big_endian == to.big_endian && info_.fortran_order == to.fortran_order;
+  const size_t esize = dtype_size(info_.dtype),
+               cap = static_cast<size_t>(nominal_chunk_bytes(info_));
+  const bool same_layout =
+      info_.big_endian == to.big_endian && info_.fortran_order == to.fortran_order;
   const bool same_fill = info_.fill_value == to.fill_value;
   ChunkRange all;
   all.first.assign(info_.shape.size(), 0);
@@ -541,8 +560,8 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
         std::vector<int64_t> from_strides = strides_of(stored, info_.fortran_order);
         std::vector<int64_t> to_strides = strides_of(extent, to.fortran_order);
         if (!keep.empty)
-          copy_strided(in, from_strides.data(), out, to_strides.data(), keep.size.data(), keep.size.size(), esize,
-                       {info_.big_endian != to.big_endian, false});
+          copy_strided(in, from_strides.data(), out, to_strides.data(), keep.size.data(),
+                       keep.size.size(), esize, {info_.big_endian != to.big_endian, false});
       }
       write_one_chunk(*dst.handle_, to, idx, out);
     }
@@ -573,13 +592,16 @@ bool Array::chunk_exists(const std::vector<uint64_t>& chunk_index) const {
   bool inside = chunk_index.size() == grid.size();
   for (size_t d = 0; inside && d < grid.size(); ++d) inside = chunk_index[d] < grid[d];
   if (!inside)
-    throw Error(ErrorCode::invalid_argument,
-                store_->path + "::" + node_ + ": " + chunk_name(chunk_index) + " is outside the chunk grid", store_->path);
+    throw Error(
+        ErrorCode::invalid_argument,
+        store_->path + "::" + node_ + ": " + chunk_name(chunk_index) + " is outside the chunk grid",
+        store_->path);
   int32_t exists = 0;
   detail::CallError err;
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
   handle_->require_open();
-  store_->check(handle_->array().chunk_exists(handle_->node.handle, chunk_index.data(), &exists, &err), err);
+  store_->check(
+      handle_->array().chunk_exists(handle_->node.handle, chunk_index.data(), &exists, &err), err);
   return exists != 0;
 }
 

@@ -13,10 +13,14 @@ namespace stowage {
 
 const char* plugin_state_name(PluginState s) {
   switch (s) {
-    case PluginState::available: return "available";
-    case PluginState::loaded: return "loaded";
-    case PluginState::failed: return "failed";
-    case PluginState::shadowed: return "shadowed";
+    case PluginState::available:
+      return "available";
+    case PluginState::loaded:
+      return "loaded";
+    case PluginState::failed:
+      return "failed";
+    case PluginState::shadowed:
+      return "shadowed";
   }
   return "?";
 }
@@ -97,8 +101,8 @@ const stowage_plugin* Registry::load(std::string_view kind, std::string_view id,
   std::string who = context.empty() ? "" : std::string(context) + " needs " + k + " '" + i + "': ";
   if (it == impl_->active.end())
     throw Error(ErrorCode::not_found,
-                who + "no plugin stowage_" + k + "_" + i + " found; searched:" +
-                    impl_->describe_search_locked(),
+                who + "no plugin stowage_" + k + "_" + i +
+                    " found; searched:" + impl_->describe_search_locked(),
                 std::string(context), k + " " + i);
   const stowage_plugin* d = impl_->load_locked(it->second);
   if (!d)
@@ -124,9 +128,10 @@ Codec Registry::codec(std::string_view config_json, std::string_view context) {
   json config = json::parse(config_json, nullptr, false);
   if (config.is_discarded() || !config.is_object() || !config.contains("type") ||
       !config["type"].is_string())
-    throw Error(ErrorCode::invalid_argument,
-                "codec config must be a JSON object with a string \"type\": " + std::string(config_json),
-                std::string(context));
+    throw Error(
+        ErrorCode::invalid_argument,
+        "codec config must be a JSON object with a string \"type\": " + std::string(config_json),
+        std::string(context));
   std::string id = config["type"];
   const stowage_plugin* d = load("codec", id, context);
   // One idle context per worker thread and one for the calling thread.

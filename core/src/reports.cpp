@@ -48,13 +48,23 @@ void sort_plugins(std::vector<PluginInfo>& plugins) {
   });
 }
 
-json copy_summary_json(const CopyResult& r, const std::string& source, const std::string& destination) {
+json copy_summary_json(const CopyResult& r, const std::string& source,
+                       const std::string& destination) {
   double ratio = r.bytes_out ? static_cast<double>(r.bytes_in) / r.bytes_out : 0;
   double mb_per_s = r.seconds > 0 ? r.bytes_in / r.seconds / 1e6 : 0.0;
-  return {{"source", source}, {"destination", destination}, {"from", r.from}, {"to", r.to},
-          {"nodes", r.nodes}, {"chunks", r.chunks}, {"bytes_in", r.bytes_in},
-          {"bytes_out", r.bytes_out}, {"ratio", ratio}, {"seconds", r.seconds},
-          {"mb_per_s", mb_per_s}, {"notes", r.notes}, {"open_options", r.open_options},
+  return {{"source", source},
+          {"destination", destination},
+          {"from", r.from},
+          {"to", r.to},
+          {"nodes", r.nodes},
+          {"chunks", r.chunks},
+          {"bytes_in", r.bytes_in},
+          {"bytes_out", r.bytes_out},
+          {"ratio", ratio},
+          {"seconds", r.seconds},
+          {"mb_per_s", mb_per_s},
+          {"notes", r.notes},
+          {"open_options", r.open_options},
           {"shards", r.shards}};
 }
 

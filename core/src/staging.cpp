@@ -25,7 +25,8 @@ namespace {
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
   if (from.empty()) return;
-  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
 }
 
 // A name the storage backends or stowage::copy give their staging: the
@@ -36,7 +37,8 @@ bool is_staging_component(std::string_view name) {
 
 }  // namespace
 
-Staging::Staging(Registry& registry, const std::string& path, const std::vector<std::string>& extensions)
+Staging::Staging(Registry& registry, const std::string& path,
+                 const std::vector<std::string>& extensions)
     : storage_(storage_of(registry, path)), path_(trimmed_location(path)), extensions_(extensions) {
   const size_t slash = path_.rfind('/');
   parent_ = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
@@ -72,7 +74,8 @@ std::string without_temporary_names(std::string text) {
       while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
     };
     digits();
-    if (end + 1 < text.size() && text[end] == '.' && text[end + 1] >= '0' && text[end + 1] <= '9') ++end, digits();
+    if (end + 1 < text.size() && text[end] == '.' && text[end + 1] >= '0' && text[end + 1] <= '9')
+      ++end, digits();
     const size_t name = begin < at && text[begin] == '.' ? begin + 1 : begin;
     text.replace(begin, end - begin, text.substr(name, at - name));
   }
@@ -97,17 +100,20 @@ void Staging::publish() {
         if (m == name_ + ext) return 1;
       return 2;
     };
-    std::stable_sort(made.begin(), made.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    std::stable_sort(made.begin(), made.end(),
+                     [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     std::vector<std::pair<std::string, std::string>> renames;
     for (const std::string& m : made) renames.emplace_back(directory_ + "/" + m, parent_ + m);
     if (!renames.empty()) storage_.move(renames, STOWAGE_PUBLISH_REPLACE);
   } catch (const sdk::Error& e) {
     discard();
-    throw Error(static_cast<ErrorCode>(e.code()), without_temporary_names(in_user_words(e.what())), path_);
+    throw Error(static_cast<ErrorCode>(e.code()), without_temporary_names(in_user_words(e.what())),
+                path_);
   }
   done_ = true;
   try {
-    storage_.remove_if_exists(directory_);  // what is left: the old dataset, swapped out, or nothing
+    storage_.remove_if_exists(
+        directory_);  // what is left: the old dataset, swapped out, or nothing
   } catch (const sdk::Error&) {
   }
 }
@@ -161,13 +167,15 @@ Existing what_exists(Registry& registry, const std::string& path, const std::str
   return e;
 }
 
-void refuse_replacing_other(const std::string& path, const std::string& format, const Existing& existing) {
+void refuse_replacing_other(const std::string& path, const std::string& format,
+                            const Existing& existing) {
   if (!existing.entry || existing.empty || existing.of_format) return;
-  throw Error(ErrorCode::invalid_argument,
-              path + " exists and is not a dataset of format " + format +
-                  "; mode \"w\" replaces only a dataset of its format, so nothing was written (remove or rename it "
-                  "yourself if it is to go)",
-              path);
+  throw Error(
+      ErrorCode::invalid_argument,
+      path + " exists and is not a dataset of format " + format +
+          "; mode \"w\" replaces only a dataset of its format, so nothing was written (remove or rename it "
+          "yourself if it is to go)",
+      path);
 }
 
 void prepare_writing(Store::State& st, Mode mode, const stowage_plugin& plugin) {
@@ -178,7 +186,8 @@ void prepare_writing(Store::State& st, Mode mode, const stowage_plugin& plugin) 
     if (mode == Mode::truncate || !(existing.entry || existing.of_format)) {
       if (mode == Mode::truncate) refuse_replacing_other(st.path, st.format, existing);
       std::vector<std::string> extensions;
-      if (std::optional<PluginInfo> info = registry.find("format", st.format)) extensions = info->extensions;
+      if (std::optional<PluginInfo> info = registry.find("format", st.format))
+        extensions = info->extensions;
       try {
         st.staging = std::make_unique<Staging>(registry, path, extensions);
       } catch (const Error& e) {  // the directory beside it cannot be made: say what was being done
@@ -195,11 +204,13 @@ void prepare_writing(Store::State& st, Mode mode, const stowage_plugin& plugin) 
     auto held = std::make_unique<WriterLock>();
     held->lock = storage.lock_key(path, true);
     if (!held->lock.held())
-      throw Error(ErrorCode::invalid_argument,
-                  st.path + ": another writer has this dataset open (in this process or another); format " +
-                      st.format + " publishes the whole dataset at close, so two writers would lose one's writes. "
-                      "Close the other first, or write a format that takes several writers at once (n5, zarr)",
-                  st.path);
+      throw Error(
+          ErrorCode::invalid_argument,
+          st.path + ": another writer has this dataset open (in this process or another); format " +
+              st.format +
+              " publishes the whole dataset at close, so two writers would lose one's writes. "
+              "Close the other first, or write a format that takes several writers at once (n5, zarr)",
+          st.path);
     st.writer_lock = std::move(held);
   });
 }
@@ -218,7 +229,8 @@ void Store::State::fail(int rc, const stowage_error& err) const {
     throw_status(rc, err, path, plugin_name());
   CallError mapped;
   mapped.code = err.code;
-  const std::string text = detail::without_temporary_names(user_words(message, staged_directory, location, path));
+  const std::string text =
+      detail::without_temporary_names(user_words(message, staged_directory, location, path));
   const size_t n = std::min(text.size(), sizeof mapped.message - 1);
   std::memcpy(mapped.message, text.data(), n);
   mapped.message[n] = '\0';

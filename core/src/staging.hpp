@@ -74,15 +74,16 @@ bool can_stage(Registry& registry, const std::string& path);
 
 // What is at `path` now, for the rules of Store::open.
 struct Existing {
-  bool entry = false;        // something (file or directory) has the path's name
-  bool empty = false;        // ... an empty file or an empty directory
-  bool of_format = false;    // the format's identify() claims the path
+  bool entry = false;      // something (file or directory) has the path's name
+  bool empty = false;      // ... an empty file or an empty directory
+  bool of_format = false;  // the format's identify() claims the path
 };
 Existing what_exists(Registry& registry, const std::string& path, const std::string& format);
 
 // Mode "w" replaces only a dataset of the requested format (or an empty file
 // or directory): never a text file, a directory of notes, another format's data.
-void refuse_replacing_other(const std::string& path, const std::string& format, const Existing& existing);
+void refuse_replacing_other(const std::string& path, const std::string& format,
+                            const Existing& existing);
 
 // The lock a writer of a format without STOWAGE_CAP_SHARED_WRITES holds on
 // the dataset's path from open to close (the storage's lock_key).

@@ -44,30 +44,42 @@ void Store::State::discard_plugin() noexcept {
 namespace {
 const char* node_kind_word(uint32_t kind) {
   switch (kind) {
-    case STOWAGE_NODE_GROUP: return "group";
-    case STOWAGE_NODE_ARRAY: return "array";
-    case STOWAGE_NODE_SPARSE: return "sparse";
-    case STOWAGE_NODE_STRINGS: return "strings";
-    case STOWAGE_NODE_RECORDS: return "records";
-    default: return "unknown kind";
+    case STOWAGE_NODE_GROUP:
+      return "group";
+    case STOWAGE_NODE_ARRAY:
+      return "array";
+    case STOWAGE_NODE_SPARSE:
+      return "sparse";
+    case STOWAGE_NODE_STRINGS:
+      return "strings";
+    case STOWAGE_NODE_RECORDS:
+      return "records";
+    default:
+      return "unknown kind";
   }
 }
 
 // The least table size of each kind's first version.
 size_t least_table_size(uint32_t kind) {
   switch (kind) {
-    case STOWAGE_NODE_ARRAY: return STOWAGE_ARRAY_VTABLE_V1_SIZE;
-    case STOWAGE_NODE_SPARSE: return STOWAGE_SPARSE_VTABLE_V1_SIZE;
-    case STOWAGE_NODE_STRINGS: return STOWAGE_STRINGS_VTABLE_V1_SIZE;
-    case STOWAGE_NODE_RECORDS: return STOWAGE_RECORDS_VTABLE_V1_SIZE;
-    default: return 0;
+    case STOWAGE_NODE_ARRAY:
+      return STOWAGE_ARRAY_VTABLE_V1_SIZE;
+    case STOWAGE_NODE_SPARSE:
+      return STOWAGE_SPARSE_VTABLE_V1_SIZE;
+    case STOWAGE_NODE_STRINGS:
+      return STOWAGE_STRINGS_VTABLE_V1_SIZE;
+    case STOWAGE_NODE_RECORDS:
+      return STOWAGE_RECORDS_VTABLE_V1_SIZE;
+    default:
+      return 0;
   }
 }
 
 // The state of a store of format plugin `d` whose user path is `path` and
 // whose plugin opens `location` (the path, or its staging).
-std::shared_ptr<Store::State> new_state(Registry& registry, const stowage_plugin& d, const std::string& path,
-                                        const std::string& location, const std::string& format) {
+std::shared_ptr<Store::State> new_state(Registry& registry, const stowage_plugin& d,
+                                        const std::string& path, const std::string& location,
+                                        const std::string& format) {
   auto state = std::make_shared<Store::State>();
   state->registry = &registry;
   state->vt = static_cast<const stowage_format_vtable*>(d.vtable);
@@ -87,17 +99,19 @@ Store::Node::~Node() {
 void Store::Node::require(bool present, const char* operation) const {
   if (!present)
     throw Error(ErrorCode::unsupported,
-                store->path + "::" + path + ": format " + store->format + " cannot " + operation, store->path,
-                store->plugin_name());
+                store->path + "::" + path + ": format " + store->format + " cannot " + operation,
+                store->path, store->plugin_name());
 }
 
 void Store::Node::require_open() const {
   if (store->closed || closed)
     throw Error(ErrorCode::invalid_argument,
-                store->path + "::" + path + ": use of a node of a closed stowage::Store", store->path);
+                store->path + "::" + path + ": use of a node of a closed stowage::Store",
+                store->path);
 }
 
-std::shared_ptr<Store::Node> Store::State::open_node(const std::shared_ptr<State>& self, std::string_view node,
+std::shared_ptr<Store::Node> Store::State::open_node(const std::shared_ptr<State>& self,
+                                                     std::string_view node,
                                                      stowage_node_kind kind) {
   State& st = *self;
   auto n = std::make_shared<Node>();
@@ -109,8 +123,9 @@ std::shared_ptr<Store::Node> Store::State::open_node(const std::shared_ptr<State
   auto refuse = [&](const std::string& why) {
     st.vt->close_node(st.handle, n->node.handle);
     n->closed = true;
-    throw Error(ErrorCode::internal, st.path + "::" + std::string(node) + ": format " + st.format + " " + why,
-                st.path, st.plugin_name());
+    throw Error(ErrorCode::internal,
+                st.path + "::" + std::string(node) + ": format " + st.format + " " + why, st.path,
+                st.plugin_name());
   };
   if (n->node.kind != static_cast<uint32_t>(kind))
     refuse(std::string("opened a ") + node_kind_word(n->node.kind) + " where it described a " +
@@ -145,7 +160,8 @@ void require_writable_storage(const std::string& location, Registry& registry) {
   }
   if (!(capabilities & STOWAGE_CAP_WRITE))
     throw Error(ErrorCode::unsupported,
-                location + ": cannot write there: the " + storage_scheme(location) + " storage is read only",
+                location + ": cannot write there: the " + storage_scheme(location) +
+                    " storage is read only",
                 location);
 }
 
@@ -173,8 +189,9 @@ Store Store::open_state(std::shared_ptr<State> state, Mode mode, const json& opt
   std::string opts = options.is_null() ? "{}" : options.dump();
   const std::string& location = state->location;
   detail::CallError err;
-  int rc = state->vt->open(state->registry->host(), location.data(), location.size(), static_cast<uint32_t>(mode),
-                           opts.data(), opts.size(), &state->handle, &err);
+  int rc =
+      state->vt->open(state->registry->host(), location.data(), location.size(),
+                      static_cast<uint32_t>(mode), opts.data(), opts.size(), &state->handle, &err);
   if (rc != STOWAGE_OK) {
     state->handle = nullptr;
     state->fail(rc, err);
@@ -223,7 +240,8 @@ NodeInfo Store::describe(std::string_view node) const {
   try {
     return parse_node_info(describe_json(node));
   } catch (const Error& e) {
-    if (e.path().empty()) throw Error(e.code(), path() + "::" + std::string(node) + ": " + e.what(), path());
+    if (e.path().empty())
+      throw Error(e.code(), path() + "::" + std::string(node) + ": " + e.what(), path());
     throw;
   }
 }
@@ -236,7 +254,8 @@ std::optional<std::vector<uint64_t>> extents_of(const json& d, const char* key) 
   if (!d.contains(key) || !d[key].is_array()) return std::nullopt;
   std::vector<uint64_t> out;
   for (const json& v : d[key]) {
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) return std::nullopt;
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      return std::nullopt;
     out.push_back(v.get<uint64_t>());
   }
   return out;
@@ -276,8 +295,10 @@ void Store::create(std::string_view node, const json& description) {
   if (description.is_object() && description.value("kind", json("group")) == "array") {
     const std::string why = unopenable_array(description);
     if (!why.empty())
-      throw Error(ErrorCode::invalid_argument,
-                  st.path + (node.empty() ? "" : "::" + std::string(node)) + ": cannot create it: " + why, st.path);
+      throw Error(
+          ErrorCode::invalid_argument,
+          st.path + (node.empty() ? "" : "::" + std::string(node)) + ": cannot create it: " + why,
+          st.path);
   }
   std::string text = description.dump();
   detail::CallError err;
@@ -290,7 +311,9 @@ void Store::set_attributes(std::string_view node, const json& attributes) {
   std::string text = attributes.dump();
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->set_attributes(st.handle, node.data(), node.size(), text.data(), text.size(), &err), err);
+  st.check(
+      st.vt->set_attributes(st.handle, node.data(), node.size(), text.data(), text.size(), &err),
+      err);
 }
 
 void Store::remove(std::string_view node) {
@@ -303,16 +326,20 @@ void Store::remove(std::string_view node) {
 bool Store::can_move_nodes() const {
   const State& st = live(state_);
   return (st.capabilities & STOWAGE_CAP_MOVE_NODES) &&
-         st.vt->struct_size >= offsetof(stowage_format_vtable, move_node) + sizeof(void*) && st.vt->move_node;
+         st.vt->struct_size >= offsetof(stowage_format_vtable, move_node) + sizeof(void*) &&
+         st.vt->move_node;
 }
 
 void Store::move(std::string_view from, std::string_view to, bool replace) {
   if (!can_move_nodes())
-    throw Error(ErrorCode::unsupported, path() + ": format " + format() + " cannot move a node", path());
+    throw Error(ErrorCode::unsupported, path() + ": format " + format() + " cannot move a node",
+                path());
   State& st = live(state_);
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->move_node(st.handle, from.data(), from.size(), to.data(), to.size(), replace ? 1 : 0, &err), err);
+  st.check(st.vt->move_node(st.handle, from.data(), from.size(), to.data(), to.size(),
+                            replace ? 1 : 0, &err),
+           err);
 }
 
 template <class View>
@@ -324,19 +351,24 @@ View Store::bind(std::string_view node, NodeKind kind) const {
   if (v.info_.kind != kind) {
     std::string where = path() + "::" + std::string(node);
     throw Error(ErrorCode::invalid_argument,
-                where + " is a " + node_kind_name(v.info_.kind) + ", not a " + node_kind_name(kind), where);
+                where + " is a " + node_kind_name(v.info_.kind) + ", not a " + node_kind_name(kind),
+                where);
   }
   std::shared_lock<std::shared_mutex> lock(state_->mutex);
-  static_assert(int(NodeKind::records) == STOWAGE_NODE_RECORDS && int(NodeKind::array) == STOWAGE_NODE_ARRAY);
+  static_assert(int(NodeKind::records) == STOWAGE_NODE_RECORDS &&
+                int(NodeKind::array) == STOWAGE_NODE_ARRAY);
   v.handle_ = State::open_node(state_, node, static_cast<stowage_node_kind>(kind));
   return v;
 }
 
 Array Store::array(std::string_view node) const { return bind<Array>(node, NodeKind::array); }
 Sparse Store::sparse(std::string_view node) const { return bind<Sparse>(node, NodeKind::sparse); }
-Records Store::records(std::string_view node) const { return bind<Records>(node, NodeKind::records); }
+Records Store::records(std::string_view node) const {
+  return bind<Records>(node, NodeKind::records);
+}
 
-std::vector<std::string> Store::read_strings(std::string_view node, uint64_t begin, uint64_t end) const {
+std::vector<std::string> Store::read_strings(std::string_view node, uint64_t begin,
+                                             uint64_t end) const {
   State& st = live(state_);
   if (end == UINT64_MAX) {
     NodeInfo info = describe(node);
@@ -361,11 +393,12 @@ void Store::write_strings(std::string_view node, const std::vector<std::string>&
     sizes.push_back(v.size());
   }
   if (!st.vt->write_strings)
-    throw Error(ErrorCode::unsupported, st.path + ": format " + st.format + " cannot write strings", st.path);
+    throw Error(ErrorCode::unsupported, st.path + ": format " + st.format + " cannot write strings",
+                st.path);
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->write_strings(st.handle, node.data(), node.size(), values.size(), data.data(), sizes.data(),
-                                &err),
+  st.check(st.vt->write_strings(st.handle, node.data(), node.size(), values.size(), data.data(),
+                                sizes.data(), &err),
            err);
 }
 
@@ -375,8 +408,8 @@ json Store::command(std::string_view node, std::string_view name, const json& ar
   stowage_sink sink = string_sink(&out);
   detail::CallError err;
   std::unique_lock<std::shared_mutex> lock(st.mutex);
-  st.check(st.vt->command(st.handle, node.data(), node.size(), name.data(), name.size(), a.data(), a.size(),
-                          &sink, &err),
+  st.check(st.vt->command(st.handle, node.data(), node.size(), name.data(), name.size(), a.data(),
+                          a.size(), &sink, &err),
            err);
   if (out.empty()) return json();
   json j = json::parse(out, nullptr, false);
@@ -400,7 +433,8 @@ void Store::close() {
     if (staging) staging->discard();
     st.check(rc, err);
   }
-  if (staging) staging->publish();  // throws naming the user's path; removes the staging if it cannot
+  if (staging)
+    staging->publish();  // throws naming the user's path; removes the staging if it cannot
 }
 
 void Store::discard() noexcept {
@@ -426,8 +460,8 @@ std::string Store::staging_location() const {
 
 bool Store::shared_writes() const { return live(state_).capabilities & STOWAGE_CAP_SHARED_WRITES; }
 
-Store Store::open_staged(const std::string& path, const std::string& staging_location, std::string format,
-                         const json& options, Registry& registry) {
+Store Store::open_staged(const std::string& path, const std::string& staging_location,
+                         std::string format, const json& options, Registry& registry) {
   // Only a location Store::open made for this path: the path's own name
   // inside a hidden staging directory beside it.
   const std::string p = detail::trimmed_location(path);
@@ -443,8 +477,9 @@ Store Store::open_staged(const std::string& path, const std::string& staging_loc
   state->staged_directory = staging_location.substr(0, at);
   if (!(d->capabilities & STOWAGE_CAP_SHARED_WRITES))
     throw Error(ErrorCode::invalid_argument,
-                path + ": format " + format + " takes one writer at a time; it cannot be written from another "
-                "handle while it is being created",
+                path + ": format " + format +
+                    " takes one writer at a time; it cannot be written from another "
+                    "handle while it is being created",
                 path);
   return open_state(std::move(state), Mode::update, options);
 }

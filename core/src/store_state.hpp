@@ -62,19 +62,27 @@ struct Store::State {
 // one to go closes it, unless the store closed first and closed it then.
 struct Store::Node {
   std::shared_ptr<Store::State> store;
-  std::string path;            // the node's path in the store, for messages
-  stowage_node node{};         // kind, handle and the kind's table
-  bool closed = false;         // guarded by store->nodes_mutex
+  std::string path;     // the node's path in the store, for messages
+  stowage_node node{};  // kind, handle and the kind's table
+  bool closed = false;  // guarded by store->nodes_mutex
 
   Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   ~Node();
 
-  const stowage_array_vtable& array() const { return *static_cast<const stowage_array_vtable*>(node.table); }
-  const stowage_sparse_vtable& sparse() const { return *static_cast<const stowage_sparse_vtable*>(node.table); }
-  const stowage_strings_vtable& strings() const { return *static_cast<const stowage_strings_vtable*>(node.table); }
-  const stowage_records_vtable& records() const { return *static_cast<const stowage_records_vtable*>(node.table); }
+  const stowage_array_vtable& array() const {
+    return *static_cast<const stowage_array_vtable*>(node.table);
+  }
+  const stowage_sparse_vtable& sparse() const {
+    return *static_cast<const stowage_sparse_vtable*>(node.table);
+  }
+  const stowage_strings_vtable& strings() const {
+    return *static_cast<const stowage_strings_vtable*>(node.table);
+  }
+  const stowage_records_vtable& records() const {
+    return *static_cast<const stowage_records_vtable*>(node.table);
+  }
   // UNSUPPORTED naming the operation when an optional write function is NULL.
   void require(bool present, const char* operation) const;
   // INVALID_ARGUMENT once the store closed (and closed this handle); call

@@ -75,10 +75,12 @@ __m128i swap_vector(__m128i v) {
 // Forced inline (as is copy_row): it is called once per 128-byte row, so a
 // call and its alignment set-up would cost more than the copy (docs/performance.md).
 template <class T>
-[[gnu::always_inline]] inline void stream_contiguous(const char* s, char* d, uint64_t n, bool swap) {
+[[gnu::always_inline]] inline void stream_contiguous(const char* s, char* d, uint64_t n,
+                                                     bool swap) {
   constexpr uint64_t kVector = 16, kPerVector = kVector / sizeof(T);
   auto address = reinterpret_cast<uintptr_t>(d);
-  if (address % sizeof(T) != 0) return copy_contiguous<T>(s, d, n, swap);  // misaligned elements: plain
+  if (address % sizeof(T) != 0)
+    return copy_contiguous<T>(s, d, n, swap);  // misaligned elements: plain
   uint64_t head = std::min<uint64_t>(n, ((kVector - address % kVector) % kVector) / sizeof(T));
   copy_contiguous<T>(s, d, head, swap);
   s += head * sizeof(T), d += head * sizeof(T), n -= head;
@@ -87,7 +89,8 @@ template <class T>
   auto* in = reinterpret_cast<const __m128i*>(s);
   uint64_t vectors = n / kPerVector;
   if (swap)
-    for (uint64_t k = 0; k < vectors; ++k) _mm_stream_si128(out + k, swap_vector<T>(_mm_loadu_si128(in + k)));
+    for (uint64_t k = 0; k < vectors; ++k)
+      _mm_stream_si128(out + k, swap_vector<T>(_mm_loadu_si128(in + k)));
   else
     for (uint64_t k = 0; k < vectors; ++k) _mm_stream_si128(out + k, _mm_loadu_si128(in + k));
   s += vectors * kVector, d += vectors * kVector, n -= vectors * kPerVector;
@@ -98,7 +101,8 @@ template <class T>
 // The innermost loop: `n` elements with the given strides. Contiguous
 // copies are memcpy; swapped ones are a loop the compiler vectorizes.
 template <class T>
-[[gnu::always_inline]] inline void copy_row(const char* src, int64_t ss, char* dst, int64_t ds, uint64_t n, CopyMode mode) {
+[[gnu::always_inline]] inline void copy_row(const char* src, int64_t ss, char* dst, int64_t ds,
+                                            uint64_t n, CopyMode mode) {
   if (ss == 1 && ds == 1) {
 #ifdef __SSE2__
     if (mode.stream) return stream_contiguous<T>(src, dst, n, mode.swap);
@@ -117,8 +121,8 @@ template <class T>
 // Fortran-order chunk into a C-order buffer): copied in square tiles so both
 // sides stay in cache, instead of striding through one of them.
 template <class T>
-void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
-                     bool swap) {
+void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_t* ds,
+                     const uint64_t* shape, bool swap) {
   constexpr uint64_t kTile = 32;
   constexpr auto size = static_cast<int64_t>(sizeof(T));
   for (uint64_t i0 = 0; i0 < shape[0]; i0 += kTile) {
@@ -127,17 +131,19 @@ void copy_transposed(const char* src, const int64_t* ss, char* dst, const int64_
       uint64_t j1 = std::min(shape[1], j0 + kTile);
       for (uint64_t i = i0; i < i1; ++i)
         for (uint64_t j = j0; j < j1; ++j) {
-          T v = load<T>(src + (static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1]) * size);
+          T v = load<T>(src +
+                        (static_cast<int64_t>(i) * ss[0] + static_cast<int64_t>(j) * ss[1]) * size);
           if (swap) v = byteswap(v);
-          store(dst + (static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1]) * size, v);
+          store(dst + (static_cast<int64_t>(i) * ds[0] + static_cast<int64_t>(j) * ds[1]) * size,
+                v);
         }
     }
   }
 }
 
 template <class T>
-void copy_nd(const char* src, const int64_t* ss, char* dst, const int64_t* ds, const uint64_t* shape,
-             size_t ndim, CopyMode mode) {
+void copy_nd(const char* src, const int64_t* ss, char* dst, const int64_t* ds,
+             const uint64_t* shape, size_t ndim, CopyMode mode) {
   if (ndim == 1) return copy_row<T>(src, ss[0], dst, ds[0], shape[0], mode);
   if (ndim == 2 && ds[1] == 1 && ss[1] != 1 && ss[0] == 1 && shape[0] > 1 && shape[1] > 1)
     return copy_transposed<T>(src, ss, dst, ds, shape, mode.swap);
@@ -149,8 +155,9 @@ void copy_nd(const char* src, const int64_t* ss, char* dst, const int64_t* ds, c
 
 }  // namespace
 
-void copy_strided(const void* src, const int64_t* src_strides, void* dst, const int64_t* dst_strides,
-                  const uint64_t* shape, size_t ndim, size_t element_size, CopyMode mode) {
+void copy_strided(const void* src, const int64_t* src_strides, void* dst,
+                  const int64_t* dst_strides, const uint64_t* shape, size_t ndim,
+                  size_t element_size, CopyMode mode) {
   for (size_t i = 0; i < ndim; ++i)
     if (shape[i] == 0) return;
   auto* s = static_cast<const char*>(src);
@@ -161,12 +168,21 @@ void copy_strided(const void* src, const int64_t* src_strides, void* dst, const 
     return copy_strided(src, &unit, dst, &unit, &one, 1, element_size, mode);
   }
   switch (element_size) {
-    case 1: copy_nd<uint8_t>(s, src_strides, d, dst_strides, shape, ndim, {false, mode.stream}); break;
-    case 2: copy_nd<uint16_t>(s, src_strides, d, dst_strides, shape, ndim, mode); break;
-    case 4: copy_nd<uint32_t>(s, src_strides, d, dst_strides, shape, ndim, mode); break;
-    case 8: copy_nd<uint64_t>(s, src_strides, d, dst_strides, shape, ndim, mode); break;
+    case 1:
+      copy_nd<uint8_t>(s, src_strides, d, dst_strides, shape, ndim, {false, mode.stream});
+      break;
+    case 2:
+      copy_nd<uint16_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
+      break;
+    case 4:
+      copy_nd<uint32_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
+      break;
+    case 8:
+      copy_nd<uint64_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
+      break;
     default:
-      throw Error(ErrorCode::internal, "copy_strided: element size " + std::to_string(element_size));
+      throw Error(ErrorCode::internal,
+                  "copy_strided: element size " + std::to_string(element_size));
   }
 #ifdef __SSE2__
   // Streaming stores are weakly ordered: make them visible before the
@@ -187,10 +203,10 @@ void fill_typed(void* dst, size_t count, double value, bool swap) {
     // arrives as 2^64 and saturates to max().
     const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
     const double top = std::ldexp(1.0, std::numeric_limits<T>::digits);
-    v = std::isnan(value)  ? T(0)
-        : value >= top     ? std::numeric_limits<T>::max()
-        : value <= lo      ? std::numeric_limits<T>::lowest()
-                           : static_cast<T>(value);
+    v = std::isnan(value) ? T(0)
+        : value >= top    ? std::numeric_limits<T>::max()
+        : value <= lo     ? std::numeric_limits<T>::lowest()
+                          : static_cast<T>(value);
   } else {
     v = static_cast<T>(value);
   }
@@ -210,7 +226,9 @@ void fill_typed(void* dst, size_t count, double value, bool swap) {
 void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian) {
   bool swap = big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
   if (dtype == DType::boolean) value = value != 0;
-  visit_dtype(dtype, [&](auto tag) { fill_typed<decltype(tag)>(dst, count, value, swap && sizeof(tag) > 1); });
+  visit_dtype(dtype, [&](auto tag) {
+    fill_typed<decltype(tag)>(dst, count, value, swap && sizeof(tag) > 1);
+  });
 }
 
 }  // namespace stowage::detail
@@ -223,8 +241,8 @@ namespace {
 // a codec-bound read: each part keeps a pointer to its current row and
 // steps it by its strides, instead of recomputing offsets from indices.
 template <class T>
-void copy_side_by_side_typed(const std::vector<RowPart>& parts, const uint64_t* lead_shape, size_t lead,
-                             CopyMode mode) {
+void copy_side_by_side_typed(const std::vector<RowPart>& parts, const uint64_t* lead_shape,
+                             size_t lead, CopyMode mode) {
   uint64_t rows = 1;
   for (size_t i = 0; i < lead; ++i) rows *= lead_shape[i];
   const size_t n = parts.size();
@@ -260,12 +278,21 @@ void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_s
   for (size_t i = 0; i + 1 < ndim; ++i)
     if (lead_shape[i] == 0) return;
   switch (element_size) {
-    case 1: copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, {false, mode.stream}); break;
-    case 2: copy_side_by_side_typed<uint16_t>(parts, lead_shape, ndim - 1, mode); break;
-    case 4: copy_side_by_side_typed<uint32_t>(parts, lead_shape, ndim - 1, mode); break;
-    case 8: copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, mode); break;
+    case 1:
+      copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, {false, mode.stream});
+      break;
+    case 2:
+      copy_side_by_side_typed<uint16_t>(parts, lead_shape, ndim - 1, mode);
+      break;
+    case 4:
+      copy_side_by_side_typed<uint32_t>(parts, lead_shape, ndim - 1, mode);
+      break;
+    case 8:
+      copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, mode);
+      break;
     default:
-      throw Error(ErrorCode::internal, "copy_side_by_side: element size " + std::to_string(element_size));
+      throw Error(ErrorCode::internal,
+                  "copy_side_by_side: element size " + std::to_string(element_size));
   }
 #ifdef __SSE2__
   if (mode.stream) _mm_sfence();

@@ -19,8 +19,9 @@ struct CopyMode {
 
 // Copies an n-d block of elements between two strided layouts. Strides are
 // in elements.
-void copy_strided(const void* src, const int64_t* src_strides, void* dst, const int64_t* dst_strides,
-                  const uint64_t* shape, size_t ndim, size_t element_size, CopyMode mode);
+void copy_strided(const void* src, const int64_t* src_strides, void* dst,
+                  const int64_t* dst_strides, const uint64_t* shape, size_t ndim,
+                  size_t element_size, CopyMode mode);
 
 // One chunk's share of a run of chunks that sit side by side along the
 // fastest dimension of a C-order buffer: the caller's buffer on a read (the

@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
   };
   try {
     stowage::CopyResult r = stowage::copy(argv[1], argv[2], options);
-    std::cout << r.from << " -> " << r.to << ": " << r.nodes << " nodes, " << r.bytes_in << " bytes in, "
-              << r.bytes_out << " bytes out\n";
+    std::cout << r.from << " -> " << r.to << ": " << r.nodes << " nodes, " << r.bytes_in
+              << " bytes in, " << r.bytes_out << " bytes out\n";
     return 0;
   } catch (const stowage::Error& e) {
     std::cerr << "copy_host: " << e.what() << "\n";

@@ -41,19 +41,27 @@ class Delta {
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
     check(n, capacity, "encode");
     switch (typesize_) {
-      case 1: return run<uint8_t, true>(in, n, out);
-      case 2: return run<uint16_t, true>(in, n, out);
-      case 4: return run<uint32_t, true>(in, n, out);
-      default: return run<uint64_t, true>(in, n, out);
+      case 1:
+        return run<uint8_t, true>(in, n, out);
+      case 2:
+        return run<uint16_t, true>(in, n, out);
+      case 4:
+        return run<uint32_t, true>(in, n, out);
+      default:
+        return run<uint64_t, true>(in, n, out);
     }
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
     check(n, capacity, "decode");
     switch (typesize_) {
-      case 1: return run<uint8_t, false>(in, n, out);
-      case 2: return run<uint16_t, false>(in, n, out);
-      case 4: return run<uint32_t, false>(in, n, out);
-      default: return run<uint64_t, false>(in, n, out);
+      case 1:
+        return run<uint8_t, false>(in, n, out);
+      case 2:
+        return run<uint16_t, false>(in, n, out);
+      case 4:
+        return run<uint32_t, false>(in, n, out);
+      default:
+        return run<uint64_t, false>(in, n, out);
     }
   }
 
@@ -67,7 +75,8 @@ class Delta {
                : stowage::sdk::corrupt(std::string("delta ") + what + ": " + why);
     };
     if (n % typesize_ != 0)
-      fail(std::to_string(n) + " bytes is not a whole number of " + std::to_string(typesize_) + "-byte elements");
+      fail(std::to_string(n) + " bytes is not a whole number of " + std::to_string(typesize_) +
+           "-byte elements");
     if (n > capacity) fail("output buffer too small");
   }
 

@@ -31,10 +31,10 @@ namespace py = pybind11;
 
 class BufferPool {
  public:
-  static constexpr size_t min_bytes = size_t(4) << 20;        // smaller arrays: numpy's own allocation
-  static constexpr size_t max_idle_bytes = size_t(1) << 30;   // held idle at most
-  static constexpr double idle_seconds = 2;                   // then returned to the system
-  static constexpr size_t page = size_t(2) << 20;             // capacities are whole huge pages
+  static constexpr size_t min_bytes = size_t(4) << 20;  // smaller arrays: numpy's own allocation
+  static constexpr size_t max_idle_bytes = size_t(1) << 30;  // held idle at most
+  static constexpr double idle_seconds = 2;                  // then returned to the system
+  static constexpr size_t page = size_t(2) << 20;            // capacities are whole huge pages
 
   static BufferPool& instance() {
     static BufferPool* pool = new BufferPool();  // never destroyed: arrays may outlive the module
@@ -56,7 +56,8 @@ class BufferPool {
       throw py::error_already_set();
     }
     return py::array(dtype, std::vector<py::ssize_t>{static_cast<py::ssize_t>(count)},
-                      std::vector<py::ssize_t>{dtype.itemsize()}, p, py::reinterpret_steal<py::object>(owner));
+                     std::vector<py::ssize_t>{dtype.itemsize()}, p,
+                     py::reinterpret_steal<py::object>(owner));
   }
 
   // Bytes held idle now (for tests).
@@ -138,7 +139,8 @@ class BufferPool {
   // The helper thread: unmaps buffers idle for idle_seconds; ends when the
   // pool is empty.
   void reap() {
-    const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(idle_seconds));
+    const auto limit =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(idle_seconds));
     std::unique_lock<std::mutex> lock(mutex_);
     while (!idle_.empty()) {
       std::vector<Idle> drop;

@@ -53,26 +53,33 @@ bool ends_with(const std::string& s, const char* tail) {
 const char* python_error_class(const stowage::Error& e, bool node_missing) {
   const std::string what = e.what();
   switch (e.code()) {
-    case ErrorCode::not_found: return node_missing ? "NodeNotFoundError" : "NotFoundError";
-    case ErrorCode::invalid_argument: return "InvalidArgumentError";
-    case ErrorCode::corrupt: return "CorruptError";
-    case ErrorCode::unsupported: return "UnsupportedError";
+    case ErrorCode::not_found:
+      return node_missing ? "NodeNotFoundError" : "NotFoundError";
+    case ErrorCode::invalid_argument:
+      return "InvalidArgumentError";
+    case ErrorCode::corrupt:
+      return "CorruptError";
+    case ErrorCode::unsupported:
+      return "UnsupportedError";
     case ErrorCode::io:
       if (ends_with(what, std::strerror(EACCES)) || ends_with(what, std::strerror(EPERM)) ||
           ends_with(what, std::strerror(EROFS)))
         return "PermissionDeniedError";
       if (ends_with(what, std::strerror(ENOENT))) return "NotFoundError";
       return "StorageIOError";
-    case ErrorCode::abi_mismatch: return "PluginError";
-    default: return "InternalError";
+    case ErrorCode::abi_mismatch:
+      return "PluginError";
+    default:
+      return "InternalError";
   }
 }
 
 void raise_python(const stowage::Error& e, bool node_missing) {
   py::object errors = py::module_::import("stowage._errors");
   py::object cls = errors.attr(python_error_class(e, node_missing));
-  py::object exc = cls.attr("_from_core")(py::str(e.what()), py::str(stowage::error_code_name(e.code())),
-                                          py::str(e.path()), py::str(e.plugin()));
+  py::object exc =
+      cls.attr("_from_core")(py::str(e.what()), py::str(stowage::error_code_name(e.code())),
+                             py::str(e.path()), py::str(e.plugin()));
   PyErr_SetObject(cls.ptr(), exc.ptr());
 }
 
@@ -96,7 +103,8 @@ decltype(auto) on_node(F&& f) {
 stowage::Registry& registry_for(const std::optional<std::vector<std::string>>& paths) {
   if (!paths || paths->empty()) return stowage::Registry::global();
   static std::mutex mutex;
-  static auto* registries = new std::map<std::vector<std::string>, std::unique_ptr<stowage::Registry>>();
+  static auto* registries =
+      new std::map<std::vector<std::string>, std::unique_ptr<stowage::Registry>>();
   std::lock_guard<std::mutex> lock(mutex);
   auto& r = (*registries)[*paths];
   if (!r) {
@@ -122,7 +130,9 @@ stowage::Mode parse_mode(const std::string& mode) {
 std::vector<uint64_t> to_u64(const std::vector<int64_t>& v, const char* what) {
   std::vector<uint64_t> out;
   for (int64_t x : v) {
-    if (x < 0) throw stowage::Error(ErrorCode::invalid_argument, std::string(what) + " holds a negative number");
+    if (x < 0)
+      throw stowage::Error(ErrorCode::invalid_argument,
+                           std::string(what) + " holds a negative number");
     out.push_back(static_cast<uint64_t>(x));
   }
   return out;
@@ -131,18 +141,21 @@ std::vector<uint64_t> to_u64(const std::vector<int64_t>& v, const char* what) {
 // Checks that a numpy array can be the buffer of a region read or write:
 // C-contiguous, of the array's dtype, with `count` elements.
 void check_buffer(const py::array& a, const stowage::Array& arr, uint64_t count, bool writable) {
-  py::dtype want(stowage::dtype_name(arr.dtype()) == std::string("bool") ? "bool" : stowage::dtype_name(arr.dtype()));
+  py::dtype want(stowage::dtype_name(arr.dtype()) == std::string("bool")
+                     ? "bool"
+                     : stowage::dtype_name(arr.dtype()));
   if (!a.dtype().is(want) && !a.dtype().equal(want))
     throw stowage::Error(ErrorCode::invalid_argument,
-                         "the buffer's dtype is " + std::string(py::str(a.dtype())) + ", the array's " +
-                             stowage::dtype_name(arr.dtype()));
+                         "the buffer's dtype is " + std::string(py::str(a.dtype())) +
+                             ", the array's " + stowage::dtype_name(arr.dtype()));
   if (!(a.flags() & py::array::c_style))
     throw stowage::Error(ErrorCode::invalid_argument, "the buffer must be C-contiguous");
-  if (writable && !a.writeable()) throw stowage::Error(ErrorCode::invalid_argument, "the buffer is read-only");
+  if (writable && !a.writeable())
+    throw stowage::Error(ErrorCode::invalid_argument, "the buffer is read-only");
   if (static_cast<uint64_t>(a.size()) != count)
-    throw stowage::Error(ErrorCode::invalid_argument,
-                         "the buffer has " + std::to_string(a.size()) + " elements, the region " +
-                             std::to_string(count));
+    throw stowage::Error(ErrorCode::invalid_argument, "the buffer has " + std::to_string(a.size()) +
+                                                          " elements, the region " +
+                                                          std::to_string(count));
 }
 
 uint64_t product(const std::vector<uint64_t>& v) {
@@ -152,7 +165,8 @@ uint64_t product(const std::vector<uint64_t>& v) {
 }
 
 py::dtype numpy_dtype(stowage::DType t) {
-  return py::dtype(t == stowage::DType::boolean ? std::string("bool") : std::string(stowage::dtype_name(t)));
+  return py::dtype(t == stowage::DType::boolean ? std::string("bool")
+                                                : std::string(stowage::dtype_name(t)));
 }
 
 // ---- convert -------------------------------------------------------------------------
@@ -164,41 +178,55 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
   for (auto [key, value] : kw) {
     std::string k = key.cast<std::string>();
     if (value.is_none()) continue;
-    if (k == "from_" || k == "from_format") o.from = value.cast<std::string>();
-    else if (k == "to" || k == "to_format") o.to = value.cast<std::string>();
+    if (k == "from_" || k == "from_format")
+      o.from = value.cast<std::string>();
+    else if (k == "to" || k == "to_format")
+      o.to = value.cast<std::string>();
     else if (k == "compression")
-      o.compression = py::isinstance<py::str>(value) ? stowage::parse_compression_spec(value.cast<std::string>())
-                                                     : from_python(value);
+      o.compression = py::isinstance<py::str>(value)
+                          ? stowage::parse_compression_spec(value.cast<std::string>())
+                          : from_python(value);
     else if (k == "chunks")
-      o.chunks = py::isinstance<py::str>(value) ? stowage::parse_positive_list(value.cast<std::string>(), "chunks")
-                                                : to_u64(value.cast<std::vector<int64_t>>(), "chunks");
+      o.chunks = py::isinstance<py::str>(value)
+                     ? stowage::parse_positive_list(value.cast<std::string>(), "chunks")
+                     : to_u64(value.cast<std::vector<int64_t>>(), "chunks");
     else if (k == "shards")
-      o.shards = py::isinstance<py::str>(value) ? stowage::parse_positive_list(value.cast<std::string>(), "shards")
-                                                : to_u64(value.cast<std::vector<int64_t>>(), "shards");
+      o.shards = py::isinstance<py::str>(value)
+                     ? stowage::parse_positive_list(value.cast<std::string>(), "shards")
+                     : to_u64(value.cast<std::vector<int64_t>>(), "shards");
     else if (k == "open_options") {
       const json given = from_python(value);
-      if (!given.is_object()) throw stowage::Error(ErrorCode::invalid_argument, "open_options must be a dict");
+      if (!given.is_object())
+        throw stowage::Error(ErrorCode::invalid_argument, "open_options must be a dict");
       for (const auto& [name, v] : given.items()) o.open_options[name] = v;
-    } else if (k == "cast") stowage::parse_cast_spec(value.cast<std::string>(), o);
-    else if (k == "cast_overflow") o.cast_overflow = stowage::parse_cast_overflow(value.cast<std::string>());
+    } else if (k == "cast")
+      stowage::parse_cast_spec(value.cast<std::string>(), o);
+    else if (k == "cast_overflow")
+      o.cast_overflow = stowage::parse_cast_overflow(value.cast<std::string>());
     else if (k == "axes")
       o.axes = py::isinstance<py::str>(value) ? stowage::parse_name_list(value.cast<std::string>())
                                               : value.cast<std::vector<std::string>>();
-    else if (k == "overwrite") o.overwrite = value.cast<bool>();
-    else if (k == "drop_metadata") o.drop_metadata = value.cast<bool>();
-    else if (k == "create_only") o.create_only = value.cast<bool>();
-    else if (k == "zarr_version") o.open_options["zarr_version"] = from_python(value);  // open_options' shorthand
+    else if (k == "overwrite")
+      o.overwrite = value.cast<bool>();
+    else if (k == "drop_metadata")
+      o.drop_metadata = value.cast<bool>();
+    else if (k == "create_only")
+      o.create_only = value.cast<bool>();
+    else if (k == "zarr_version")
+      o.open_options["zarr_version"] = from_python(value);  // open_options' shorthand
     else if (k == "part") {
       auto [i, n] = value.cast<std::pair<uint64_t, uint64_t>>();
       stowage::set_part(o, i, n);
     } else
-      throw stowage::Error(ErrorCode::invalid_argument, "convert() got an unknown option '" + k + "'");
+      throw stowage::Error(ErrorCode::invalid_argument,
+                           "convert() got an unknown option '" + k + "'");
   }
   return o;
 }
 
-py::object convert(const std::string& source, const std::string& destination, const py::dict& options,
-                   py::object progress, const std::optional<std::vector<std::string>>& plugin_path) {
+py::object convert(const std::string& source, const std::string& destination,
+                   const py::dict& options, py::object progress,
+                   const std::optional<std::vector<std::string>>& plugin_path) {
   stowage::CopyOptions o = copy_options(options);
   std::atomic<bool> cancel{false};
   o.cancel = &cancel;
@@ -250,10 +278,12 @@ class SparseParts {
  public:
   SparseParts(const stowage::Sparse& s, uint64_t begin, uint64_t end, unsigned threads)
       : begin_(begin), threads_(std::max(1u, threads)) {
-    const uint64_t n = end - begin, pieces = std::max<uint64_t>(1, std::min<uint64_t>(8 * uint64_t(threads_), n));
+    const uint64_t n = end - begin,
+                   pieces = std::max<uint64_t>(1, std::min<uint64_t>(8 * uint64_t(threads_), n));
     for (uint64_t k = 0; k <= pieces; ++k) bounds_.push_back(begin + n * k / pieces);
     first_.push_back(0);
-    for (uint64_t k = 0; k < pieces; ++k) first_.push_back(first_.back() + s.count(bounds_[k], bounds_[k + 1]));
+    for (uint64_t k = 0; k < pieces; ++k)
+      first_.push_back(first_.back() + s.count(bounds_[k], bounds_[k + 1]));
   }
   uint64_t nnz() const { return first_.back(); }
 
@@ -287,7 +317,8 @@ class SparseParts {
  private:
   uint64_t begin_;
   unsigned threads_;
-  std::vector<uint64_t> bounds_, first_;  // piece k: majors [bounds_[k], bounds_[k+1]), values from first_[k]
+  std::vector<uint64_t> bounds_,
+      first_;  // piece k: majors [bounds_[k], bounds_[k+1]), values from first_[k]
 };
 
 }  // namespace
@@ -311,7 +342,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("threads", [] { return stowage::Registry::global().threads(); });
   m.def("_pool_idle_bytes", [] { return BufferPool::instance().idle_bytes(); });
   m.def("split_dataset_spec", &stowage::split_dataset_spec);
-  m.def("parse_compression_spec", [](const std::string& s) { return to_python(stowage::parse_compression_spec(s)); });
+  m.def("parse_compression_spec",
+        [](const std::string& s) { return to_python(stowage::parse_compression_spec(s)); });
 
   m.def(
       "plugins",
@@ -328,7 +360,8 @@ PYBIND11_MODULE(_core, m) {
       py::arg("plugin_path") = py::none(), py::arg("load") = true);
   m.def(
       "plugin_detail",
-      [](const std::string& id, const std::optional<std::vector<std::string>>& plugin_path) -> py::object {
+      [](const std::string& id,
+         const std::optional<std::vector<std::string>>& plugin_path) -> py::object {
         stowage::Registry& registry = registry_for(plugin_path);
         std::vector<stowage::PluginInfo> plugins = registry.plugins(true);
         for (const auto& p : plugins)
@@ -343,19 +376,21 @@ PYBIND11_MODULE(_core, m) {
   py::class_<stowage::Store>(m, "Store")
       .def_static(
           "open",
-          [](const std::string& path, const std::string& mode, const std::optional<std::string>& format,
-             py::object options, const std::optional<std::vector<std::string>>& plugin_path) {
+          [](const std::string& path, const std::string& mode,
+             const std::optional<std::string>& format, py::object options,
+             const std::optional<std::vector<std::string>>& plugin_path) {
             stowage::Mode md = parse_mode(mode);
             json opts = options.is_none() ? json::object() : from_python(options);
             stowage::Registry& registry = registry_for(plugin_path);
             py::gil_scoped_release release;
             return stowage::Store::open(path, md, format.value_or(""), opts, registry);
           },
-          py::arg("path"), py::arg("mode") = "r", py::arg("format") = py::none(), py::arg("options") = py::none(),
-          py::arg("plugin_path") = py::none())
+          py::arg("path"), py::arg("mode") = "r", py::arg("format") = py::none(),
+          py::arg("options") = py::none(), py::arg("plugin_path") = py::none())
       .def_property_readonly("path", &stowage::Store::path)
       .def_property_readonly("format", &stowage::Store::format)
-      .def("list", [](const stowage::Store& s, const std::string& node) { return on_node([&] { return s.list(node); }); })
+      .def("list", [](const stowage::Store& s,
+                      const std::string& node) { return on_node([&] { return s.list(node); }); })
       .def("describe",
            [](const stowage::Store& s, const std::string& node) {
              return to_python(on_node([&] { return s.describe_json(node); }));
@@ -366,28 +401,34 @@ PYBIND11_MODULE(_core, m) {
            [](stowage::Store& s, const std::string& node, py::object attrs) {
              on_node([&] { s.set_attributes(node, from_python(attrs)); });
            })
-      .def("remove", [](stowage::Store& s, const std::string& node) { on_node([&] { s.remove(node); }); })
+      .def("remove",
+           [](stowage::Store& s, const std::string& node) { on_node([&] { s.remove(node); }); })
       .def("read_strings",
            [](const stowage::Store& s, const std::string& node, uint64_t begin, uint64_t end) {
              return on_node([&] { return s.read_strings(node, begin, end); });
            })
-      .def("write_strings", [](stowage::Store& s, const std::string& node,
-                               const std::vector<std::string>& values) { s.write_strings(node, values); })
-      .def("command",
-           [](stowage::Store& s, const std::string& node, const std::string& name, py::object args) {
-             return to_python(s.command(node, name, args.is_none() ? json::object() : from_python(args)));
+      .def("write_strings",
+           [](stowage::Store& s, const std::string& node, const std::vector<std::string>& values) {
+             s.write_strings(node, values);
            })
+      .def(
+          "command",
+          [](stowage::Store& s, const std::string& node, const std::string& name, py::object args) {
+            return to_python(
+                s.command(node, name, args.is_none() ? json::object() : from_python(args)));
+          })
       .def_static(
           "open_staged",
-          [](const std::string& path, const std::string& staging, const std::optional<std::string>& format,
-             py::object options, const std::optional<std::vector<std::string>>& plugin_path) {
+          [](const std::string& path, const std::string& staging,
+             const std::optional<std::string>& format, py::object options,
+             const std::optional<std::vector<std::string>>& plugin_path) {
             json opts = options.is_none() ? json::object() : from_python(options);
             stowage::Registry& registry = registry_for(plugin_path);
             py::gil_scoped_release release;
             return stowage::Store::open_staged(path, staging, format.value_or(""), opts, registry);
           },
-          py::arg("path"), py::arg("staging"), py::arg("format") = py::none(), py::arg("options") = py::none(),
-          py::arg("plugin_path") = py::none())
+          py::arg("path"), py::arg("staging"), py::arg("format") = py::none(),
+          py::arg("options") = py::none(), py::arg("plugin_path") = py::none())
       .def("close",
            [](stowage::Store& s) {
              py::gil_scoped_release release;
@@ -401,16 +442,22 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("closed", &stowage::Store::closed)
       .def_property_readonly("staging_location", &stowage::Store::staging_location)
       .def_property_readonly("shared_writes", &stowage::Store::shared_writes)
-      .def("array", [](const stowage::Store& s, const std::string& node) { return on_node([&] { return s.array(node); }); })
-      .def("sparse", [](const stowage::Store& s, const std::string& node) { return on_node([&] { return s.sparse(node); }); })
-      .def("records",
-           [](const stowage::Store& s, const std::string& node) { return on_node([&] { return s.records(node); }); });
+      .def("array", [](const stowage::Store& s,
+                       const std::string& node) { return on_node([&] { return s.array(node); }); })
+      .def("sparse",
+           [](const stowage::Store& s, const std::string& node) {
+             return on_node([&] { return s.sparse(node); });
+           })
+      .def("records", [](const stowage::Store& s, const std::string& node) {
+        return on_node([&] { return s.records(node); });
+      });
 
   py::class_<stowage::Array>(m, "Array")
-      .def_property_readonly("dtype", [](const stowage::Array& a) { return numpy_dtype(a.dtype()); })
+      .def_property_readonly("dtype",
+                             [](const stowage::Array& a) { return numpy_dtype(a.dtype()); })
       .def("read",
-           [](const stowage::Array& a, const std::vector<int64_t>& offset, const std::vector<int64_t>& shape,
-              py::array out) {
+           [](const stowage::Array& a, const std::vector<int64_t>& offset,
+              const std::vector<int64_t>& shape, py::array out) {
              std::vector<uint64_t> off = to_u64(offset, "offset"), shp = to_u64(shape, "shape");
              check_buffer(out, a, product(shp), true);
              void* data = out.mutable_data();
@@ -418,8 +465,8 @@ PYBIND11_MODULE(_core, m) {
              a.read(off, shp, data);
            })
       .def("write",
-           [](const stowage::Array& a, const std::vector<int64_t>& offset, const std::vector<int64_t>& shape,
-              py::array in) {
+           [](const stowage::Array& a, const std::vector<int64_t>& offset,
+              const std::vector<int64_t>& shape, py::array in) {
              std::vector<uint64_t> off = to_u64(offset, "offset"), shp = to_u64(shape, "shape");
              check_buffer(in, a, product(shp), false);
              const void* data = in.data();
@@ -450,22 +497,28 @@ PYBIND11_MODULE(_core, m) {
              {
                py::gil_scoped_release release;
                parts.read(s, reinterpret_cast<uint64_t*>(indptr.mutable_data()),
-                          reinterpret_cast<uint32_t*>(indices.mutable_data()), static_cast<char*>(values.mutable_data()));
+                          reinterpret_cast<uint32_t*>(indices.mutable_data()),
+                          static_cast<char*>(values.mutable_data()));
              }
              return py::make_tuple(indptr, indices, values);
            })
       .def("read_dense",
-           [](const stowage::Sparse& s, uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, py::array out) {
+           [](const stowage::Sparse& s, uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols,
+              py::array out) {
              if (!(out.flags() & py::array::c_style) || !out.writeable() ||
-                 static_cast<uint64_t>(out.nbytes()) != rows * cols * stowage::dtype_size(s.info().dtype))
-               throw stowage::Error(ErrorCode::invalid_argument, "read_dense needs a writable C-contiguous buffer of the region's size");
+                 static_cast<uint64_t>(out.nbytes()) !=
+                     rows * cols * stowage::dtype_size(s.info().dtype))
+               throw stowage::Error(
+                   ErrorCode::invalid_argument,
+                   "read_dense needs a writable C-contiguous buffer of the region's size");
              void* data = out.mutable_data();
              py::gil_scoped_release release;
              s.read_dense(row0, col0, rows, cols, data);
            })
-      .def("append", [](const stowage::Sparse& s, py::array_t<uint64_t, py::array::c_style | py::array::forcecast> indptr,
-                        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> indices, py::array values,
-                        uint64_t n_major) {
+      .def("append", [](const stowage::Sparse& s,
+                        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> indptr,
+                        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> indices,
+                        py::array values, uint64_t n_major) {
         stowage::SparseSlice slice;
         slice.indptr.assign(indptr.data(), indptr.data() + indptr.size());
         slice.indices.assign(indices.data(), indices.data() + indices.size());
@@ -491,9 +544,10 @@ PYBIND11_MODULE(_core, m) {
                    PyCapsule_GetPointer(decoder.ptr(), STOWAGE_PY_SAMPLE_DECODER));
                if (!table) throw py::error_already_set();
                if (table->version != STOWAGE_PY_SAMPLE_DECODER_VERSION)
-                 throw stowage::Error(ErrorCode::abi_mismatch, "the sample decoder is version " +
-                                                                   std::to_string(table->version) + ", not " +
-                                                                   std::to_string(STOWAGE_PY_SAMPLE_DECODER_VERSION));
+                 throw stowage::Error(ErrorCode::abi_mismatch,
+                                      "the sample decoder is version " +
+                                          std::to_string(table->version) + ", not " +
+                                          std::to_string(STOWAGE_PY_SAMPLE_DECODER_VERSION));
              }
              // One decoder for the batch: its buffers are reused.
              std::unique_ptr<void, void (*)(void*)> batch(nullptr, +[](void*) {});
@@ -515,7 +569,8 @@ PYBIND11_MODULE(_core, m) {
                    const char* corrupt = nullptr;
                    PyObject* v = table->decode(batch.get(), s.data(), s.size(), &corrupt);
                    if (corrupt)
-                     throw stowage::Error(ErrorCode::corrupt, "sample " + std::to_string(index) + ": " + corrupt);
+                     throw stowage::Error(ErrorCode::corrupt,
+                                          "sample " + std::to_string(index) + ": " + corrupt);
                    if (!v) throw py::error_already_set();
                    out.append(py::reinterpret_steal<py::object>(v));
                  }

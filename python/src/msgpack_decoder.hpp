@@ -132,7 +132,8 @@ class PyDecoder : public msgpack::null_visitor {
     result_ = nullptr;
     if (!ok) stowage::sample::decode_error("not valid msgpack");
     if (off != bytes.size())
-      stowage::sample::decode_error(std::to_string(bytes.size() - off) + " bytes follow the msgpack object");
+      stowage::sample::decode_error(std::to_string(bytes.size() - off) +
+                                    " bytes follow the msgpack object");
     return out;
   }
 
@@ -157,7 +158,8 @@ class PyDecoder : public msgpack::null_visitor {
     // msgpack-cxx passes the type byte first.
     int code = n ? static_cast<int8_t>(v[0]) : 0;
     try {
-      py::object ext = py::module_::import("msgpack").attr("ExtType")(code, py::bytes(n ? v + 1 : v, n ? n - 1 : 0));
+      py::object ext = py::module_::import("msgpack").attr("ExtType")(
+          code, py::bytes(n ? v + 1 : v, n ? n - 1 : 0));
       return add(ext.release().ptr());
     } catch (py::error_already_set& e) {
       e.restore();
@@ -176,7 +178,9 @@ class PyDecoder : public msgpack::null_visitor {
   }
   bool end_array() { return close_array(); }
   bool end_map() { return close_map(); }
-  void parse_error(size_t, size_t at) { fail("not valid msgpack (bad byte at offset " + std::to_string(at) + ")"); }
+  void parse_error(size_t, size_t at) {
+    fail("not valid msgpack (bad byte at offset " + std::to_string(at) + ")");
+  }
   void insufficient_bytes(size_t, size_t) { fail("truncated: the msgpack object is incomplete"); }
 
  private:
@@ -207,7 +211,8 @@ class PyDecoder : public msgpack::null_visitor {
       Py_INCREF(o);
       return o;
     }
-    PyObject* o = kind == 's' ? PyUnicode_DecodeUTF8(v, n, "strict") : PyBytes_FromStringAndSize(v, n);
+    PyObject* o =
+        kind == 's' ? PyUnicode_DecodeUTF8(v, n, "strict") : PyBytes_FromStringAndSize(v, n);
     if (!o) return nullptr;
     if (kind == 's') PyUnicode_InternInPlace(&o);
     if (cache->put(kind, v, n, o)) Py_INCREF(o);  // the cache's reference
@@ -278,7 +283,8 @@ class PyDecoder : public msgpack::null_visitor {
       PyList_SET_ITEM(top.list, top.first++, v);  // steals v
       return true;
     }
-    if ((entries_.size() - top.first) % 2 == 0 && PyList_Check(v)) {  // a dict key must be hashable: [a, b] -> (a, b)
+    if ((entries_.size() - top.first) % 2 == 0 &&
+        PyList_Check(v)) {  // a dict key must be hashable: [a, b] -> (a, b)
       PyObject* t = PyList_AsTuple(v);
       Py_DECREF(v);
       if (!t) return python_failed();
@@ -317,7 +323,8 @@ class PyDecoder : public msgpack::null_visitor {
   // msgpack_numpy.decode of a finished map: a new array, scalar or complex;
   // or nullptr: the map stays a dict, or (failed()) an error.
   PyObject* decode_numpy(size_t first) {
-    if (PyObject* nd = entry(first, "nd")) return keys_hashable(first) ? decode_nd(first, nd) : nullptr;
+    if (PyObject* nd = entry(first, "nd"))
+      return keys_hashable(first) ? decode_nd(first, nd) : nullptr;
     if (entry(first, "complex")) return keys_hashable(first) ? decode_complex(first) : nullptr;
     return nullptr;
   }
@@ -369,7 +376,8 @@ class PyDecoder : public msgpack::null_visitor {
     PyObject* data = type ? entry(first, "data") : nullptr;
     PyObject* kind = data && is_array ? entry(first, "kind") : nullptr;
     PyObject* shape = kind ? entry(first, "shape") : nullptr;
-    if (!type || !data || (is_array && (!kind || !shape))) return nullptr;  // KeyError in Python: left as is
+    if (!type || !data || (is_array && (!kind || !shape)))
+      return nullptr;  // KeyError in Python: left as is
     if (!PyBytes_Check(data)) return corrupt("an ndarray's data is not bin");
     if (is_array && bytes_equal(kind, "O")) return nullptr;  // pickled: left as is
     PyArray_Descr* descr = nullptr;
@@ -388,7 +396,8 @@ class PyDecoder : public msgpack::null_visitor {
     if (is_array) {
       if (!PyList_Check(shape)) return corrupt_descr(descr, "an ndarray shape is not an array");
       if (PyList_GET_SIZE(shape) > NPY_MAXDIMS)
-        return corrupt_descr(descr, "an ndarray shape has more than " + std::to_string(NPY_MAXDIMS) + " dimensions");
+        return corrupt_descr(
+            descr, "an ndarray shape has more than " + std::to_string(NPY_MAXDIMS) + " dimensions");
       for (Py_ssize_t i = 0; i < PyList_GET_SIZE(shape); ++i) {
         PyObject* d = PyList_GET_ITEM(shape, i);
         Py_ssize_t v = PyLong_Check(d) ? PyLong_AsSsize_t(d) : -1;
@@ -403,12 +412,14 @@ class PyDecoder : public msgpack::null_visitor {
     unsigned __int128 want = static_cast<unsigned __int128>(descr->elsize);
     for (int i = 0; i < ndim; ++i) want *= static_cast<unsigned __int128>(dims[i]);
     if (want != static_cast<unsigned __int128>(PyBytes_GET_SIZE(data)))
-      return corrupt_descr(descr, "an ndarray of dtype " + std::string(py::str(py::handle(type))) + " needs " +
-                                      std::to_string(static_cast<unsigned long long>(want)) + " data bytes, has " +
-                                      std::to_string(PyBytes_GET_SIZE(data)));
+      return corrupt_descr(descr, "an ndarray of dtype " + std::string(py::str(py::handle(type))) +
+                                      " needs " +
+                                      std::to_string(static_cast<unsigned long long>(want)) +
+                                      " data bytes, has " + std::to_string(PyBytes_GET_SIZE(data)));
     // Read-only, over the bytes object, as np.ndarray(buffer=data) is.
-    PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, nullptr, PyBytes_AS_STRING(data), 0,
-                                           nullptr);  // steals descr
+    PyObject* array =
+        PyArray_NewFromDescr(&PyArray_Type, descr, ndim, dims, nullptr, PyBytes_AS_STRING(data), 0,
+                             nullptr);  // steals descr
     if (!array) return python_error();
     Py_INCREF(data);
     if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), data) < 0) {
@@ -417,8 +428,9 @@ class PyDecoder : public msgpack::null_visitor {
     }
     if (is_array) return array;
     // np.frombuffer(data, dtype)[0]: the numpy scalar.
-    PyObject* scalar = PyArray_Scalar(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array)),
-                                      PyArray_DESCR(reinterpret_cast<PyArrayObject*>(array)), array);
+    PyObject* scalar =
+        PyArray_Scalar(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array)),
+                       PyArray_DESCR(reinterpret_cast<PyArrayObject*>(array)), array);
     Py_DECREF(array);
     if (!scalar) python_failed();
     return scalar;
@@ -442,8 +454,9 @@ class PyDecoder : public msgpack::null_visitor {
       if (!PyList_Check(f.ptr())) return nullptr;
       py::list parts;
       for (py::handle p : py::reinterpret_borrow<py::list>(f))
-        parts.append(PyBytes_Check(p.ptr()) ? py::object(py::str(py::reinterpret_borrow<py::bytes>(p)))
-                                            : py::reinterpret_borrow<py::object>(p));
+        parts.append(PyBytes_Check(p.ptr())
+                         ? py::object(py::str(py::reinterpret_borrow<py::bytes>(p)))
+                         : py::reinterpret_borrow<py::object>(p));
       fields.append(py::tuple(parts));
     }
     PyArray_Descr* descr = nullptr;

@@ -14,12 +14,18 @@ using stowage::json;
 
 inline py::object to_python(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return py::none();
-    case json::value_t::boolean: return py::bool_(j.get<bool>());
-    case json::value_t::number_integer: return py::int_(j.get<int64_t>());
-    case json::value_t::number_unsigned: return py::int_(j.get<uint64_t>());
-    case json::value_t::number_float: return py::float_(j.get<double>());
-    case json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case json::value_t::null:
+      return py::none();
+    case json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case json::value_t::number_integer:
+      return py::int_(j.get<int64_t>());
+    case json::value_t::number_unsigned:
+      return py::int_(j.get<uint64_t>());
+    case json::value_t::number_float:
+      return py::float_(j.get<double>());
+    case json::value_t::string:
+      return py::str(j.get_ref<const std::string&>());
     case json::value_t::array: {
       py::list out;
       for (const json& v : j) out.append(to_python(v));
@@ -30,7 +36,8 @@ inline py::object to_python(const json& j) {
       for (const auto& [k, v] : j.items()) out[py::str(k)] = to_python(v);
       return std::move(out);
     }
-    default: return py::none();  // binary and discarded never come from the library
+    default:
+      return py::none();  // binary and discarded never come from the library
   }
 }
 
@@ -50,7 +57,8 @@ inline json from_python(py::handle o) {
     json out = json::object();
     for (auto [k, v] : o.cast<py::dict>()) {
       if (!py::isinstance<py::str>(k))
-        throw py::type_error("attribute keys must be str, not " + std::string(py::str(k.get_type().attr("__name__"))));
+        throw py::type_error("attribute keys must be str, not " +
+                             std::string(py::str(k.get_type().attr("__name__"))));
       out[k.cast<std::string>()] = from_python(v);
     }
     return out;

@@ -52,13 +52,14 @@ PyObject* decode_in_batch(void* batch, const char* data, size_t size, const char
 
 void close_batch(void* batch) { delete static_cast<Batch*>(batch); }
 
-const stowage_py_sample_decoder msgpack_decoder = {STOWAGE_PY_SAMPLE_DECODER_VERSION, open_batch, decode_in_batch,
-                                                   close_batch};
+const stowage_py_sample_decoder msgpack_decoder = {STOWAGE_PY_SAMPLE_DECODER_VERSION, open_batch,
+                                                   decode_in_batch, close_batch};
 
 }  // namespace
 
 PYBIND11_MODULE(_records, m) {
-  m.doc() = "Decodes datadings samples (msgpack, msgpack-numpy) for stowage.Records; use the stowage package.";
+  m.doc() =
+      "Decodes datadings samples (msgpack, msgpack-numpy) for stowage.Records; use the stowage package.";
   stowage_py::init_sample_decoder();
 
   // A refused sample is stowage's CorruptError, as _core raises it.
@@ -67,14 +68,17 @@ PYBIND11_MODULE(_records, m) {
       if (p) std::rethrow_exception(p);
     } catch (const stowage::sdk::Error& e) {
       const bool corrupt = e.code() == STOWAGE_CORRUPT;
-      py::object cls = py::module_::import("stowage._errors").attr(corrupt ? "CorruptError" : "InternalError");
-      py::object exc = cls.attr("_from_core")(py::str(e.what()), py::str(corrupt ? "corrupt" : "internal"),
-                                              py::str(""), py::str(""));
+      py::object cls =
+          py::module_::import("stowage._errors").attr(corrupt ? "CorruptError" : "InternalError");
+      py::object exc = cls.attr("_from_core")(
+          py::str(e.what()), py::str(corrupt ? "corrupt" : "internal"), py::str(""), py::str(""));
       PyErr_SetObject(cls.ptr(), exc.ptr());
     }
   });
 
-  m.def("decode_sample", [](py::bytes b) { return stowage_py::decode_sample(std::string_view(b)); });
+  m.def("decode_sample",
+        [](py::bytes b) { return stowage_py::decode_sample(std::string_view(b)); });
   // const_cast: a capsule holds a void*; _core only reads the table.
-  m.attr("decoder") = py::capsule(const_cast<stowage_py_sample_decoder*>(&msgpack_decoder), STOWAGE_PY_SAMPLE_DECODER);
+  m.attr("decoder") = py::capsule(const_cast<stowage_py_sample_decoder*>(&msgpack_decoder),
+                                  STOWAGE_PY_SAMPLE_DECODER);
 }

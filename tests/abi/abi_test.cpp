@@ -42,7 +42,8 @@ struct Fixture {
   Fixture() {
     test::fs::create_directories(junk_dir);
     // A text file with a plugin's name: not a shared library.
-    test::write_file(test::fs::path(junk_dir) / "stowage_codec_notelf.so", "this is not an ELF file\n");
+    test::write_file(test::fs::path(junk_dir) / "stowage_codec_notelf.so",
+                     "this is not an ELF file\n");
     // A file whose name is not a plugin's is never looked at.
     test::write_file(test::fs::path(junk_dir) / "libsomething.so", "ignored");
     stowage::Registry::Options o;
@@ -89,8 +90,9 @@ TEST_CASE("broken plugins: each has its exact state and reason") {
   CHECK(f.by_id["future"].state == PluginState::loaded);
   const PluginInfo& tooshort = f.by_id["tooshort"];
   CHECK(tooshort.state == PluginState::failed);
-  CHECK(tooshort.reason == "vtable too small (" + std::to_string(STOWAGE_CODEC_VTABLE_V1_SIZE - sizeof(void*)) +
-                               " bytes, need " + std::to_string(STOWAGE_CODEC_VTABLE_V1_SIZE) + ")");
+  CHECK(tooshort.reason ==
+        "vtable too small (" + std::to_string(STOWAGE_CODEC_VTABLE_V1_SIZE - sizeof(void*)) +
+            " bytes, need " + std::to_string(STOWAGE_CODEC_VTABLE_V1_SIZE) + ")");
 
   const PluginInfo& wrongid = f.by_id["wrongid"];
   CHECK(wrongid.state == PluginState::failed);
@@ -103,7 +105,8 @@ TEST_CASE("broken plugins: each has its exact state and reason") {
   const PluginInfo& unresolved = f.by_id["unresolved"];
   CHECK(unresolved.state == PluginState::failed);
   CHECK(unresolved.reason.rfind("cannot load: ", 0) == 0);
-  CHECK(unresolved.reason.find("undefined symbol: stowage_test_undefined_function") != std::string::npos);
+  CHECK(unresolved.reason.find("undefined symbol: stowage_test_undefined_function") !=
+        std::string::npos);
 
   const PluginInfo& notelf = f.by_id["notelf"];
   CHECK(notelf.state == PluginState::failed);
@@ -133,19 +136,21 @@ TEST_CASE("the same id in two directories: the first wins, the second is shadowe
   CHECK(std::string(out.begin(), out.end()) == "abc");
 }
 
-TEST_CASE("a C format plugin with the first vtables loads; what it leaves NULL is refused, not called") {
+TEST_CASE(
+    "a C format plugin with the first vtables loads; what it leaves NULL is refused, not called") {
   stowage::Registry::Options o;
   o.paths = {test::env_or("STOWAGE_ABI_V1_DIR", "")};
   o.use_environment = false;
   o.use_default_dir = false;
   stowage::Registry registry(o);
-  stowage::Store store = stowage::Store::open("unused", stowage::Mode::read, "v1records", stowage::json::object(),
-                                              registry);
+  stowage::Store store = stowage::Store::open("unused", stowage::Mode::read, "v1records",
+                                              stowage::json::object(), registry);
   stowage::Records r = store.records();
   CHECK(r.size() == 2);
   CHECK(r.contains("a"));
   CHECK_FALSE(r.contains("c"));
-  CHECK(r.contains(std::vector<std::string_view>{"a", "c", "b", ""}) == std::vector<bool>{true, false, true, false});
+  CHECK(r.contains(std::vector<std::string_view>{"a", "c", "b", ""}) ==
+        std::vector<bool>{true, false, true, false});
   auto code_of = [](auto&& call) {
     try {
       call();
@@ -159,7 +164,8 @@ TEST_CASE("a C format plugin with the first vtables loads; what it leaves NULL i
   CHECK_FALSE(store.can_move_nodes());
   CHECK(code_of([&] { store.records("missing"); }) == stowage::ErrorCode::not_found);
   store.close();
-  CHECK(code_of([&] { r.size(); }) == stowage::ErrorCode::invalid_argument);  // a view of a closed store
+  CHECK(code_of([&] { r.size(); }) ==
+        stowage::ErrorCode::invalid_argument);  // a view of a closed store
 }
 
 TEST_CASE("a missing directory on the path is skipped, and reported") {
@@ -188,9 +194,10 @@ TEST_CASE("a codec that throws gives a status and message, not a crash") {
 
 TEST_CASE("using a failed plugin names the file and the reason") {
   Fixture f;
-  CHECK_THROWS_WITH_AS(f.registry->codec(R"({"type":"badabi"})", "dataset x.n5"),
-                       doctest::Contains("failed to load: ABI mismatch: built for ABI 99, this host speaks 2"),
-                       stowage::Error);
+  CHECK_THROWS_WITH_AS(
+      f.registry->codec(R"({"type":"badabi"})", "dataset x.n5"),
+      doctest::Contains("failed to load: ABI mismatch: built for ABI 99, this host speaks 2"),
+      stowage::Error);
 }
 
 TEST_CASE("stowage-plugin-list shows failures, and --check turns them into exit 1") {
@@ -200,9 +207,12 @@ TEST_CASE("stowage-plugin-list shows failures, and --check turns them into exit 
                      test::quote(raw_dir()) + " --plugin-path " + test::quote(broken);
   test::RunResult plain = test::run(base);
   CHECK(plain.status == 0);
-  CHECK(plain.output.find("failed: ABI mismatch: built for ABI 99, this host speaks 2") != std::string::npos);
-  CHECK(plain.output.find("failed: ABI mismatch: built for ABI 1, this host speaks 2") != std::string::npos);
-  CHECK(plain.output.find("failed: storage ABI mismatch: built for storage ABI 1, this host speaks 2") !=
+  CHECK(plain.output.find("failed: ABI mismatch: built for ABI 99, this host speaks 2") !=
+        std::string::npos);
+  CHECK(plain.output.find("failed: ABI mismatch: built for ABI 1, this host speaks 2") !=
+        std::string::npos);
+  CHECK(plain.output.find(
+            "failed: storage ABI mismatch: built for storage ABI 1, this host speaks 2") !=
         std::string::npos);
   CHECK(plain.output.find("raw") != std::string::npos);
   CHECK(test::run(base + " --check").status == 1);
@@ -314,8 +324,10 @@ TEST_CASE("two registries in one process: each plugin logs to the registry that 
   // A format plugin: npy warns when a store made for writing closes without an array.
   test::TempDir tmp;
   const std::string pa = (tmp.path() / "a.npy").string(), pb = (tmp.path() / "b.npy").string();
-  stowage::Store sa = stowage::Store::open(pa, stowage::Mode::truncate, "npy", stowage::json::object(), a.registry);
-  stowage::Store sb = stowage::Store::open(pb, stowage::Mode::truncate, "npy", stowage::json::object(), b.registry);
+  stowage::Store sa =
+      stowage::Store::open(pa, stowage::Mode::truncate, "npy", stowage::json::object(), a.registry);
+  stowage::Store sb =
+      stowage::Store::open(pb, stowage::Mode::truncate, "npy", stowage::json::object(), b.registry);
   sa.close();
   sb.close();
   CHECK(a.lines.back() == pa + ": closed without an array; no .npy file written");

@@ -54,9 +54,11 @@ void put_le32(Bytes& b, size_t at, uint32_t v) {
 
 }  // namespace
 
-TEST_CASE("blosc: every blosc chunk of the N5 fixtures decodes to expected.bin and re-encodes identically") {
+TEST_CASE(
+    "blosc: every blosc chunk of the N5 fixtures decodes to expected.bin and re-encodes identically") {
   std::vector<n5chunks::Chunk> chunks = n5chunks::chunks_of("blosc");
-  REQUIRE(chunks.size() >= 30);  // java-style (typesize 1, as n5-blosc) and zarr-written (typesize 8)
+  REQUIRE(chunks.size() >=
+          30);  // java-style (typesize 1, as n5-blosc) and zarr-written (typesize 8)
   for (const auto& ch : chunks) {
     CAPTURE(ch.file);
     Bytes payload = bytes(ch.payload);
@@ -80,10 +82,13 @@ TEST_CASE("blosc: the plugin names its library and declares itself thread-safe")
 }
 
 TEST_CASE("blosc: config defaults are n5-blosc's, canonical, and ranges are checked") {
-  CHECK(codec(R"({"type":"blosc"})").canonical_config() ==
-        R"({"blocksize":0,"clevel":6,"cname":"blosclz","nthreads":1,"shuffle":0,"type":"blosc","typesize":1})");
-  CHECK(codec(R"({"type":"blosc","cname":"zstd","clevel":9,"shuffle":-1,"id":"blosc"})").canonical_config() ==
-        R"({"blocksize":0,"clevel":9,"cname":"zstd","id":"blosc","nthreads":1,"shuffle":-1,"type":"blosc","typesize":1})");
+  CHECK(
+      codec(R"({"type":"blosc"})").canonical_config() ==
+      R"({"blocksize":0,"clevel":6,"cname":"blosclz","nthreads":1,"shuffle":0,"type":"blosc","typesize":1})");
+  CHECK(
+      codec(R"({"type":"blosc","cname":"zstd","clevel":9,"shuffle":-1,"id":"blosc"})")
+          .canonical_config() ==
+      R"({"blocksize":0,"clevel":9,"cname":"zstd","id":"blosc","nthreads":1,"shuffle":-1,"type":"blosc","typesize":1})");
   auto rejects = [](const std::string& cfg, const std::string& words) {
     CAPTURE(cfg);
     check_error([&] { codec(cfg); }, ErrorCode::invalid_argument, words);
@@ -91,7 +96,8 @@ TEST_CASE("blosc: config defaults are n5-blosc's, canonical, and ranges are chec
   rejects(R"({"type":"blosc","clevel":10})", R"("clevel" is 10, allowed range 0..9)");
   rejects(R"({"type":"blosc","shuffle":3})", R"("shuffle" is 3, allowed range -1..2)");
   rejects(R"({"type":"blosc","shuffle":-2})", "allowed range -1..2");
-  rejects(R"({"type":"blosc","cname":"lzma"})", R"("cname" is "lzma", allowed: blosclz, lz4, lz4hc, snappy, zlib, zstd)");
+  rejects(R"({"type":"blosc","cname":"lzma"})",
+          R"("cname" is "lzma", allowed: blosclz, lz4, lz4hc, snappy, zlib, zstd)");
   rejects(R"({"type":"blosc","typesize":256})", R"("typesize" is 256, allowed range 1..255)");
   rejects(R"({"type":"blosc","nthreads":0})", R"("nthreads" is 0, allowed range 1..256)");
   rejects(R"({"type":"blosc","blocksize":-1})", R"("blocksize" is -1)");
@@ -149,7 +155,8 @@ TEST_CASE("blosc: malformed frames are CORRUPT (or UNSUPPORTED) before c-blosc s
   check_bad_decode(c, Bytes(good.begin(), good.begin() + 10), n, ErrorCode::corrupt,
                    "truncated frame: 10 bytes");
   check_bad_decode(c, Bytes(good.begin(), good.end() - 1), n, ErrorCode::corrupt, "(truncated)");
-  check_bad_decode(c, good, n - 1, ErrorCode::corrupt, "more than the expected " + std::to_string(n - 1));
+  check_bad_decode(c, good, n - 1, ErrorCode::corrupt,
+                   "more than the expected " + std::to_string(n - 1));
   check_bad_decode(c, mutated([](Bytes& b) { put_le32(b, 12, 8); }), n, ErrorCode::corrupt,
                    "declares 8 compressed bytes");
   check_bad_decode(c, mutated([](Bytes& b) { b[0] = 3; }), n, ErrorCode::unsupported,
@@ -224,13 +231,15 @@ TEST_CASE("blosc peers: python3-blosc and numcodecs decode ours, we decode their
     for (const std::string& cname : kCnames)
       for (int shuffle : {0, 1, 2}) {
         std::string tag = cname + "_" + std::to_string(shuffle) + "_" + key;
-        test::write_file(dir / ("ours_" + tag), text(codec_for(cname, shuffle, 4).encode(data.data(), data.size())));
+        test::write_file(dir / ("ours_" + tag),
+                         text(codec_for(cname, shuffle, 4).encode(data.data(), data.size())));
       }
   }
   test::RunResult r = test::run_python(kPythonPeer, test::quote(dir.path().string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
 
-  stowage::Codec reader = codec(R"({"type":"blosc"})");  // decoding reads everything from the header
+  stowage::Codec reader =
+      codec(R"({"type":"blosc"})");  // decoding reads everything from the header
   for (const auto& [key, data] : inputs) {
     for (const std::string& cname : kCnames) {
       for (int shuffle : {0, 1, 2}) {

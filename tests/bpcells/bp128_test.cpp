@@ -84,8 +84,10 @@ TEST_CASE("BP-128 idx_offsets wrap exactly as BPCells' writer does (increment 10
     CHECK(got.data == f["data"].get<std::vector<uint32_t>>());
     CHECK(got.idx == f["idx"].get<std::vector<uint32_t>>());
     CHECK(got.idx_offsets == f["idx_offsets"].get<std::vector<uint64_t>>());
-    bp::Encoded theirs{f["data"].get<std::vector<uint32_t>>(), f["idx"].get<std::vector<uint32_t>>(),
-                       f["idx_offsets"].get<std::vector<uint64_t>>(), {}};
+    bp::Encoded theirs{f["data"].get<std::vector<uint32_t>>(),
+                       f["idx"].get<std::vector<uint32_t>>(),
+                       f["idx_offsets"].get<std::vector<uint64_t>>(),
+                       {}};
     CHECK(bp::decode(bp::Variant::vanilla, theirs, input.size(), isa, increment) == input);
   }
 }

@@ -22,7 +22,8 @@ inline fs::path fixture_dir() { return test::fixtures() / "bpcells"; }
 inline std::vector<std::string> fixture_names() {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(fixture_dir()))
-    if (entry.is_directory() && fs::exists(fixture_dir() / (entry.path().filename().string() + ".expected.json")))
+    if (entry.is_directory() &&
+        fs::exists(fixture_dir() / (entry.path().filename().string() + ".expected.json")))
       names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
@@ -34,7 +35,8 @@ inline stowage::json expected(const std::string& name) {
 
 inline std::vector<std::string> list_files(const fs::path& dir) {
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir))
+    files.push_back(entry.path().filename().string());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -60,7 +62,8 @@ inline void copy_matrix(const std::string& from, const std::string& to, bool pac
                   {"packed", packed}});
   stowage::NodeInfo created = dst.describe("");
   for (int d = 0; d < 2; ++d)
-    if (!info.dims[d].labels.empty()) dst.write_strings(created.dims[d].labels, src.read_strings(info.dims[d].labels));
+    if (!info.dims[d].labels.empty())
+      dst.write_strings(created.dims[d].labels, src.read_strings(info.dims[d].labels));
   stowage::Sparse in = src.sparse(""), out = dst.sparse("");
   for (uint64_t major = 0; major < in.majors(); ++major) out.append(in.read(major, major + 1), 1);
   dst.close();
@@ -76,12 +79,14 @@ struct Matrix {
   std::vector<uint8_t> values;  // raw bytes of dtype
 };
 
-inline size_t esize(const std::string& dtype) { return dtype == "float64" || dtype == "uint64" ? 8 : 4; }
+inline size_t esize(const std::string& dtype) {
+  return dtype == "float64" || dtype == "uint64" ? 8 : 4;
+}
 
 // A random sparse matrix: uint32 values are small counts with explicit zeros
 // and 2^32-1 mixed in; float values are exact; uint64 values are random bits.
-inline Matrix random_matrix(const std::string& dtype, uint64_t rows, uint64_t cols, bool csr, double density,
-                     uint32_t seed) {
+inline Matrix random_matrix(const std::string& dtype, uint64_t rows, uint64_t cols, bool csr,
+                            double density, uint32_t seed) {
   Matrix m;
   m.dtype = dtype;
   m.rows = rows;
@@ -142,7 +147,6 @@ inline void write_matrix(const Matrix& m, const std::string& path, bool packed, 
   store.close();
 }
 
-
 inline std::string hex(const uint8_t* p, size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string out;
@@ -165,7 +169,9 @@ inline stowage::json snapshot(const stowage::Store& store) {
   for (uint64_t step : {1, 3}) {
     for (uint64_t begin = 0; begin < m.majors(); begin += step) {
       stowage::SparseSlice s = m.read(begin, std::min(begin + step, m.majors()));
-      out["runs"].push_back({{"indptr", s.indptr}, {"indices", s.indices}, {"values", hex(s.values.data(), s.values.size())}});
+      out["runs"].push_back({{"indptr", s.indptr},
+                             {"indices", s.indices},
+                             {"values", hex(s.values.data(), s.values.size())}});
     }
   }
   return out;

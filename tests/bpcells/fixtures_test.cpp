@@ -39,7 +39,8 @@ void check_description(const stowage::Store& store, const stowage::json& want) {
       CHECK(info.dims[d].labels.empty());
     } else {
       REQUIRE(info.dims[d].labels == keys[d]);
-      CHECK(store.read_strings(info.dims[d].labels) == want[keys[d]].get<std::vector<std::string>>());
+      CHECK(store.read_strings(info.dims[d].labels) ==
+            want[keys[d]].get<std::vector<std::string>>());
     }
   }
   CHECK(store.list("").empty());  // label nodes are hidden
@@ -76,7 +77,8 @@ TEST_CASE("every BPCells fixture reads as its expected values, names and attribu
     CHECK(store.format() == "bpcells");
     check_description(store, want);
     stowage::Sparse m = store.sparse("");
-    std::string expected_bin = test::read_file(fixture_dir() / want["data"]["file"].get<std::string>());
+    std::string expected_bin =
+        test::read_file(fixture_dir() / want["data"]["file"].get<std::string>());
     std::string dense = read_dense(m);
     CHECK(dense.size() == expected_bin.size());
     CHECK(dense == expected_bin);  // bit for bit, NaN payloads and -0.0 included
@@ -85,10 +87,12 @@ TEST_CASE("every BPCells fixture reads as its expected values, names and attribu
 }
 
 TEST_CASE("random major ranges and dense windows of a multi-chunk fixture") {
-  stowage::Store store = stowage::Store::open((fixture_dir() / "uint_packed_col_multichunk").string());
+  stowage::Store store =
+      stowage::Store::open((fixture_dir() / "uint_packed_col_multichunk").string());
   stowage::Sparse m = store.sparse("");
   stowage::SparseSlice all = m.read(0, m.majors());
-  std::string expected_bin = test::read_file(fixture_dir() / "uint_packed_col_multichunk.expected.bin");
+  std::string expected_bin =
+      test::read_file(fixture_dir() / "uint_packed_col_multichunk.expected.bin");
   const uint64_t rows = m.info().shape[0], cols = m.info().shape[1];
   std::mt19937 rng(3);
   for (int trial = 0; trial < 50; ++trial) {
@@ -121,20 +125,23 @@ TEST_CASE("rewriting each fixture through stowage gives BPCells' files byte for 
     std::string out = (tmp / "copy").string();
     copy_matrix((fixture_dir() / name).string(), out, want["packed"].get<bool>());
     // The BP-128 arrays, values and shape: identical bytes, whatever version wrote them.
-    for (const char* file : {"shape", "index", "val", "index_data", "index_idx", "index_starts", "val_data",
-                             "val_idx"}) {
+    for (const char* file : {"shape", "index", "val", "index_data", "index_idx", "index_starts",
+                             "val_data", "val_idx"}) {
       fs::path theirs = fixture_dir() / name / file;
       CAPTURE(file);
       CHECK(fs::exists(theirs) == fs::exists(fs::path(out) / file));
-      if (fs::exists(theirs)) CHECK(test::read_file(fs::path(out) / file) == test::read_file(theirs));
+      if (fs::exists(theirs))
+        CHECK(test::read_file(fs::path(out) / file) == test::read_file(theirs));
     }
-    bool current_writer = want["version"].get<std::string>().back() == '2' && name != "legacy_crlf_packed_double";
+    bool current_writer =
+        want["version"].get<std::string>().back() == '2' && name != "legacy_crlf_packed_double";
     if (current_writer) {
       // Same version as BPCells 0.3.1 writes: every file identical, none missing or extra.
       CHECK(list_files(out) == want["files"].get<std::vector<std::string>>());
       for (const std::string& file : list_files(out)) {
         CAPTURE(file);
-        CHECK(test::read_file(fs::path(out) / file) == test::read_file(fixture_dir() / name / file));
+        CHECK(test::read_file(fs::path(out) / file) ==
+              test::read_file(fixture_dir() / name / file));
       }
     } else {
       // Written as v2: LF text, 64-bit idxptr, idx_offsets; reads back the same.
@@ -142,9 +149,11 @@ TEST_CASE("rewriting each fixture through stowage gives BPCells' files byte for 
       version.back() = '2';
       CHECK(test::read_file(fs::path(out) / "version") == version + "\n");
       stowage::Store copy = stowage::Store::open(out);
-      CHECK(read_dense(copy.sparse("")) == test::read_file(fixture_dir() / want["data"]["file"].get<std::string>()));
+      CHECK(read_dense(copy.sparse("")) ==
+            test::read_file(fixture_dir() / want["data"]["file"].get<std::string>()));
       for (const char* key : {"row_names", "col_names"})
-        if (!want[key].is_null()) CHECK(copy.read_strings(key) == want[key].get<std::vector<std::string>>());
+        if (!want[key].is_null())
+          CHECK(copy.read_strings(key) == want[key].get<std::vector<std::string>>());
     }
   }
 }

@@ -76,7 +76,9 @@ const Defect kDefects[] = {
     {"bad storage order", "uint_unpacked_col", "storage_order", ErrorCode::corrupt,
      [](const fs::path& d) { test::write_file(d / "storage_order", "diag\n"); }},
     {"shape with 3 values", "uint_unpacked_col", "shape", ErrorCode::corrupt,
-     [](const fs::path& d) { test::write_file(d / "shape", test::read_file(d / "shape") + std::string(4, '\1')); }},
+     [](const fs::path& d) {
+       test::write_file(d / "shape", test::read_file(d / "shape") + std::string(4, '\1'));
+     }},
     {"wrong idxptr magic", "uint_unpacked_col", "idxptr", ErrorCode::corrupt,
      [](const fs::path& d) {
        std::string b = test::read_file(d / "idxptr");
@@ -96,25 +98,32 @@ const Defect kDefects[] = {
        test::write_file(d / "val", b);
      }},
     {"idxptr not monotone", "uint_unpacked_col", "idxptr", ErrorCode::corrupt,
-     [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 2, element<uint64_t>(d / "idxptr", 1) - 1); }},
+     [](const fs::path& d) {
+       patch<uint64_t>(d / "idxptr", 2, element<uint64_t>(d / "idxptr", 1) - 1);
+     }},
     {"idxptr past nnz", "uint_unpacked_col", "index", ErrorCode::corrupt,
-     [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 5, element<uint64_t>(d / "idxptr", 5) + 1); }},
+     [](const fs::path& d) {
+       patch<uint64_t>(d / "idxptr", 5, element<uint64_t>(d / "idxptr", 5) + 1);
+     }},
     {"idxptr far past nnz (packed)", "uint_packed_col_names", "idxptr", ErrorCode::corrupt,
      [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 5, 200); }},
-    {"idxptr past nnz (packed, more chunks)", "uint_packed_col_multichunk", "index_idx", ErrorCode::corrupt,
-     [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 3, 385); }},
-    {"idxptr past nnz (packed, into the padding)", "uint_packed_col_names", "index_data", ErrorCode::corrupt,
-     [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 5, 20); }},
+    {"idxptr past nnz (packed, more chunks)", "uint_packed_col_multichunk", "index_idx",
+     ErrorCode::corrupt, [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 3, 385); }},
+    {"idxptr past nnz (packed, into the padding)", "uint_packed_col_names", "index_data",
+     ErrorCode::corrupt, [](const fs::path& d) { patch<uint64_t>(d / "idxptr", 5, 20); }},
     {"index out of range", "uint_unpacked_col", "index", ErrorCode::corrupt,
      [](const fs::path& d) { patch<uint32_t>(d / "index", 3, 6); }},
     {"packed index out of range", "uint_packed_col_names", "index_data", ErrorCode::corrupt,
      [](const fs::path& d) { patch<uint32_t>(d / "index_starts", 0, 1000000); }},
-    {"BP-128 width not a multiple of 4 words", "uint_packed_col_names", "index_idx", ErrorCode::corrupt,
-     [](const fs::path& d) { patch<uint32_t>(d / "index_idx", 1, element<uint32_t>(d / "index_idx", 1) + 1); }},
+    {"BP-128 width not a multiple of 4 words", "uint_packed_col_names", "index_idx",
+     ErrorCode::corrupt,
+     [](const fs::path& d) {
+       patch<uint32_t>(d / "index_idx", 1, element<uint32_t>(d / "index_idx", 1) + 1);
+     }},
     {"BP-128 chunk wider than 32 bits", "uint_packed_col_names", "val_idx", ErrorCode::corrupt,
      [](const fs::path& d) { patch<uint32_t>(d / "val_idx", 1, 132); }},
-    {"idx_offsets not ending at the idx length", "uint_packed_col_names", "index_idx_offsets", ErrorCode::corrupt,
-     [](const fs::path& d) { patch<uint64_t>(d / "index_idx_offsets", 1, 7); }},
+    {"idx_offsets not ending at the idx length", "uint_packed_col_names", "index_idx_offsets",
+     ErrorCode::corrupt, [](const fs::path& d) { patch<uint64_t>(d / "index_idx_offsets", 1, 7); }},
     {"BP-128 data truncated", "uint_packed_col_multichunk", "val_data", ErrorCode::corrupt,
      [](const fs::path& d) {
        std::string b = test::read_file(d / "val_data");
@@ -123,8 +132,11 @@ const Defect kDefects[] = {
     {"starts too short", "float_packed_col_names", "index_starts", ErrorCode::corrupt,
      [](const fs::path& d) { test::write_file(d / "index_starts", "UINT32v1"); }},
     {"row names count mismatch", "uint_packed_col_names", "row_names", ErrorCode::corrupt,
-     [](const fs::path& d) { test::write_file(d / "row_names", test::read_file(d / "row_names") + "extra\n"); }},
-    {"col names count mismatch (CRLF)", "legacy_crlf_packed_double", "col_names", ErrorCode::corrupt,
+     [](const fs::path& d) {
+       test::write_file(d / "row_names", test::read_file(d / "row_names") + "extra\n");
+     }},
+    {"col names count mismatch (CRLF)", "legacy_crlf_packed_double", "col_names",
+     ErrorCode::corrupt,
      [](const fs::path& d) { test::write_file(d / "col_names", "a\r\nb\r\n"); }},
     {"truncated header", "float_unpacked_col", "val", ErrorCode::corrupt,
      [](const fs::path& d) { test::write_file(d / "val", "FLOA"); }},
@@ -163,7 +175,8 @@ TEST_CASE("a path that is not a BPCells directory") {
     CHECK(e.code() == stowage::ErrorCode::not_found);
   }
   test::write_file(tmp / "file", "x");
-  CHECK_THROWS_AS(stowage::Store::open((tmp / "file").string(), stowage::Mode::read, "bpcells"), stowage::Error);
+  CHECK_THROWS_AS(stowage::Store::open((tmp / "file").string(), stowage::Mode::read, "bpcells"),
+                  stowage::Error);
 }
 
 // BPCells has no checksums (docs/formats/bpcells.md), so a flipped byte in
@@ -189,11 +202,13 @@ TEST_CASE("random byte damage never crashes: every outcome is a value or a stowa
       fs::path victim = dir / file;
       std::string bytes = test::read_file(victim);
       if (bytes.empty()) continue;
-      for (int flips = 1 + rng() % 3; flips > 0; --flips) bytes[rng() % bytes.size()] ^= char(1 + rng() % 255);
+      for (int flips = 1 + rng() % 3; flips > 0; --flips)
+        bytes[rng() % bytes.size()] ^= char(1 + rng() % 255);
       const bool truncated = rng() % 4 == 0;
       if (truncated) bytes.resize(rng() % bytes.size());  // and sometimes truncate
       test::write_file(victim, bytes);
-      const bool text = file == "version" || file == "storage_order" || file == "row_names" || file == "col_names";
+      const bool text = file == "version" || file == "storage_order" || file == "row_names" ||
+                        file == "col_names";
       const bool refused = (truncated && !text) || file == "version";
       CAPTURE(file);
       CAPTURE(truncated);

@@ -1,8 +1,8 @@
 // An independent peer: bpcells_peer.py, a numpy reader written from the
 // format reference (docs/formats/bpcells.md), which also checks the rules
 // BPCells' writer follows (minimal chunk widths, raw 32-bit chunks, padding,
-// idx_offsets, starts, sorted indices, file set). It must agree with every BPCells fixture, then with
-// every matrix stowage writes.
+// idx_offsets, starts, sorted indices, file set). It must agree with every BPCells fixture, then
+// with every matrix stowage writes.
 #include "bpcells_helpers.hpp"
 
 #include <test_support.hpp>
@@ -22,8 +22,8 @@ PeerResult run_peer(const std::string& dir) {
   test::TempDir tmp;
   fs::path out = tmp / "dense.bin";
   fs::path script = test::source_root() / "tests" / "bpcells" / "bpcells_peer.py";
-  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " + test::quote(dir) + " " +
-                                test::quote(out.string()));
+  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " +
+                                test::quote(dir) + " " + test::quote(out.string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
   return {stowage::json::parse(r.output), test::read_file(out)};
 }
@@ -94,7 +94,8 @@ TEST_CASE("BPCells corner cases written by stowage pass the peer") {
       }
     write_matrix(m, (tmp / "m").string(), true, 3);
     check_peer_agrees(m, (tmp / "m").string());
-    if (c.all_ones) CHECK(test::read_file(tmp / "m" / "val_data") == "UINT32v1");  // as BPCells: header only
+    if (c.all_ones)
+      CHECK(test::read_file(tmp / "m" / "val_data") == "UINT32v1");  // as BPCells: header only
   }
 }
 

@@ -40,7 +40,8 @@ TEST_CASE("every BPCells fixture copied into memory (mem://) reads as it does fr
   REQUIRE(names.size() == 14);
   for (const std::string& name : names) {
     CAPTURE(name);
-    const std::string local = (fixture_dir() / name).string(), in_memory = "mem://bpcells-fixtures/" + name;
+    const std::string local = (fixture_dir() / name).string(),
+                      in_memory = "mem://bpcells-fixtures/" + name;
     test::copy_into_storage(fixture_dir() / name, in_memory);
     json want = snapshot(Store::open(local));
     // Read through the map locally; through ranged reads and windows locally
@@ -54,19 +55,23 @@ TEST_CASE("every BPCells fixture copied into memory (mem://) reads as it does fr
   }
 }
 
-TEST_CASE("a matrix written into memory is the directory a local write makes, and reads back the same") {
+TEST_CASE(
+    "a matrix written into memory is the directory a local write makes, and reads back the same") {
   test::TempDir tmp;
-  for (const char* name : {"uint_packed_col_multichunk", "double_unpacked_row", "float_packed_col_names"}) {
+  for (const char* name :
+       {"uint_packed_col_multichunk", "double_unpacked_row", "float_packed_col_names"}) {
     for (bool packed : {true, false}) {
       CAPTURE(name);
       CAPTURE(packed);
       const std::string from = (fixture_dir() / name).string();
       const std::string local = (tmp / (std::string(name) + (packed ? "_p" : "_u"))).string();
-      const std::string in_memory = std::string("mem://bpcells-written/") + name + (packed ? "_p" : "_u");
+      const std::string in_memory =
+          std::string("mem://bpcells-written/") + name + (packed ? "_p" : "_u");
       copy_matrix(from, local, packed);
       copy_matrix(from, in_memory, packed);
       std::map<std::string, std::string> want;
-      for (const std::string& file : list_files(local)) want[file] = test::read_file(fs::path(local) / file);
+      for (const std::string& file : list_files(local))
+        want[file] = test::read_file(fs::path(local) / file);
       CHECK(files_of(in_memory) == want);
       CHECK(snapshot(Store::open(in_memory)) == snapshot(Store::open(local)));
       CHECK(values_of(in_memory) == values_of(from));

@@ -35,13 +35,16 @@ void check_reads_back(const Matrix& m, const std::string& path) {
 }
 
 std::vector<std::string> files_bpcells_writes(bool packed, const std::string& dtype) {
-  std::vector<std::string> f = {"col_names", "idxptr", "row_names", "shape", "storage_order", "version"};
+  std::vector<std::string> f = {"col_names", "idxptr",        "row_names",
+                                "shape",     "storage_order", "version"};
   if (!packed) {
     f.insert(f.end(), {"index", "val"});
   } else {
     f.insert(f.end(), {"index_data", "index_idx", "index_idx_offsets", "index_starts"});
-    if (dtype == "uint32") f.insert(f.end(), {"val_data", "val_idx", "val_idx_offsets"});
-    else f.push_back("val");
+    if (dtype == "uint32")
+      f.insert(f.end(), {"val_data", "val_idx", "val_idx_offsets"});
+    else
+      f.push_back("val");
   }
   std::sort(f.begin(), f.end());
   return f;
@@ -96,7 +99,8 @@ TEST_CASE("packed arrays are BPCells' BP-128 encodings of the index and values")
     };
     std::vector<uint32_t> vals(m.indices.size());
     if (!vals.empty()) std::memcpy(vals.data(), m.values.data(), vals.size() * 4);
-    bp::Encoded index = bp::encode(bp::Variant::d1z, m.indices.data(), m.indices.size(), bp::Isa::scalar);
+    bp::Encoded index =
+        bp::encode(bp::Variant::d1z, m.indices.data(), m.indices.size(), bp::Isa::scalar);
     bp::Encoded val = bp::encode(bp::Variant::m1, vals.data(), vals.size(), bp::Isa::scalar);
     CHECK(words("index_data") == index.data);
     CHECK(words("index_idx") == index.idx);
@@ -112,8 +116,10 @@ TEST_CASE("names are written one per line and read back; bad names are refused")
   Matrix m = random_matrix("float64", 3, 2, false, 0.9, 9);
   {
     stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
-    store.create("", {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {3, 2}}, {"layout", "csc"}});
-    CHECK_THROWS_AS(store.write_strings("row_names", {"a", "b"}), stowage::Error);  // count mismatch
+    store.create("",
+                 {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {3, 2}}, {"layout", "csc"}});
+    CHECK_THROWS_AS(store.write_strings("row_names", {"a", "b"}),
+                    stowage::Error);  // count mismatch
     CHECK_THROWS_AS(store.write_strings("col_names", {"x\ny", "z"}), stowage::Error);
     CHECK_THROWS_AS(store.write_strings("other", {"a"}), stowage::Error);
     store.write_strings("row_names", {"gène α", "tab\there", ""});
@@ -133,7 +139,8 @@ TEST_CASE("unsorted majors are sorted; duplicates and out-of-range indices are r
   test::TempDir tmp;
   std::string path = (tmp / "m").string();
   stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
-  store.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {10, 3}}, {"layout", "csc"}});
+  store.create("",
+               {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {10, 3}}, {"layout", "csc"}});
   stowage::Sparse out = store.sparse("");
   auto slice = [](std::vector<uint64_t> p, std::vector<uint32_t> i, std::vector<uint32_t> v) {
     stowage::SparseSlice s{std::move(p), std::move(i), {}};
@@ -161,7 +168,8 @@ TEST_CASE("an unfinished write leaves nothing; a finished one replaces the old m
   write_matrix(old, path, true, 1);
   {
     stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
-    store.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {40, 6}}, {"layout", "csc"}});
+    store.create("",
+                 {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {40, 6}}, {"layout", "csc"}});
     stowage::SparseSlice s{{0, 0}, {}, {}};
     store.sparse("").append(s, 1);
     CHECK_THROWS_AS(store.close(), stowage::Error);  // 1 of 6 columns
@@ -178,14 +186,16 @@ TEST_CASE("an unfinished write leaves nothing; a finished one replaces the old m
   // with mode "w" is refused before anything is written.
   fs::create_directories(tmp / "other");
   test::write_file(tmp / "other" / "precious", "x");
-  CHECK_THROWS_WITH_AS(stowage::Store::open((tmp / "other").string(), stowage::Mode::truncate, "bpcells"),
-                       doctest::Contains("other exists and is not a dataset of format bpcells"), stowage::Error);
+  CHECK_THROWS_WITH_AS(
+      stowage::Store::open((tmp / "other").string(), stowage::Mode::truncate, "bpcells"),
+      doctest::Contains("other exists and is not a dataset of format bpcells"), stowage::Error);
   CHECK(fs::exists(tmp / "other" / "precious"));
 }
 
 TEST_CASE("unsupported requests say so") {
   test::TempDir tmp;
-  stowage::Store store = stowage::Store::open((tmp / "m").string(), stowage::Mode::truncate, "bpcells");
+  stowage::Store store =
+      stowage::Store::open((tmp / "m").string(), stowage::Mode::truncate, "bpcells");
   auto code_of = [&](const stowage::json& desc) {
     try {
       store.create("", desc);
@@ -194,14 +204,17 @@ TEST_CASE("unsupported requests say so") {
     }
     return stowage::ErrorCode::ok;
   };
-  CHECK(code_of({{"kind", "sparse"}, {"dtype", "int32"}, {"shape", {2, 2}}}) == stowage::ErrorCode::unsupported);
-  CHECK(code_of({{"kind", "array"}, {"dtype", "uint32"}, {"shape", {2, 2}}}) == stowage::ErrorCode::unsupported);
+  CHECK(code_of({{"kind", "sparse"}, {"dtype", "int32"}, {"shape", {2, 2}}}) ==
+        stowage::ErrorCode::unsupported);
+  CHECK(code_of({{"kind", "array"}, {"dtype", "uint32"}, {"shape", {2, 2}}}) ==
+        stowage::ErrorCode::unsupported);
   CHECK(code_of({{"kind", "sparse"}, {"dtype", "uint64"}, {"shape", {2, 2}}, {"packed", true}}) ==
         stowage::ErrorCode::unsupported);
   CHECK(code_of({{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {5000000000ull, 2}}}) ==
         stowage::ErrorCode::invalid_argument);
   stowage::Store fixture = stowage::Store::open((fixture_dir() / "uint_unpacked_col").string());
-  CHECK_THROWS_AS(fixture.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {1, 1}}}), stowage::Error);
+  CHECK_THROWS_AS(fixture.create("", {{"kind", "sparse"}, {"dtype", "uint32"}, {"shape", {1, 1}}}),
+                  stowage::Error);
 }
 
 // Each concurrent read takes its own windows from the store's pool: threads
@@ -214,7 +227,8 @@ TEST_CASE("concurrent range reads of one store agree with the source") {
   write_matrix(m, path, true, 4);
   for (bool map : {true, false}) {
     CAPTURE(map);
-    stowage::Store store = stowage::Store::open(path, stowage::Mode::read, "bpcells", {{"mmap", map}});
+    stowage::Store store =
+        stowage::Store::open(path, stowage::Mode::read, "bpcells", {{"mmap", map}});
     stowage::Sparse mat = store.sparse("");
     std::vector<int> mismatches(4, 0);
     std::vector<std::thread> threads;
@@ -254,8 +268,8 @@ TEST_CASE("streamed reads, mapped and through the read windows, agree with the s
     CAPTURE(map);
     std::vector<stowage::Store> stores;
     for (uint32_t k = 0; k < 3; ++k)
-      stores.push_back(stowage::Store::open((tmp / ("m" + std::to_string(k))).string(), stowage::Mode::read, "bpcells",
-                                            {{"mmap", map}}));
+      stores.push_back(stowage::Store::open((tmp / ("m" + std::to_string(k))).string(),
+                                            stowage::Mode::read, "bpcells", {{"mmap", map}}));
     CHECK(fs::file_size(tmp / "m0" / "index_data") > 200000);  // more than a window
     auto same = [](const Matrix& m, uint64_t b, uint64_t e, const stowage::SparseSlice& s) {
       uint64_t first = m.indptr[b], last = m.indptr[e];
@@ -293,6 +307,7 @@ TEST_CASE("streamed reads, mapped and through the read windows, agree with the s
     CHECK(bad_runs == 0);
     CHECK(bad_interleaved == 0);
   }
-  CHECK_THROWS_AS(stowage::Store::open((tmp / "m0").string(), stowage::Mode::read, "bpcells", {{"mmap", 1}}),
-                  stowage::Error);
+  CHECK_THROWS_AS(
+      stowage::Store::open((tmp / "m0").string(), stowage::Mode::read, "bpcells", {{"mmap", 1}}),
+      stowage::Error);
 }

@@ -14,7 +14,8 @@ TEST_CASE("bzip2: config defaults, canonical form and ranges") {
   CHECK(codec(R"({"type":"bzip2"})").canonical_config() == R"({"blockSize":9,"type":"bzip2"})");
   CHECK(codec(R"({"type":"bzip2","blockSize":1,"x":[1]})").canonical_config() ==
         R"({"blockSize":1,"type":"bzip2","x":[1]})");
-  for (const char* bad : {R"({"type":"bzip2","blockSize":0})", R"({"type":"bzip2","blockSize":10})"}) {
+  for (const char* bad :
+       {R"({"type":"bzip2","blockSize":0})", R"({"type":"bzip2","blockSize":10})"}) {
     Failure f = failure_of([&] { codec(bad); });
     CHECK(f.code == stowage::ErrorCode::invalid_argument);
     CHECK_MESSAGE(f.message.find("\"blockSize\"") != std::string::npos, f.message);
@@ -27,7 +28,8 @@ TEST_CASE("bzip2: config defaults, canonical form and ranges") {
 TEST_CASE("bzip2: the N5 README example decodes exactly") {
   // libbz2 picks other Huffman tables than commons-compress, so the README's
   // bytes are checked by decoding them.
-  CHECK(decode(codec(R"({"type":"bzip2"})"), spec_example_payload("bzip2"), 12) == spec_example_values());
+  CHECK(decode(codec(R"({"type":"bzip2"})"), spec_example_payload("bzip2"), 12) ==
+        spec_example_values());
 }
 
 TEST_CASE("bzip2: every bzip2 chunk of the Java and zarr fixtures decodes exactly") {
@@ -65,8 +67,10 @@ for name in sample_names:
     half = len(data) // 2
     wr(name + '.python.streams', bz2.compress(data[:half]) + bz2.compress(data[half:]))
 )PY");
-  check_samples_came_back(peer, {".by_python.1", ".by_numcodecs.1", ".by_python.9", ".by_numcodecs.9"});
-  check_we_decode_theirs(peer, bzip2(9), {".python.1", ".python.9", ".numcodecs", ".python.streams"});
+  check_samples_came_back(peer,
+                          {".by_python.1", ".by_numcodecs.1", ".by_python.9", ".by_numcodecs.9"});
+  check_we_decode_theirs(peer, bzip2(9),
+                         {".python.1", ".python.9", ".numcodecs", ".python.streams"});
   // Python's bz2 is libbz2 too: the same block size gives the same bytes.
   for (int b : {1, 9}) check_we_encode_their_bytes(peer, bzip2(b), ".python." + std::to_string(b));
 }

@@ -28,7 +28,8 @@ class Tmpfs {
     if (::geteuid() != 0) return;
     mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
     if (mounted_ && read_only &&
-        ::mount("tmpfs", dir.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, ("size=" + size).c_str()) != 0)
+        ::mount("tmpfs", dir.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, ("size=" + size).c_str()) !=
+            0)
       unmount();
   }
   ~Tmpfs() { unmount(); }
@@ -47,7 +48,9 @@ class Tmpfs {
 
 std::string convert_cmd() { return test::env_or("STOWAGE_CONVERT", "stowage-convert"); }
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // A message in the user's words: no staging name, no format blamed.
 void check_user_words(const std::string& message) {
@@ -72,7 +75,8 @@ std::string random_npy(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("convert: into a read-only directory, the message names the destination and says read-only") {
+TEST_CASE(
+    "convert: into a read-only directory, the message names the destination and says read-only") {
   test::TempDir tmp;
   Tmpfs ro(tmp / "ro", "1m", true);
   if (!ro.mounted()) {
@@ -80,7 +84,8 @@ TEST_CASE("convert: into a read-only directory, the message names the destinatio
     return;
   }
   const std::string src = (test::fixtures() / "n5" / "java-style.n5").string();
-  for (const std::string dst : {(tmp / "ro" / "out.n5").string(), (tmp / "ro" / "sub" / "out.npy").string()}) {
+  for (const std::string dst :
+       {(tmp / "ro" / "out.n5").string(), (tmp / "ro" / "sub" / "out.npy").string()}) {
     CAPTURE(dst);
     test::RunResult r = test::run(convert_cmd() + " --quiet --drop-metadata " +
                                   test::quote(src + (has(dst, ".npy") ? "::raw/uint8_2d" : "")) +
@@ -102,9 +107,11 @@ TEST_CASE("convert: onto a full disk, the message names the destination and the 
   for (const std::string name : {"out.npy", "out.n5", "out.datg"}) {
     CAPTURE(name);
     const std::string dst = (tmp / "full" / name).string();
-    test::RunResult r = test::run(convert_cmd() + " --quiet " + test::quote(src) + " " + test::quote(dst));
+    test::RunResult r =
+        test::run(convert_cmd() + " --quiet " + test::quote(src) + " " + test::quote(dst));
     CHECK(r.status == 1);
-    CHECK(r.output.rfind("stowage-convert: " + dst, 0) == 0);  // e.g. "out.n5/0/0: write failed: No space left on device"
+    CHECK(r.output.rfind("stowage-convert: " + dst, 0) ==
+          0);  // e.g. "out.n5/0/0: write failed: No space left on device"
     CHECK(has(r.output, ": No space left on device\n"));
     check_user_words(r.output);
     CHECK(fs::is_empty(tmp / "full"));  // nothing left behind
@@ -121,7 +128,11 @@ TEST_CASE("bpcells: a matrix written onto a full disk names the matrix, not its 
   const std::string path = (tmp / "full" / "o.bpcells").string();
   test::Failure f = test::failure_of([&] {
     stowage::Store s = stowage::Store::open(path, stowage::Mode::create, "bpcells");
-    s.create("", {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {1000, 300}}, {"layout", "csc"}, {"packed", false}});
+    s.create("", {{"kind", "sparse"},
+                  {"dtype", "float64"},
+                  {"shape", {1000, 300}},
+                  {"layout", "csc"},
+                  {"packed", false}});
     stowage::Sparse m = s.sparse("");
     stowage::SparseSlice slice;
     slice.indptr.push_back(0);
@@ -143,11 +154,13 @@ TEST_CASE("bpcells: a matrix written onto a full disk names the matrix, not its 
 // name may have ("File name too long"), and the message blamed the format
 // ("format npy cannot hold float64 array of rank 2: ...") and named the
 // temporary. Once staged names are cut to fit, the conversion succeeds.
-TEST_CASE("convert: a destination name near the file system's limit is written, or fails in the user's words") {
+TEST_CASE(
+    "convert: a destination name near the file system's limit is written, or fails in the user's words") {
   test::TempDir tmp;
   const std::string src = random_npy(tmp.path());
   const std::string dst = (tmp / (std::string(246, 'n') + ".npy")).string();  // a 250-byte name
-  test::RunResult r = test::run(convert_cmd() + " --quiet " + test::quote(src) + " " + test::quote(dst));
+  test::RunResult r =
+      test::run(convert_cmd() + " --quiet " + test::quote(src) + " " + test::quote(dst));
   if (r.status == 0) {
     CHECK(fs::file_size(dst) == fs::file_size(src));
     return;

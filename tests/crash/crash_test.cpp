@@ -106,13 +106,15 @@ Exit exit_of(pid_t pid, int st) {
 
 Exit wait_for(pid_t pid) {
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
   return exit_of(pid, st);
 }
 
 // Polls every 200 us until `started(pid)` says the child is writing, or the
 // child has exited (then *exited is set). Returns whether it started.
-bool wait_started(pid_t pid, const std::function<bool(pid_t)>& started, std::optional<Exit>* exited) {
+bool wait_started(pid_t pid, const std::function<bool(pid_t)>& started,
+                  std::optional<Exit>* exited) {
   for (;;) {
     if (started(pid)) return true;
     int st = 0;
@@ -135,23 +137,25 @@ double run_complete(const Args& argv, const fs::path& log) {
   auto t0 = Clock::now();
   Exit e = wait_for(spawn(argv, log));
   if (e.killed || e.status != 0)
-    throw std::runtime_error(argv[0] + " " + argv[1] + " failed (status " + std::to_string(e.status) + "): " +
-                             log_tail(log));
+    throw std::runtime_error(argv[0] + " " + argv[1] + " failed (status " +
+                             std::to_string(e.status) + "): " + log_tail(log));
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 // Runs to the end; returns the seconds from the moment `started` first held
 // (the writer began writing) to its exit: the writing window.
-double run_complete_writing(const Args& argv, const fs::path& log, const std::function<bool(pid_t)>& started) {
+double run_complete_writing(const Args& argv, const fs::path& log,
+                            const std::function<bool(pid_t)>& started) {
   pid_t pid = spawn(argv, log);
   std::optional<Exit> exited;
   const bool began = wait_started(pid, started, &exited);
   auto t0 = Clock::now();
   Exit e = exited ? *exited : wait_for(pid);
-  if (!began) throw std::runtime_error(argv[0] + " never reported that it started writing: " + log_tail(log));
+  if (!began)
+    throw std::runtime_error(argv[0] + " never reported that it started writing: " + log_tail(log));
   if (e.killed || e.status != 0)
-    throw std::runtime_error(argv[0] + " " + argv[1] + " failed (status " + std::to_string(e.status) + "): " +
-                             log_tail(log));
+    throw std::runtime_error(argv[0] + " " + argv[1] + " failed (status " +
+                             std::to_string(e.status) + "): " + log_tail(log));
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -184,18 +188,32 @@ struct RenameCall {
 // writer is asked for one worker thread, so its renames come in one order.
 Args killed_at_rename(const Args& argv, const RenameCall& call) {
   // (No --seccomp-bpf here: with it, strace 6.1 does not inject.)
-  Args a = {strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", "/dev/null", "-e",
-            "trace=rename,renameat,renameat2", "-e",
-            "inject=" + call.syscall + ":signal=KILL:when=" + std::to_string(call.ordinal), "--"};
+  Args a = {strace_exe(),
+            "-f",
+            "-qq",
+            "-E",
+            "STOWAGE_CRASH_THREADS=1",
+            "-E",
+            no_leak_check,
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=rename,renameat,renameat2",
+            "-e",
+            "inject=" + call.syscall + ":signal=KILL:when=" + std::to_string(call.ordinal),
+            "--"};
   a.insert(a.end(), argv.begin(), argv.end());
   return a;
 }
 
 // The renames an uninterrupted run makes, in order (the run also writes the new content).
-std::vector<RenameCall> trace_renames(const Args& argv, const fs::path& scratch, const fs::path& log) {
+std::vector<RenameCall> trace_renames(const Args& argv, const fs::path& scratch,
+                                      const fs::path& log) {
   fs::path trace = scratch / "renames.trace";
-  Args a = {strace_exe(), "-f", "-qq", "--seccomp-bpf", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", trace.string(), "-e",
-            "trace=rename,renameat,renameat2", "--"};
+  Args a = {
+      strace_exe(), "-f",          "-qq", "--seccomp-bpf", "-E", "STOWAGE_CRASH_THREADS=1",
+      "-E",         no_leak_check, "-o",  trace.string(),  "-e", "trace=rename,renameat,renameat2",
+      "--"};
   a.insert(a.end(), argv.begin(), argv.end());
   run_complete(a, log);
   static const std::regex call(R"((renameat2|renameat|rename)\()");
@@ -214,7 +232,8 @@ std::vector<RenameCall> trace_renames(const Args& argv, const fs::path& scratch,
 std::vector<size_t> injection_points(size_t n) {
   std::set<size_t> pts;
   for (size_t k = n; k >= 1 && k + kMaxInjections / 2 > n; --k) pts.insert(k);
-  for (size_t i = 0; i < kMaxInjections / 2 && n > 0; ++i) pts.insert(1 + i * n / (kMaxInjections / 2));
+  for (size_t i = 0; i < kMaxInjections / 2 && n > 0; ++i)
+    pts.insert(1 + i * n / (kMaxInjections / 2));
   return {pts.begin(), pts.end()};
 }
 
@@ -232,19 +251,21 @@ long temporary_pid(const std::string& name) {
   static const std::regex plugin_tmp(R"(^\..+\.stowage-tmp\.([0-9]+)\.[0-9]+(\.old)?$)");
   static const std::regex convert_tmp(R"(^\.stowage-convert\.([0-9]+)\..+$)");
   std::smatch m;
-  if (std::regex_match(name, m, plugin_tmp) || std::regex_match(name, m, convert_tmp)) return std::stol(m[1]);
+  if (std::regex_match(name, m, plugin_tmp) || std::regex_match(name, m, convert_tmp))
+    return std::stol(m[1]);
   return -1;
 }
 
 struct Listing {
-  std::set<std::string> finals;                  // relative paths of ordinary entries
+  std::set<std::string> finals;                     // relative paths of ordinary entries
   std::vector<std::pair<std::string, long>> temps;  // relative path, pid in the name
 };
 
 Listing list_tree(const fs::path& root) {
   Listing out;
   if (!fs::exists(root)) return out;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     const std::string name = it->path().filename().string();
     const std::string rel = fs::relative(it->path(), root).string();
     // A killed writer's lock file (storage lock_key, ".<name>.stowage-lock"):
@@ -263,7 +284,8 @@ Listing list_tree(const fs::path& root) {
 void copy_tree(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
   for (const auto& e : fs::directory_iterator(from))
-    fs::copy(e.path(), to / e.path().filename(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::copy(e.path(), to / e.path().filename(),
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
 // Removes everything but temporaries (so later trials run next to them).
@@ -323,10 +345,12 @@ std::string node_snapshot(const stowage::Store& s, const std::string& node) {
 }
 
 // A dataset as a fresh Registry sees it; nullopt when it is not there.
-std::optional<std::string> snapshot(const std::string& path, const std::string& format, const std::string& node) {
+std::optional<std::string> snapshot(const std::string& path, const std::string& format,
+                                    const std::string& node) {
   stowage::Registry registry;
   try {
-    stowage::Store s = stowage::Store::open(path, stowage::Mode::read, format, json::object(), registry);
+    stowage::Store s =
+        stowage::Store::open(path, stowage::Mode::read, format, json::object(), registry);
     return node_snapshot(s, node);
   } catch (const stowage::Error& e) {
     if (e.code() == stowage::ErrorCode::not_found) return std::nullopt;
@@ -350,14 +374,14 @@ bool writer_started(pid_t) { return fs::exists(marker_file()); }
 // state before it, and how to judge what is left after a kill.
 struct Subject {
   std::string name;
-  fs::path work;                 // the directory the writer writes into (kept across trials)
+  fs::path work;  // the directory the writer writes into (kept across trials)
   std::function<Args(bool over_old, bool traced)> command;  // traced: under strace
-  std::function<void(bool over_old)> prepare;  // the starting state in `work`
+  std::function<void(bool over_old)> prepare;               // the starting state in `work`
   // Asserts old-or-new and says which; `over_old` tells whether there was old content.
   std::function<Outcome(bool over_old, const std::string& where)> check;
   // Whether the child `pid` has begun writing (crash_writer: its marker file).
   std::function<bool(pid_t)> started = writer_started;
-  std::set<std::string> allowed_finals;  // every ordinary path in the old or new state
+  std::set<std::string> allowed_finals;   // every ordinary path in the old or new state
   bool alternate_new_destination = true;  // odd trials start from nothing
 };
 
@@ -368,7 +392,8 @@ void check_leftovers(const Subject& s, const std::string& where, const std::set<
   Listing l = list_tree(s.work);
   for (const std::string& f : l.finals) {
     CAPTURE(where);
-    CHECK_MESSAGE(s.allowed_finals.count(f), s.name << ": unexpected entry " << f << " (neither old, new nor a temporary)");
+    CHECK_MESSAGE(s.allowed_finals.count(f),
+                  s.name << ": unexpected entry " << f << " (neither old, new nor a temporary)");
   }
   for (const auto& [rel, pid] : l.temps) {
     CAPTURE(where);
@@ -378,14 +403,25 @@ void check_leftovers(const Subject& s, const std::string& where, const std::set<
 }
 
 struct Tally {
-  int killed = 0, finished = 0, mid_write = 0, old_state = 0, new_state = 0, absent = 0, mixed = 0, other = 0;
+  int killed = 0, finished = 0, mid_write = 0, old_state = 0, new_state = 0, absent = 0, mixed = 0,
+      other = 0;
   void count(Outcome o) {
     switch (o) {
-      case Outcome::old_state: ++old_state; break;
-      case Outcome::new_state: ++new_state; break;
-      case Outcome::absent: ++absent; break;
-      case Outcome::mixed: ++mixed; break;
-      case Outcome::other: ++other; break;
+      case Outcome::old_state:
+        ++old_state;
+        break;
+      case Outcome::new_state:
+        ++new_state;
+        break;
+      case Outcome::absent:
+        ++absent;
+        break;
+      case Outcome::mixed:
+        ++mixed;
+        break;
+      case Outcome::other:
+        ++other;
+        break;
     }
   }
 };
@@ -407,7 +443,8 @@ void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
     for (int run = 0; run < 2; ++run) {
       s.prepare(over_old);
       fs::remove(marker);
-      windows[over_old] = std::min(windows[over_old], run_complete_writing(s.command(over_old, false), log, started));
+      windows[over_old] = std::min(windows[over_old],
+                                   run_complete_writing(s.command(over_old, false), log, started));
     }
   }
   std::mt19937_64 rng(seed() ^ salt);
@@ -424,24 +461,31 @@ void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
     Exit e = run_killed_while_writing(s.command(over_old, false), delay, log, started, &mid_write);
     e.killed ? ++t.killed : ++t.finished;
     t.mid_write += mid_write;
-    const std::string where = s.name + " trial " + std::to_string(trial) + " (seed " + std::to_string(seed()) +
-                              ", " + std::to_string(int(delay * 1e6)) + " us into writing of " +
-                              std::to_string(int(window * 1e6)) + ", " + (over_old ? "over old" : "new destination") +
-                              ", pid " + std::to_string(e.pid) + (e.killed ? ", killed" : ", finished") + ")";
+    const std::string where = s.name + " trial " + std::to_string(trial) + " (seed " +
+                              std::to_string(seed()) + ", " + std::to_string(int(delay * 1e6)) +
+                              " us into writing of " + std::to_string(int(window * 1e6)) + ", " +
+                              (over_old ? "over old" : "new destination") + ", pid " +
+                              std::to_string(e.pid) + (e.killed ? ", killed" : ", finished") + ")";
     if (!e.killed) REQUIRE_MESSAGE(e.status == 0, where << ": " << log_tail(log));
     dead.insert(e.pid);
     const Outcome o = s.check(over_old, where);
     t.count(o);
     // A writer that finished must have left its whole result.
-    if (!e.killed) CHECK_MESSAGE(o == Outcome::new_state, where << ": finished, but the new content is not there");
+    if (!e.killed)
+      CHECK_MESSAGE(o == Outcome::new_state,
+                    where << ": finished, but the new content is not there");
     check_leftovers(s, where, dead);
   }
   std::cout << s.name << ": seed " << seed() << ", " << trial_count() << " trials, writing window "
             << int(windows[true] * 1000) << " ms over old, "
-            << (s.alternate_new_destination ? std::to_string(int(windows[false] * 1000)) + " ms new, " : "") << t.killed << " killed (" << t.mid_write << " while writing), "
-            << t.finished << " finished before the kill; found old " << t.old_state << ", new " << t.new_state
-            << ", absent " << t.absent << ", per-chunk mix " << t.mixed << ", other " << t.other << "; "
-            << list_tree(s.work).temps.size() << " temporaries of killed writers left beside the dataset" << std::endl;
+            << (s.alternate_new_destination
+                    ? std::to_string(int(windows[false] * 1000)) + " ms new, "
+                    : "")
+            << t.killed << " killed (" << t.mid_write << " while writing), " << t.finished
+            << " finished before the kill; found old " << t.old_state << ", new " << t.new_state
+            << ", absent " << t.absent << ", per-chunk mix " << t.mixed << ", other " << t.other
+            << "; " << list_tree(s.work).temps.size()
+            << " temporaries of killed writers left beside the dataset" << std::endl;
   // Each trial found one writer's whole result (or, where allowed, nothing or
   // N5's per-chunk mix), never anything else.
   CHECK(t.old_state + t.new_state + t.absent + t.mixed == trial_count());
@@ -449,9 +493,11 @@ void random_kills(Subject& s, const fs::path& logs, uint64_t salt) {
   if (s.name != "n5") CHECK(t.mixed == 0);
   // The kills are drawn over the writing window, so most land while writing,
   // and some of those before the commit: old content, nothing, or a mix.
-  CHECK_MESSAGE(t.mid_write * 2 >= trial_count(), s.name << ": only " << t.mid_write << " of " << trial_count()
-                                                         << " kills landed while the writer was writing");
-  CHECK_MESSAGE(t.old_state + t.absent + t.mixed > 0, s.name << ": no kill landed before the writer's commit");
+  CHECK_MESSAGE(t.mid_write * 2 >= trial_count(),
+                s.name << ": only " << t.mid_write << " of " << trial_count()
+                       << " kills landed while the writer was writing");
+  CHECK_MESSAGE(t.old_state + t.absent + t.mixed > 0,
+                s.name << ": no kill landed before the writer's commit");
 }
 
 void rename_kills(Subject& s, const fs::path& logs, const fs::path& scratch) {
@@ -466,8 +512,9 @@ void rename_kills(Subject& s, const fs::path& logs, const fs::path& scratch) {
     for (size_t k : injection_points(n)) {
       s.prepare(over_old);
       Exit e = wait_for(spawn(killed_at_rename(s.command(over_old, true), calls[k - 1]), log));
-      const std::string where = s.name + ": killed on entry to rename " + std::to_string(k) + " of " +
-                                std::to_string(n) + (over_old ? " (over old)" : " (new destination)");
+      const std::string where = s.name + ": killed on entry to rename " + std::to_string(k) +
+                                " of " + std::to_string(n) +
+                                (over_old ? " (over old)" : " (new destination)");
       CAPTURE(where);
       CHECK_MESSAGE(e.status != 0, where << ": the writer was not killed");
       s.check(over_old, where);
@@ -477,8 +524,8 @@ void rename_kills(Subject& s, const fs::path& logs, const fs::path& scratch) {
         if (::kill(static_cast<pid_t>(pid), 0) != 0) any_pid.insert(pid);
       check_leftovers(s, where, any_pid);
     }
-    std::cout << s.name << (over_old ? " over old" : " new destination") << ": " << n << " renames, killed at "
-              << injection_points(n).size() << " of them" << std::endl;
+    std::cout << s.name << (over_old ? " over old" : " new destination") << ": " << n
+              << " renames, killed at " << injection_points(n).size() << " of them" << std::endl;
   }
 }
 
@@ -498,8 +545,9 @@ std::set<std::string> finals_of(std::initializer_list<fs::path> dirs) {
 }
 
 // Old-or-new for a dataset read whole.
-Outcome check_whole(const std::string& name, const std::optional<std::string>& got, const std::string& old_snap,
-                    const std::string& new_snap, bool over_old, const std::string& where) {
+Outcome check_whole(const std::string& name, const std::optional<std::string>& got,
+                    const std::string& old_snap, const std::string& new_snap, bool over_old,
+                    const std::string& where) {
   CAPTURE(where);
   if (!got) {
     CHECK_MESSAGE(!over_old, name << ": the old dataset is gone and no new one is there");
@@ -512,8 +560,9 @@ Outcome check_whole(const std::string& name, const std::optional<std::string>& g
 }
 
 // Reads `path` and judges it, turning an error on reopen into a failed check.
-Outcome judge(const std::string& name, const std::function<std::optional<std::string>()>& read, const std::string& old_snap,
-              const std::string& new_snap, bool over_old, const std::string& where) {
+Outcome judge(const std::string& name, const std::function<std::optional<std::string>()>& read,
+              const std::string& old_snap, const std::string& new_snap, bool over_old,
+              const std::string& where) {
   try {
     return check_whole(name, read(), old_snap, new_snap, over_old, where);
   } catch (const std::exception& e) {
@@ -525,7 +574,7 @@ Outcome judge(const std::string& name, const std::function<std::optional<std::st
 // A whole-dataset writer (datg, BPCells, datadings): references in
 // refs/old and refs/new, made by complete runs of `command`.
 struct WholeDataset {
-  fs::path root;  // <tmp>/<name>
+  fs::path root;                   // <tmp>/<name>
   std::string name, format, file;  // file: the dataset's path inside each directory
   std::string node;                // the node compared (with its labels)
   std::string old_snap, new_snap;
@@ -547,12 +596,15 @@ struct WholeDataset {
   bool check_files(bool over_old, const fs::path& work, const std::string& where) const {
     CAPTURE(where);
     const auto files = files_in(work);
-    const bool is_new = files == new_files, is_old = over_old && files == old_files, none = !over_old && files.empty();
+    const bool is_new = files == new_files, is_old = over_old && files == old_files,
+               none = !over_old && files.empty();
     std::string detail;
     for (const auto& [rel, bytes] : files) {
       const auto o = old_files.find(rel), n = new_files.find(rel);
-      detail += " " + rel + (n != new_files.end() && n->second == bytes ? "=new" :
-                             o != old_files.end() && o->second == bytes ? "=old" : "=other");
+      detail += " " + rel +
+                (n != new_files.end() && n->second == bytes   ? "=new"
+                 : o != old_files.end() && o->second == bytes ? "=old"
+                                                              : "=other");
     }
     CHECK_MESSAGE((is_new || is_old || none), name << ": files from both versions:" << detail);
     return is_new || is_old || none;
@@ -562,7 +614,9 @@ struct WholeDataset {
     const fs::path log = logs / (name + ".log");
     for (const char* which : {"old", "new"}) {
       fs::create_directories(dir(which));
-      run_complete({writer_exe(), writer_kind, (dir(which) / file).string(), which == std::string("old") ? "0" : "1"}, log);
+      run_complete({writer_exe(), writer_kind, (dir(which) / file).string(),
+                    which == std::string("old") ? "0" : "1"},
+                   log);
     }
     old_snap = *snapshot((dir("old") / file).string(), format, node);
     new_snap = *snapshot((dir("new") / file).string(), format, node);
@@ -575,7 +629,9 @@ struct WholeDataset {
     s.command = [=](bool, bool) { return Args{writer_exe(), writer_kind, target.string(), "1"}; };
     s.prepare = [=](bool over_old) { restore(s.work, dir("old"), over_old); };
     s.check = [this, target, work = s.work](bool over_old, const std::string& where) {
-      Outcome o = judge(name, [&] { return snapshot(target.string(), format, node); }, old_snap, new_snap, over_old, where);
+      Outcome o = judge(
+          name, [&] { return snapshot(target.string(), format, node); }, old_snap, new_snap,
+          over_old, where);
       if (files_deterministic && !check_files(over_old, work, where)) o = Outcome::other;
       return o;
     };
@@ -606,7 +662,8 @@ struct N5Chunks {
     std::map<std::string, std::string> out;
     const fs::path vol = container / "vol";
     for (const std::string& rel : list_tree(vol).finals)
-      if (fs::is_regular_file(vol / rel) && rel != "attributes.json") out[rel] = test::read_file(vol / rel);
+      if (fs::is_regular_file(vol / rel) && rel != "attributes.json")
+        out[rel] = test::read_file(vol / rel);
     return out;
   }
 
@@ -614,7 +671,8 @@ struct N5Chunks {
     CAPTURE(where);
     const fs::path vol = container / "vol";
     if (!over_old && !fs::exists(vol / "attributes.json")) {
-      CHECK_MESSAGE(chunk_files(container).empty(), "n5: chunks without the dataset's attributes.json");
+      CHECK_MESSAGE(chunk_files(container).empty(),
+                    "n5: chunks without the dataset's attributes.json");
       return chunk_files(container).empty() ? Outcome::absent : Outcome::other;
     }
     const std::string attrs = test::read_file(vol / "attributes.json");
@@ -632,7 +690,8 @@ struct N5Chunks {
       }
       const bool is_new = it->second == bytes, is_old = over_old && old_files.at(rel) == it->second;
       is_new ? ++new_n : is_old ? ++old_n : ++torn;
-      CHECK_MESSAGE((is_new || is_old), "n5: chunk " << rel << " is torn (" << it->second.size() << " bytes)");
+      CHECK_MESSAGE((is_new || is_old),
+                    "n5: chunk " << rel << " is torn (" << it->second.size() << " bytes)");
     }
     CHECK(files.size() + missing == new_files.size());
     // And through the API: each chunk's values are wholly one version's.
@@ -643,7 +702,8 @@ struct N5Chunks {
       FAIL_CHECK("n5: reopening failed: " << std::string(e.what()));
     }
     const bool attrs_ok = attrs == new_attrs || (over_old && attrs == old_attrs) || created;
-    if (torn > 0 || !values_ok || !attrs_ok || files.size() + missing != new_files.size()) return Outcome::other;
+    if (torn > 0 || !values_ok || !attrs_ok || files.size() + missing != new_files.size())
+      return Outcome::other;
     if (new_n == int(new_files.size()) && attrs == new_attrs) return Outcome::new_state;
     if (over_old && old_n == int(new_files.size()) && attrs == old_attrs) return Outcome::old_state;
     return Outcome::mixed;  // chunk by chunk old or new (or not yet written): allowed for N5
@@ -652,7 +712,8 @@ struct N5Chunks {
   // The whole array through the API.
   static std::vector<uint16_t> values(const fs::path& container) {
     stowage::Registry registry;
-    stowage::Store s = stowage::Store::open(container.string(), stowage::Mode::read, "n5", json::object(), registry);
+    stowage::Store s = stowage::Store::open(container.string(), stowage::Mode::read, "n5",
+                                            json::object(), registry);
     return s.array("vol").read_all<uint16_t>();
   }
 
@@ -671,7 +732,8 @@ struct N5Chunks {
             is_old &= got[i] == old_values[i];
             zero &= got[i] == 0;
           }
-        CHECK_MESSAGE((is_new || is_old || zero), "n5: chunk at " << r << "," << q << " reads as neither version");
+        CHECK_MESSAGE((is_new || is_old || zero),
+                      "n5: chunk at " << r << "," << q << " reads as neither version");
         all_ok &= is_new || is_old || zero;
       }
     return all_ok;
@@ -687,7 +749,8 @@ struct N5Chunks {
     REQUIRE(old_files.size() > 100);
     old_values = values(root / "old");
     new_values = values(root / "new");
-    chunk = json::parse(test::read_file(root / "new" / "vol" / "attributes.json"))["blockSize"][0].get<uint64_t>();
+    chunk = json::parse(test::read_file(root / "new" / "vol" / "attributes.json"))["blockSize"][0]
+                .get<uint64_t>();
     old_attrs = test::read_file(root / "old" / "vol" / "attributes.json");
     new_attrs = test::read_file(root / "new" / "vol" / "attributes.json");
     Subject s;
@@ -695,10 +758,10 @@ struct N5Chunks {
     s.work = root / "work";
     const fs::path container = s.work / "c.n5";
     s.command = [=](bool, bool) { return Args{writer_exe(), "n5", container.string(), "1"}; };
-    s.prepare = [=](bool over_old) {
-      restore(s.work, root / "ref", over_old);
+    s.prepare = [=](bool over_old) { restore(s.work, root / "ref", over_old); };
+    s.check = [this, container](bool over_old, const std::string& where) {
+      return check(container, over_old, where);
     };
-    s.check = [this, container](bool over_old, const std::string& where) { return check(container, over_old, where); };
     // The old container lives under refs/c.n5 so `work` mirrors it.
     fs::create_directories(root / "ref");
     fs::copy(root / "old", root / "ref" / "c.n5", fs::copy_options::recursive);
@@ -707,8 +770,8 @@ struct N5Chunks {
   }
 };
 
-
-// ---- the six writers ------------------------------------------------------------------------------
+// ---- the six writers
+// ------------------------------------------------------------------------------
 
 // A temporary directory with a place for the children's output.
 struct Scratch {
@@ -763,9 +826,13 @@ struct DafCase : Scratch {
     s.work = root / "work";
     const fs::path repo = s.work / "r";
     s.command = [=](bool, bool) { return Args{writer_exe(), "daf", repo.string(), "1"}; };
-    s.prepare = [this](bool over_old) { restore(s.work, root / (over_old ? "old" : "base"), true); };
+    s.prepare = [this](bool over_old) {
+      restore(s.work, root / (over_old ? "old" : "base"), true);
+    };
     s.check = [this, repo, axis](bool over_old, const std::string& where) {
-      Outcome o = judge("daf", [&] { return snapshot(repo.string(), "daf", node); }, old_snap, new_snap, over_old, where);
+      Outcome o = judge(
+          "daf", [&] { return snapshot(repo.string(), "daf", node); }, old_snap, new_snap, over_old,
+          where);
       try {  // the rest of the repository is untouched
         const bool same = snapshot(repo.string(), "daf", "axes/cell") == axis;
         CHECK(same);
@@ -795,7 +862,9 @@ struct ConvertCase : Scratch {
     a.push_back(to.string());
     return a;
   }
-  static std::optional<std::string> read(const fs::path& p) { return snapshot(p.string(), "n5", ""); }
+  static std::optional<std::string> read(const fs::path& p) {
+    return snapshot(p.string(), "n5", "");
+  }
 
   ConvertCase() {
     const fs::path log = logs / "convert.log";
@@ -839,7 +908,8 @@ struct ConvertCase : Scratch {
     s.prepare(true);
     run_complete(s.command(true, false), logs / "convert.log");
     for (const auto& [rel, pid] : list_tree(s.work).temps)
-      CHECK_MESSAGE(rel.rfind(".out.n5.stowage-tmp.", 0) != 0, "convert: stale staging directory " << rel << " was not removed");
+      CHECK_MESSAGE(rel.rfind(".out.n5.stowage-tmp.", 0) != 0,
+                    "convert: stale staging directory " << rel << " was not removed");
     CHECK(*read(s.work / "out.n5") == new_snap);
   }
 };
@@ -847,7 +917,8 @@ struct ConvertCase : Scratch {
 // Runs argv as a process whose pid is known before it starts: the child
 // waits until `before(pid)` has run in the parent, then execs (exec keeps the
 // pid). Returns the exit.
-Exit run_with_known_pid(const Args& argv, const fs::path& log, const std::function<void(pid_t)>& before) {
+Exit run_with_known_pid(const Args& argv, const fs::path& log,
+                        const std::function<void(pid_t)>& before) {
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -858,7 +929,8 @@ Exit run_with_known_pid(const Args& argv, const fs::path& log, const std::functi
   if (pid == 0) {  // only async-signal-safe calls until exec
     char c;
     ::close(go[1]);
-    while (::read(go[0], &c, 1) < 0 && errno == EINTR) {}
+    while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
+    }
     ::dup2(out, 1);
     ::dup2(out, 2);
     ::execv(cargv[0], cargv.data());
@@ -877,8 +949,8 @@ void plant_temporaries(const fs::path& dir, const std::set<std::string>& names, 
   for (const std::string& rel : names) {
     const fs::path p = dir / rel;
     for (int i = 0; i < n; ++i) {
-      const fs::path tmp = p.parent_path() / ("." + p.filename().string() + ".stowage-tmp." + std::to_string(pid) + "." +
-                                              std::to_string(i));
+      const fs::path tmp = p.parent_path() / ("." + p.filename().string() + ".stowage-tmp." +
+                                              std::to_string(pid) + "." + std::to_string(i));
       fs::create_directories(tmp.parent_path());
       test::write_file(tmp, "left by a killed writer");
     }
@@ -902,27 +974,32 @@ TEST_CASE("datg: a writer killed at random moments leaves the old matrix, the ne
 }
 // datg's four files are one journaled file set (one storage publish): a kill
 // between their renames is finished by the next open.
-TEST_CASE("datg: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
+TEST_CASE(
+    "datg: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
   WholeCase c("datg", "m.datg", false);
   rename_kills(c.s, c.logs, c.tmp.path());
 }
 
-TEST_CASE("BPCells: a writer killed at random moments leaves the old matrix, the new one, or none") {
+TEST_CASE(
+    "BPCells: a writer killed at random moments leaves the old matrix, the new one, or none") {
   WholeCase c("bpcells", "m", true);
   random_kills(c.s, c.logs, 3);
 }
-TEST_CASE("BPCells: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
+TEST_CASE(
+    "BPCells: a writer killed at each commit rename leaves the old matrix, the new one, or none") {
   WholeCase c("bpcells", "m", true);
   rename_kills(c.s, c.logs, c.tmp.path());
 }
 
 // datadings' six files are one journaled file set (one storage publish): a
 // kill between their renames is finished by the next open.
-TEST_CASE("datadings: a writer killed at random moments leaves the old dataset, the new one, or none") {
+TEST_CASE(
+    "datadings: a writer killed at random moments leaves the old dataset, the new one, or none") {
   WholeCase c("datadings", "d.msgpack", true);
   random_kills(c.s, c.logs, 4);
 }
-TEST_CASE("datadings: a writer killed at each commit rename leaves the old dataset, the new one, or none") {
+TEST_CASE(
+    "datadings: a writer killed at each commit rename leaves the old dataset, the new one, or none") {
   WholeCase c("datadings", "d.msgpack", true);
   rename_kills(c.s, c.logs, c.tmp.path());
 }
@@ -932,11 +1009,13 @@ struct DafRepoCase : WholeCase {
   DafRepoCase() : WholeCase("daf-repo", "r", false, "daf", "matrices/cell/gene/x") {}
 };
 
-TEST_CASE("Daf: a repository replaced and killed at random moments is the old one, the new one, or none") {
+TEST_CASE(
+    "Daf: a repository replaced and killed at random moments is the old one, the new one, or none") {
   DafRepoCase c;
   random_kills(c.s, c.logs, 7);
 }
-TEST_CASE("Daf: a repository replaced and killed at each commit rename is the old one, the new one, or none") {
+TEST_CASE(
+    "Daf: a repository replaced and killed at each commit rename is the old one, the new one, or none") {
   DafRepoCase c;
   rename_kills(c.s, c.logs, c.tmp.path());
 }
@@ -950,14 +1029,16 @@ TEST_CASE("Daf: a node rewritten and killed at each commit rename is the old nod
   rename_kills(c.s, c.logs, c.tmp.path());
 }
 
-TEST_CASE("stowage-convert: killed at random moments, it leaves the old destination, the new one, or none") {
+TEST_CASE(
+    "stowage-convert: killed at random moments, it leaves the old destination, the new one, or none") {
   ConvertCase c;
   random_kills(c.s, c.logs, 6);
   c.check_cleanup();
 }
 // With --overwrite, publish() exchanges the new destination with the old one
 // in one step (RENAME_EXCHANGE), or publishes several files as a journaled set.
-TEST_CASE("stowage-convert: killed at each rename, it leaves the old destination, the new one, or none") {
+TEST_CASE(
+    "stowage-convert: killed at each rename, it leaves the old destination, the new one, or none") {
   ConvertCase c;
   rename_kills(c.s, c.logs, c.tmp.path());
   c.check_cleanup();
@@ -969,7 +1050,8 @@ TEST_CASE("stowage-convert: killed at each rename, it leaves the old destination
 // fail. The child's pid is known before it execs, so the stale names are
 // planted exactly.
 TEST_CASE("a writer with the pid of a killed one is not blocked by its temporaries") {
-  for (auto [kind, file] : {std::pair<std::string, std::string>{"datg", "m.datg"}, {"bpcells", "m"},
+  for (auto [kind, file] : {std::pair<std::string, std::string>{"datg", "m.datg"},
+                            {"bpcells", "m"},
                             {"datadings", "d.msgpack"}}) {
     CAPTURE(kind);
     WholeCase c(kind, file, false);
@@ -978,12 +1060,14 @@ TEST_CASE("a writer with the pid of a killed one is not blocked by its temporari
     Exit e = run_with_known_pid(c.s.command(true, false), c.logs / "pid.log", [&](pid_t pid) {
       plant_temporaries(c.s.work, names, pid, int(names.size()) + 8);
     });
-    CHECK_MESSAGE(e.status == 0, kind << ": the writer tripped over a stale temporary: " << log_tail(c.logs / "pid.log"));
+    CHECK_MESSAGE(e.status == 0, kind << ": the writer tripped over a stale temporary: "
+                                      << log_tail(c.logs / "pid.log"));
     if (e.status == 0) c.s.check(true, kind + " beside stale temporaries of its own pid");
   }
 }
 
-// ---- what killed writers leave is removed --------------------------------------------------------
+// ---- what killed writers leave is removed
+// --------------------------------------------------------
 
 namespace {
 
@@ -1003,10 +1087,13 @@ void killed_then_clean(Subject& s, const fs::path& logs, int kills) {
   int killed = 0;
   size_t left = 0, most = 0;  // temporaries the killed writers left; most at once
   std::set<std::string> seen;
-  for (int k = 0; k < kills; ++k) {  // each over what the last left (prepare would wipe N5's chunk directories)
+  for (int k = 0; k < kills;
+       ++k) {  // each over what the last left (prepare would wipe N5's chunk directories)
     fs::remove(marker_file());
     bool mid_write = false;
-    killed += run_killed_while_writing(s.command(true, false), uniform(rng) * window, log, started, &mid_write).killed;
+    killed += run_killed_while_writing(s.command(true, false), uniform(rng) * window, log, started,
+                                       &mid_write)
+                  .killed;
     const Listing now = list_tree(s.work);
     for (const auto& [rel, pid] : now.temps) left += seen.insert(rel).second;
     most = std::max(most, now.temps.size());
@@ -1014,23 +1101,29 @@ void killed_then_clean(Subject& s, const fs::path& logs, int kills) {
   fs::remove(marker_file());
   run_complete(s.command(true, false), log);
   const Listing after = list_tree(s.work);
-  std::cout << s.name << ": " << killed << " of " << kills << " writers killed left " << left << " temporaries ("
-            << most << " at most at once: each writer removed those before it); after one clean run: "
+  std::cout << s.name << ": " << killed << " of " << kills << " writers killed left " << left
+            << " temporaries (" << most
+            << " at most at once: each writer removed those before it); after one clean run: "
             << after.temps.size() << std::endl;
-  CHECK_MESSAGE(left > 0, s.name << ": no killed writer left a temporary, so the sweep is not tested");
-  for (const auto& [rel, pid] : after.temps) FAIL_CHECK(s.name << ": temporary " << rel << " of killed writer " << pid << " left");
+  CHECK_MESSAGE(left > 0,
+                s.name << ": no killed writer left a temporary, so the sweep is not tested");
+  for (const auto& [rel, pid] : after.temps)
+    FAIL_CHECK(s.name << ": temporary " << rel << " of killed writer " << pid << " left");
   CHECK(s.check(true, s.name + " after the clean run") == Outcome::new_state);
 }
 
 }  // namespace
 
-TEST_CASE("N5: temporaries of writers killed at random moments are gone after the next clean write") {
+TEST_CASE(
+    "N5: temporaries of writers killed at random moments are gone after the next clean write") {
   N5Case c;
   killed_then_clean(c.s, c.logs, 20);  // a chunk is staged briefly: fewer kills catch one
 }
 
-TEST_CASE("BPCells and datg: temporaries of killed writers (staged directories, file sets) are gone after a clean write") {
-  for (auto [kind, file] : {std::pair<std::string, std::string>{"bpcells", "m"}, {"datg", "m.datg"}}) {
+TEST_CASE(
+    "BPCells and datg: temporaries of killed writers (staged directories, file sets) are gone after a clean write") {
+  for (auto [kind, file] :
+       {std::pair<std::string, std::string>{"bpcells", "m"}, {"datg", "m.datg"}}) {
     CAPTURE(kind);
     WholeCase c(kind, file, false);
     killed_then_clean(c.s, c.logs, 8);
@@ -1058,13 +1151,15 @@ void two_writers(WholeCase& c, int rounds, Overlap mode) {
   WholeDataset& d = c.d;
   const fs::path target = c.s.work / d.file;
   const bool traced = mode != Overlap::free;
-  const char* mode_name = mode == Overlap::free ? "" : mode == Overlap::delayed ? " (renames delayed)"
-                                                                                 : " (writer 0's last rename held)";
+  const char* mode_name = mode == Overlap::free      ? ""
+                          : mode == Overlap::delayed ? " (renames delayed)"
+                                                     : " (writer 0's last rename held)";
   RenameCall last;
   if (mode == Overlap::forced) {  // writer 0's renames into a new destination, one thread
     restore(c.s.work, d.dir("old"), false);
     const std::vector<RenameCall> calls =
-        trace_renames({writer_exe(), d.name, target.string(), "0"}, c.tmp.path(), c.logs / (d.name + "-count.log"));
+        trace_renames({writer_exe(), d.name, target.string(), "0"}, c.tmp.path(),
+                      c.logs / (d.name + "-count.log"));
     REQUIRE(!calls.empty());
     last = calls.back();
   }
@@ -1082,13 +1177,16 @@ void two_writers(WholeCase& c, int rounds, Overlap mode) {
       if (mode == Overlap::delayed || (mode == Overlap::forced && v == 0)) {
         const std::string inject = mode == Overlap::delayed
                                        ? "inject=rename,renameat,renameat2:delay_enter=30000"
-                                       : "inject=" + last.syscall + ":delay_enter=2000000:when=" + std::to_string(last.ordinal);
-        Args a = {strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", "/dev/null",
-                  "-e", "trace=rename,renameat,renameat2", "-e", inject, "--"};
+                                       : "inject=" + last.syscall + ":delay_enter=2000000:when=" +
+                                             std::to_string(last.ordinal);
+        Args a = {strace_exe(),  "-f", "-qq",       "-E", "STOWAGE_CRASH_THREADS=1",         "-E",
+                  no_leak_check, "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
+                  inject,        "--"};
         a.insert(a.end(), argv.begin(), argv.end());
         argv = a;
       }
-      logs[v] = c.logs / (d.name + "-two-" + std::to_string(round) + "-" + std::to_string(v) + ".log");
+      logs[v] =
+          c.logs / (d.name + "-two-" + std::to_string(round) + "-" + std::to_string(v) + ".log");
       pids[v] = spawn(argv, logs[v]);
     }
     Exit e[2] = {wait_for(pids[0]), wait_for(pids[1])};
@@ -1096,12 +1194,13 @@ void two_writers(WholeCase& c, int rounds, Overlap mode) {
       if (e[v].status == 0) continue;
       ++errors;
       const std::string out = log_tail(logs[v]);
-      CHECK_MESSAGE(e[v].status == 1, where << ": writer " << v << " died (status " << e[v].status << "): " << out);
+      CHECK_MESSAGE(e[v].status == 1,
+                    where << ": writer " << v << " died (status " << e[v].status << "): " << out);
       CHECK_MESSAGE(out.find(target.string()) != std::string::npos,
                     where << ": writer " << v << "'s error does not name the destination: " << out);
     }
-    REQUIRE_MESSAGE((e[0].status == 0 || e[1].status == 0), where << ": both writers failed: " << log_tail(logs[0])
-                                                                  << log_tail(logs[1]));
+    REQUIRE_MESSAGE((e[0].status == 0 || e[1].status == 0),
+                    where << ": both writers failed: " << log_tail(logs[0]) << log_tail(logs[1]));
     std::optional<std::string> got;
     try {
       got = snapshot(target.string(), d.format, d.node);
@@ -1118,17 +1217,20 @@ void two_writers(WholeCase& c, int rounds, Overlap mode) {
       std::string detail;
       for (const auto& [rel, bytes] : files) {
         const auto o = d.old_files.find(rel), n = d.new_files.find(rel);
-        detail += " " + rel + (n != d.new_files.end() && n->second == bytes ? "=v1" :
-                               o != d.old_files.end() && o->second == bytes ? "=v0" : "=other");
+        detail += " " + rel +
+                  (n != d.new_files.end() && n->second == bytes   ? "=v1"
+                   : o != d.old_files.end() && o->second == bytes ? "=v0"
+                                                                  : "=other");
       }
-      CHECK_MESSAGE((files == d.old_files || files == d.new_files), where << ": files from both writers:" << detail);
+      CHECK_MESSAGE((files == d.old_files || files == d.new_files),
+                    where << ": files from both writers:" << detail);
     }
     for (const auto& [rel, pid] : list_tree(c.s.work).temps)
       FAIL_CHECK(where << ": temporary " << rel << " of writer " << pid << " left behind");
   }
   (void)traced;
-  std::cout << d.name << mode_name << ": " << rounds << " rounds of two writers: v0 won "
-            << wins[0] << ", v1 won " << wins[1] << ", " << errors << " clear errors" << std::endl;
+  std::cout << d.name << mode_name << ": " << rounds << " rounds of two writers: v0 won " << wins[0]
+            << ", v1 won " << wins[1] << ", " << errors << " clear errors" << std::endl;
 }
 
 }  // namespace
@@ -1139,10 +1241,11 @@ void two_writers(WholeCase& c, int rounds, Overlap mode) {
 // the destination. Runs free, with every rename delayed so that the two
 // commits overlap, and with writer 0's commit held open at its last rename.
 TEST_CASE("two writers of one destination at once: one writer's whole result or a clear error") {
-  for (auto [kind, file, deterministic] : {std::tuple<std::string, std::string, bool>{"npy", "a.npy", true},
-                                           {"datg", "m.datg", false},
-                                           {"bpcells", "m", true},
-                                           {"datadings", "d.msgpack", true}}) {
+  for (auto [kind, file, deterministic] :
+       {std::tuple<std::string, std::string, bool>{"npy", "a.npy", true},
+        {"datg", "m.datg", false},
+        {"bpcells", "m", true},
+        {"datadings", "d.msgpack", true}}) {
     CAPTURE(kind);
     WholeCase c(kind, file, deterministic);
     two_writers(c, 6, Overlap::free);
@@ -1161,7 +1264,8 @@ TEST_CASE("two writers of one destination at once: one writer's whole result or 
 // rename) is delayed by strace until writer 1 has finished, so writer 0
 // publishes a metadata.json built before writer 1's property existed unless
 // the two closes are serialised.
-TEST_CASE("Daf [1,1]: two processes adding different properties at once both land, metadata.json lists both") {
+TEST_CASE(
+    "Daf [1,1]: two processes adding different properties at once both land, metadata.json lists both") {
   Scratch sc;
   const fs::path root = sc.tmp / "daf-two", log = sc.logs / "daf-two.log";
   const uint64_t cells = 1500;
@@ -1173,12 +1277,14 @@ TEST_CASE("Daf [1,1]: two processes adding different properties at once both lan
   auto check = [&](const fs::path& repo, const std::string& where) {
     CAPTURE(where);
     stowage::Registry registry;
-    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::read, "daf", json::object(), registry);
+    stowage::Store s =
+        stowage::Store::open(repo.string(), stowage::Mode::read, "daf", json::object(), registry);
     for (const char* name : {"p0", "p1"}) {
       std::vector<double> got = s.array(std::string("vectors/cell/") + name).read_all<double>();
       REQUIRE(got.size() == cells);
       size_t wrong = 0;
-      for (uint64_t i = 0; i < cells; ++i) wrong += got[i] != double(i) * 0.5 + double(uint8_t(name[1]));
+      for (uint64_t i = 0; i < cells; ++i)
+        wrong += got[i] != double(i) * 0.5 + double(uint8_t(name[1]));
       CHECK_MESSAGE(wrong == 0, name << ": " << wrong << " wrong values");
     }
     json peer = daf_test::peer_read(repo);
@@ -1203,15 +1309,17 @@ TEST_CASE("Daf [1,1]: two processes adding different properties at once both lan
   // Forced: count writer 0's renames on a scratch copy, then delay its last one.
   const fs::path probe = root / "probe" / "r";
   fresh(probe);
-  const std::vector<RenameCall> calls = trace_renames({writer_exe(), "daf-vector", probe.string(), "p0"}, sc.tmp.path(), log);
+  const std::vector<RenameCall> calls =
+      trace_renames({writer_exe(), "daf-vector", probe.string(), "p0"}, sc.tmp.path(), log);
   REQUIRE(!calls.empty());
   fresh(repo);
   const RenameCall& last = calls.back();
-  pid_t a = spawn({strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o", "/dev/null",
-                   "-e", "trace=rename,renameat,renameat2", "-e",
-                   "inject=" + last.syscall + ":delay_enter=2000000:when=" + std::to_string(last.ordinal), "--",
-                   writer_exe(), "daf-vector", repo.string(), "p0"},
-                  log);
+  pid_t a =
+      spawn({strace_exe(), "-f", "-qq", "-E", "STOWAGE_CRASH_THREADS=1", "-E", no_leak_check, "-o",
+             "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e",
+             "inject=" + last.syscall + ":delay_enter=2000000:when=" + std::to_string(last.ordinal),
+             "--", writer_exe(), "daf-vector", repo.string(), "p0"},
+            log);
   // Writer 0 has built its metadata.json once its temporary appears.
   auto metadata_temp = [&] {
     for (const auto& e : fs::directory_iterator(repo))
@@ -1219,12 +1327,14 @@ TEST_CASE("Daf [1,1]: two processes adding different properties at once both lan
     return false;
   };
   const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (!metadata_temp() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  while (!metadata_temp() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   const bool forced = metadata_temp();
   Exit eb = wait_for(spawn({writer_exe(), "daf-vector", repo.string(), "p1"}, log));
   Exit ea = wait_for(a);
   REQUIRE_MESSAGE((ea.status == 0 && eb.status == 0), log_tail(log));
-  std::cout << "daf [1,1] two writers: writer 1 started while writer 0's metadata.json rename was held: "
-            << (forced ? "yes" : "no") << std::endl;
+  std::cout
+      << "daf [1,1] two writers: writer 1 started while writer 0's metadata.json rename was held: "
+      << (forced ? "yes" : "no") << std::endl;
   check(repo, "forced interleaving");
 }

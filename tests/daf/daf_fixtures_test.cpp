@@ -48,28 +48,32 @@ std::string dense_bytes(const stowage::Store& store, const std::string& node) {
   if (info.kind == stowage::NodeKind::sparse) {
     store.sparse(node).read_dense(0, 0, info.shape[0], info.shape[1], out.data());
   } else {
-    if (info.kind != stowage::NodeKind::array) throw std::runtime_error(node + " is neither array nor sparse");
+    if (info.kind != stowage::NodeKind::array)
+      throw std::runtime_error(node + " is neither array nor sparse");
     store.array(node).read(std::vector<uint64_t>(info.shape.size(), 0), info.shape, out.data());
   }
   return out;
 }
 
 // One vector or matrix: kind, element type, storage, shape and values.
-void check_property(const stowage::Store& store, const std::string& node, const json& e, const fs::path& dir,
-                    bool matrix) {
+void check_property(const stowage::Store& store, const std::string& node, const json& e,
+                    const fs::path& dir, bool matrix) {
   INFO("property ", node);
   json d = store.describe_json(node);
   std::string eltype = e["eltype"];
   CHECK(d["storage"]["daf_eltype"] == eltype);
   CHECK(d["storage"]["daf_storage"] == e["storage"]);
   if (e.contains("indtype")) CHECK(d["storage"]["daf_indtype"] == e["indtype"]);
-  if (matrix) CHECK(d["shape"] == e["shape"]);
-  else CHECK(d["shape"] == json::array({e["length"]}));
+  if (matrix)
+    CHECK(d["shape"] == e["shape"]);
+  else
+    CHECK(d["shape"] == json::array({e["length"]}));
   if (eltype == "String") {
     REQUIRE(d["kind"] == "strings");
     std::vector<std::string> want;
     if (matrix)
-      for (const json& row : e["values_row_major"]) for (const json& v : row) want.push_back(v);
+      for (const json& row : e["values_row_major"])
+        for (const json& v : row) want.push_back(v);
     else
       want = e["values"].get<std::vector<std::string>>();
     CHECK(store.read_strings(node) == want);
@@ -91,7 +95,8 @@ bool is_packed(const stowage::Store& store, const std::string& node) {
 int packed_on_disk(const fs::path& repo) {
   int n = 0;
   for (const auto& e : fs::recursive_directory_iterator(repo))
-    if (e.path().extension() == ".json" && e.path().parent_path() != repo && e.path().parent_path().filename() != "scalars")
+    if (e.path().extension() == ".json" && e.path().parent_path() != repo &&
+        e.path().parent_path().filename() != "scalars")
       n += test::read_file(e.path()).find("\"packed_format\"") != std::string::npos;
   return n;
 }
@@ -144,7 +149,8 @@ TEST_CASE("daf fixtures: generated [1,1] with every type") { check_fixture("gen_
 TEST_CASE("daf fixtures: Julia 0.3.0 packed, gzip shards (decoded through the gzip codec)") {
   check_fixture("julia_v11_packed_gzip");
 }
-TEST_CASE("daf fixtures: Julia 0.3.0 packed, zstd shards (decoded through the zstd codec)" * test::needs({"zstd"})) {
+TEST_CASE("daf fixtures: Julia 0.3.0 packed, zstd shards (decoded through the zstd codec)" *
+          test::needs({"zstd"})) {
   check_fixture("julia_v11_packed_zstd");
 }
 
@@ -192,7 +198,8 @@ TEST_CASE("daf: every integer index type and both descriptor schemas, written by
   test::TempDir tmp;
   fs::path repo = tmp / "peer.daf";
   fs::path script = test::source_root() / "tests" / "daf" / "daf_peer_writer.py";
-  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " + test::quote(repo.string()));
+  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " +
+                                test::quote(repo.string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
   json expected = json::parse(r.output);
   stowage::Store store = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
@@ -217,7 +224,8 @@ TEST_CASE("daf: every integer index type and both descriptor schemas, written by
     } else {
       std::vector<double> dense(6 * 4);
       store.sparse(node).read_dense(0, 0, 6, 4, dense.data());
-      for (int i = 0; i < 6; ++i) got.push_back(std::vector<double>(dense.begin() + i * 4, dense.begin() + i * 4 + 4));
+      for (int i = 0; i < 6; ++i)
+        got.push_back(std::vector<double>(dense.begin() + i * 4, dense.begin() + i * 4 + 4));
     }
     CHECK(got == rows);
   }
@@ -227,16 +235,20 @@ TEST_CASE("daf: every integer index type and both descriptor schemas, written by
 TEST_CASE("daf: concurrent readers of a cold store see the expected values") {
   fs::path dir = fixtures_dir();
   json expected = test::read_json(dir / "gen_v11_types.expected.json");
-  stowage::Store store = stowage::Store::open((dir / "gen_v11_types").string(), stowage::Mode::read, "daf");
+  stowage::Store store =
+      stowage::Store::open((dir / "gen_v11_types").string(), stowage::Mode::read, "daf");
   std::vector<std::pair<std::string, std::string>> numeric;  // node, expected bytes
   for (const auto& [axis, props] : expected["vectors"].items())
     for (const auto& [prop, e] : props.items())
-      if (e.contains("bin")) numeric.emplace_back("vectors/" + axis + "/" + prop, test::read_file(dir / e["bin"].get<std::string>()));
+      if (e.contains("bin"))
+        numeric.emplace_back("vectors/" + axis + "/" + prop,
+                             test::read_file(dir / e["bin"].get<std::string>()));
   for (const auto& [rows, by_cols] : expected["matrices"].items())
     for (const auto& [cols, props] : by_cols.items())
       for (const auto& [prop, e] : props.items())
         if (e.contains("bin"))
-          numeric.emplace_back("matrices/" + rows + "/" + cols + "/" + prop, test::read_file(dir / e["bin"].get<std::string>()));
+          numeric.emplace_back("matrices/" + rows + "/" + cols + "/" + prop,
+                               test::read_file(dir / e["bin"].get<std::string>()));
   std::atomic<int> mismatches{0}, errors{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t)
@@ -266,12 +278,13 @@ TEST_CASE("daf: concurrent readers of a cold store see the expected values") {
 TEST_CASE("daf_peer.py reads every flat fixture exactly as expected (a check of the peer)") {
   const fs::path referee = test::source_root() / "tests" / "daf" / "daf_peer_referee.py";
   size_t fixtures = 0;
-  for (const char* name : {"julia_v10_small", "julia_v11_small", "julia_v10_example_cells", "gen_v10_types",
-                           "gen_v11_types"}) {
+  for (const char* name : {"julia_v10_small", "julia_v11_small", "julia_v10_example_cells",
+                           "gen_v10_types", "gen_v11_types"}) {
     CAPTURE(name);
     const fs::path dir = fixtures_dir() / name;
-    test::RunResult r = test::run(test::python() + " " + test::quote(referee.string()) + " " +
-                                  test::quote(dir.string()) + " " + test::quote(dir.string() + ".expected.json"));
+    test::RunResult r =
+        test::run(test::python() + " " + test::quote(referee.string()) + " " +
+                  test::quote(dir.string()) + " " + test::quote(dir.string() + ".expected.json"));
     REQUIRE_MESSAGE(r.status == 0, r.output);
     json report = json::parse(r.output);
     CHECK(report["mismatches"] == json::array());
@@ -283,7 +296,8 @@ TEST_CASE("daf_peer.py reads every flat fixture exactly as expected (a check of 
     CAPTURE(name);
     const fs::path dir = fixtures_dir() / name;
     const fs::path script = test::source_root() / "tests" / "daf" / "daf_peer.py";
-    test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " + test::quote(dir.string()));
+    test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " +
+                                  test::quote(dir.string()));
     CHECK_MESSAGE(r.status != 0, "daf_peer.py read a packed repository it cannot decode");
   }
 }

@@ -21,7 +21,9 @@ struct Copy {
       fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
     fs::permissions(repo, fs::perms::owner_write, fs::perm_options::add);
   }
-  void write(const std::string& file, const std::string& data) { test::write_file(repo / file, data); }
+  void write(const std::string& file, const std::string& data) {
+    test::write_file(repo / file, data);
+  }
   std::string read(const std::string& file) { return test::read_file(repo / file); }
 };
 
@@ -45,20 +47,23 @@ TEST_CASE("daf malformed: an axis without its final newline") {
   Copy c;
   std::string axis = c.read("axes/cell.txt");
   c.write("axes/cell.txt", axis.substr(0, axis.size() - 1));
-  expect_error(c, stowage::ErrorCode::corrupt, "axes/cell.txt", [](stowage::Store& s) { s.read_strings("axes/cell"); });
+  expect_error(c, stowage::ErrorCode::corrupt, "axes/cell.txt",
+               [](stowage::Store& s) { s.read_strings("axes/cell"); });
 }
 
 TEST_CASE("daf malformed: a vector .txt without its final newline") {
   Copy c;
   c.write("vectors/cell/names.json", "{\"format\":\"dense\",\"eltype\":\"String\"}\n");
   c.write("vectors/cell/names.txt", "a\nb\nc\nd");
-  expect_error(c, stowage::ErrorCode::corrupt, "names.txt", [](stowage::Store& s) { s.read_strings("vectors/cell/names"); });
+  expect_error(c, stowage::ErrorCode::corrupt, "names.txt",
+               [](stowage::Store& s) { s.read_strings("vectors/cell/names"); });
 }
 
 TEST_CASE("daf malformed: axis length mismatch with a dense .data") {
   Copy c;
   c.write("axes/cell.txt", c.read("axes/cell.txt") + "E\n");
-  expect_error(c, stowage::ErrorCode::corrupt, "donor.data", [](stowage::Store& s) { s.describe("vectors/cell/donor"); });
+  expect_error(c, stowage::ErrorCode::corrupt, "donor.data",
+               [](stowage::Store& s) { s.describe("vectors/cell/donor"); });
 }
 
 TEST_CASE("daf malformed: truncated .data of a dense matrix") {
@@ -72,7 +77,7 @@ TEST_CASE("daf malformed: truncated .data of a dense matrix") {
 TEST_CASE("daf malformed: a sparse vector index out of range") {
   Copy c;
   std::string nzind = c.read("vectors/cell/sparse_x.nzind");  // UInt32
-  nzind[4] = 9;                                                 // second index: 9 > 4 cells
+  nzind[4] = 9;                                               // second index: 9 > 4 cells
   c.write("vectors/cell/sparse_x.nzind", nzind);
   expect_error(c, stowage::ErrorCode::corrupt, "sparse_x.nzind",
                [](stowage::Store& s) { s.array("vectors/cell/sparse_x").read_all<double>(); });
@@ -101,24 +106,28 @@ TEST_CASE("daf malformed: a colptr that does not match the stored values") {
 TEST_CASE("daf malformed: a missing .nzval of a Float64 sparse vector") {
   Copy c;
   fs::remove(c.repo / "vectors/cell/sparse_x.nzval");
-  expect_error(c, stowage::ErrorCode::corrupt, "sparse_x.nzval", [](stowage::Store& s) { s.describe("vectors/cell/sparse_x"); });
+  expect_error(c, stowage::ErrorCode::corrupt, "sparse_x.nzval",
+               [](stowage::Store& s) { s.describe("vectors/cell/sparse_x"); });
 }
 
 TEST_CASE("daf malformed: scalars, descriptors and daf.json") {
   {
     Copy c;
     c.write("scalars/pi.json", "{\"type\":\"Float64\"}\n");
-    expect_error(c, stowage::ErrorCode::corrupt, "pi.json", [](stowage::Store& s) { s.describe(""); });
+    expect_error(c, stowage::ErrorCode::corrupt, "pi.json",
+                 [](stowage::Store& s) { s.describe(""); });
   }
   {
     Copy c;
     c.write("scalars/cells.json", "{\"type\":\"UInt8\",\"value\":300}\n");
-    expect_error(c, stowage::ErrorCode::corrupt, "cells.json", [](stowage::Store& s) { s.describe(""); });
+    expect_error(c, stowage::ErrorCode::corrupt, "cells.json",
+                 [](stowage::Store& s) { s.describe(""); });
   }
   {
     Copy c;
     c.write("vectors/cell/donor.json", "{\"format\":\"dense\",\"eltype\":\"Complex64\"}\n");
-    expect_error(c, stowage::ErrorCode::corrupt, "donor.json", [](stowage::Store& s) { s.describe("vectors/cell/donor"); });
+    expect_error(c, stowage::ErrorCode::corrupt, "donor.json",
+                 [](stowage::Store& s) { s.describe("vectors/cell/donor"); });
   }
   {
     Copy c;

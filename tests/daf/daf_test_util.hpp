@@ -27,7 +27,8 @@ inline std::string dtype_of(const std::string& eltype) {
 // Runs the independent Python reader on a repository and parses its output.
 inline stowage::json peer_read(const fs::path& repo) {
   fs::path script = test::source_root() / "tests" / "daf" / "daf_peer.py";
-  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " + test::quote(repo.string()));
+  test::RunResult r = test::run(test::python() + " " + test::quote(script.string()) + " " +
+                                test::quote(repo.string()));
   if (r.status != 0) throw std::runtime_error("daf_peer.py failed: " + r.output);
   return stowage::json::parse(r.output);
 }
@@ -53,13 +54,16 @@ inline json snapshot(const stowage::Store& store, const std::string& node = "") 
       break;
     case stowage::NodeKind::array: {
       std::vector<uint8_t> bytes(info.element_count() * stowage::dtype_size(info.dtype));
-      if (!bytes.empty()) store.array(node).read(std::vector<uint64_t>(info.shape.size(), 0), info.shape, bytes.data());
+      if (!bytes.empty())
+        store.array(node).read(std::vector<uint64_t>(info.shape.size(), 0), info.shape,
+                               bytes.data());
       out["bytes"] = json::binary(bytes);
       break;
     }
     case stowage::NodeKind::sparse: {
       std::vector<uint8_t> bytes(info.element_count() * stowage::dtype_size(info.dtype));
-      if (!bytes.empty()) store.sparse(node).read_dense(0, 0, info.shape[0], info.shape[1], bytes.data());
+      if (!bytes.empty())
+        store.sparse(node).read_dense(0, 0, info.shape[0], info.shape[1], bytes.data());
       out["bytes"] = json::binary(bytes);
       break;
     }
@@ -89,7 +93,8 @@ inline json snapshot_or_error(const std::string& location) {
 inline std::vector<std::string> fixture_names() {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(fixtures_dir()))
-    if (e.is_directory() && fs::exists(e.path() / "daf.json")) names.push_back(e.path().filename().string());
+    if (e.is_directory() && fs::exists(e.path() / "daf.json"))
+      names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }

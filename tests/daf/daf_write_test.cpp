@@ -18,9 +18,12 @@ const std::vector<std::string> kGenes = {"g1", "g2", "g3"};
 
 // Dense data of a given C type for a 1-D node, written through Array::write.
 template <class T>
-void write_vector(stowage::Store& store, const std::string& node, const char* dtype, const std::vector<T>& values,
-                  json attributes = json::object()) {
-  store.create(node, {{"kind", "array"}, {"dtype", dtype}, {"shape", {values.size()}}, {"attributes", attributes}});
+void write_vector(stowage::Store& store, const std::string& node, const char* dtype,
+                  const std::vector<T>& values, json attributes = json::object()) {
+  store.create(node, {{"kind", "array"},
+                      {"dtype", dtype},
+                      {"shape", {values.size()}},
+                      {"attributes", attributes}});
   if (!values.empty()) store.array(node).write({0}, {values.size()}, values.data());
 }
 
@@ -32,22 +35,27 @@ json write_everything(stowage::Store& store) {
   store.write_strings("axes/batch", {});
   want["axes"] = {{"cell", kCells}, {"gene", kGenes}, {"batch", json::array()}};
 
-  json scalars = {{"name", "written"},        {"flag", true},         {"i8", -8},
-                  {"u16", 60000},             {"i64", -6400000000LL}, {"u64", 9000000000000000000ULL},
-                  {"f32", 0.25},              {"f64", 1e20},          {"s", "h\u00e9\"llo\nworld"}};
-  json types = {{"flag", "Bool"}, {"i8", "Int8"}, {"u16", "UInt16"}, {"u64", "UInt64"}, {"f32", "Float32"}};
+  json scalars = {{"name", "written"}, {"flag", true},         {"i8", -8},
+                  {"u16", 60000},      {"i64", -6400000000LL}, {"u64", 9000000000000000000ULL},
+                  {"f32", 0.25},       {"f64", 1e20},          {"s", "h\u00e9\"llo\nworld"}};
+  json types = {
+      {"flag", "Bool"}, {"i8", "Int8"}, {"u16", "UInt16"}, {"u64", "UInt64"}, {"f32", "Float32"}};
   json attributes = scalars;
   attributes["daf_types"] = types;
   store.set_attributes("", attributes);
   for (const auto& [k, v] : scalars.items()) {
-    std::string t = types.value(k, v.is_string() ? "String" : v.is_number_float() ? "Float64" : "Int64");
+    std::string t = types.value(k, v.is_string()         ? "String"
+                                   : v.is_number_float() ? "Float64"
+                                                         : "Int64");
     want["scalars"][k] = {{"type", t}, {"value", v}};
   }
 
   write_vector<int8_t>(store, "vectors/cell/v_i8", "int8", {-128, 0, 1, 2, 127});
   write_vector<uint16_t>(store, "vectors/cell/v_u16", "uint16", {0, 1, 65535, 3, 4});
-  write_vector<int32_t>(store, "vectors/cell/v_i32", "int32", {-2147483647 - 1, 5, 0, 7, 2147483647});
-  write_vector<uint64_t>(store, "vectors/cell/v_u64", "uint64", {0, 1, 18446744073709551615ULL, 3, 4});
+  write_vector<int32_t>(store, "vectors/cell/v_i32", "int32",
+                        {-2147483647 - 1, 5, 0, 7, 2147483647});
+  write_vector<uint64_t>(store, "vectors/cell/v_u64", "uint64",
+                         {0, 1, 18446744073709551615ULL, 3, 4});
   write_vector<float>(store, "vectors/cell/v_f32", "float32", {0.5f, -1.25f, 0, 3e38f, 1e-30f});
   write_vector<double>(store, "vectors/cell/v_f64", "float64", {0.1, 0, -0.0, 1e300, 2.5});
   write_vector<uint8_t>(store, "vectors/cell/v_bool", "bool", {1, 0, 0, 1, 1});
@@ -58,15 +66,28 @@ json write_everything(stowage::Store& store) {
   want["vectors"]["cell"] = {
       {"v_i8", {{"eltype", "Int8"}, {"storage", "dense"}, {"values", {-128, 0, 1, 2, 127}}}},
       {"v_u16", {{"eltype", "UInt16"}, {"storage", "dense"}, {"values", {0, 1, 65535, 3, 4}}}},
-      {"v_i32", {{"eltype", "Int32"}, {"storage", "dense"}, {"values", {-2147483648LL, 5, 0, 7, 2147483647}}}},
-      {"v_u64", {{"eltype", "UInt64"}, {"storage", "dense"}, {"values", {0, 1, 18446744073709551615ULL, 3, 4}}}},
-      {"v_f32", {{"eltype", "Float32"}, {"storage", "dense"},
-                 {"values", {0.5, -1.25, 0.0, double(3e38f), double(1e-30f)}}}},
-      {"v_f64", {{"eltype", "Float64"}, {"storage", "dense"}, {"values", {0.1, 0.0, -0.0, 1e300, 2.5}}}},
-      {"v_bool", {{"eltype", "Bool"}, {"storage", "dense"}, {"values", {true, false, false, true, true}}}},
-      {"v_sparse", {{"eltype", "Float64"}, {"storage", "sparse"}, {"values", {0.0, 4.5, 0.0, 0.0, -1.0}}}},
-      {"v_str", {{"eltype", "String"}, {"storage", "dense"}, {"values", {"a", "", "ü", "d e", "x"}}}}};
-  want["vectors"]["batch"] = {{"empty", {{"eltype", "Float64"}, {"storage", "dense"}, {"values", json::array()}}}};
+      {"v_i32",
+       {{"eltype", "Int32"},
+        {"storage", "dense"},
+        {"values", {-2147483648LL, 5, 0, 7, 2147483647}}}},
+      {"v_u64",
+       {{"eltype", "UInt64"},
+        {"storage", "dense"},
+        {"values", {0, 1, 18446744073709551615ULL, 3, 4}}}},
+      {"v_f32",
+       {{"eltype", "Float32"},
+        {"storage", "dense"},
+        {"values", {0.5, -1.25, 0.0, double(3e38f), double(1e-30f)}}}},
+      {"v_f64",
+       {{"eltype", "Float64"}, {"storage", "dense"}, {"values", {0.1, 0.0, -0.0, 1e300, 2.5}}}},
+      {"v_bool",
+       {{"eltype", "Bool"}, {"storage", "dense"}, {"values", {true, false, false, true, true}}}},
+      {"v_sparse",
+       {{"eltype", "Float64"}, {"storage", "sparse"}, {"values", {0.0, 4.5, 0.0, 0.0, -1.0}}}},
+      {"v_str",
+       {{"eltype", "String"}, {"storage", "dense"}, {"values", {"a", "", "ü", "d e", "x"}}}}};
+  want["vectors"]["batch"] = {
+      {"empty", {{"eltype", "Float64"}, {"storage", "dense"}, {"values", json::array()}}}};
 
   // A dense 5 x 3 matrix written in C order; stored column-major.
   std::vector<double> dense(15);
@@ -76,21 +97,28 @@ json write_everything(stowage::Store& store) {
     for (int c = 0; c < 3; ++c) row.push_back(dense[r * 3 + c] = r * 10 + c + 0.5);
     dense_rows.push_back(row);
   }
-  store.create("matrices/cell/gene/dense", {{"kind", "array"}, {"dtype", "float64"}, {"shape", {5, 3}}});
+  store.create("matrices/cell/gene/dense",
+               {{"kind", "array"}, {"dtype", "float64"}, {"shape", {5, 3}}});
   store.array("matrices/cell/gene/dense").write({0, 0}, {5, 3}, dense.data());
-  want["matrices"]["cell"]["gene"]["dense"] = {
-      {"eltype", "Float64"}, {"storage", "dense"}, {"shape", {5, 3}}, {"values_row_major", dense_rows}};
+  want["matrices"]["cell"]["gene"]["dense"] = {{"eltype", "Float64"},
+                                               {"storage", "dense"},
+                                               {"shape", {5, 3}},
+                                               {"values_row_major", dense_rows}};
 
   // A square Int16 matrix on one axis.
   std::vector<int16_t> square = {1, -2, 3, 4, 5, -6, 7, 8, 32767};
-  store.create("matrices/gene/gene/square", {{"kind", "array"}, {"dtype", "int16"}, {"shape", {3, 3}}});
+  store.create("matrices/gene/gene/square",
+               {{"kind", "array"}, {"dtype", "int16"}, {"shape", {3, 3}}});
   store.array("matrices/gene/gene/square").write({0, 0}, {3, 3}, square.data());
   want["matrices"]["gene"]["gene"]["square"] = {
-      {"eltype", "Int16"}, {"storage", "dense"}, {"shape", {3, 3}},
+      {"eltype", "Int16"},
+      {"storage", "dense"},
+      {"shape", {3, 3}},
       {"values_row_major", {{1, -2, 3}, {4, 5, -6}, {7, 8, 32767}}}};
 
   // A CSC Float32 matrix appended in two pieces: columns 0-1, then 2.
-  store.create("matrices/cell/gene/csc", {{"kind", "sparse"}, {"dtype", "float32"}, {"shape", {5, 3}}, {"layout", "csc"}});
+  store.create("matrices/cell/gene/csc",
+               {{"kind", "sparse"}, {"dtype", "float32"}, {"shape", {5, 3}}, {"layout", "csc"}});
   stowage::Sparse csc = store.sparse("matrices/cell/gene/csc");
   stowage::SparseSlice a{{0, 2, 2}, {0, 4}, {}}, b{{0, 1}, {2}, {}};
   std::vector<float> va = {1.5f, -2}, vb = {7};
@@ -99,18 +127,24 @@ json write_everything(stowage::Store& store) {
   csc.append(a, 2);
   csc.append(b, 1);
   want["matrices"]["cell"]["gene"]["csc"] = {
-      {"eltype", "Float32"}, {"storage", "sparse"}, {"shape", {5, 3}},
-      {"values_row_major", {{1.5, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 7.0}, {0.0, 0.0, 0.0}, {-2.0, 0.0, 0.0}}}};
+      {"eltype", "Float32"},
+      {"storage", "sparse"},
+      {"shape", {5, 3}},
+      {"values_row_major",
+       {{1.5, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 7.0}, {0.0, 0.0, 0.0}, {-2.0, 0.0, 0.0}}}};
 
   // A Bool CSC matrix whose explicit false must not be stored.
-  store.create("matrices/gene/cell/mask", {{"kind", "sparse"}, {"dtype", "bool"}, {"shape", {3, 5}}, {"layout", "csc"}});
+  store.create("matrices/gene/cell/mask",
+               {{"kind", "sparse"}, {"dtype", "bool"}, {"shape", {3, 5}}, {"layout", "csc"}});
   stowage::SparseSlice m{{0, 1, 1, 3, 3, 3}, {1, 0, 2}, {1, 0, 1}};
   store.sparse("matrices/gene/cell/mask").append(m, 5);
-  want["matrices"]["gene"]["cell"]["mask"] = {
-      {"eltype", "Bool"}, {"storage", "sparse"}, {"shape", {3, 5}},
-      {"values_row_major", {{false, false, false, false, false},
-                            {true, false, false, false, false},
-                            {false, false, true, false, false}}}};
+  want["matrices"]["gene"]["cell"]["mask"] = {{"eltype", "Bool"},
+                                              {"storage", "sparse"},
+                                              {"shape", {3, 5}},
+                                              {"values_row_major",
+                                               {{false, false, false, false, false},
+                                                {true, false, false, false, false},
+                                                {false, false, true, false, false}}}};
 
   // A String matrix written in C order.
   std::vector<std::string> labels;
@@ -124,8 +158,10 @@ json write_everything(stowage::Store& store) {
     label_rows.push_back(row);
   }
   store.write_strings("matrices/gene/cell/labels", labels);
-  want["matrices"]["gene"]["cell"]["labels"] = {
-      {"eltype", "String"}, {"storage", "dense"}, {"shape", {3, 5}}, {"values_row_major", label_rows}};
+  want["matrices"]["gene"]["cell"]["labels"] = {{"eltype", "String"},
+                                                {"storage", "dense"},
+                                                {"shape", {3, 5}},
+                                                {"values_row_major", label_rows}};
   return want;
 }
 
@@ -148,7 +184,8 @@ void check_same(const json& got, const json& want, const std::string& where) {
   } else if (want.is_array()) {
     REQUIRE(got.is_array());
     REQUIRE(got.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) check_same(got[i], want[i], where + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < want.size(); ++i)
+      check_same(got[i], want[i], where + "[" + std::to_string(i) + "]");
   } else {
     CHECK(got == want);
   }
@@ -190,7 +227,8 @@ void write_and_check(const json& options, int minor) {
   fs::path repo = tmp / "written.daf";
   json want;
   {
-    stowage::Store store = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", options);
+    stowage::Store store =
+        stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", options);
     want = write_everything(store);
     CHECK_FALSE(fs::exists(repo));  // built beside it, published by close()
     store.close();
@@ -216,12 +254,15 @@ void write_and_check(const json& options, int minor) {
     CHECK(test::read_file(repo / "matrices/cell/gene/csc.json") ==
           "{\"format\":\"sparse\",\"eltype\":\"Float32\",\"indtype\":\"UInt32\"}\n");
   else
-    CHECK(test::read_file(repo / "matrices/cell/gene/csc.json").find("\"n_elements\":3") != std::string::npos);
+    CHECK(test::read_file(repo / "matrices/cell/gene/csc.json").find("\"n_elements\":3") !=
+          std::string::npos);
 }
 
 }  // namespace
 
-TEST_CASE("daf write [1,0] (default): the Python reader sees every value") { write_and_check(json::object(), 0); }
+TEST_CASE("daf write [1,0] (default): the Python reader sees every value") {
+  write_and_check(json::object(), 0);
+}
 TEST_CASE("daf write [1,1]: metadata.json in sync, the Python reader sees every value") {
   write_and_check({{"version", {1, 1}}}, 1);
 }
@@ -237,8 +278,10 @@ TEST_CASE("daf modes r, r+, w+, w follow Julia") {
     }
     return stowage::ErrorCode::ok;
   };
-  CHECK(code_of([&] { stowage::Store::open(repo, stowage::Mode::read, "daf"); }) == stowage::ErrorCode::not_found);
-  CHECK(code_of([&] { stowage::Store::open(repo, stowage::Mode::update, "daf"); }) == stowage::ErrorCode::not_found);
+  CHECK(code_of([&] { stowage::Store::open(repo, stowage::Mode::read, "daf"); }) ==
+        stowage::ErrorCode::not_found);
+  CHECK(code_of([&] { stowage::Store::open(repo, stowage::Mode::update, "daf"); }) ==
+        stowage::ErrorCode::not_found);
   {
     stowage::Store s = stowage::Store::open(repo, stowage::Mode::create, "daf");  // w+: created
     s.write_strings("axes/cell", {"a", "b"});
@@ -252,7 +295,8 @@ TEST_CASE("daf modes r, r+, w+, w follow Julia") {
   }
   {
     stowage::Store s = stowage::Store::open(repo, stowage::Mode::read, "daf");  // r: no writes
-    CHECK(code_of([&] { s.write_strings("axes/gene", {"g"}); }) == stowage::ErrorCode::invalid_argument);
+    CHECK(code_of([&] { s.write_strings("axes/gene", {"g"}); }) ==
+          stowage::ErrorCode::invalid_argument);
   }
   {  // r+: a partial region write keeps the rest (read-modify-write of chunks)
     stowage::Store s = stowage::Store::open(repo, stowage::Mode::update, "daf");
@@ -268,7 +312,8 @@ TEST_CASE("daf modes r, r+, w+, w follow Julia") {
     s.array("matrices/cell/gene/m").write({1, 1}, {1, 1}, &v);
     s.close();
     stowage::Store r = stowage::Store::open(repo, stowage::Mode::read, "daf");
-    CHECK(r.array("matrices/cell/gene/m").read_all<int32_t>() == std::vector<int32_t>{1, 2, 3, 4, 99, 6});
+    CHECK(r.array("matrices/cell/gene/m").read_all<int32_t>() ==
+          std::vector<int32_t>{1, 2, 3, 4, 99, 6});
   }
   {  // w: replaced
     stowage::Store s = stowage::Store::open(repo, stowage::Mode::truncate, "daf");
@@ -279,8 +324,9 @@ TEST_CASE("daf modes r, r+, w+, w follow Julia") {
   }
   fs::create_directories(tmp / "not_daf");
   test::write_file(tmp / "not_daf" / "precious.txt", "x");
-  CHECK(code_of([&] { stowage::Store::open((tmp / "not_daf").string(), stowage::Mode::truncate, "daf"); }) ==
-        stowage::ErrorCode::invalid_argument);
+  CHECK(code_of([&] {
+          stowage::Store::open((tmp / "not_daf").string(), stowage::Mode::truncate, "daf");
+        }) == stowage::ErrorCode::invalid_argument);
   CHECK(fs::exists(tmp / "not_daf" / "precious.txt"));
 }
 
@@ -322,9 +368,12 @@ TEST_CASE("daf refuses names that are not file names, reserved names and bad ent
     return stowage::ErrorCode::ok;
   };
   using stowage::ErrorCode;
-  CHECK(code_of([&] { s.write_strings("vectors/cell/name", {"x", "y"}); }) == ErrorCode::invalid_argument);
-  CHECK(code_of([&] { s.write_strings("vectors/cell/index", {"x", "y"}); }) == ErrorCode::invalid_argument);
-  CHECK(code_of([&] { s.write_strings("vectors/cell/..", {"x", "y"}); }) == ErrorCode::invalid_argument);
+  CHECK(code_of([&] { s.write_strings("vectors/cell/name", {"x", "y"}); }) ==
+        ErrorCode::invalid_argument);
+  CHECK(code_of([&] { s.write_strings("vectors/cell/index", {"x", "y"}); }) ==
+        ErrorCode::invalid_argument);
+  CHECK(code_of([&] { s.write_strings("vectors/cell/..", {"x", "y"}); }) ==
+        ErrorCode::invalid_argument);
   CHECK(code_of([&] { s.write_strings("vectors/cell/a/b", {"x", "y"}); }) == ErrorCode::not_found);
   CHECK(code_of([&] { s.write_strings("axes/gene", {"g", "g"}); }) == ErrorCode::invalid_argument);
   CHECK(code_of([&] { s.write_strings("axes/gene", {"g\nh"}); }) == ErrorCode::invalid_argument);
@@ -333,24 +382,31 @@ TEST_CASE("daf refuses names that are not file names, reserved names and bad ent
   CHECK(code_of([&] { s.set_attributes("", {{"bad/name", 1}}); }) == ErrorCode::invalid_argument);
   CHECK(code_of([&] { s.set_attributes("", {{"x", 300}, {"daf_types", {{"x", "UInt8"}}}}); }) ==
         ErrorCode::invalid_argument);
-  CHECK(code_of([&] { s.set_attributes("", {{"x", json::array({1})}}); }) == ErrorCode::invalid_argument);
+  CHECK(code_of([&] { s.set_attributes("", {{"x", json::array({1})}}); }) ==
+        ErrorCode::invalid_argument);
   CHECK(code_of([&] {
           s.create("vectors/cell/v", {{"kind", "array"}, {"dtype", "float64"}, {"shape", {3}}});
         }) == ErrorCode::invalid_argument);  // the axis has 2 entries
   CHECK(code_of([&] {
-          s.create("matrices/cell/cell/x", {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {2, 2}}, {"layout", "csr"}});
+          s.create(
+              "matrices/cell/cell/x",
+              {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {2, 2}}, {"layout", "csr"}});
         }) == ErrorCode::unsupported);
   s.close();
 }
 
-TEST_CASE("daf large matrices: many tiles, region writes (read-modify-write), sparse storage, read back by Python") {
+TEST_CASE(
+    "daf large matrices: many tiles, region writes (read-modify-write), sparse storage, read back by Python") {
   test::TempDir tmp;
   fs::path repo = tmp / "big.daf";
-  const uint64_t rows = 2100, cols = 130;  // Float64: tiles of 1024 x 64 -> a 3 x 3 grid with cropped edges
+  const uint64_t rows = 2100,
+                 cols = 130;  // Float64: tiles of 1024 x 64 -> a 3 x 3 grid with cropped edges
   std::vector<std::string> r_names(rows), c_names(cols);
   for (uint64_t i = 0; i < rows; ++i) r_names[i] = "r" + std::to_string(i);
   for (uint64_t j = 0; j < cols; ++j) c_names[j] = "c" + std::to_string(j);
-  auto value = [](uint64_t r, uint64_t c) { return (r % 7 == 0 || c % 5 == 0) ? double(r * 1000 + c) : 0.0; };
+  auto value = [](uint64_t r, uint64_t c) {
+    return (r % 7 == 0 || c % 5 == 0) ? double(r * 1000 + c) : 0.0;
+  };
   std::vector<double> m(rows * cols);
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c) m[r * cols + c] = value(r, c);
@@ -359,9 +415,12 @@ TEST_CASE("daf large matrices: many tiles, region writes (read-modify-write), sp
     s.write_strings("axes/row", r_names);
     s.write_strings("axes/col", c_names);
     for (const char* name : {"dense", "as_sparse"}) {
-      json attrs = std::string(name) == "as_sparse" ? json{{"daf_storage", "sparse"}} : json::object();
-      s.create(std::string("matrices/row/col/") + name,
-               {{"kind", "array"}, {"dtype", "float64"}, {"shape", {rows, cols}}, {"attributes", attrs}});
+      json attrs =
+          std::string(name) == "as_sparse" ? json{{"daf_storage", "sparse"}} : json::object();
+      s.create(std::string("matrices/row/col/") + name, {{"kind", "array"},
+                                                         {"dtype", "float64"},
+                                                         {"shape", {rows, cols}},
+                                                         {"attributes", attrs}});
       stowage::Array a = s.array(std::string("matrices/row/col/") + name);
       CHECK(a.chunk_grid().size() == 2);
       CHECK(a.chunk_grid()[0] * a.chunk_grid()[1] > 1);
@@ -410,15 +469,20 @@ TEST_CASE("daf chunks never written are zeros, dense and sparse, through close()
   for (uint64_t j = 0; j < cols; ++j) c_names[j] = "c" + std::to_string(j);
   std::vector<double> corner(100 * 10), want(rows * cols, 0.0);
   for (uint64_t r = 0; r < 100; ++r)
-    for (uint64_t c = 0; c < 10; ++c) corner[r * 10 + c] = want[r * cols + c] = double(r * 10 + c + 1);
+    for (uint64_t c = 0; c < 10; ++c)
+      corner[r * 10 + c] = want[r * cols + c] = double(r * 10 + c + 1);
   {
     stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf");
     s.write_strings("axes/row", r_names);
     s.write_strings("axes/col", c_names);
     for (const char* name : {"dense", "as_sparse"}) {
-      json attrs = std::string(name) == "as_sparse" ? json{{"daf_storage", "sparse"}} : json::object();
+      json attrs =
+          std::string(name) == "as_sparse" ? json{{"daf_storage", "sparse"}} : json::object();
       std::string node = std::string("matrices/row/col/") + name;
-      s.create(node, {{"kind", "array"}, {"dtype", "float64"}, {"shape", {rows, cols}}, {"attributes", attrs}});
+      s.create(node, {{"kind", "array"},
+                      {"dtype", "float64"},
+                      {"shape", {rows, cols}},
+                      {"attributes", attrs}});
       s.array(node).write({0, 0}, {100, 10}, corner.data());
       CHECK(s.array(node).read_all<double>() == want);  // pending: read back from the staged file
     }
@@ -459,7 +523,8 @@ TEST_CASE("daf w: a failing close() leaves the existing repository untouched") {
   stowage::Store r = stowage::Store::open(repo.string(), stowage::Mode::read, "daf");
   CHECK(r.read_strings("axes/cell") == std::vector<std::string>{"a", "b"});
   size_t entries = 0;
-  for (const auto& e : fs::directory_iterator(tmp.path())) entries += e.path().filename() != "keep.daf";
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    entries += e.path().filename() != "keep.daf";
   CHECK(entries == 0);  // no temporary directory left behind
 }
 
@@ -468,7 +533,8 @@ TEST_CASE("daf option relayout: each matrix is also stored transposed, like Juli
   fs::path repo = tmp / "relayout.daf";
   json want;
   {
-    stowage::Store store = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", {{"relayout", true}});
+    stowage::Store store =
+        stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", {{"relayout", true}});
     want = write_everything(store);
     store.close();
   }
@@ -485,7 +551,8 @@ TEST_CASE("daf option relayout: each matrix is also stored transposed, like Juli
         CHECK(t["eltype"] == m["eltype"]);
         const json& a = m["values_row_major"];
         for (size_t i = 0; i < a.size(); ++i)
-          for (size_t j = 0; j < a[i].size(); ++j) check_same(t["values_row_major"][j][i], a[i][j], name);
+          for (size_t j = 0; j < a[i].size(); ++j)
+            check_same(t["values_row_major"][j][i], a[i][j], name);
         ++transposed;
       }
   CHECK(transposed == 4);  // dense, csc, mask, labels (square is not relayouted)
@@ -496,21 +563,25 @@ TEST_CASE("daf option relayout: each matrix is also stored transposed, like Juli
 // directory, axis names and entries, vector, matrix and scalar names -- in a
 // [1,1] repository (metadata.json keys too): read back by the plugin and by
 // daf_peer.py; a damaged file's error names it with its non-ASCII path.
-TEST_CASE("daf non-ASCII repository path, axis and property names: round trip, Python reader, errors") {
+TEST_CASE(
+    "daf non-ASCII repository path, axis and property names: round trip, Python reader, errors") {
   test::TempDir tmp;
   const fs::path repo = tmp / "donn\u00e9es-\u03b2" / "r\u00e9pertoire.daf";
   fs::create_directories(repo.parent_path());
   const std::string cell = "zell\u00e9", gene = "g\u00e8ne";
-  const std::vector<std::string> cells = {"\u03b1", "\u00df-1", "\U0001F9EC"}, genes = {"\u6f22", "x"};
+  const std::vector<std::string> cells = {"\u03b1", "\u00df-1", "\U0001F9EC"},
+                                 genes = {"\u6f22", "x"};
   const std::vector<double> sizes = {1.5, -0.0, 1e300};
   const std::vector<int32_t> counts = {1, 2, 3, 4, 5, 6};
   {
-    stowage::Store s = stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", {{"version", {1, 1}}});
+    stowage::Store s =
+        stowage::Store::open(repo.string(), stowage::Mode::truncate, "daf", {{"version", {1, 1}}});
     s.write_strings("axes/" + cell, cells);
     s.write_strings("axes/" + gene, genes);
     s.set_attributes("", {{"na\u00efve", "\u00fcber"}});
     write_vector<double>(s, "vectors/" + cell + "/gr\u00f6\u00dfe", "float64", sizes);
-    s.create("matrices/" + cell + "/" + gene + "/\u03bc", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {3, 2}}});
+    s.create("matrices/" + cell + "/" + gene + "/\u03bc",
+             {{"kind", "array"}, {"dtype", "int32"}, {"shape", {3, 2}}});
     s.array("matrices/" + cell + "/" + gene + "/\u03bc").write({0, 0}, {3, 2}, counts.data());
     s.close();
   }
@@ -530,7 +601,8 @@ TEST_CASE("daf non-ASCII repository path, axis and property names: round trip, P
   CHECK(peer["axes"][gene] == genes);
   CHECK(peer["scalars"]["na\u00efve"]["value"] == "\u00fcber");
   CHECK(peer["vectors"][cell]["gr\u00f6\u00dfe"]["values"] == json(sizes));
-  CHECK(peer["matrices"][cell][gene]["\u03bc"]["values_row_major"] == json::array({{1, 2}, {3, 4}, {5, 6}}));
+  CHECK(peer["matrices"][cell][gene]["\u03bc"]["values_row_major"] ==
+        json::array({{1, 2}, {3, 4}, {5, 6}}));
   // A truncated .data: the error names the file by its non-ASCII path.
   const fs::path data = repo / "vectors" / cell / "gr\u00f6\u00dfe.data";
   REQUIRE(fs::exists(data));

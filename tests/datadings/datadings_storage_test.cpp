@@ -56,16 +56,19 @@ TEST_CASE("every datadings fixture copied into memory (mem://) reads as it does 
     CHECK(want["has_md5"] == true);
     // From the map locally; with ranged reads locally with {"mmap": false}
     // and always in memory (it maps nothing).
-    CHECK(dd_test::records_snapshot(Store::open(local, Mode::read, "datadings", {{"mmap", false}})) == want);
+    CHECK(dd_test::records_snapshot(
+              Store::open(local, Mode::read, "datadings", {{"mmap", false}})) == want);
     CHECK(stowage::Registry::global().detect_format(in_memory) == "datadings");
     Store mem = Store::open(in_memory);
     CHECK(mem.format() == "datadings");
     CHECK(dd_test::records_snapshot(mem) == want);
-    CHECK(dd_test::records_snapshot(Store::open(in_memory, Mode::read, "datadings", {{"mmap", false}})) == want);
+    CHECK(dd_test::records_snapshot(
+              Store::open(in_memory, Mode::read, "datadings", {{"mmap", false}})) == want);
   }
 }
 
-TEST_CASE("a dataset written into memory is the files a local write makes, and reads back the same") {
+TEST_CASE(
+    "a dataset written into memory is the files a local write makes, and reads back the same") {
   test::TempDir tmp;
   stowage::sdk::Storage memory = test::storage_for("mem://datadings-written");
   for (const std::string name : kFixtures) {
@@ -80,7 +83,8 @@ TEST_CASE("a dataset written into memory is the files a local write makes, and r
       if (is_dataset_file(name, e.path().filename().string()))
         want[e.path().filename().string()] = test::read_file(e.path());
     for (const std::string& file : memory.list("mem://datadings-written"))
-      if (is_dataset_file(name, file)) got[file] = std::string(memory.read("mem://datadings-written/" + file).text());
+      if (is_dataset_file(name, file))
+        got[file] = std::string(memory.read("mem://datadings-written/" + file).text());
     CHECK(want.size() == 6);  // data, offsets, keys, key_hashes, filter, md5
     CHECK(got == want);
     json s = dd_test::records_snapshot(Store::open(in_memory));

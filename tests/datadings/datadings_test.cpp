@@ -97,10 +97,12 @@ void check_fixture(const std::string& name) {
     CHECK(r.key(i) == s["key"].get<std::string>());
     CHECK(r.find(s["key"].get<std::string>()) == std::optional<uint64_t>(i));
     CHECK(r.contains(s["key"].get<std::string>()));
-    dd_test::check_value(stowage::sample::decode(samples[i]), s["value"], bin, name + "#" + std::to_string(i));
+    dd_test::check_value(stowage::sample::decode(samples[i]), s["value"], bin,
+                         name + "#" + std::to_string(i));
   }
   for (const json& p : e["lookups"]["present"])
-    CHECK(r.find(p["key"].get<std::string>()) == std::optional<uint64_t>(p["index"].get<uint64_t>()));
+    CHECK(r.find(p["key"].get<std::string>()) ==
+          std::optional<uint64_t>(p["index"].get<uint64_t>()));
   bool legacy = e["index_style"] == "legacy";
   for (const json& a : e["lookups"]["absent"]) {
     std::string key = a["key"].get<std::string>();
@@ -110,15 +112,19 @@ void check_fixture(const std::string& name) {
     json hash = store.command("", "key_hash", {{"key", key}});
     CHECK(hash["hash"] == a["hash_hex"]);
     json filter = store.command("", "filter_contains", {{"key", key}});
-    if (legacy) CHECK(filter["maybe"].is_null());
-    else CHECK(filter["maybe"] == a["bloom_maybe"]);
+    if (legacy)
+      CHECK(filter["maybe"].is_null());
+    else
+      CHECK(filter["maybe"] == a["bloom_maybe"]);
   }
   // The batched contains gives every sample key and absent key (Bloom false
   // positives included) the answer the fixture spells out, in order.
   std::vector<std::string> keys;
   std::vector<bool> expected;
-  for (const json& s : e["samples"]) keys.push_back(s["key"].get<std::string>()), expected.push_back(true);
-  for (const json& a : e["lookups"]["absent"]) keys.push_back(a["key"].get<std::string>()), expected.push_back(false);
+  for (const json& s : e["samples"])
+    keys.push_back(s["key"].get<std::string>()), expected.push_back(true);
+  for (const json& a : e["lookups"]["absent"])
+    keys.push_back(a["key"].get<std::string>()), expected.push_back(false);
   CHECK(r.contains(std::vector<std::string_view>(keys.begin(), keys.end())) == expected);
   CHECK(r.contains(std::vector<std::string_view>{}).empty());
   if (!legacy) {
@@ -169,7 +175,8 @@ TEST_CASE("sequential and random reads from many threads agree") {
     threads.emplace_back([&, t] {
       for (uint64_t i = t; i < r.size(); i += 7) {
         const json& s = e["samples"][i];
-        if (r.read(i) != data.substr(s["offset"].get<size_t>(), s["length"].get<size_t>())) ++mismatches;
+        if (r.read(i) != data.substr(s["offset"].get<size_t>(), s["length"].get<size_t>()))
+          ++mismatches;
         if (r.find(s["key"].get<std::string>()) != std::optional<uint64_t>(i)) ++mismatches;
       }
     });
@@ -202,7 +209,8 @@ TEST_CASE("a dataset we write is byte-identical to datadings' for the same sampl
     write_dataset(ours, samples);
     for (const char* suffix : suffixes) {
       INFO("file " << suffix);
-      CHECK(test::read_file(ours.string() + suffix) == test::read_file(fixture(name).string() + suffix));
+      CHECK(test::read_file(ours.string() + suffix) ==
+            test::read_file(fixture(name).string() + suffix));
     }
     // Nothing else: the temporary files were all renamed.
     CHECK(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()) == 6);
@@ -219,7 +227,8 @@ TEST_CASE("a legacy dataset rewritten gets the new index with the same offsets")
   std::string offsets = test::read_file(ours.string() + ".offsets");
   REQUIRE(offsets.size() == 8 * e["offsets"].size());
   for (size_t i = 0; i < e["offsets"].size(); ++i)
-    CHECK(stowage::sdk::load_be<uint64_t>(offsets.data() + 8 * i) == e["offsets"][i].get<uint64_t>());
+    CHECK(stowage::sdk::load_be<uint64_t>(offsets.data() + 8 * i) ==
+          e["offsets"][i].get<uint64_t>());
   Store back = Store::open(ours.string());
   CHECK(back.describe_json()["index"] == "new");
   CHECK(back.records().find("legacy-c") == std::optional<uint64_t>(2));
@@ -302,7 +311,8 @@ with open(sys.argv[1], "wb") as f:
 json.dump([len(msgpack.packb(s, default=m.encode)) for s in samples], open(sys.argv[2], "w"))
 )";
   fs::path packed = tmp / "samples.bin", sizes_json = tmp / "sizes.json";
-  auto made = test::run_python(make, test::quote(packed.string()) + " " + test::quote(sizes_json.string()));
+  auto made =
+      test::run_python(make, test::quote(packed.string()) + " " + test::quote(sizes_json.string()));
   REQUIRE_MESSAGE(made.status == 0, made.output);
   std::string all = test::read_file(packed);
   std::vector<std::string> samples;
@@ -363,7 +373,8 @@ for i, want in enumerate(ru):
 assert count == n and off[-1] == len(data)
 print("OK", count)
 )";
-  auto checked = test::run_python(check, test::quote(ours.string()) + " " + test::quote(packed.string()));
+  auto checked =
+      test::run_python(check, test::quote(ours.string()) + " " + test::quote(packed.string()));
   CHECK_MESSAGE(checked.status == 0, checked.output);
   CHECK(checked.output.find("OK 41") != std::string::npos);
 
@@ -384,7 +395,8 @@ print("OK", count)
 TEST_CASE("writes refuse duplicate, reserved and missing keys, and keep what was accepted") {
   test::TempDir tmp;
   // {"key": key, extra_key: 1}, extra_key as str or (bin_key) as bin.
-  auto sample = [](const std::string& key, const std::string& extra_key = "v", bool bin_key = false) {
+  auto sample = [](const std::string& key, const std::string& extra_key = "v",
+                   bool bin_key = false) {
     msgpack::sbuffer b;
     msgpack::packer<msgpack::sbuffer> p(b);
     p.pack_map(2);
@@ -458,7 +470,8 @@ TEST_CASE("a write that never reaches close() leaves no dataset behind") {
   stowage_store_handle h = nullptr;
   stowage_error err{};
   std::string p = path.string();
-  REQUIRE(vt->open(registry.host(), p.data(), p.size(), STOWAGE_MODE_TRUNCATE, "{}", 2, &h, &err) == STOWAGE_OK);
+  REQUIRE(vt->open(registry.host(), p.data(), p.size(), STOWAGE_MODE_TRUNCATE, "{}", 2, &h, &err) ==
+          STOWAGE_OK);
   std::string s = "\x81\xa3key\xa1k";
   const void* recs[] = {s.data()};
   uint64_t sizes[] = {s.size()};
@@ -516,7 +529,8 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
     uint64_t end2 = e["offsets"][3].get<uint64_t>();
     data.erase(end2 - 5, 5);
     test::write_file(p, data);
-    for (size_t i = 3; i < e["offsets"].size(); ++i) patch_offset(p, i, e["offsets"][i].get<uint64_t>() - 5);
+    for (size_t i = 3; i < e["offsets"].size(); ++i)
+      patch_offset(p, i, e["offsets"][i].get<uint64_t>() - 5);
     expect_corrupt(p, "basic.msgpack", "sample 2", [](const Records& r) { r.read(2); });
     expect_corrupt(p, "basic.msgpack", "truncated", read_everything);
     CHECK(Store::open(p.string()).records().read(1).size() == 179);  // others still read
@@ -543,7 +557,8 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
     fs::path p = copy_fixture("basic", tmp.path());
     std::string keys = test::read_file(p.string() + ".keys");
     test::write_file(p.string() + ".keys", std::string("\xdd\x7f\xff\xff\xff", 5) + keys.substr(1));
-    expect_corrupt(p, "basic.msgpack.keys", "declares 2147483647 keys", [](const Records& r) { r.size(); });
+    expect_corrupt(p, "basic.msgpack.keys", "declares 2147483647 keys",
+                   [](const Records& r) { r.size(); });
   }
   SUBCASE("bad filter header") {
     fs::path p = copy_fixture("basic", tmp.path());
@@ -551,7 +566,8 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
     std::string bad_magic = f;
     bad_magic[0] = 'X';
     test::write_file(p.string() + ".filter", bad_magic);
-    expect_corrupt(p, "basic.msgpack.filter", "magic", [](const Records& r) { r.contains("misc"); });
+    expect_corrupt(p, "basic.msgpack.filter", "magic",
+                   [](const Records& r) { r.contains("misc"); });
     std::string bad_n = f;
     stowage::sdk::store_be<uint64_t>(bad_n.data() + 16, 7);  // 7 elements need more bits
     test::write_file(p.string() + ".filter", bad_n);
@@ -559,13 +575,16 @@ TEST_CASE("malformed datasets are errors naming the file and the fault") {
     std::string bad_size = f;
     stowage::sdk::store_be<uint64_t>(bad_size.data() + 8, 99);
     test::write_file(p.string() + ".filter", bad_size);
-    expect_corrupt(p, "basic.msgpack.filter", "99 bytes", [](const Records& r) { r.contains("misc"); });
+    expect_corrupt(p, "basic.msgpack.filter", "99 bytes",
+                   [](const Records& r) { r.contains("misc"); });
     test::write_file(p.string() + ".filter", f.substr(0, 20));
-    expect_corrupt(p, "basic.msgpack.filter", "header", [](const Records& r) { r.contains("misc"); });
+    expect_corrupt(p, "basic.msgpack.filter", "header",
+                   [](const Records& r) { r.contains("misc"); });
   }
   SUBCASE("key hashes of the wrong size") {
     fs::path p = copy_fixture("basic", tmp.path());
-    test::write_file(p.string() + ".key_hashes", test::read_file(p.string() + ".key_hashes").substr(0, 40));
+    test::write_file(p.string() + ".key_hashes",
+                     test::read_file(p.string() + ".key_hashes").substr(0, 40));
     expect_corrupt(p, "basic.msgpack.key_hashes", "keys count mismatch",
                    [](const Records& r) { r.find("misc"); });
   }
@@ -696,13 +715,15 @@ TEST_CASE("the store is one record set at the root") {
 TEST_CASE("samples read the same from the map and with pread (the \"mmap\" open option)") {
   for (const char* name : {"basic", "legacy", "many"}) {
     INFO(name);
-    std::vector<std::string> mapped =
-        read_all(Store::open(fixture(name).string(), Mode::read, "datadings", {{"mmap", true}}).records());
-    Records r = Store::open(fixture(name).string(), Mode::read, "datadings", {{"mmap", false}}).records();
+    std::vector<std::string> mapped = read_all(
+        Store::open(fixture(name).string(), Mode::read, "datadings", {{"mmap", true}}).records());
+    Records r =
+        Store::open(fixture(name).string(), Mode::read, "datadings", {{"mmap", false}}).records();
     CHECK(read_all(r) == mapped);
     CHECK(r.read(r.size() - 1) == mapped.back());
   }
-  stowage::Error e = error_of([] { Store::open(fixture("basic").string(), Mode::read, "datadings", {{"mmap", 1}}); });
+  stowage::Error e = error_of(
+      [] { Store::open(fixture("basic").string(), Mode::read, "datadings", {{"mmap", 1}}); });
   CHECK(e.code() == ErrorCode::invalid_argument);
   CHECK(std::string(e.what()).find("\"mmap\" must be true or false") != std::string::npos);
 }
@@ -721,7 +742,8 @@ TEST_CASE("a data file cut short in place after opening is an error, never SIGBU
     REQUIRE(fs::file_size(p) - keep > 3 * 4096);  // whole pages are lost
     fs::resize_file(p, keep);
     CHECK(r.read(1) == before[1]);  // still inside the file
-    for (auto read : {std::function<void()>([&] { r.read(r.size() - 1); }), std::function<void()>([&] { read_all(r); })}) {
+    for (auto read : {std::function<void()>([&] { r.read(r.size() - 1); }),
+                      std::function<void()>([&] { read_all(r); })}) {
       stowage::Error e = error_of(read);
       CHECK(e.code() == ErrorCode::corrupt);
       std::string what = e.what();

@@ -43,8 +43,10 @@ inline void check_double(double actual, const json& expected, const std::string&
   INFO(where);
   if (expected.is_string()) {
     std::string s = expected.get<std::string>();
-    if (s == "nan") CHECK(std::isnan(actual));
-    else CHECK(actual == (s == "inf" ? HUGE_VAL : -HUGE_VAL));
+    if (s == "nan")
+      CHECK(std::isnan(actual));
+    else
+      CHECK(actual == (s == "inf" ? HUGE_VAL : -HUGE_VAL));
     return;
   }
   double want = expected.get<double>();
@@ -86,8 +88,10 @@ inline void check_ndarray(const Value& v, const json& e, const std::string& bin,
   std::vector<double> got = a.to_doubles();
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    if (want[i].is_boolean()) CHECK(got[i] == (want[i].get<bool>() ? 1.0 : 0.0));
-    else check_double(got[i], want[i], where + " element " + std::to_string(i));
+    if (want[i].is_boolean())
+      CHECK(got[i] == (want[i].get<bool>() ? 1.0 : 0.0));
+    else
+      check_double(got[i], want[i], where + " element " + std::to_string(i));
   }
 }
 
@@ -111,7 +115,8 @@ inline void check_value(const Value& v, const json& e, const std::string& bin,
   } else if (e.is_array()) {
     REQUIRE(v.type() == Type::array);
     REQUIRE(v.size() == e.size());
-    for (size_t i = 0; i < e.size(); ++i) check_value(v[i], e[i], bin, where + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < e.size(); ++i)
+      check_value(v[i], e[i], bin, where + "[" + std::to_string(i) + "]");
   } else if (e.contains("$map")) {
     REQUIRE(v.type() == Type::map);
     const json& entries = e["$map"];

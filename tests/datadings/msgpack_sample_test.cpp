@@ -17,13 +17,14 @@ using namespace stowage::sample;
 
 std::string unhex(const std::string& h) {
   std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
   return out;
 }
 
 // Packs with msgpack-cxx: a msgpack-numpy array map with bin keys.
-std::string nd_map(const std::string& type, const std::vector<uint64_t>& shape, const std::string& data,
-                   bool with_data = true) {
+std::string nd_map(const std::string& type, const std::vector<uint64_t>& shape,
+                   const std::string& data, bool with_data = true) {
   msgpack::sbuffer b;
   msgpack::packer<msgpack::sbuffer> p(b);
   auto bin = [&](const std::string& s) {

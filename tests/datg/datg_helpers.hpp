@@ -69,8 +69,8 @@ inline std::string peer_script() {
 }
 
 struct PeerRead {
-  json info;                  // footer, metadata, names, offsets
-  std::vector<uint64_t> bits; // the matrix, C order
+  json info;                   // footer, metadata, names, offsets
+  std::vector<uint64_t> bits;  // the matrix, C order
 };
 
 // Reads a datg dataset with the independent Python reader.
@@ -109,7 +109,8 @@ std::string expect_error(Fn&& fn, stowage::ErrorCode code, const fs::path& file)
 // Overwrites bytes of a file at `offset` (negative: from the end).
 inline void patch(const fs::path& path, int64_t offset, const std::string& bytes) {
   std::string data = test::read_file(path);
-  const size_t at = offset < 0 ? data.size() - static_cast<size_t>(-offset) : static_cast<size_t>(offset);
+  const size_t at =
+      offset < 0 ? data.size() - static_cast<size_t>(-offset) : static_cast<size_t>(offset);
   data.replace(at, bytes.size(), bytes);
   test::write_file(path, data);
 }

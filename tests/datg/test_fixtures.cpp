@@ -69,7 +69,7 @@ TEST_CASE("every fixture reads bit-exactly with names, metadata and layout") {
 
 TEST_CASE("random access: every row read alone, in reverse order, equals the fixture") {
   for (const char* name : {"few_cols_250x3", "legacy_lz4block_12x10", "wide_300x128",
-                                  "repo_legacy_genecor_chr6p_48x48", "special_values_3x8_rpb1"}) {
+                           "repo_legacy_genecor_chr6p_48x48", "special_values_3x8_rpb1"}) {
     CAPTURE(name);
     const std::vector<uint64_t> want = read_le_bits(fixture(std::string(name) + ".expected.bin"));
     stowage::Store store = open_datg(fixture(std::string(name) + ".datg"));
@@ -94,7 +94,8 @@ TEST_CASE("special values survive bit-exactly: NaN canonical, -0.0, subnormals, 
   const json expected = test::read_json(fixture("special_values_3x8_rpb1.expected.json"));
   size_t i = 0;
   for (const json& row : expected["data_inline_hex"])
-    for (const json& hex : row) CHECK(bits.at(i++) == std::stoull(hex.get<std::string>(), nullptr, 16));
+    for (const json& hex : row)
+      CHECK(bits.at(i++) == std::stoull(hex.get<std::string>(), nullptr, 16));
   CHECK(i == bits.size());
   const auto has = [&](uint64_t b) { return std::find(bits.begin(), bits.end(), b) != bits.end(); };
   CHECK(has(0x7ff8000000000000ull));  // canonical NaN

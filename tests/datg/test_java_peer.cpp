@@ -15,17 +15,19 @@ struct JavaRead {
 
 std::string unhex(const std::string& hex) {
   std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
   return out;
 }
 
 JavaRead java_read(const fs::path& datg) {
   test::TempDir tmp;
-  const std::string source = (test::source_root() / "tests" / "datg" / "DatgJavaPeer.java").string();
-  test::RunResult r = test::run("java -cp /usr/share/java/commons-compress.jar:/usr/share/java/lz4-java.jar " +
-                                test::quote(source) + " " + test::quote(datg.string()) + " " +
-                                test::quote((tmp / "out.bin").string()) + " " +
-                                test::quote((tmp / "out.txt").string()));
+  const std::string source =
+      (test::source_root() / "tests" / "datg" / "DatgJavaPeer.java").string();
+  test::RunResult r = test::run(
+      "java -cp /usr/share/java/commons-compress.jar:/usr/share/java/lz4-java.jar " +
+      test::quote(source) + " " + test::quote(datg.string()) + " " +
+      test::quote((tmp / "out.bin").string()) + " " + test::quote((tmp / "out.txt").string()));
   INFO(r.output);
   REQUIRE(r.status == 0);
   JavaRead out;
@@ -44,7 +46,8 @@ JavaRead java_read(const fs::path& datg) {
 }  // namespace
 
 TEST_CASE("the Java decoders read fixtures of both flavours like the expected values") {
-  for (const char* name : {"unicode_names_4x3", "legacy_lz4block_12x10", "special_values_3x8_rpb1"}) {
+  for (const char* name :
+       {"unicode_names_4x3", "legacy_lz4block_12x10", "special_values_3x8_rpb1"}) {
     CAPTURE(name);
     JavaRead j = java_read(fixture(std::string(name) + ".datg"));
     CHECK(j.bits == read_le_bits(fixture(std::string(name) + ".expected.bin")));
@@ -60,8 +63,10 @@ TEST_CASE("files we write read back through the Java decoders, bit for bit") {
   const uint64_t specials[] = {0x7ff8000000000000ull, 0x8000000000000000ull, 0x0000000000000001ull,
                                0x7ff0000000000000ull, 0xfff0000000000000ull, 0x7fefffffffffffffull};
   for (size_t i = 0; i < values.size(); ++i)
-    values[i] = i < std::size(specials) ? from_bits(specials[i]) : (i % 4 ? std::sin(static_cast<double>(i)) : 0.0);
-  std::vector<std::string> row_names, col_names = {"\u00c5lesund", "\U0001F9EC-DNA", "caf\u00e9", "x", "", "z"};
+    values[i] = i < std::size(specials) ? from_bits(specials[i])
+                                        : (i % 4 ? std::sin(static_cast<double>(i)) : 0.0);
+  std::vector<std::string> row_names,
+      col_names = {"\u00c5lesund", "\U0001F9EC-DNA", "caf\u00e9", "x", "", "z"};
   for (uint64_t r = 0; r < rows; ++r) row_names.push_back("gene\u00b7" + std::to_string(r));
   const std::string dataset = "Donn\u00e9es \U0001F9EC " + std::string(1, '\0') + " \u6e2c";
   const fs::path p = dir / "ours.datg";

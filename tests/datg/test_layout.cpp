@@ -14,9 +14,10 @@ TEST_CASE("modified UTF-8: NUL as C0 80, supplementary characters as surrogate p
   CHECK(java == std::string("a\xC0\x80\xC3\xA9\xE6\xB8\xAC\xED\xA0\xBE\xED\xB7\xAC"));
   CHECK(modified_utf8_to_utf8(java, "t") == utf8);
   CHECK(modified_utf8_to_utf8(std::string("x\0y", 3), "t") == std::string("x\0y", 3));  // raw NUL
-  CHECK_THROWS_AS(utf8_to_modified_utf8("\xED\xA0\x80", "t"), stowage::sdk::Error);  // CESU in UTF-8
-  CHECK_THROWS_AS(utf8_to_modified_utf8("\xC0\xAF", "t"), stowage::sdk::Error);      // overlong
-  CHECK_THROWS_AS(modified_utf8_to_utf8("\xE6\xB8", "t"), stowage::sdk::Error);      // cut off
+  CHECK_THROWS_AS(utf8_to_modified_utf8("\xED\xA0\x80", "t"),
+                  stowage::sdk::Error);                                          // CESU in UTF-8
+  CHECK_THROWS_AS(utf8_to_modified_utf8("\xC0\xAF", "t"), stowage::sdk::Error);  // overlong
+  CHECK_THROWS_AS(modified_utf8_to_utf8("\xE6\xB8", "t"), stowage::sdk::Error);  // cut off
   CHECK(is_valid_utf8("\xF0\x9F\xA7\xAC"));
   CHECK_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // beyond U+10FFFF
 }

@@ -14,7 +14,8 @@ void put_be(std::string& out, uint64_t v, int bytes) {
 }
 
 std::string encode(const json& codec, const std::string& bytes) {
-  std::vector<uint8_t> e = stowage::Registry::global().codec(codec).encode(bytes.data(), bytes.size());
+  std::vector<uint8_t> e =
+      stowage::Registry::global().codec(codec).encode(bytes.data(), bytes.size());
   return std::string(e.begin(), e.end());
 }
 
@@ -38,7 +39,14 @@ TEST_CASE("flag 0: an index of more than 8192 blocks spans several LZ4Block chun
   const uint64_t index_offset = file.size();
   file += index_stream;
   const uint64_t metadata_offset = file.size();
-  file += std::string("\0\x03" "abc" "\0\x01" "r" "\0\x01" "c", 11);
+  file += std::string(
+      "\0\x03"
+      "abc"
+      "\0\x01"
+      "r"
+      "\0\x01"
+      "c",
+      11);
   put_be(file, 1700000000, 8);
   put_be(file, rows, 4);
   put_be(file, cols, 4);
@@ -54,8 +62,9 @@ TEST_CASE("flag 0: an index of more than 8192 blocks spans several LZ4Block chun
   REQUIRE(test::run_python("import gzip, sys\n"
                            "gzip.open(sys.argv[1], 'wb').write(sys.argv[2].encode())\n"
                            "gzip.open(sys.argv[3], 'wb').write(sys.argv[4].encode())\n",
-                           test::quote((dir / "legacy.rows.txt.gz").string()) + " " + test::quote(rows_text) +
-                               " " + test::quote((dir / "legacy.cols.txt.gz").string()) + " " +
+                           test::quote((dir / "legacy.rows.txt.gz").string()) + " " +
+                               test::quote(rows_text) + " " +
+                               test::quote((dir / "legacy.cols.txt.gz").string()) + " " +
                                test::quote(cols_text))
               .status == 0);
 

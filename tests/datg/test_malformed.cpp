@@ -16,7 +16,8 @@ constexpr int64_t kRows = -36, kIndexOffset = -28, kMetadataOffset = -20, kRowsP
 
 std::string be(uint64_t v, int bytes) {
   std::string s(static_cast<size_t>(bytes), '\0');
-  for (int i = bytes - 1; i >= 0; --i, v >>= 8) s[static_cast<size_t>(i)] = static_cast<char>(v & 0xFF);
+  for (int i = bytes - 1; i >= 0; --i, v >>= 8)
+    s[static_cast<size_t>(i)] = static_cast<char>(v & 0xFF);
   return s;
 }
 
@@ -68,16 +69,21 @@ TEST_CASE("footer damage: magic, reserved bytes, flag, offsets, counts") {
       {"reserved byte 0", kReserved, std::string("\x01", 1), ErrorCode::corrupt, "reserved"},
       {"reserved byte 2", kReserved + 2, std::string("\x80", 1), ErrorCode::corrupt, "reserved"},
       {"flag 2", kFlag, std::string("\x02", 1), ErrorCode::unsupported, "flag"},
-      {"flag 0x81 (passes Java's signed check)", kFlag, std::string("\x81", 1), ErrorCode::unsupported, "flag"},
+      {"flag 0x81 (passes Java's signed check)", kFlag, std::string("\x81", 1),
+       ErrorCode::unsupported, "flag"},
       {"flag 0xFF", kFlag, std::string("\xFF", 1), ErrorCode::unsupported, "flag"},
       {"negative rows", kRows, be(0xFFFFFFFF, 4), ErrorCode::corrupt, "negative"},
       {"rows beyond the file", kRows, be(1000000, 4), ErrorCode::corrupt, "cannot"},
       {"rows per block 0", kRowsPerBlock, be(0, 4), ErrorCode::corrupt, "rows per block"},
       {"index after metadata", kIndexOffset, be(120, 8), ErrorCode::corrupt, "index offset"},
-      {"negative index offset", kIndexOffset, be(0xFFFFFFFFFFFFFFF0ull, 8), ErrorCode::corrupt, "negative"},
-      {"metadata beyond footer", kMetadataOffset, be(200, 8), ErrorCode::corrupt, "metadata offset"},
-      {"metadata strings do not end at the footer", kMetadataOffset, be(112, 8), ErrorCode::corrupt, "metadata"},
-      {"metadata offset inside the index", kMetadataOffset, be(100, 8), ErrorCode::corrupt, "metadata"},
+      {"negative index offset", kIndexOffset, be(0xFFFFFFFFFFFFFFF0ull, 8), ErrorCode::corrupt,
+       "negative"},
+      {"metadata beyond footer", kMetadataOffset, be(200, 8), ErrorCode::corrupt,
+       "metadata offset"},
+      {"metadata strings do not end at the footer", kMetadataOffset, be(112, 8), ErrorCode::corrupt,
+       "metadata"},
+      {"metadata offset inside the index", kMetadataOffset, be(100, 8), ErrorCode::corrupt,
+       "metadata"},
   };
   for (const Case& c : cases) {
     INFO(std::string(c.what));
@@ -93,10 +99,16 @@ TEST_CASE("bad modified UTF-8 in the metadata strings is CORRUPT") {
   // basic_4x5: metadata at 113, dataset name "Title" at 115.
   const std::pair<const char*, std::string> cases[] = {
       {"4-byte UTF-8 sequence", "\xF0\x9F\xA7\xAC"},
-      {"lone high surrogate", "\xED\xA0\xBE" "le"},
-      {"lone low surrogate", "\xED\xB7\xAC" "le"},
+      {"lone high surrogate",
+       "\xED\xA0\xBE"
+       "le"},
+      {"lone low surrogate",
+       "\xED\xB7\xAC"
+       "le"},
       {"continuation byte as lead", "\x80"},
-      {"missing continuation", "\xC3" "A"},
+      {"missing continuation",
+       "\xC3"
+       "A"},
   };
   for (const auto& [what, bytes] : cases) {
     INFO(std::string(what));
@@ -123,11 +135,13 @@ TEST_CASE("bad block index: wrong count, out of range, not increasing, not a con
     INFO(std::string(what));
     const fs::path src = copy_dataset("basic_4x5", dir.path(), "src");
     const fs::path p = dir / "i.datg";
-    fs::copy_file(dir / "src.rows.txt.gz", dir / "i.rows.txt.gz", fs::copy_options::overwrite_existing);
-    fs::copy_file(dir / "src.cols.txt.gz", dir / "i.cols.txt.gz", fs::copy_options::overwrite_existing);
-    test::RunResult r = test::run(test::python() + " " + test::quote(peer_script()) + " set-index " +
-                                  test::quote(src.string()) + " " + test::quote(p.string()) + " " +
-                                  test::quote(offsets));
+    fs::copy_file(dir / "src.rows.txt.gz", dir / "i.rows.txt.gz",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file(dir / "src.cols.txt.gz", dir / "i.cols.txt.gz",
+                  fs::copy_options::overwrite_existing);
+    test::RunResult r = test::run(test::python() + " " + test::quote(peer_script()) +
+                                  " set-index " + test::quote(src.string()) + " " +
+                                  test::quote(p.string()) + " " + test::quote(offsets));
     REQUIRE(r.status == 0);
     open_fails(p, ErrorCode::corrupt, p);
   }
@@ -177,7 +191,8 @@ TEST_CASE("bad LZ4 containers are CORRUPT when their block is read") {
     test::write_file(p, data);
     stowage::Store store = open_datg(p);
     std::vector<double> row(128);
-    expect_error([&] { store.array("").read({0, 0}, {1, 128}, row.data()); }, ErrorCode::corrupt, p);
+    expect_error([&] { store.array("").read({0, 0}, {1, 128}, row.data()); }, ErrorCode::corrupt,
+                 p);
     store.array("").read({1, 0}, {1, 128}, row.data());  // other rows still read
   }
   {
@@ -244,7 +259,8 @@ TEST_CASE("name files: count mismatch, missing, not gzip, truncated, bad UTF-8")
     INFO("CRLF line ends and extra tab-separated fields are fine");
     const fs::path p = copy_dataset("basic_4x5", dir.path(), "ok");
     write_gzip_names(dir / "ok.rows.txt.gz", "row1\textra\r\nrow2\r\nrow3\trow3b\trow3c\nrow4");
-    CHECK(open_datg(p).read_strings("rows") == std::vector<std::string>{"row1", "row2", "row3", "row4"});
+    CHECK(open_datg(p).read_strings("rows") ==
+          std::vector<std::string>{"row1", "row2", "row3", "row4"});
   }
 }
 
@@ -294,6 +310,7 @@ TEST_CASE("random damage never crashes: every outcome is a value or a stowage::E
     }
   }
   CHECK(errors > 200);  // most damage is detected (checksums, magic, offsets)
-  MESSAGE("damaged files: " << errors << " errors, " << reads << " read (damage in values of raw blocks "
-          "or in metadata text can be undetectable)");
+  MESSAGE("damaged files: " << errors << " errors, " << reads
+                            << " read (damage in values of raw blocks "
+                               "or in metadata text can be undetectable)");
 }

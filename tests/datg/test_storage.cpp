@@ -13,12 +13,12 @@ namespace {
 // A dataset as the API shows it: description, every value, the names.
 struct Snapshot {
   json description;
-  std::string values;  // the whole matrix, row by row
+  std::string values;           // the whole matrix, row by row
   std::string rows_one_by_one;  // the same, one row per read (a block each)
   std::vector<std::string> rows, cols;
   bool operator==(const Snapshot& o) const {
-    return description == o.description && values == o.values && rows_one_by_one == o.rows_one_by_one &&
-           rows == o.rows && cols == o.cols;
+    return description == o.description && values == o.values &&
+           rows_one_by_one == o.rows_one_by_one && rows == o.rows && cols == o.cols;
   }
 };
 
@@ -46,15 +46,18 @@ const char* const kFiles[] = {".datg", ".rows.txt.gz", ".cols.txt.gz"};
 
 }  // namespace
 
-TEST_CASE("datg in memory (mem://): every fixture reads equal to the file on disk, and is detected") {
+TEST_CASE(
+    "datg in memory (mem://): every fixture reads equal to the file on disk, and is detected") {
   const std::vector<std::string> names = fixture_names();
   REQUIRE(names.size() >= 8);
   for (const std::string& name : names) {
     CAPTURE(name);
     const std::string base = "mem://datg-storage-test/fixtures/" + name;
     for (const char* ext : kFiles) test::copy_into_storage(fixture(name + ext), base + ext);
-    const Snapshot local = snapshot(stowage::Store::open(fixture(name + ".datg").string(), stowage::Mode::read, "datg"));
-    stowage::Store remote = stowage::Store::open(base + ".datg");  // identified through the storage layer
+    const Snapshot local = snapshot(
+        stowage::Store::open(fixture(name + ".datg").string(), stowage::Mode::read, "datg"));
+    stowage::Store remote =
+        stowage::Store::open(base + ".datg");  // identified through the storage layer
     CHECK(remote.format() == "datg");
     const Snapshot in_memory = snapshot(remote);
     CHECK(in_memory == local);
@@ -68,7 +71,8 @@ TEST_CASE("datg in memory (mem://): every fixture reads equal to the file on dis
   }
 }
 
-TEST_CASE("datg in memory (mem://): a missing name file or a truncated matrix is a clear error naming the key") {
+TEST_CASE(
+    "datg in memory (mem://): a missing name file or a truncated matrix is a clear error naming the key") {
   const std::string base = "mem://datg-storage-test/broken/basic_4x5";
   test::copy_into_storage(fixture("basic_4x5.datg"), base + ".datg");
   test::copy_into_storage(fixture("basic_4x5.rows.txt.gz"), base + ".rows.txt.gz");
@@ -77,7 +81,8 @@ TEST_CASE("datg in memory (mem://): a missing name file or a truncated matrix is
     FAIL("opened without its column names");
   } catch (const stowage::Error& e) {
     CHECK(e.code() == stowage::ErrorCode::not_found);
-    CHECK(std::string(e.what()).find(base + ".cols.txt.gz: the datg column name file is missing") != std::string::npos);
+    CHECK(std::string(e.what()).find(base + ".cols.txt.gz: the datg column name file is missing") !=
+          std::string::npos);
   }
   test::copy_into_storage(fixture("basic_4x5.cols.txt.gz"), base + ".cols.txt.gz");
   const std::string bytes = test::read_file(fixture("basic_4x5.datg"));
@@ -106,7 +111,9 @@ void write_dataset(const std::string& path) {
                     {"shape", {rows, cols}},
                     {"chunks", {20, cols}},
                     {"attributes",
-                     {{"dataset_name", "in memory"}, {"row_entity", "genes"}, {"column_entity", "samples"},
+                     {{"dataset_name", "in memory"},
+                      {"row_entity", "genes"},
+                      {"column_entity", "samples"},
                       {"created_epoch_seconds", 1700000000}}}});
   std::vector<std::string> row_names, col_names;
   for (uint64_t r = 0; r < rows; ++r) row_names.push_back("g" + std::to_string(r));
@@ -119,13 +126,15 @@ void write_dataset(const std::string& path) {
   a.write({20, 0}, {17, cols}, values.data() + 20 * cols);  // the second block first
   a.write({0, 0}, {20, cols}, values.data());
   values[3] = 42;
-  a.write({0, 0}, {1, cols}, values.data());  // a row of block 0 again: read, changed, appended anew
+  a.write({0, 0}, {1, cols},
+          values.data());  // a row of block 0 again: read, changed, appended anew
   store.close();
 }
 
 }  // namespace
 
-TEST_CASE("datg in memory (mem://): a dataset written into memory is byte for byte the one written to disk") {
+TEST_CASE(
+    "datg in memory (mem://): a dataset written into memory is byte for byte the one written to disk") {
   test::TempDir tmp;
   const std::string disk = (tmp / "m").string(), memory = "mem://datg-storage-test/written/m";
   write_dataset(disk + ".datg");

@@ -20,9 +20,12 @@ std::vector<double> test_matrix(uint64_t rows, uint64_t cols, uint32_t seed) {
   std::normal_distribution<double> normal;
   std::vector<double> m(rows * cols);
   for (size_t i = 0; i < m.size(); ++i) {
-    if (i < std::size(specials)) m[i] = from_bits(specials[i]);
-    else if (i % 3 == 0) m[i] = 0.0;
-    else m[i] = normal(rng);
+    if (i < std::size(specials))
+      m[i] = from_bits(specials[i]);
+    else if (i % 3 == 0)
+      m[i] = 0.0;
+    else
+      m[i] = normal(rng);
   }
   return m;
 }
@@ -40,13 +43,19 @@ struct Written {
 };
 
 // Writes a matrix row by row (streaming) through the host API.
-Written write_rows(const fs::path& path, uint64_t rows, uint64_t cols, const json& extra = json::object(),
-                   const std::string& row_prefix = "gene_", const std::string& col_prefix = "sample_") {
-  Written w{path, test_matrix(rows, cols, 7), numbered(row_prefix, rows), numbered(col_prefix, cols)};
+Written write_rows(const fs::path& path, uint64_t rows, uint64_t cols,
+                   const json& extra = json::object(), const std::string& row_prefix = "gene_",
+                   const std::string& col_prefix = "sample_") {
+  Written w{path, test_matrix(rows, cols, 7), numbered(row_prefix, rows),
+            numbered(col_prefix, cols)};
   stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::truncate, "datg");
-  json d = {{"kind", "array"}, {"dtype", "float64"}, {"shape", {rows, cols}},
-            {"attributes", {{"dataset_name", "Donn\u00e9es \U0001F9EC nul:" + std::string(1, '\0') + "!"},
-                            {"row_entity", "genes"}, {"column_entity", "samples"}}}};
+  json d = {{"kind", "array"},
+            {"dtype", "float64"},
+            {"shape", {rows, cols}},
+            {"attributes",
+             {{"dataset_name", "Donn\u00e9es \U0001F9EC nul:" + std::string(1, '\0') + "!"},
+              {"row_entity", "genes"},
+              {"column_entity", "samples"}}}};
   d.update(extra);
   store.create("", d);
   const stowage::NodeInfo info = store.describe("");
@@ -78,8 +87,9 @@ void check_round_trip(const Written& w) {
   CHECK(std::abs(peer.info["created"].get<int64_t>() - now) < 600);
   // The checksum file, as the reference writer makes it, verified by coreutils.
   const fs::path sums = w.path.parent_path() / (w.path.stem().string() + ".sha256");
-  test::RunResult check = test::run("cd " + test::quote(w.path.parent_path().string()) +
-                                    " && sha256sum --check --strict " + test::quote(sums.filename().string()));
+  test::RunResult check =
+      test::run("cd " + test::quote(w.path.parent_path().string()) +
+                " && sha256sum --check --strict " + test::quote(sums.filename().string()));
   INFO(check.output);
   CHECK(check.status == 0);
   CHECK(test::read_file(sums).find("  " + w.path.filename().string() + "\n") != std::string::npos);
@@ -134,7 +144,8 @@ TEST_CASE("non-ASCII directory, file and names: round trip, Python reader, error
   test::TempDir tmp;
   const fs::path dir = tmp / "donn\u00e9es-\u03b2";
   fs::create_directories(dir);
-  Written w = write_rows(dir / "\u00e9t\u00e9-\u00df.datg", 40, 6, json::object(), "g\u00e8ne-\u03bc-", "\U0001F9EC-\u6f22-");
+  Written w = write_rows(dir / "\u00e9t\u00e9-\u00df.datg", 40, 6, json::object(),
+                         "g\u00e8ne-\u03bc-", "\U0001F9EC-\u6f22-");
   check_round_trip(w);
   CHECK(fs::exists(dir / "\u00e9t\u00e9-\u00df.rows.txt.gz"));
   const std::string bytes = test::read_file(w.path);
@@ -188,8 +199,8 @@ TEST_CASE("out-of-order blocks beyond max_pending_bytes go to the file at once a
   const uint64_t rows = 50, cols = 130;  // one row per block
   const std::vector<double> m = test_matrix(rows, cols, 5);
   const fs::path p = dir / "spill.datg";
-  stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg",
-                                              {{"max_pending_bytes", 0}});
+  stowage::Store store =
+      stowage::Store::open(p.string(), stowage::Mode::truncate, "datg", {{"max_pending_bytes", 0}});
   store.create("", {{"dtype", "float64"}, {"shape", {rows, cols}}});
   stowage::Array a = store.array("");
   for (uint64_t r = rows; r-- > 0;) a.write({r, 0}, {1, cols}, m.data() + r * cols);
@@ -248,7 +259,9 @@ TEST_CASE("chunks of another format (not whole rows) give the default rows per b
   for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<double>(i);
   {
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
-    store.create("", {{"dtype", "float64"}, {"shape", {130, 7}}, {"chunks", {64, 4}},
+    store.create("", {{"dtype", "float64"},
+                      {"shape", {130, 7}},
+                      {"chunks", {64, 4}},
                       {"codec", {{"type", "gzip"}}}});
     CHECK(store.describe("").chunks == std::vector<uint64_t>{15, 7});
     store.array("").write({0, 0}, {130, 7}, m.data());
@@ -263,14 +276,15 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
   test::TempDir dir;
   const fs::path p = dir / "bad.datg";
   const auto no_files = [&] {
-    for (const auto& e : fs::directory_iterator(dir.path())) FAIL_CHECK("left behind: " << e.path());
+    for (const auto& e : fs::directory_iterator(dir.path()))
+      FAIL_CHECK("left behind: " << e.path());
   };
   {
     INFO("duplicate row names");
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
     store.create("", {{"dtype", "float64"}, {"shape", {3, 2}}});
-    const std::string message =
-        expect_error([&] { store.write_strings("rows", {"a", "b", "a"}); }, ErrorCode::invalid_argument, p);
+    const std::string message = expect_error([&] { store.write_strings("rows", {"a", "b", "a"}); },
+                                             ErrorCode::invalid_argument, p);
     CHECK(message.find("unique") != std::string::npos);
     const double v[6] = {1, 2, 3, 4, 5, 6};
     store.array("").write({0, 0}, {3, 2}, v);
@@ -280,9 +294,9 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
   {
     INFO("more than 4,194,304 columns");
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
-    const std::string message = expect_error(
-        [&] { store.create("", {{"dtype", "float64"}, {"shape", {1, 4194305}}}); },
-        ErrorCode::invalid_argument, p);
+    const std::string message =
+        expect_error([&] { store.create("", {{"dtype", "float64"}, {"shape", {1, 4194305}}}); },
+                     ErrorCode::invalid_argument, p);
     CHECK(message.find("4,194,304") != std::string::npos);
     store.close();
     no_files();
@@ -290,13 +304,15 @@ TEST_CASE("writer rules: unique names, column limit, datg-only shapes, no file a
   {
     INFO("names with TAB, wrong count; other dtypes; malformed chunks");
     stowage::Store store = stowage::Store::open(p.string(), stowage::Mode::truncate, "datg");
-    expect_error([&] { store.create("", {{"dtype", "int32"}, {"shape", {2, 2}}}); }, ErrorCode::unsupported, p);
+    expect_error([&] { store.create("", {{"dtype", "int32"}, {"shape", {2, 2}}}); },
+                 ErrorCode::unsupported, p);
     expect_error([&] { store.create("", {{"dtype", "float64"}, {"shape", {2, 2, 2}}}); },
                  ErrorCode::invalid_argument, p);
     expect_error([&] { store.create("", {{"shape", {4, 4}}, {"chunks", {2}}}); },
                  ErrorCode::invalid_argument, p);
     store.create("", {{"dtype", "float64"}, {"shape", {2, 2}}});
-    expect_error([&] { store.write_strings("cols", {"x\ty", "z"}); }, ErrorCode::invalid_argument, p);
+    expect_error([&] { store.write_strings("cols", {"x\ty", "z"}); }, ErrorCode::invalid_argument,
+                 p);
     expect_error([&] { store.write_strings("cols", {"x"}); }, ErrorCode::invalid_argument, p);
     expect_error([&] { store.close(); }, ErrorCode::io, p);
     no_files();

@@ -3,10 +3,9 @@
 //
 // npy is a single file: the input is the file. datg (matrix + two name
 // files), n5, datadings, bpcells, daf and zarr are several files: the input is a
-// bundle (fuzz_support.hpp) unpacked under the scratch root. The harness opens the dataset read-only,
-// walks every node, describes it and reads everything in it (bounded by
-// what a reader may justify from the input). The only exception allowed
-// out is stowage::Error.
+// bundle (fuzz_support.hpp) unpacked under the scratch root. The harness opens the dataset
+// read-only, walks every node, describes it and reads everything in it (bounded by what a reader
+// may justify from the input). The only exception allowed out is stowage::Error.
 #include "fuzz_support.hpp"
 
 #include <vector>
@@ -47,7 +46,8 @@ Target target() {
   std::abort();
 }
 
-void read_array(const stowage::Store& store, const std::string& node, const stowage::NodeInfo& info) {
+void read_array(const stowage::Store& store, const std::string& node,
+                const stowage::NodeInfo& info) {
   uint64_t n = info.element_count();
   // Empty arrays are read too: a zero dimension beside huge ones once
   // overflowed the host's strides (RESULTS.md finding 2, now refused by
@@ -58,7 +58,8 @@ void read_array(const stowage::Store& store, const std::string& node, const stow
   array.read(std::vector<uint64_t>(array.ndim(), 0), array.shape(), out.data());
 }
 
-void read_sparse(const stowage::Store& store, const std::string& node, const stowage::NodeInfo& info) {
+void read_sparse(const stowage::Store& store, const std::string& node,
+                 const stowage::NodeInfo& info) {
   if (info.nnz > kMaxValueBytes / 16 || info.shape.size() != 2) return;
   auto sparse = store.sparse(node);
   if (sparse.majors() > kMaxValueBytes / 8) return;
@@ -89,11 +90,20 @@ void read_node(const stowage::Store& store, const std::string& node) {
   for (const auto& dim : info.dims)
     if (!dim.labels.empty()) (void)store.read_strings(dim.labels, 0, 1 << 20);
   switch (info.kind) {
-    case NodeKind::array: read_array(store, node, info); break;
-    case NodeKind::sparse: read_sparse(store, node, info); break;
-    case NodeKind::strings: (void)store.read_strings(node, 0, 1 << 20); break;
-    case NodeKind::records: read_records(store, node); break;
-    case NodeKind::group: break;
+    case NodeKind::array:
+      read_array(store, node, info);
+      break;
+    case NodeKind::sparse:
+      read_sparse(store, node, info);
+      break;
+    case NodeKind::strings:
+      (void)store.read_strings(node, 0, 1 << 20);
+      break;
+    case NodeKind::records:
+      read_records(store, node);
+      break;
+    case NodeKind::group:
+      break;
   }
 }
 
@@ -111,7 +121,8 @@ void walk(const stowage::Store& store, const std::string& node, int depth) {
   } catch (const stowage::Error&) {
     return;
   }
-  for (const auto& child : children) walk(store, node.empty() ? child : node + "/" + child, depth + 1);
+  for (const auto& child : children)
+    walk(store, node.empty() ? child : node + "/" + child, depth + 1);
 }
 
 }  // namespace
@@ -120,8 +131,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const Target t = target();
   fuzz::fs::path root = fuzz::fresh_root();
   fuzz::fs::path dataset = root / t.dataset;
-  if (t.bundle) fuzz::unpack_bundle(data, size, root);
-  else fuzz::write_bytes(dataset, data, size);
+  if (t.bundle)
+    fuzz::unpack_bundle(data, size, root);
+  else
+    fuzz::write_bytes(dataset, data, size);
   try {
     auto store = stowage::Store::open(dataset.string(), stowage::Mode::read, t.format,
                                       stowage::json::object(), fuzz::registry());

@@ -86,7 +86,7 @@ inline void unpack_bundle(const uint8_t* data, size_t size, const fs::path& root
 // Plugins of this build only (scripts/fuzz sets STOWAGE_PLUGIN_PATH), one
 // worker thread so a finding reproduces the same way.
 inline stowage::Registry& registry() {
-  static stowage::Registry& r = [] () -> stowage::Registry& {
+  static stowage::Registry& r = []() -> stowage::Registry& {
     auto& g = stowage::Registry::global();
     g.set_threads(1);
     return g;

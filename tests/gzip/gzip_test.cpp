@@ -6,7 +6,8 @@
 using namespace codec_test;
 
 TEST_CASE("gzip: config defaults, canonical form, alias and ranges") {
-  CHECK(codec(R"({"type":"gzip"})").canonical_config() == R"({"level":6,"type":"gzip","useZlib":false})");
+  CHECK(codec(R"({"type":"gzip"})").canonical_config() ==
+        R"({"level":6,"type":"gzip","useZlib":false})");
   CHECK(codec(R"({"type":"gzip","level":-1,"useZlib":true})").canonical_config() ==
         R"({"level":-1,"type":"gzip","useZlib":true})");
   // The id "zlib" reaches the gzip plugin and means useZlib true.
@@ -61,7 +62,8 @@ TEST_CASE("gzip: N5 Java 4.0.2's chunks are reproduced byte for byte") {
     encode(codec(R"({"type":"gzip","level":1})"), other);
     encode(codec(R"({"type":"zlib","level":9})"), other);
     Bytes java;
-    Bytes ours = reencode_chunk("n5java-4.0.2-written.n5", "gzip/int16_2d_default", chunk, 2, &java);
+    Bytes ours =
+        reencode_chunk("n5java-4.0.2-written.n5", "gzip/int16_2d_default", chunk, 2, &java);
     CHECK(ours == java);
   }
   Bytes java;
@@ -123,14 +125,17 @@ for name in sample_names:
     half = len(data) // 2
     wr(name + '.python.members', gzip.compress(data[:half]) + gzip.compress(data[half:]))
 )PY");
-  check_samples_came_back(peer, {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs", ".zlib.by_numcodecs"});
+  check_samples_came_back(
+      peer, {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs", ".zlib.by_numcodecs"});
   // Decoding ignores useZlib and detects the header, as z5 does.
   for (const stowage::Codec& c : {gz, zl})
-    check_we_decode_theirs(peer, c,
-                           {".python.gzip", ".python.zlib", ".numcodecs.gzip", ".numcodecs.zlib", ".python.members"});
+    check_we_decode_theirs(
+        peer, c,
+        {".python.gzip", ".python.zlib", ".numcodecs.gzip", ".numcodecs.zlib", ".python.members"});
 }
 
-TEST_CASE("gzip: N5 Java's own streams (commons-compress, java.util.zip) read ours and write ours") {
+TEST_CASE(
+    "gzip: N5 Java's own streams (commons-compress, java.util.zip) read ours and write ours") {
   PeerExchange peer;
   stowage::Codec gz = codec(R"({"type":"gzip"})");
   stowage::Codec zl = codec(R"({"type":"zlib"})");
@@ -172,5 +177,6 @@ TEST_CASE("gzip: passes the codec conformance checks (tests/support/codec_checks
     spec.checksummed = true;
     check_codec(spec);
   }
-  check_small_output_buffer(codec(R"({"type":"gzip","level":3})"), microscopy_u16(64 * 64 * 2));  // and says "too small"
+  check_small_output_buffer(codec(R"({"type":"gzip","level":3})"),
+                            microscopy_u16(64 * 64 * 2));  // and says "too small"
 }

@@ -33,21 +33,25 @@ const char* const kDatasets[] = {"basic", "dtypes", "exotic", "legacy", "many"};
 struct Server {
   test::Nginx nginx;
   Server() {
-    fs::create_directory_symlink(fs::absolute(bpcells_test::fixture_dir()), nginx.root() / "bpcells");
+    fs::create_directory_symlink(fs::absolute(bpcells_test::fixture_dir()),
+                                 nginx.root() / "bpcells");
     fs::create_directory_symlink(datadings_fixtures(), nginx.root() / "datadings");
   }
 };
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 test::RunResult convert(const std::string& from, const fs::path& to, const std::string& flags) {
-  return test::run(tool("stowage-convert").string() + " --quiet " + flags + " " + test::quote(from) + " " +
-                   test::quote(to.string()));
+  return test::run(tool("stowage-convert").string() + " --quiet " + flags + " " +
+                   test::quote(from) + " " + test::quote(to.string()));
 }
 
 }  // namespace
 
-TEST_CASE("bpcells over http: every fixture, detected and read through the C++ API, equals the local read") {
+TEST_CASE(
+    "bpcells over http: every fixture, detected and read through the C++ API, equals the local read") {
   Server server;
   std::vector<std::string> names = bpcells_test::fixture_names();
   REQUIRE(names.size() == 14);
@@ -61,12 +65,14 @@ TEST_CASE("bpcells over http: every fixture, detected and read through the C++ A
   }
 }
 
-TEST_CASE("datadings over http: every fixture, detected and read through the C++ API, equals the local read") {
+TEST_CASE(
+    "datadings over http: every fixture, detected and read through the C++ API, equals the local read") {
   Server server;
   for (const std::string name : kDatasets) {
     CAPTURE(name);
     const std::string url = server.nginx.url("datadings/" + name + ".msgpack");
-    json want = dd_test::records_snapshot(Store::open((datadings_fixtures() / (name + ".msgpack")).string()));
+    json want = dd_test::records_snapshot(
+        Store::open((datadings_fixtures() / (name + ".msgpack")).string()));
     CHECK(want["has_md5"] == true);
     CHECK(stowage::Registry::global().detect_format(url) == "datadings");
     Store remote = Store::open(url);
@@ -82,7 +88,8 @@ TEST_CASE("bpcells and datadings over http: a flaky server still yields the same
   // cannot fail one for good from one thread.
   const Fault faults[] = {Fault::drop, Fault::status, Fault::cut};
   int round = 0;
-  for (const char* name : {"uint_packed_col_multichunk", "v1_double_unpacked_row", "float_packed_col_names"}) {
+  for (const char* name :
+       {"uint_packed_col_multichunk", "v1_double_unpacked_row", "float_packed_col_names"}) {
     CAPTURE(name);
     proxy.misbehave(faults[round++ % 3], 7);
     int before = proxy.faults();
@@ -94,13 +101,16 @@ TEST_CASE("bpcells and datadings over http: a flaky server still yields the same
     CAPTURE(name);
     proxy.misbehave(faults[round++ % 3], 7);
     int before = proxy.faults();
-    json want = dd_test::records_snapshot(Store::open((datadings_fixtures() / (name + ".msgpack")).string()));
-    CHECK(dd_test::records_snapshot(Store::open(proxy.url("datadings/" + name + ".msgpack"))) == want);
+    json want = dd_test::records_snapshot(
+        Store::open((datadings_fixtures() / (name + ".msgpack")).string()));
+    CHECK(dd_test::records_snapshot(Store::open(proxy.url("datadings/" + name + ".msgpack"))) ==
+          want);
     CHECK(proxy.faults() > before + 2);
   }
 }
 
-TEST_CASE("bpcells and datadings over http: stowage-convert from a URL writes what it writes from the path") {
+TEST_CASE(
+    "bpcells and datadings over http: stowage-convert from a URL writes what it writes from the path") {
   Server server;
   test::TempDir out;
   struct Case {
@@ -109,8 +119,8 @@ TEST_CASE("bpcells and datadings over http: stowage-convert from a URL writes wh
   const Case cases[] = {
       {server.nginx.url("bpcells/uint_packed_row_names"),
        (bpcells_test::fixture_dir() / "uint_packed_row_names").string(), "m", "bpcells"},
-      {server.nginx.url("datadings/many.msgpack"), (datadings_fixtures() / "many.msgpack").string(), "d.msgpack",
-       "datadings"}};
+      {server.nginx.url("datadings/many.msgpack"), (datadings_fixtures() / "many.msgpack").string(),
+       "d.msgpack", "datadings"}};
   for (const Case& c : cases) {
     CAPTURE(c.url);
     test::RunResult remote = convert(c.url, out / "http" / c.to, "--to " + c.format);
@@ -122,9 +132,11 @@ TEST_CASE("bpcells and datadings over http: stowage-convert from a URL writes wh
   }
 }
 
-TEST_CASE("bpcells and datadings over http: a missing dataset and any write are errors naming the URL") {
+TEST_CASE(
+    "bpcells and datadings over http: a missing dataset and any write are errors naming the URL") {
   Server server;
-  for (const std::string& path : {std::string("bpcells/no_such_matrix"), std::string("datadings/none.msgpack")}) {
+  for (const std::string& path :
+       {std::string("bpcells/no_such_matrix"), std::string("datadings/none.msgpack")}) {
     const std::string url = server.nginx.url(path);
     CAPTURE(url);
     const std::string format = path.rfind("bpcells", 0) == 0 ? "bpcells" : "datadings";
@@ -136,7 +148,8 @@ TEST_CASE("bpcells and datadings over http: a missing dataset and any write are 
       CHECK(has(e.what(), url));
     }
   }
-  fs::copy(bpcells_test::fixture_dir() / "uint_packed_col_names", server.nginx.root() / "m", fs::copy_options::recursive);
+  fs::copy(bpcells_test::fixture_dir() / "uint_packed_col_names", server.nginx.root() / "m",
+           fs::copy_options::recursive);
   std::map<std::string, std::string> before = tree_of(server.nginx.root() / "m");
   try {
     Store s = Store::open(server.nginx.url("m"), Mode::truncate, "bpcells");

@@ -52,16 +52,19 @@ json without_storage(json s) {
   return s;
 }
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 test::RunResult convert(const std::string& from, const fs::path& to, const std::string& flags) {
-  return test::run(tool("stowage-convert").string() + " --quiet --threads 2 " + flags + " " + test::quote(from) + " " +
-                   test::quote(to.string()));
+  return test::run(tool("stowage-convert").string() + " --quiet --threads 2 " + flags + " " +
+                   test::quote(from) + " " + test::quote(to.string()));
 }
 
 }  // namespace
 
-TEST_CASE("daf over http: every fixture, detected and read through the C++ API, equals the local read") {
+TEST_CASE(
+    "daf over http: every fixture, detected and read through the C++ API, equals the local read") {
   Server server;
   std::vector<std::string> names = fixture_names();
   REQUIRE(names.size() >= 7);
@@ -76,7 +79,8 @@ TEST_CASE("daf over http: every fixture, detected and read through the C++ API, 
       continue;
     }
     compared += leaves(local);
-    CHECK(stowage::Store::open(server.url(name)).format() == "daf");  // detection reads over HTTP too
+    CHECK(stowage::Store::open(server.url(name)).format() ==
+          "daf");  // detection reads over HTTP too
   }
   CHECK(compared > 100);  // the fixtures hold well over a hundred properties and axes
   CHECK(refused >= 1);    // bad_version_minor
@@ -89,7 +93,8 @@ TEST_CASE("daf over http: every fixture, detected and read through the C++ API, 
     CHECK(has(e.what(), server.url("nothing_here")));
   }
   // A file missing under a repository is an error naming its URL.
-  fs::copy(fixtures_dir() / "julia_v10_small", server.nginx.root() / "cut.daf", fs::copy_options::recursive);
+  fs::copy(fixtures_dir() / "julia_v10_small", server.nginx.root() / "cut.daf",
+           fs::copy_options::recursive);
   REQUIRE(fs::remove(server.nginx.root() / "cut.daf/vectors/cell/donor.data"));
   stowage::Store s = stowage::Store::open(server.nginx.url("cut.daf"), stowage::Mode::read, "daf");
   try {
@@ -110,8 +115,10 @@ TEST_CASE("daf over http: stowage-info shows the same tree for the URL as for th
     std::string path = (fixtures_dir() / name).string(), url = server.url(name);
     for (const char* flags : {"", " --json"}) {
       CAPTURE(flags);
-      test::RunResult local = test::run(tool("stowage-info").string() + flags + " " + test::quote(path));
-      test::RunResult remote = test::run(tool("stowage-info").string() + flags + " " + test::quote(url));
+      test::RunResult local =
+          test::run(tool("stowage-info").string() + flags + " " + test::quote(path));
+      test::RunResult remote =
+          test::run(tool("stowage-info").string() + flags + " " + test::quote(url));
       REQUIRE_MESSAGE(local.status == 0, local.output);
       CHECK_MESSAGE(remote.status == 0, remote.output);
       CHECK(has(local.output, path));  // the only difference: where it was read from
@@ -121,13 +128,15 @@ TEST_CASE("daf over http: stowage-info shows the same tree for the URL as for th
   }
   // A node inside a repository, named PATH::node.
   std::string url = server.url("julia_v10_small");
-  test::RunResult r = test::run(tool("stowage-info").string() + " " + test::quote(url + "::vectors/cell/donor"));
+  test::RunResult r =
+      test::run(tool("stowage-info").string() + " " + test::quote(url + "::vectors/cell/donor"));
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(has(r.output, url + ": daf\n"));
   CHECK(has(r.output, "vectors/cell/donor  array int32 [4] chunks [4]"));
 }
 
-TEST_CASE("daf over http: stowage-convert and stowage::copy from a URL write what they write from the path") {
+TEST_CASE(
+    "daf over http: stowage-convert and stowage::copy from a URL write what they write from the path") {
   Server server;
   test::TempDir out;
   for (const std::string& name : readable_fixtures()) {
@@ -146,14 +155,17 @@ TEST_CASE("daf over http: stowage-convert and stowage::copy from a URL write wha
           without_storage(snapshot_or_error((fixtures_dir() / name).string()))["children"]);
   }
   // Daf -> npy: a dense vector, a sparse vector and a dense matrix.
-  for (const char* spec : {"julia_v10_small::vectors/cell/donor", "julia_v10_small::vectors/cell/sparse_x",
-                           "gen_v11_types::matrices/cell/gene/dense_f32"}) {
+  for (const char* spec :
+       {"julia_v10_small::vectors/cell/donor", "julia_v10_small::vectors/cell/sparse_x",
+        "gen_v11_types::matrices/cell/gene/dense_f32"}) {
     std::string s(spec);
     CAPTURE(s);
     std::string file = replace_all(replace_all(s, "::", "-"), "/", "-") + ".npy";
-    test::RunResult local = convert((fixtures_dir() / s).string(), out / ("local-" + file), "--to npy --drop-metadata");
+    test::RunResult local =
+        convert((fixtures_dir() / s).string(), out / ("local-" + file), "--to npy --drop-metadata");
     REQUIRE_MESSAGE(local.status == 0, local.output);
-    test::RunResult remote = convert(server.url(s), out / ("http-" + file), "--to npy --drop-metadata");
+    test::RunResult remote =
+        convert(server.url(s), out / ("http-" + file), "--to npy --drop-metadata");
     REQUIRE_MESSAGE(remote.status == 0, remote.output);
     std::string bytes = test::read_file(out / ("local-" + file));
     CHECK(bytes.size() > 128);
@@ -165,7 +177,8 @@ TEST_CASE("daf over http: stowage-convert and stowage::copy from a URL write wha
     if (name == "julia_v11_packed_zstd" && test::plugin_off("zstd")) continue;
     stowage::CopyOptions o;
     o.from = o.to = "daf";
-    const fs::path from_http = out / (name + "-copy-http.daf"), from_disk = out / (name + "-copy-disk.daf");
+    const fs::path from_http = out / (name + "-copy-http.daf"),
+                   from_disk = out / (name + "-copy-disk.daf");
     stowage::copy(server.url(name), from_http.string(), o);
     stowage::copy((fixtures_dir() / name).string(), from_disk.string(), o);
     CHECK(tree_of(from_http) == tree_of(from_disk));
@@ -207,7 +220,8 @@ TEST_CASE("daf over http: a flaky server still yields the same values") {
 
 TEST_CASE("daf over http: writing is refused, naming the URL, and nothing changes") {
   Server server;
-  fs::copy(fixtures_dir() / "julia_v10_small", server.nginx.root() / "r.daf", fs::copy_options::recursive);
+  fs::copy(fixtures_dir() / "julia_v10_small", server.nginx.root() / "r.daf",
+           fs::copy_options::recursive);
   std::map<std::string, std::string> before = tree_of(server.nginx.root() / "r.daf");
   for (stowage::Mode mode : {stowage::Mode::update, stowage::Mode::truncate}) {
     CAPTURE(static_cast<int>(mode));
@@ -224,9 +238,10 @@ TEST_CASE("daf over http: writing is refused, naming the URL, and nothing change
   // stowage-convert to a URL: refused before anything is written.
   test::TempDir cwd;
   std::string to = server.nginx.url("copy.daf");
-  test::RunResult r = test::run("cd " + test::quote(cwd.path().string()) + " && " + tool("stowage-convert").string() +
-                                " --quiet --to daf " + test::quote((fixtures_dir() / "julia_v10_small").string()) +
-                                " " + test::quote(to));
+  test::RunResult r =
+      test::run("cd " + test::quote(cwd.path().string()) + " && " +
+                tool("stowage-convert").string() + " --quiet --to daf " +
+                test::quote((fixtures_dir() / "julia_v10_small").string()) + " " + test::quote(to));
   CHECK(r.status != 0);
   CHECK(has(r.output, to));
   CHECK(fs::is_empty(cwd.path()));

@@ -30,7 +30,8 @@ std::vector<std::string> datg_names() {
   const std::string suffix = ".expected.json";
   for (const fs::directory_entry& e : fs::directory_iterator(datg_fixtures())) {
     const std::string file = e.path().filename().string();
-    if (file.size() > suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (file.size() > suffix.size() &&
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0)
       names.push_back(file.substr(0, file.size() - suffix.size()));
   }
   std::sort(names.begin(), names.end());
@@ -55,7 +56,9 @@ struct Server {
   std::string local(const std::string& path) const { return (nginx.root() / path).string(); }
 };
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // A store's one array (at the root) as the API shows it: its description,
 // all its values, each row read alone, and for datg the names.
@@ -88,21 +91,23 @@ json snapshot(const Store& store) {
 }
 
 std::string convert(const std::string& from, const fs::path& to) {
-  test::RunResult r = test::run(test::tool("stowage-convert").string() + " --quiet --threads 2 " + test::quote(from) +
-                                " " + test::quote(to.string()));
+  test::RunResult r = test::run(test::tool("stowage-convert").string() + " --quiet --threads 2 " +
+                                test::quote(from) + " " + test::quote(to.string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
   return r.output;
 }
 
 }  // namespace
 
-TEST_CASE("datg over http: every fixture reads equal to its local copy, detected and by base name") {
+TEST_CASE(
+    "datg over http: every fixture reads equal to its local copy, detected and by base name") {
   Server server;
   const std::vector<std::string> names = datg_names();
   REQUIRE(names.size() >= 8);
   for (const std::string& name : names) {
     CAPTURE(name);
-    const json local = snapshot(Store::open((datg_fixtures() / (name + ".datg")).string(), stowage::Mode::read, "datg"));
+    const json local = snapshot(
+        Store::open((datg_fixtures() / (name + ".datg")).string(), stowage::Mode::read, "datg"));
     CHECK(local["values"].get_binary().size() ==
           fs::file_size(datg_fixtures() / (name + ".expected.bin")));
     Store detected = Store::open(server.url("datg/" + name + ".datg"));
@@ -112,7 +117,8 @@ TEST_CASE("datg over http: every fixture reads equal to its local copy, detected
   }
 }
 
-TEST_CASE("npy over http: every array numpy writes reads equal to its local copy and to numpy's values") {
+TEST_CASE(
+    "npy over http: every array numpy writes reads equal to its local copy and to numpy's values") {
   Server server;
   REQUIRE(server.npy_manifest.size() > 200);
   for (const json& entry : server.npy_manifest) {
@@ -123,13 +129,17 @@ TEST_CASE("npy over http: every array numpy writes reads equal to its local copy
     const json got = snapshot(remote);
     CHECK(got == snapshot(Store::open(server.local("npy/" + name + ".npy"))));
     const std::string raw = test::read_file(server.local("npy/" + name + ".raw"));
-    CHECK(static_cast<const std::vector<uint8_t>&>(got["values"].get_binary()) == std::vector<uint8_t>(raw.begin(), raw.end()));
+    CHECK(static_cast<const std::vector<uint8_t>&>(got["values"].get_binary()) ==
+          std::vector<uint8_t>(raw.begin(), raw.end()));
   }
   // Small slabs: many ranged reads per array.
   const std::string name = "float64_be_F_0";
-  Store small = Store::open(server.url("npy/" + name + ".npy"), stowage::Mode::read, "npy", {{"chunk_bytes", 24}});
-  CHECK(small.array("").info().chunks != Store::open(server.local("npy/" + name + ".npy")).array("").info().chunks);
-  CHECK(snapshot(small)["values"] == snapshot(Store::open(server.local("npy/" + name + ".npy")))["values"]);
+  Store small = Store::open(server.url("npy/" + name + ".npy"), stowage::Mode::read, "npy",
+                            {{"chunk_bytes", 24}});
+  CHECK(small.array("").info().chunks !=
+        Store::open(server.local("npy/" + name + ".npy")).array("").info().chunks);
+  CHECK(snapshot(small)["values"] ==
+        snapshot(Store::open(server.local("npy/" + name + ".npy")))["values"]);
 }
 
 TEST_CASE("datg and npy over http: stowage-info shows the same for the URL as for the path") {
@@ -141,8 +151,10 @@ TEST_CASE("datg and npy over http: stowage-info shows the same for the URL as fo
     const std::string path = server.local(file), url = server.url(file);
     for (const char* flags : {"", " --json"}) {
       CAPTURE(flags);
-      test::RunResult local = test::run(test::tool("stowage-info").string() + flags + " " + test::quote(path));
-      test::RunResult remote = test::run(test::tool("stowage-info").string() + flags + " " + test::quote(url));
+      test::RunResult local =
+          test::run(test::tool("stowage-info").string() + flags + " " + test::quote(path));
+      test::RunResult remote =
+          test::run(test::tool("stowage-info").string() + flags + " " + test::quote(url));
       REQUIRE_MESSAGE(local.status == 0, local.output);
       CHECK_MESSAGE(remote.status == 0, remote.output);
       CHECK(has(local.output, path));  // the only difference: where it was read from
@@ -151,10 +163,12 @@ TEST_CASE("datg and npy over http: stowage-info shows the same for the URL as fo
   }
 }
 
-TEST_CASE("datg and npy over http: stowage-convert from a URL writes what it writes from the path") {
+TEST_CASE(
+    "datg and npy over http: stowage-convert from a URL writes what it writes from the path") {
   Server server;
   test::TempDir out;
-  for (const std::string& file : {std::string("datg/few_cols_250x3.datg"), std::string("npy/uint32_le_C_5.npy")}) {
+  for (const std::string& file :
+       {std::string("datg/few_cols_250x3.datg"), std::string("npy/uint32_le_C_5.npy")}) {
     CAPTURE(file);
     const std::string tag = std::to_string(std::hash<std::string>()(file));
     convert(server.local(file), out / ("local-" + tag + ".n5"));
@@ -173,20 +187,23 @@ TEST_CASE("datg and npy over http: a flaky server still yields the same values")
   // cannot fail one for good.
   std::vector<std::string> files;
   for (const std::string& name : datg_names()) files.push_back("datg/" + name + ".datg");
-  for (const char* name : {"float64_be_F_0", "int8_na_C_1", "uint32_le_C_5", "int16_be_F_5", "version_2_0"})
+  for (const char* name :
+       {"float64_be_F_0", "int8_na_C_1", "uint32_le_C_5", "int16_be_F_5", "version_2_0"})
     files.push_back(std::string("npy/") + name + ".npy");
   for (size_t i = 0; i < files.size(); ++i) {
     CAPTURE(files[i]);
     proxy.misbehave(faults[i % 3], 7);
     const int before = proxy.faults();
-    CHECK(snapshot(Store::open(proxy.url(files[i]))) == snapshot(Store::open(server.local(files[i]))));
+    CHECK(snapshot(Store::open(proxy.url(files[i]))) ==
+          snapshot(Store::open(server.local(files[i]))));
     CHECK(proxy.faults() > before);
   }
 }
 
 TEST_CASE("datg and npy over http: writing is refused, naming the URL, and nothing is created") {
   Server server;
-  for (const auto& [file, format] : {std::pair<std::string, std::string>{"new.datg", "datg"}, {"new.npy", "npy"}}) {
+  for (const auto& [file, format] :
+       {std::pair<std::string, std::string>{"new.datg", "datg"}, {"new.npy", "npy"}}) {
     CAPTURE(file);
     const std::string url = server.url(file);
     try {

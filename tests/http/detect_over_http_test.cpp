@@ -100,7 +100,9 @@ TEST_CASE("detection over http: a path no format claims is one clear error, in a
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // What Store::open and stowage-info say for a path whose format cannot be
 // detected; both must give the same message.
@@ -110,26 +112,32 @@ void check_undetectable(const std::string& url, stowage::ErrorCode code, const s
   test::Failure f = test::failure_of([&] { registry.detect_format(url); });
   CHECK(f.code == code);
   CHECK(f.message == url + ": cannot detect its format: " + reason);
-  test::Failure opened = test::failure_of([&] { stowage::Store::open(url, stowage::Mode::read, "", {}, registry); });
+  test::Failure opened =
+      test::failure_of([&] { stowage::Store::open(url, stowage::Mode::read, "", {}, registry); });
   CHECK(opened.code == code);
   CHECK(opened.message == f.message);
 }
 
 }  // namespace
 
-TEST_CASE("detection over http: a server that fails is the error, with the URL and the server's reason") {
+TEST_CASE(
+    "detection over http: a server that fails is the error, with the URL and the server's reason") {
   Server server;
   const std::string error500 = server.nginx.url("status500/x.n5");
-  check_undetectable(error500, stowage::ErrorCode::io, "HTTP 500 Internal Server Error (after 5 attempts)");
+  check_undetectable(error500, stowage::ErrorCode::io,
+                     "HTTP 500 Internal Server Error (after 5 attempts)");
   const std::string login = server.nginx.url("status401/x.n5");
-  check_undetectable(login, stowage::ErrorCode::io, "HTTP 401 Unauthorized (the server wants credentials)");
+  check_undetectable(login, stowage::ErrorCode::io,
+                     "HTTP 401 Unauthorized (the server wants credentials)");
   const std::string forbidden = server.nginx.url("forbidden/x.n5");
-  check_undetectable(forbidden, stowage::ErrorCode::io, "HTTP 403 Forbidden (the server refuses to serve it)");
+  check_undetectable(forbidden, stowage::ErrorCode::io,
+                     "HTTP 403 Forbidden (the server refuses to serve it)");
   const int port = test::free_port();
   const std::string refused = "http://127.0.0.1:" + std::to_string(port) + "/x.n5";
   test::Failure f = test::failure_of([&] { stowage::Registry::global().detect_format(refused); });
   CHECK(f.code == stowage::ErrorCode::io);
-  CHECK(has(f.message, refused + ": cannot detect its format: Failed to connect to 127.0.0.1 port " +
+  CHECK(has(f.message, refused +
+                           ": cannot detect its format: Failed to connect to 127.0.0.1 port " +
                            std::to_string(port)));
   CHECK(has(f.message, "(Connection refused) (after 5 attempts)"));
 
@@ -141,25 +149,33 @@ TEST_CASE("detection over http: a server that fails is the error, with the URL a
   }
 }
 
-TEST_CASE("detection over http: a directory the server will not list says so beside \"no format\"") {
+TEST_CASE(
+    "detection over http: a directory the server will not list says so beside \"no format\"") {
   Server server;
-  const std::string url = server.nginx.url("forbidden/");  // nginx: 403, as for a directory without autoindex
+  const std::string url =
+      server.nginx.url("forbidden/");  // nginx: 403, as for a directory without autoindex
   test::Failure f = test::failure_of([&] { stowage::Registry::global().detect_format(url); });
   CHECK(f.code == stowage::ErrorCode::unsupported);
   CHECK(f.message.rfind(url + ": no format plugin recognises it (tried: ", 0) == 0);
-  CHECK(has(f.message, "); listing it failed: " + url + ": HTTP 403 Forbidden (the server refuses to serve it); "
-                       "name the format explicitly"));
+  CHECK(has(f.message, "); listing it failed: " + url +
+                           ": HTTP 403 Forbidden (the server refuses to serve it); "
+                           "name the format explicitly"));
 }
 
 TEST_CASE("detection over http: a password in the URL is never shown") {
   Server server;
-  const std::string typed = "http://someone:s3cret-pw@127.0.0.1:" + std::to_string(server.nginx.port());
+  const std::string typed =
+      "http://someone:s3cret-pw@127.0.0.1:" + std::to_string(server.nginx.port());
   const std::string shown = "http://someone:***@127.0.0.1:" + std::to_string(server.nginx.port());
   test::Failure f = test::failure_of([&] { stowage::Store::open(typed + "/status401/x.n5"); });
-  CHECK(f.message == shown + "/status401/x.n5: cannot detect its format: HTTP 401 Unauthorized (the server wants credentials)");
+  CHECK(
+      f.message ==
+      shown +
+          "/status401/x.n5: cannot detect its format: HTTP 401 Unauthorized (the server wants credentials)");
   f = test::failure_of([&] { stowage::Store::open(typed + "/missing.n5"); });
   CHECK(f.message == shown + "/missing.n5: no such file or directory");
-  f = test::failure_of([&] { stowage::Store::open(typed + "/status500/x.n5", stowage::Mode::read, "n5"); });
+  f = test::failure_of(
+      [&] { stowage::Store::open(typed + "/status500/x.n5", stowage::Mode::read, "n5"); });
   CHECK_FALSE(has(f.message, "s3cret"));
   CHECK(has(f.message, shown + "/status500/x.n5"));
   // The backend's own messages too, for a host that is not the core.
@@ -169,15 +185,18 @@ TEST_CASE("detection over http: a password in the URL is never shown") {
     storage.read(typed + "/status401/x.n5");
     FAIL("read a file behind a 401");
   } catch (const stowage::sdk::Error& e) {
-    CHECK(std::string(e.what()) == shown + "/status401/x.n5: HTTP 401 Unauthorized (the server wants credentials)");
+    CHECK(std::string(e.what()) ==
+          shown + "/status401/x.n5: HTTP 401 Unauthorized (the server wants credentials)");
   }
-  test::RunResult r = test::run(test::tool("stowage-info").string() + " " + test::quote(typed + "/status500/x.n5"));
+  test::RunResult r =
+      test::run(test::tool("stowage-info").string() + " " + test::quote(typed + "/status500/x.n5"));
   CHECK(r.status == 1);
   CHECK_FALSE(has(r.output, "s3cret"));
   CHECK(has(r.output, shown + "/status500/x.n5: cannot detect its format: HTTP 500"));
 }
 
-TEST_CASE("detection over http: a stalled server and a cut body say so (STOWAGE_HTTP_OPTIONS sets the timeout)") {
+TEST_CASE(
+    "detection over http: a stalled server and a cut body say so (STOWAGE_HTTP_OPTIONS sets the timeout)") {
   Server server;
   test::FlakyProxy proxy(server.nginx.port());
   test::TempDir dir;
@@ -195,15 +214,17 @@ TEST_CASE("detection over http: a stalled server and a cut body say so (STOWAGE_
   CHECK(registry.detect_format(url) == "npy");
 
   proxy.misbehave(test::FlakyProxy::Fault::cut, 1);
-  check_undetectable(url, stowage::ErrorCode::corrupt,
-                     "truncated body: the connection closed before the body ended (512 of 1024 bytes) (after 2 attempts)",
-                     registry);
+  check_undetectable(
+      url, stowage::ErrorCode::corrupt,
+      "truncated body: the connection closed before the body ended (512 of 1024 bytes) (after 2 attempts)",
+      registry);
 
   proxy.misbehave(test::FlakyProxy::Fault::stall, 1);
   test::Failure f = test::failure_of([&] { registry.detect_format(url); });
   CHECK(f.code == stowage::ErrorCode::io);
   CHECK(has(f.message, url + ": cannot detect its format: "));
-  CHECK(has(f.message, "timed out after"));  // libcurl: "Operation timed out after 301 milliseconds ..."
+  CHECK(has(f.message,
+            "timed out after"));  // libcurl: "Operation timed out after 301 milliseconds ..."
   const std::string info = "STOWAGE_HTTP_OPTIONS='{\"timeout_ms\": 300, \"retries\": 1}' " +
                            test::tool("stowage-info").string() + " " + test::quote(url);
   test::RunResult r = test::run(info);

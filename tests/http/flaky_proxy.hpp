@@ -42,7 +42,8 @@ class FlakyProxy {
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t n = sizeof a;
-    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 128) != 0 ||
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(listener_, 128) != 0 ||
         ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &n) != 0)
       throw std::runtime_error("FlakyProxy: cannot listen");
     port_ = ntohs(a.sin_port);
@@ -95,7 +96,8 @@ class FlakyProxy {
   std::vector<Request> take_requests() {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<Request> out;
-    for (size_t i = 0; i < request_lines_.size(); ++i) out.push_back({request_lines_[i], ranges_[i]});
+    for (size_t i = 0; i < request_lines_.size(); ++i)
+      out.push_back({request_lines_[i], ranges_[i]});
     request_lines_.clear();
     ranges_.clear();
     return out;
@@ -187,7 +189,8 @@ class FlakyProxy {
     Fault f = next_fault(head);
     if (f == Fault::drop) return;
     if (f == Fault::status) {
-      const char* r = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      const char* r =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
       send_all(client, r, std::strlen(r));
       return;
     }
@@ -223,9 +226,10 @@ class FlakyProxy {
       } else if (consistent && strncasecmp(line.c_str(), "content-range:", 14) == 0) {
         unsigned long long first = 0, last = 0;
         const size_t slash = line.find('/');
-        if (std::sscanf(line.c_str() + 14, " bytes %llu-%llu/", &first, &last) == 2 && slash != std::string::npos)
-          line = "Content-Range: bytes " + std::to_string(first) + "-" + std::to_string(first + half - 1) +
-                 line.substr(slash);
+        if (std::sscanf(line.c_str() + 14, " bytes %llu-%llu/", &first, &last) == 2 &&
+            slash != std::string::npos)
+          line = "Content-Range: bytes " + std::to_string(first) + "-" +
+                 std::to_string(first + half - 1) + line.substr(slash);
       }
       head += line + "\r\n";
     }

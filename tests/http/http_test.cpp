@@ -46,7 +46,8 @@ class Backend {
   explicit Backend(const std::string& options) {
     vt_ = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
     stowage_error e{};
-    int rc = vt_->open(stowage::Registry::global().host(), options.data(), options.size(), &handle_, &e);
+    int rc =
+        vt_->open(stowage::Registry::global().host(), options.data(), options.size(), &handle_, &e);
     REQUIRE_MESSAGE(rc == STOWAGE_OK, e.message);
   }
   ~Backend() { vt_->close(handle_); }
@@ -72,7 +73,9 @@ Failure failure_of(F&& f) {
   }
   return {};
 }
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 std::string random_bytes(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -122,7 +125,8 @@ struct Files {
 };
 
 // Reads a file in 64 KiB read_into calls, chunk i by thread i % threads.
-std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t size, int threads) {
+std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t size,
+                           int threads) {
   constexpr size_t kChunk = 64 * 1024;
   std::string out(size, '\0');
   size_t chunks = (size + kChunk - 1) / kChunk;
@@ -149,7 +153,8 @@ std::string read_in_chunks(const sdk::Storage& s, const std::string& url, size_t
 // The read part of the storage conformance checks
 // (tests/support/storage_conformance.hpp) against nginx serving their tree;
 // the checks also find every write refused as read only.
-TEST_CASE("http: the storage conformance checks of the read part pass on both transports; it has no other part") {
+TEST_CASE(
+    "http: the storage conformance checks of the read part pass on both transports; it has no other part") {
   test::Nginx nginx;
   for (const auto& [key, bytes] : storage_conformance::read_fixture()) {
     const test::fs::path p = nginx.root() / "conformance" / "read" / key;
@@ -184,7 +189,8 @@ TEST_CASE("http: the plugin declares a read-only storage for http and https") {
   CHECK((p->capabilities & STOWAGE_CAP_LIST));
   CHECK_FALSE((p->capabilities & STOWAGE_CAP_WRITE));
   auto schema = stowage::json::parse(p->params_schema);
-  for (const char* key : {"retries", "retry_delay_ms", "timeout_ms", "connect_timeout_ms", "direct"})
+  for (const char* key :
+       {"retries", "retry_delay_ms", "timeout_ms", "connect_timeout_ms", "direct"})
     CHECK(schema.contains(key));
   // The registry serves both schemes (any case) with this plugin.
   auto http = stowage::Registry::global().storage("http://127.0.0.1:1/x.n5");
@@ -235,8 +241,8 @@ TEST_CASE("http: stat, read, read_into and list give the served files' bytes") {
         CHECK(text_of(s.read(u, 12345, 1000)) == files.big.substr(12345, 1000));
         CHECK(text_of(s.read(u, 4000000)) == files.big.substr(4000000));
         CHECK(text_of(s.read(u, kBig - 10, 100)) == files.big.substr(kBig - 10));  // cut at the end
-        CHECK(s.read(u, kBig, 10).size() == 0);                                     // at the end
-        CHECK(s.read(u, kBig + 5, 10).size() == 0);                                 // past it
+        CHECK(s.read(u, kBig, 10).size() == 0);                                    // at the end
+        CHECK(s.read(u, kBig + 5, 10).size() == 0);                                // past it
         CHECK(s.read(u, 7, 0).size() == 0);
         CHECK(s.read(nginx.url("empty.bin"), 0, 10).size() == 0);
         CHECK(text_of(s.read(nginx.url("one.bin"), 0, 10)) == "x");
@@ -305,12 +311,12 @@ TEST_CASE("http: a scattered read_into equals the file backend's, in one request
       std::vector<size_t> sizes;
     };
     const Case cases[] = {
-        {"big.bin", 0, {12, kBig - 12}},              // an N5 chunk: header, payload
-        {"big.bin", 0, {12, kBig + 100}},             // a payload buffer larger than the file
-        {"big.bin", 777, {0, 5, 0, 70000, 3, 0}},     // empty parts anywhere
-        {"big.bin", kBig - 5, {3, 3, 3}},             // the end falls in the second part
-        {"big.bin", kBig, {4, 4}},                    // at the end: nothing (416)
-        {"big.bin", kBig + 9, {4}},                   // past it
+        {"big.bin", 0, {12, kBig - 12}},           // an N5 chunk: header, payload
+        {"big.bin", 0, {12, kBig + 100}},          // a payload buffer larger than the file
+        {"big.bin", 777, {0, 5, 0, 70000, 3, 0}},  // empty parts anywhere
+        {"big.bin", kBig - 5, {3, 3, 3}},          // the end falls in the second part
+        {"big.bin", kBig, {4, 4}},                 // at the end: nothing (416)
+        {"big.bin", kBig + 9, {4}},                // past it
         {"sub/inner.bin", 100, {1, 1, 1, 69000}},
         {"one.bin", 0, {1, 1}},
         {"empty.bin", 0, {8, 8}},
@@ -323,7 +329,8 @@ TEST_CASE("http: a scattered read_into equals the file backend's, in one request
       CHECK(want.file_size == test::fs::file_size(nginx.root() / c.file));
       CHECK(read_scattered(web, nginx.url(c.file), c.offset, c.sizes) == want);
       // A server that ignores Range answers 200 with the whole file: its size from Content-Length.
-      CHECK(read_scattered(web, nginx.url(std::string("norange/") + c.file), c.offset, c.sizes) == want);
+      CHECK(read_scattered(web, nginx.url(std::string("norange/") + c.file), c.offset, c.sizes) ==
+            want);
       // One GET, its size from the answer's headers (no HEAD after it).
       int before = counter.requests();
       CHECK(read_scattered(web, counter.url(c.file), c.offset, c.sizes) == want);
@@ -347,7 +354,8 @@ TEST_CASE("http: a truncated body in a scattered read_into is a clear error") {
     Failure f = failure_of([&] { read_scattered(s, u, 0, {12, kBig}); });
     CHECK(f.code == STOWAGE_CORRUPT);
     CHECK(f.message == u + ": truncated body: the connection closed before the body ended (" +
-                           std::to_string(kBig / 2) + " of " + std::to_string(kBig) + " bytes) (after 2 attempts)");
+                           std::to_string(kBig / 2) + " of " + std::to_string(kBig) +
+                           " bytes) (after 2 attempts)");
     // One cut answer in two: the retry gives the whole.
     proxy.misbehave(Fault::cut, 2);
     Scattered r = read_scattered(s, u, 0, {12, kBig});
@@ -362,7 +370,8 @@ TEST_CASE("http: a truncated body in a scattered read_into is a clear error") {
 // range (short_length); either way the bytes that did not come must not read
 // as the file's end. (Before this test, a planted bug accepting a body
 // shorter than its Content-Range kept every suite green.)
-TEST_CASE("http: a range answered with fewer bytes than asked is a truncated body, not the file's end") {
+TEST_CASE(
+    "http: a range answered with fewer bytes than asked is a truncated body, not the file's end") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy proxy(nginx.port());
@@ -372,10 +381,14 @@ TEST_CASE("http: a range answered with fewer bytes than asked is a truncated bod
     proxy.misbehave(Fault::short_range, 1);
     Failure f = failure_of([&] { s.read(u, 1000, 4000); });
     CHECK(f.code == STOWAGE_CORRUPT);
-    CHECK(f.message == u + ": truncated body: the server sent bytes 1000-2999 of the 4000 asked from byte 1000" + of_big);
+    CHECK(f.message ==
+          u + ": truncated body: the server sent bytes 1000-2999 of the 4000 asked from byte 1000" +
+              of_big);
     f = failure_of([&] { read_scattered(s, u, 0, {12, 4000}); });
     CHECK(f.code == STOWAGE_CORRUPT);
-    CHECK(f.message == u + ": truncated body: the server sent bytes 0-2005 of the 4012 asked from byte 0" + of_big);
+    CHECK(f.message ==
+          u + ": truncated body: the server sent bytes 0-2005 of the 4012 asked from byte 0" +
+              of_big);
     // Asked past the end: the server's last byte is the file's, not short.
     proxy.misbehave(Fault::none, 1);
     CHECK(text_of(s.read(u, kBig - 10, 100)) == files.big.substr(kBig - 10));
@@ -406,13 +419,13 @@ TEST_CASE("http: the pooled connections survive the server closing them") {
   // No retries: a request sent on a connection the server closed must not
   // fail (libcurl and DirectGet see the closed connection and open another).
   on_each_transport(R"({"retries": 0})", [&](const sdk::Storage& s) {
-    CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 4) == files.big);  // 4 connections kept in the pool
+    CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 4) ==
+          files.big);  // 4 connections kept in the pool
     for (int round = 0; round < 2; ++round) {
       nginx.restart();
       CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 4) == files.big);
       CHECK(text_of(s.read(nginx.url("sub/inner.bin"))) == files.inner);
     }
-
   });
 }
 
@@ -450,7 +463,6 @@ TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
   test::Nginx nginx;
   Files files(nginx.root());
   on_each_transport("{}", [&](const sdk::Storage& s) {
-
     std::string missing = nginx.url("sub/missing.bin");
     Failure f = failure_of([&] { s.read(missing); });
     CHECK(f.code == STOWAGE_NOT_FOUND);
@@ -501,13 +513,15 @@ TEST_CASE("http: 404, 403 and writes are errors naming the URL") {
 
 TEST_CASE("http: a server that is not there, and bad options") {
   on_each_transport(R"({"retries": 1, "retry_delay_ms": 1})", [&](const sdk::Storage& s) {
-    std::string u = "http://127.0.0.1:" + std::to_string(test::free_port()) + "/x.n5/attributes.json";
+    std::string u =
+        "http://127.0.0.1:" + std::to_string(test::free_port()) + "/x.n5/attributes.json";
     Failure f = failure_of([&] { s.read(u); });
     CHECK(f.code == STOWAGE_IO);
     CHECK(has(f.message, u + ": "));
     CHECK(has(f.message, "(after 2 attempts)"));
 
-    for (const char* bad : {R"({"retries": -1})", R"({"timeout_ms": "soon"})", R"({"retry": 3})", "[1]"}) {
+    for (const char* bad :
+         {R"({"retries": -1})", R"({"timeout_ms": "soon"})", R"({"retry": 3})", "[1]"}) {
       CAPTURE(bad);
       stowage_storage_handle h = nullptr;
       stowage_error e{};
@@ -515,7 +529,6 @@ TEST_CASE("http: a server that is not there, and bad options") {
       CHECK(vt->open(nullptr, bad, std::strlen(bad), &h, &e) == STOWAGE_INVALID_ARGUMENT);
       CHECK(has(e.message, "http storage"));
     }
-
   });
 }
 
@@ -523,77 +536,79 @@ TEST_CASE("http: a flaky server still gives the right bytes through retries") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy proxy(nginx.port());
-  on_each_transport(R"({"retries": 8, "retry_delay_ms": 1, "timeout_ms": 1000})", [&](const sdk::Storage& s) {
-    std::string u = proxy.url("big.bin");
+  on_each_transport(
+      R"({"retries": 8, "retry_delay_ms": 1, "timeout_ms": 1000})", [&](const sdk::Storage& s) {
+        std::string u = proxy.url("big.bin");
 
-    for (Fault fault : {Fault::drop, Fault::status, Fault::cut, Fault::stall}) {
-      CAPTURE(static_cast<int>(fault));
-      // Every third request fails, far more than any real server. (Not every
-      // second: stat of "sub" takes two requests, "sub" and its redirect to
-      // "sub/", so one of them would always fail.)
-      proxy.misbehave(fault, 3);
-      int before = proxy.faults();
-      uint64_t size = 0;
-      CHECK(s.kind(u, &size) == STOWAGE_ENTRY_FILE);
-      CHECK(size == kBig);
-      CHECK(s.kind(proxy.url("sub")) == STOWAGE_ENTRY_DIRECTORY);
-      CHECK(s.kind(proxy.url("nothing")) == STOWAGE_ENTRY_ABSENT);
-      CHECK(text_of(s.read(u)) == files.big);
-      CHECK(text_of(s.read(u, 777, 100000)) == files.big.substr(777, 100000));
-      CHECK(s.list(proxy.url("sub")) == std::vector<std::string>{"deeper/", "inner.bin"});
-      // 8 threads take request numbers in no fixed order: a chunk fails all 9
-      // attempts with a chance of (1/7)^9.
-      proxy.misbehave(fault, 7);
-      if (fault != Fault::stall) CHECK(read_in_chunks(s, u, kBig, 8) == files.big);
-      CHECK(proxy.faults() > before + 2);
-    }
-
-  });
+        for (Fault fault : {Fault::drop, Fault::status, Fault::cut, Fault::stall}) {
+          CAPTURE(static_cast<int>(fault));
+          // Every third request fails, far more than any real server. (Not every
+          // second: stat of "sub" takes two requests, "sub" and its redirect to
+          // "sub/", so one of them would always fail.)
+          proxy.misbehave(fault, 3);
+          int before = proxy.faults();
+          uint64_t size = 0;
+          CHECK(s.kind(u, &size) == STOWAGE_ENTRY_FILE);
+          CHECK(size == kBig);
+          CHECK(s.kind(proxy.url("sub")) == STOWAGE_ENTRY_DIRECTORY);
+          CHECK(s.kind(proxy.url("nothing")) == STOWAGE_ENTRY_ABSENT);
+          CHECK(text_of(s.read(u)) == files.big);
+          CHECK(text_of(s.read(u, 777, 100000)) == files.big.substr(777, 100000));
+          CHECK(s.list(proxy.url("sub")) == std::vector<std::string>{"deeper/", "inner.bin"});
+          // 8 threads take request numbers in no fixed order: a chunk fails all 9
+          // attempts with a chance of (1/7)^9.
+          proxy.misbehave(fault, 7);
+          if (fault != Fault::stall) CHECK(read_in_chunks(s, u, kBig, 8) == files.big);
+          CHECK(proxy.faults() > before + 2);
+        }
+      });
 }
 
 TEST_CASE("http: failures that outlast the retries are clear errors") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy proxy(nginx.port());
-  on_each_transport(R"({"retries": 2, "retry_delay_ms": 1, "timeout_ms": 300})", [&](const sdk::Storage& s) {
-    std::string u = proxy.url("big.bin");
-    char buf[100];
-    uint64_t got = 0;
+  on_each_transport(R"({"retries": 2, "retry_delay_ms": 1, "timeout_ms": 300})",
+                    [&](const sdk::Storage& s) {
+                      std::string u = proxy.url("big.bin");
+                      char buf[100];
+                      uint64_t got = 0;
 
-    proxy.misbehave(Fault::cut, 1);
-    Failure f = failure_of([&] { s.read(u); });
-    CHECK(f.code == STOWAGE_CORRUPT);
-    CHECK(has(f.message, u + ": truncated body"));
-    CHECK(has(f.message, "(after 3 attempts)"));
-    f = failure_of([&] { s.read_into_if_exists(u, 10, buf, sizeof buf, &got); });
-    CHECK(f.code == STOWAGE_CORRUPT);
-    CHECK(has(f.message, u + ": truncated body"));
+                      proxy.misbehave(Fault::cut, 1);
+                      Failure f = failure_of([&] { s.read(u); });
+                      CHECK(f.code == STOWAGE_CORRUPT);
+                      CHECK(has(f.message, u + ": truncated body"));
+                      CHECK(has(f.message, "(after 3 attempts)"));
+                      f = failure_of([&] { s.read_into_if_exists(u, 10, buf, sizeof buf, &got); });
+                      CHECK(f.code == STOWAGE_CORRUPT);
+                      CHECK(has(f.message, u + ": truncated body"));
 
-    proxy.misbehave(Fault::status, 1);
-    f = failure_of([&] { s.read(u, 0, 10); });
-    CHECK(f.code == STOWAGE_IO);
-    CHECK(f.message == u + ": HTTP 503 Service Unavailable (after 3 attempts)");
-    f = failure_of([&] { s.kind(u); });
-    CHECK(f.code == STOWAGE_IO);
-    CHECK(has(f.message, "503"));
+                      proxy.misbehave(Fault::status, 1);
+                      f = failure_of([&] { s.read(u, 0, 10); });
+                      CHECK(f.code == STOWAGE_IO);
+                      CHECK(f.message == u + ": HTTP 503 Service Unavailable (after 3 attempts)");
+                      f = failure_of([&] { s.kind(u); });
+                      CHECK(f.code == STOWAGE_IO);
+                      CHECK(has(f.message, "503"));
 
-    proxy.misbehave(Fault::drop, 1);
-    f = failure_of([&] { s.read(u, 0, 10); });
-    CHECK(f.code == STOWAGE_IO);
-    CHECK(has(f.message, u + ": "));
+                      proxy.misbehave(Fault::drop, 1);
+                      f = failure_of([&] { s.read(u, 0, 10); });
+                      CHECK(f.code == STOWAGE_IO);
+                      CHECK(has(f.message, u + ": "));
 
-    proxy.misbehave(Fault::stall, 1);
-    f = failure_of([&] { s.read(u, 0, 10); });
-    CHECK(f.code == STOWAGE_IO);
-    CHECK(has(f.message, u + ": "));
-    CHECK(has(f.message, "timed out"));
+                      proxy.misbehave(Fault::stall, 1);
+                      f = failure_of([&] { s.read(u, 0, 10); });
+                      CHECK(f.code == STOWAGE_IO);
+                      CHECK(has(f.message, u + ": "));
+                      CHECK(has(f.message, "timed out"));
 
-    proxy.misbehave(Fault::none, 1);
-    CHECK(text_of(s.read(u, 0, 10)) == files.big.substr(0, 10));
-  });
+                      proxy.misbehave(Fault::none, 1);
+                      CHECK(text_of(s.read(u, 0, 10)) == files.big.substr(0, 10));
+                    });
 }
 
-TEST_CASE("http: answers of unknown length and redirects give the same bytes (libcurl takes them over)") {
+TEST_CASE(
+    "http: answers of unknown length and redirects give the same bytes (libcurl takes them over)") {
   test::Nginx nginx;
   Files files(nginx.root());
   test::FlakyProxy counter(nginx.port());  // (misbehaves never: counts requests)
@@ -629,6 +644,7 @@ TEST_CASE("http: 8 threads read one backend at once") {
   test::Nginx nginx;
   Files files(nginx.root());
   on_each_transport("{}", [&](const sdk::Storage& s) {
-    for (int round = 0; round < 3; ++round) CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 8) == files.big);
+    for (int round = 0; round < 3; ++round)
+      CHECK(read_in_chunks(s, nginx.url("big.bin"), kBig, 8) == files.big);
   });
 }

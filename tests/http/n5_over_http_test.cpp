@@ -31,7 +31,8 @@ fs::path n5_fixtures() { return fs::absolute(test::fixtures() / "n5"); }
 std::vector<std::string> containers() {
   std::vector<std::string> out;
   for (const fs::directory_entry& e : fs::directory_iterator(n5_fixtures()))
-    if (e.is_directory() && e.path().extension() == ".n5") out.push_back(e.path().filename().string());
+    if (e.is_directory() && e.path().extension() == ".n5")
+      out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -48,7 +49,9 @@ struct Server {
   std::string url(const std::string& container) const { return nginx.url("n5/" + container); }
 };
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 using test::Failure;
 using test::failure_of;
@@ -87,7 +90,8 @@ void compare_array(const Store& local, const Store& remote, const std::string& n
   // Which chunks exist (absent ones read as zeros either way).
   std::vector<uint64_t> grid = a.chunk_grid(), at(grid.size(), 0);
   CHECK(b.chunk_grid() == grid);
-  for (size_t n = 0; n < 200 && std::all_of(grid.begin(), grid.end(), [](uint64_t g) { return g > 0; }); ++n) {
+  for (size_t n = 0;
+       n < 200 && std::all_of(grid.begin(), grid.end(), [](uint64_t g) { return g > 0; }); ++n) {
     CAPTURE(json(at).dump());
     CHECK(b.chunk_exists(at) == a.chunk_exists(at));
     size_t d = at.size();
@@ -106,7 +110,8 @@ void compare_node(const Store& local, const Store& remote, const std::string& no
   switch (local.describe(node).kind) {
     case NodeKind::group:
       ++t.groups;
-      for (const std::string& c : children) compare_node(local, remote, node.empty() ? c : node + "/" + c, t);
+      for (const std::string& c : children)
+        compare_node(local, remote, node.empty() ? c : node + "/" + c, t);
       break;
     case NodeKind::array:
       ++t.arrays;
@@ -145,7 +150,8 @@ void compare_container(const std::string& container, const Store& remote) {
   for (auto& [name, ds] : expected["datasets"].items()) {
     CAPTURE(name);
     REQUIRE(t.array_bytes.count(name));
-    CHECK(t.array_bytes[name] == test::read_file(n5_fixtures() / ds["expected_bin"].get<std::string>()));
+    CHECK(t.array_bytes[name] ==
+          test::read_file(n5_fixtures() / ds["expected_bin"].get<std::string>()));
   }
 }
 
@@ -178,8 +184,10 @@ TEST_CASE("n5 over http: stowage-info shows the same tree for the URL as for the
     std::string path = (n5_fixtures() / container).string(), url = server.url(container);
     for (const char* flags : {"", " --json"}) {
       CAPTURE(flags);
-      test::RunResult local = test::run(tool("stowage-info").string() + flags + " " + test::quote(path));
-      test::RunResult remote = test::run(tool("stowage-info").string() + flags + " " + test::quote(url));
+      test::RunResult local =
+          test::run(tool("stowage-info").string() + flags + " " + test::quote(path));
+      test::RunResult remote =
+          test::run(tool("stowage-info").string() + flags + " " + test::quote(url));
       REQUIRE_MESSAGE(local.status == 0, local.output);
       CHECK_MESSAGE(remote.status == 0, remote.output);
       CHECK(has(local.output, path));  // the only difference: where it was read from
@@ -188,7 +196,8 @@ TEST_CASE("n5 over http: stowage-info shows the same tree for the URL as for the
   }
   // A node inside a container, named PATH::node.
   std::string url = server.url("zarr-written.n5");
-  test::RunResult r = test::run(tool("stowage-info").string() + " " + test::quote(url + "::gzip/uint16_2d"));
+  test::RunResult r =
+      test::run(tool("stowage-info").string() + " " + test::quote(url + "::gzip/uint16_2d"));
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(has(r.output, url + ": n5\n"));
   CHECK(has(r.output, "gzip/uint16_2d  array uint16 [20, 30] chunks [8, 16]"));
@@ -198,8 +207,8 @@ TEST_CASE("n5 over http: stowage-convert from a URL writes what it writes from t
   Server server;
   test::TempDir out;
   auto convert = [&](const std::string& from, const fs::path& to, const std::string& flags = "") {
-    return test::run(tool("stowage-convert").string() + " --quiet --threads 2" + flags + " " + test::quote(from) +
-                     " " + test::quote(to.string()));
+    return test::run(tool("stowage-convert").string() + " --quiet --threads 2" + flags + " " +
+                     test::quote(from) + " " + test::quote(to.string()));
   };
   for (const std::string& container : containers()) {
     CAPTURE(container);
@@ -287,7 +296,8 @@ TEST_CASE("n5 over http: missing containers and nodes are errors naming the URL"
   CHECK(has(r.output, url));
 }
 
-TEST_CASE("n5 over http: a chunk file cut short is the same clear error as locally, naming the URL") {
+TEST_CASE(
+    "n5 over http: a chunk file cut short is the same clear error as locally, naming the URL") {
   Server server;
   // A copy of a fixture whose chunk (0, 0) of gzip/uint16_2d and raw/int16_2d
   // lost its second half.
@@ -331,13 +341,15 @@ TEST_CASE("n5 over http: a body cut short in transit is a clear error naming the
   CHECK(has(f.message, "(after 5 attempts)"));
   proxy.misbehave(Fault::none, 1);
   CHECK(read_all(a) == want);
-  CHECK(want == read_all(Store::open((n5_fixtures() / "zarr-written.n5").string()).array("raw/uint8_1d")));
+  CHECK(want ==
+        read_all(Store::open((n5_fixtures() / "zarr-written.n5").string()).array("raw/uint8_1d")));
 }
 
 TEST_CASE("n5 over http: writing is refused clearly, and nothing is written anywhere") {
   Server server;
   std::string url = server.url("zarr-written.n5");
-  for (stowage::Mode mode : {stowage::Mode::update, stowage::Mode::create, stowage::Mode::truncate}) {
+  for (stowage::Mode mode :
+       {stowage::Mode::update, stowage::Mode::create, stowage::Mode::truncate}) {
     CAPTURE(static_cast<int>(mode));
     for (const char* format : {"", "n5"}) {
       CAPTURE(format);
@@ -356,9 +368,10 @@ TEST_CASE("n5 over http: writing is refused clearly, and nothing is written anyw
   // in the working directory (no "http:" folder).
   test::TempDir cwd;
   std::string to = server.nginx.url("copy.n5");
-  test::RunResult r = test::run("cd " + test::quote(cwd.path().string()) + " && " + tool("stowage-convert").string() +
-                                " --quiet " + test::quote((n5_fixtures() / "zarr-written.n5").string()) + " " +
-                                test::quote(to));
+  test::RunResult r =
+      test::run("cd " + test::quote(cwd.path().string()) + " && " +
+                tool("stowage-convert").string() + " --quiet " +
+                test::quote((n5_fixtures() / "zarr-written.n5").string()) + " " + test::quote(to));
   CHECK(r.status != 0);
   CHECK(has(r.output, to));
   CHECK(has(r.output, "read only"));
@@ -368,8 +381,10 @@ TEST_CASE("n5 over http: writing is refused clearly, and nothing is written anyw
 
 TEST_CASE("n5 over http: PATH::node splits a URL after its host, which may hold '::'") {
   using P = std::pair<std::string, std::string>;
-  CHECK(stowage::split_dataset_spec("http://127.0.0.1:8080/x.n5::a/b") == P{"http://127.0.0.1:8080/x.n5", "a/b"});
-  CHECK(stowage::split_dataset_spec("http://[::1]:8080/x.n5::a/b") == P{"http://[::1]:8080/x.n5", "a/b"});
+  CHECK(stowage::split_dataset_spec("http://127.0.0.1:8080/x.n5::a/b") ==
+        P{"http://127.0.0.1:8080/x.n5", "a/b"});
+  CHECK(stowage::split_dataset_spec("http://[::1]:8080/x.n5::a/b") ==
+        P{"http://[::1]:8080/x.n5", "a/b"});
   CHECK(stowage::split_dataset_spec("https://[::1]/x.n5") == P{"https://[::1]/x.n5", ""});
   CHECK(stowage::split_dataset_spec("http://[::1]") == P{"http://[::1]", ""});
   CHECK(stowage::split_dataset_spec("a.n5::b://c") == P{"a.n5", "b://c"});

@@ -67,7 +67,8 @@ class Nginx {
  public:
   // `main_directives`: more of nginx's main context, such as
   // "worker_cpu_affinity 10 10;" (bench/http's split mode).
-  explicit Nginx(std::string main_directives = {}) : root_(dir_ / "www"), main_directives_(std::move(main_directives)) {
+  explicit Nginx(std::string main_directives = {})
+      : root_(dir_ / "www"), main_directives_(std::move(main_directives)) {
     fs::create_directories(root_);
     fs::create_directories(dir_ / "temp");
     // Another process may take the port between free_port() and nginx's
@@ -111,7 +112,9 @@ class Nginx {
   }
 
  private:
-  static std::string binary() { return fs::exists("/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx"; }
+  static std::string binary() {
+    return fs::exists("/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx";
+  }
 
   std::string config(int port) const {
     std::string t = (dir_ / "temp").string();
@@ -128,7 +131,8 @@ class Nginx {
     // file, not in a segment of its own (strace of bench/http: 2 recv calls
     // per 512 KiB chunk instead of 3; nginx's CPU time 1.4-2.9 instead of
     // 2.3-2.5 times the host's scatter of the chunks, bench/http/README.md).
-    c += "http {\n  access_log off;\n  default_type application/octet-stream;\n  sendfile on;\n  tcp_nopush on;\n";
+    c +=
+        "http {\n  access_log off;\n  default_type application/octet-stream;\n  sendfile on;\n  tcp_nopush on;\n";
     c += "  keepalive_requests 100000;\n";
     for (const char* kind : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"})
       c += std::string("  ") + kind + "_temp_path " + t + "/" + kind + ";\n";
@@ -143,7 +147,8 @@ class Nginx {
     c += "    location /norange/ { alias " + root_.string() + "/; max_ranges 0; }\n";
     c += "    location /chunked/ { alias " + root_.string() +
          "/; sub_filter_types *; sub_filter_once off; sub_filter \"-no such text-\" \"\"; }\n";
-    c += "    location /nohead/ { alias " + root_.string() + "/; if ($request_method = HEAD) { return 405; } }\n";
+    c += "    location /nohead/ { alias " + root_.string() +
+         "/; if ($request_method = HEAD) { return 405; } }\n";
     c += "  }\n}\n";
     return c;
   }
@@ -159,8 +164,8 @@ class Nginx {
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (::getppid() != parent) _exit(127);
-      ::execl(nginx.c_str(), nginx.c_str(), "-p", prefix.c_str(), "-e", err.c_str(), "-c", conf.c_str(),
-              static_cast<char*>(nullptr));
+      ::execl(nginx.c_str(), nginx.c_str(), "-p", prefix.c_str(), "-e", err.c_str(), "-c",
+              conf.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     if (pid < 0) return;

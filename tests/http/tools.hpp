@@ -14,8 +14,10 @@ namespace test {
 // Every file under `dir`, by relative path, with its bytes.
 inline std::map<std::string, std::string> tree_of(const std::filesystem::path& dir) {
   std::map<std::string, std::string> files;
-  for (const std::filesystem::directory_entry& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files[std::filesystem::relative(e.path(), dir).string()] = read_file(e.path());
+  for (const std::filesystem::directory_entry& e :
+       std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file())
+      files[std::filesystem::relative(e.path(), dir).string()] = read_file(e.path());
   return files;
 }
 

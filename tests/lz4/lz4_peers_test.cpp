@@ -69,16 +69,17 @@ struct FrameVariant {
 const std::vector<FrameVariant> kFrameVariants = {
     {"default", "", true, false, false, 7},
     {"hc", R"(,"level":9,"blockSizeId":4)", true, false, false, 4},
-    {"checks", R"(,"blockChecksum":true,"contentChecksum":false,"contentSize":true,"blockSizeId":5)",
-     false, true, true, 5},
+    {"checks",
+     R"(,"blockChecksum":true,"contentChecksum":false,"contentSize":true,"blockSizeId":5)", false,
+     true, true, 5},
 };
 
 // Parses the peer's one JSON line (the last line of its output).
 stowage::json last_json_line(const std::string& output) {
   std::string trimmed = output.substr(0, output.find_last_not_of("\n") + 1);
   size_t start = trimmed.rfind('\n');
-  stowage::json parsed = stowage::json::parse(trimmed.substr(start == std::string::npos ? 0 : start + 1),
-                                              nullptr, false);
+  stowage::json parsed = stowage::json::parse(
+      trimmed.substr(start == std::string::npos ? 0 : start + 1), nullptr, false);
   REQUIRE_MESSAGE(parsed.is_object(), output);
   return parsed;
 }
@@ -91,7 +92,8 @@ std::string lz4_java_jar() {
 
 }  // namespace
 
-TEST_CASE("lz4 peers: python-lz4 and numcodecs encode, we decode; we write frames, python-lz4 decodes") {
+TEST_CASE(
+    "lz4 peers: python-lz4 and numcodecs encode, we decode; we write frames, python-lz4 decodes") {
   test::TempDir dir;
   auto inputs = peer_inputs();
   for (const auto& [key, data] : inputs) {
@@ -126,7 +128,8 @@ TEST_CASE("lz4 peers: python-lz4 and numcodecs encode, we decode; we write frame
         CHECK(numcodecs.decode(theirs.data(), theirs.size(), data.size()) == data);
     }
     CHECK(numcodecs.encode(data.data(), data.size()) == read_bytes(dir / ("py_numcodecs_" + key)));
-    CHECK(numcodecs8.encode(data.data(), data.size()) == read_bytes(dir / ("py_numcodecs-acc8_" + key)));
+    CHECK(numcodecs8.encode(data.data(), data.size()) ==
+          read_bytes(dir / ("py_numcodecs-acc8_" + key)));
     for (const auto& v : kFrameVariants) {
       CAPTURE(v.name);
       std::string name = v.name + "_" + key;
@@ -147,9 +150,9 @@ TEST_CASE("lz4 peers: lz4-java's LZ4BlockInputStream/OutputStream and ours agree
   std::string jar = lz4_java_jar();
   REQUIRE_MESSAGE(test::fs::exists(jar), "liblz4-java is not installed: " << jar);
   test::fs::path source = test::source_root() / "tests/lz4/Lz4BlockPeer.java";
-  test::RunResult compiled = test::run("javac -cp " + test::quote(jar) + " -d " +
-                                       test::quote(dir.path().string()) + " " +
-                                       test::quote(source.string()));
+  test::RunResult compiled =
+      test::run("javac -cp " + test::quote(jar) + " -d " + test::quote(dir.path().string()) + " " +
+                test::quote(source.string()));
   REQUIRE_MESSAGE(compiled.status == 0, compiled.output);
 
   const std::vector<int> block_sizes = {64, 1024, 65536, 100000};
@@ -180,9 +183,9 @@ TEST_CASE("lz4 peers: lz4-java's LZ4BlockInputStream/OutputStream and ours agree
       CAPTURE(tag);
       stowage::Codec c = codec(R"({"type":"lz4","blockSize":)" + std::to_string(bs) + "}");
       Bytes java = read_bytes(dir / ("java_" + tag));
-      CHECK(read_bytes(dir / ("javadec_" + tag)) == data);        // Java reads ours
+      CHECK(read_bytes(dir / ("javadec_" + tag)) == data);             // Java reads ours
       CHECK(c.decode(java.data(), java.size(), data.size()) == data);  // we read Java's
-      CHECK(read_bytes(dir / ("ours_" + tag)) == java);           // same bytes
+      CHECK(read_bytes(dir / ("ours_" + tag)) == java);                // same bytes
     }
   }
 }

@@ -56,7 +56,8 @@ TEST_CASE("lz4: the N5 README example decodes exactly and re-encodes to lz4-java
   CHECK(le32(payload, 17) == 0x068B2590u);
 }
 
-TEST_CASE("lz4: every lz4 chunk of the N5 fixtures decodes to expected.bin and re-encodes byte for byte") {
+TEST_CASE(
+    "lz4: every lz4 chunk of the N5 fixtures decodes to expected.bin and re-encodes byte for byte") {
   std::vector<n5chunks::Chunk> chunks = n5chunks::chunks_of("lz4");
   REQUIRE(chunks.size() >= 50);  // README, N5 Java 4.0.2 (blockSize 65536 and 256), java-style
   size_t multi_block = 0, raw_blocks = 0;
@@ -103,11 +104,14 @@ TEST_CASE("lz4: config defaults, canonical form and range checks") {
     CAPTURE(cfg);
     check_error([&] { codec(cfg); }, ErrorCode::invalid_argument, words);
   };
-  rejects(R"({"type":"lz4","blockSize":33554433})", R"("blockSize" is 33554433, allowed range 0..33554432)");
+  rejects(R"({"type":"lz4","blockSize":33554433})",
+          R"("blockSize" is 33554433, allowed range 0..33554432)");
   rejects(R"({"type":"lz4","blockSize":-1})", "allowed range 0..33554432");
   rejects(R"({"type":"lz4","blockSize":"big"})", R"("blockSize" must be an integer)");
-  rejects(R"({"type":"lz4","framing":"block"})", R"("framing" is "block", allowed: lz4block, frame, numcodecs)");
-  rejects(R"({"type":"lz4","framing":"frame","level":13})", R"("level" is 13, allowed range 0..12)");
+  rejects(R"({"type":"lz4","framing":"block"})",
+          R"("framing" is "block", allowed: lz4block, frame, numcodecs)");
+  rejects(R"({"type":"lz4","framing":"frame","level":13})",
+          R"("level" is 13, allowed range 0..12)");
   rejects(R"({"type":"lz4","framing":"frame","blockSizeId":3})", "allowed range 4..7");
   rejects(R"({"type":"lz4","framing":"frame","blockSize":65536})", "blockSizeId");
   rejects(R"({"type":"lz4","framing":"frame","contentChecksum":1})", "must be true or false");
@@ -186,16 +190,28 @@ TEST_CASE("lz4: malformed LZ4Block streams are CORRUPT with the reason") {
     change(b);
     return b;
   };
-  check_corrupt_decode(c, mutated([](Bytes& b) { b[17] ^= 0x01; }), 3000, "checksum mismatch at byte 0");
+  check_corrupt_decode(c, mutated([](Bytes& b) { b[17] ^= 0x01; }), 3000,
+                       "checksum mismatch at byte 0");
   check_corrupt_decode(c, Bytes(good.begin(), good.begin() + 10), 3000, "truncated: 10 bytes left");
-  check_corrupt_decode(c, Bytes(good.begin(), good.begin() + 30), 3000, "LZ4Block stream truncated");
-  check_corrupt_decode(c, mutated([](Bytes& b) { b[8] = 0x30; }), 3000, "unknown compression method in token 0x30");
-  check_corrupt_decode(c, mutated([](Bytes& b) { put_le32(b, 13, 2000); }), 3000, "impossible block lengths");
-  check_corrupt_decode(c, mutated([](Bytes& b) { put_le32(b, 9, uint32_t(-5)); }), 3000, "impossible block lengths");
-  check_corrupt_decode(c, mutated([](Bytes& b) { b[8] = 0x10; }), 3000, "impossible block lengths");  // RAW, lengths differ
-  check_corrupt_decode(c, mutated([&](Bytes& b) { b[second + 2] = 'X'; }), 3000, "no \"LZ4Block\" magic at byte " + std::to_string(second));
-  check_corrupt_decode(c, mutated([](Bytes& b) { put_le32(b, b.size() - 4, 7); }), 3000, "end mark with a nonzero checksum");
-  check_corrupt_decode(c, mutated([](Bytes& b) { b[22] ^= 0xFF; b[23] ^= 0xFF; }), 3000, "lz4: LZ4Block stream");
+  check_corrupt_decode(c, Bytes(good.begin(), good.begin() + 30), 3000,
+                       "LZ4Block stream truncated");
+  check_corrupt_decode(c, mutated([](Bytes& b) { b[8] = 0x30; }), 3000,
+                       "unknown compression method in token 0x30");
+  check_corrupt_decode(c, mutated([](Bytes& b) { put_le32(b, 13, 2000); }), 3000,
+                       "impossible block lengths");
+  check_corrupt_decode(c, mutated([](Bytes& b) { put_le32(b, 9, uint32_t(-5)); }), 3000,
+                       "impossible block lengths");
+  check_corrupt_decode(c, mutated([](Bytes& b) { b[8] = 0x10; }), 3000,
+                       "impossible block lengths");  // RAW, lengths differ
+  check_corrupt_decode(c, mutated([&](Bytes& b) { b[second + 2] = 'X'; }), 3000,
+                       "no \"LZ4Block\" magic at byte " + std::to_string(second));
+  check_corrupt_decode(c, mutated([](Bytes& b) { put_le32(b, b.size() - 4, 7); }), 3000,
+                       "end mark with a nonzero checksum");
+  check_corrupt_decode(c, mutated([](Bytes& b) {
+                         b[22] ^= 0xFF;
+                         b[23] ^= 0xFF;
+                       }),
+                       3000, "lz4: LZ4Block stream");
   check_corrupt_decode(c, good, 2999, "decodes to more than the expected 2999 bytes");
   check_corrupt_decode(c, good, 0, "more than the expected 0 bytes");
   check_corrupt_decode(c, bytes("hello, this is not lz4"), 3000, "no known lz4 framing");
@@ -220,7 +236,8 @@ TEST_CASE("lz4: LZ4 frames: options, round trips, empty frames, malformed frames
   Bytes empty = c.encode(nullptr, 0);
   CHECK(c.decode(empty.data(), empty.size(), 0).empty());
   // datg's empty frame, as commons-compress writes it.
-  Bytes datg_empty{0x04, 0x22, 0x4D, 0x18, 0x64, 0x70, 0xB9, 0x00, 0x00, 0x00, 0x00, 0x05, 0x5D, 0xCC, 0x02};
+  Bytes datg_empty{0x04, 0x22, 0x4D, 0x18, 0x64, 0x70, 0xB9, 0x00,
+                   0x00, 0x00, 0x00, 0x05, 0x5D, 0xCC, 0x02};
   CHECK(c.decode(datg_empty.data(), datg_empty.size(), 0).empty());
 
   Bytes small = ramp_bytes(100000, 2);
@@ -242,18 +259,22 @@ TEST_CASE("lz4: LZ4 frames: options, round trips, empty frames, malformed frames
 
 TEST_CASE("lz4: passes the codec conformance checks, and one instance serves several threads") {
   // XXH32 of each LZ4Block's bytes; frames carry a content checksum by default.
-  for (const char* cfg : {R"({"type":"lz4","blockSize":4096})", R"({"type":"lz4","framing":"frame","blockSizeId":4})"}) {
+  for (const char* cfg : {R"({"type":"lz4","blockSize":4096})",
+                          R"({"type":"lz4","framing":"frame","blockSizeId":4})"}) {
     CAPTURE(cfg);
     codec_checks::Spec spec{cfg, "lz4"};
     spec.checksummed = true;
-    // The other framings' parameters are kept and ignored (config test): numcodecs' always, the frame's in LZ4Block.
+    // The other framings' parameters are kept and ignored (config test): numcodecs' always, the
+    // frame's in LZ4Block.
     spec.ignored_parameters = {"acceleration"};
     if (std::string(cfg).find("frame") == std::string::npos)
-      spec.ignored_parameters.insert(spec.ignored_parameters.end(),
-                                     {"level", "blockSizeId", "contentChecksum", "blockChecksum", "contentSize"});
+      spec.ignored_parameters.insert(
+          spec.ignored_parameters.end(),
+          {"level", "blockSizeId", "contentChecksum", "blockChecksum", "contentSize"});
     codec_checks::check_codec(spec);
     std::vector<Bytes> inputs;  // many blocks each, of sizes no block size divides
-    for (int k = 0; k < 30; ++k) inputs.push_back(mixed_bytes(50000 + 1000 * (k % 4) + k, 100 * (k % 4) + k));
+    for (int k = 0; k < 30; ++k)
+      inputs.push_back(mixed_bytes(50000 + 1000 * (k % 4) + k, 100 * (k % 4) + k));
     codec_checks::check_thread_safe(codec(cfg), inputs, 4, 1);
   }
 }

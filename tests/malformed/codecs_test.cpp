@@ -12,7 +12,7 @@ using stowage::ErrorCode;
 namespace {
 
 struct CodecCase {
-  const char* name;    // for reports; the id the message must name
+  const char* name;  // for reports; the id the message must name
   const char* config;
 };
 
@@ -39,7 +39,8 @@ std::string sample_bytes(size_t n) {
 malformed::Outcome decode_guarded(const stowage::Codec& codec, const std::string& payload,
                                   size_t capacity) {
   std::vector<uint8_t> out(capacity + 64, 0xA5);
-  auto outcome = attempt([&] { codec.decode(payload.data(), payload.size(), out.data(), capacity); });
+  auto outcome =
+      attempt([&] { codec.decode(payload.data(), payload.size(), out.data(), capacity); });
   for (size_t i = capacity; i < out.size(); ++i) REQUIRE(out[i] == 0xA5);
   return outcome;
 }
@@ -79,14 +80,14 @@ TEST_CASE("codecs: truncated payloads are CORRUPT and name the codec") {
       // boundary may decode a valid shorter prefix, which the size check catches.
       std::string cut_payload = payload.substr(0, cut);
       decode_guarded(codec, cut_payload, original.size());
-      auto o = attempt([&] { codec.decode(cut_payload.data(), cut_payload.size(), original.size()); });
+      auto o =
+          attempt([&] { codec.decode(cut_payload.data(), cut_payload.size(), original.size()); });
       CHECK(o.threw);
       CHECK_MESSAGE(o.code == ErrorCode::corrupt, stowage::error_code_name(o.code));
       CHECK(o.message.find(c.name) != std::string::npos);
     }
   }
 }
-
 
 TEST_CASE("codecs: flipped bytes give the original or CORRUPT, never a crash") {
   const std::string original = sample_bytes(5000);
@@ -107,7 +108,8 @@ TEST_CASE("codecs: flipped bytes give the original or CORRUPT, never a crash") {
       decode_guarded(codec, payload, original.size());
       // The sized decode readers use: exactly original.size() bytes or an error.
       std::vector<uint8_t> out;
-      auto o = attempt([&] { out = codec.decode(payload.data(), payload.size(), original.size()); });
+      auto o =
+          attempt([&] { out = codec.decode(payload.data(), payload.size(), original.size()); });
       if (o.threw) {
         ++errors;
         CHECK_MESSAGE(o.code == ErrorCode::corrupt, stowage::error_code_name(o.code));
@@ -121,7 +123,8 @@ TEST_CASE("codecs: flipped bytes give the original or CORRUPT, never a crash") {
       // detected here, only that the size is right (checked above).
       if (checked) CHECK_MESSAGE(same, "a flipped byte decoded to other values without an error");
     }
-    MESSAGE(config << ": " << originals << " original, " << errors << " errors, " << wrong << " wrong values");
+    MESSAGE(config << ": " << originals << " original, " << errors << " errors, " << wrong
+                   << " wrong values");
     CHECK(errors > 0);
     if (checked) CHECK(wrong == 0);
   }
@@ -144,8 +147,10 @@ TEST_CASE("codecs: garbage and empty payloads are CORRUPT") {
       auto g = decode_guarded(codec, garbage, 1000);
       CHECK(g.threw);
       // A blosc header with a random version byte is a version we do not read.
-      bool blosc_version = config.find("blosc") != std::string::npos && g.code == ErrorCode::unsupported;
-      CHECK_MESSAGE((g.code == ErrorCode::corrupt || blosc_version), stowage::error_code_name(g.code));
+      bool blosc_version =
+          config.find("blosc") != std::string::npos && g.code == ErrorCode::unsupported;
+      CHECK_MESSAGE((g.code == ErrorCode::corrupt || blosc_version),
+                    stowage::error_code_name(g.code));
       CHECK(g.message.find(c.name) != std::string::npos);
     }
   }
@@ -160,7 +165,8 @@ TEST_CASE("codecs: decompression bombs stop at the capacity") {
                              R"({"type": "bzip2"})", R"({"type": "lz4", "framing": "frame"})"}) {
     const std::string name = config;
     CAPTURE(name);
-    if (test::codec_off(stowage::json::parse(name))) continue;  // a codec plugin this build left out
+    if (test::codec_off(stowage::json::parse(name)))
+      continue;  // a codec plugin this build left out
     auto codec = stowage::Registry::global().codec(config);
     auto bomb = codec.encode(zeros.data(), zeros.size());
     CHECK(bomb.size() < bomb_size / 200);

@@ -38,13 +38,15 @@ std::map<std::string, std::string> files_of(const fs::path& dir) {
 
 // The format plugin's own create, the core left out: its status and message.
 test::Failure plugin_create(const std::string& format, const std::string& path, uint32_t mode,
-                            const std::string& node, const json& description, const json& options = json::object()) {
+                            const std::string& node, const json& description,
+                            const json& options = json::object()) {
   stowage::Registry& registry = stowage::Registry::global();
   auto* vt = static_cast<const stowage_format_vtable*>(registry.load("format", format)->vtable);
   const std::string opts = options.dump(), text = description.dump();
   stowage_store_handle handle = nullptr;
   stowage_error err{};
-  int rc = vt->open(registry.host(), path.data(), path.size(), mode, opts.data(), opts.size(), &handle, &err);
+  int rc = vt->open(registry.host(), path.data(), path.size(), mode, opts.data(), opts.size(),
+                    &handle, &err);
   REQUIRE_MESSAGE(rc == STOWAGE_OK, err.message);
   rc = vt->create(handle, node.data(), node.size(), text.data(), text.size(), &err);
   test::Failure f{static_cast<ErrorCode>(rc), rc == STOWAGE_OK ? "" : err.message};
@@ -63,9 +65,11 @@ void check_readable(const std::string& path) {
     CAPTURE(node);
     const stowage::NodeInfo info = store.describe(node);
     if (info.kind == stowage::NodeKind::group)
-      for (const std::string& child : store.list(node)) unvisited.push_back(node.empty() ? child : node + "/" + child);
+      for (const std::string& child : store.list(node))
+        unvisited.push_back(node.empty() ? child : node + "/" + child);
   }
-  test::RunResult r = test::run((test::build_root() / "tools" / "info" / "stowage-info").string() + " " + test::quote(path));
+  test::RunResult r = test::run((test::build_root() / "tools" / "info" / "stowage-info").string() +
+                                " " + test::quote(path));
   CHECK_MESSAGE(r.status == 0, r.output);
 }
 
@@ -80,32 +84,57 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("create: containers refuse sizes open would refuse, before a byte; the store still reads") {
-  const json uint8_2d = {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {3, 4}}, {"chunks", {2, 2}}};
+TEST_CASE(
+    "create: containers refuse sizes open would refuse, before a byte; the store still reads") {
+  const json uint8_2d = {
+      {"kind", "array"}, {"dtype", "uint8"}, {"shape", {3, 4}}, {"chunks", {2, 2}}};
   const Case cases[] = {
-      {"zarr v3 (2^40)^3", "zarr", {{"zarr_version", 3}},
-       {{"kind", "array"}, {"dtype", "float64"}, {"shape", {k2e40, k2e40, k2e40}}, {"chunks", {64, 64, 64}}},
+      {"zarr v3 (2^40)^3",
+       "zarr",
+       {{"zarr_version", 3}},
+       {{"kind", "array"},
+        {"dtype", "float64"},
+        {"shape", {k2e40, k2e40, k2e40}},
+        {"chunks", {64, 64, 64}}},
        "shape [1099511627776,1099511627776,1099511627776] of float64 is more bytes than a 64-bit offset can address",
        "zarr create: shape [1099511627776,1099511627776,1099511627776] of float64 is more bytes than a 64-bit offset can address"},
-      {"zarr v3 sharded (2^40)^3", "zarr", {{"zarr_version", 3}},
-       {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {k2e40, k2e40, k2e40}}, {"chunks", {64, 64, 64}},
+      {"zarr v3 sharded (2^40)^3",
+       "zarr",
+       {{"zarr_version", 3}},
+       {{"kind", "array"},
+        {"dtype", "uint8"},
+        {"shape", {k2e40, k2e40, k2e40}},
+        {"chunks", {64, 64, 64}},
         {"shards", {128, 128, 128}}},
        "shape [1099511627776,1099511627776,1099511627776] of uint8 is more bytes than a 64-bit offset can address",
        "is more bytes than a 64-bit offset can address"},
-      {"zarr v2 (2^40)^3", "zarr", {{"zarr_version", 2}},
-       {{"kind", "array"}, {"dtype", "int16"}, {"shape", {k2e40, k2e40, k2e40}}, {"chunks", {64, 64, 64}}},
+      {"zarr v2 (2^40)^3",
+       "zarr",
+       {{"zarr_version", 2}},
+       {{"kind", "array"},
+        {"dtype", "int16"},
+        {"shape", {k2e40, k2e40, k2e40}},
+        {"chunks", {64, 64, 64}}},
        "shape [1099511627776,1099511627776,1099511627776] of int16 is more bytes than a 64-bit offset can address",
        "is more bytes than a 64-bit offset can address"},
-      {"n5 (2^62)^2", "n5", json::object(),
+      {"n5 (2^62)^2",
+       "n5",
+       json::object(),
        {{"kind", "array"}, {"dtype", "float64"}, {"shape", {k2e62, k2e62}}, {"chunks", {64, 64}}},
        "shape [4611686018427387904,4611686018427387904] of float64 is more bytes than a 64-bit offset can address",
        "n5 create: shape [4611686018427387904,4611686018427387904] of float64 is more bytes than a 64-bit offset can address"},
-      {"n5 zero chunk", "n5", json::object(),
+      {"n5 zero chunk",
+       "n5",
+       json::object(),
        {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {10, 10}}, {"chunks", {0, 5}}},
-       "chunks [0,5] has an extent of 0; each must be at least 1", "N5 allows integers in 1.."},
-      {"zarr zero chunk", "zarr", json::object(),
+       "chunks [0,5] has an extent of 0; each must be at least 1",
+       "N5 allows integers in 1.."},
+      {"zarr zero chunk",
+       "zarr",
+       json::object(),
        {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {10, 10}}, {"chunks", {5, 0}}},
-       "chunks [5,0] has an extent of 0; each must be at least 1", "each entry must be an integer >= 1"},
+       "chunks [5,0] has an extent of 0; each must be at least 1",
+       "each entry must be an integer >= 1"},
   };
   for (const Case& c : cases) {
     const std::string name = c.name;
@@ -138,10 +167,15 @@ TEST_CASE("create: containers refuse sizes open would refuse, before a byte; the
 
 TEST_CASE("create: single-array formats refuse sizes open would refuse, before a byte") {
   const Case cases[] = {
-      {"npy [0, 2^63]", "npy", json::object(),
+      {"npy [0, 2^63]",
+       "npy",
+       json::object(),
        {{"kind", "array"}, {"dtype", "float64"}, {"shape", {0, k2e63}}},
-       "shape [0,9223372036854775808] of float64 is more bytes than a 64-bit offset can address", "is too large"},
-      {"datg (2^62)^2", "datg", json::object(),
+       "shape [0,9223372036854775808] of float64 is more bytes than a 64-bit offset can address",
+       "is too large"},
+      {"datg (2^62)^2",
+       "datg",
+       json::object(),
        {{"kind", "array"}, {"dtype", "float64"}, {"shape", {k2e62, k2e62}}},
        "shape [4611686018427387904,4611686018427387904] of float64 is more bytes than a 64-bit offset can address",
        "the datg specification allows writers at most"},
@@ -164,7 +198,8 @@ TEST_CASE("create: single-array formats refuse sizes open would refuse, before a
   }
 }
 
-TEST_CASE("create: Daf and BPCells refuse sizes they cannot hold, before a byte; the store still reads") {
+TEST_CASE(
+    "create: Daf and BPCells refuse sizes they cannot hold, before a byte; the store still reads") {
   test::TempDir tmp;
   const std::string repo = (tmp / "repo").string();
   {
@@ -178,19 +213,24 @@ TEST_CASE("create: Daf and BPCells refuse sizes they cannot hold, before a byte;
     Store store = Store::open(repo, Mode::update, "daf");
     test::Failure f = test::failure_of([&] { store.create("matrices/gene/peak/x", huge); });
     CHECK(f.code == ErrorCode::invalid_argument);
-    CHECK(f.message == repo + "::matrices/gene/peak/x: cannot create it: shape [1099511627776,1099511627776] of "
-                              "float64 is more bytes than a 64-bit offset can address");
+    CHECK(f.message ==
+          repo +
+              "::matrices/gene/peak/x: cannot create it: shape [1099511627776,1099511627776] of "
+              "float64 is more bytes than a 64-bit offset can address");
     store.close();
   }
   test::Failure f = plugin_create("daf", repo, STOWAGE_MODE_UPDATE, "matrices/gene/peak/x", huge);
   CHECK(f.code == ErrorCode::invalid_argument);
-  CHECK(f.message.find("matrices/gene/peak/x: shape [1099511627776,1099511627776] of float64 is more bytes than a "
-                       "64-bit offset can address") != std::string::npos);
+  CHECK(
+      f.message.find(
+          "matrices/gene/peak/x: shape [1099511627776,1099511627776] of float64 is more bytes than a "
+          "64-bit offset can address") != std::string::npos);
   CHECK(files_of(repo) == before);
   check_readable(repo);
 
   const std::string matrix = (tmp / "m.bpcells").string();
-  const json wide = {{"kind", "sparse"}, {"dtype", "float64"}, {"shape", {k2e40, 3}}, {"layout", "csc"}};
+  const json wide = {
+      {"kind", "sparse"}, {"dtype", "float64"}, {"shape", {k2e40, 3}}, {"layout", "csc"}};
   f = plugin_create("bpcells", matrix, STOWAGE_MODE_CREATE, "", wide);
   CHECK(f.code == ErrorCode::invalid_argument);
   CHECK(f.message.find("BPCells stores the shape as uint32") != std::string::npos);
@@ -207,11 +247,14 @@ TEST_CASE("create: an N5 object dataset whose block grid overflows is refused be
   }
   Store store = Store::open(path, Mode::update, "n5");
   const auto before = files_of(path);
-  test::Failure f = test::failure_of(
-      [&] { store.create("records", {{"kind", "records"}, {"shape", {k2e62, k2e62}}, {"chunks", {1, 1}}}); });
+  test::Failure f = test::failure_of([&] {
+    store.create("records", {{"kind", "records"}, {"shape", {k2e62, k2e62}}, {"chunks", {1, 1}}});
+  });
   CHECK(f.code == ErrorCode::invalid_argument);
-  CHECK(f.message == path + "/records: shape [4611686018427387904,4611686018427387904] in chunks [1,1] is more "
-                            "than 2^64 blocks");
+  CHECK(f.message ==
+        path +
+            "/records: shape [4611686018427387904,4611686018427387904] in chunks [1,1] is more "
+            "than 2^64 blocks");
   store.close();
   CHECK(files_of(path) == before);
   check_readable(path);

@@ -17,7 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string stowage_info() { return (test::build_root() / "tools" / "info" / "stowage-info").string(); }
+std::string stowage_info() {
+  return (test::build_root() / "tools" / "info" / "stowage-info").string();
+}
 
 // The error of detecting `path` through the API, checked against Store::open's.
 test::Failure detection_failure(const std::string& path) {
@@ -42,7 +44,9 @@ TEST_CASE("detection: a symlink loop says so, naming the path as typed") {
   fs::create_symlink("loop.n5", loop);
   test::Failure f = detection_failure(loop.string());
   CHECK(f.code == stowage::ErrorCode::io);
-  CHECK(f.message == loop.string() + ": cannot detect its format: cannot stat: Too many levels of symbolic links");
+  CHECK(f.message ==
+        loop.string() +
+            ": cannot detect its format: cannot stat: Too many levels of symbolic links");
   test::RunResult r = test::run(stowage_info() + " " + test::quote(loop.string()));
   CHECK(r.status == 1);
   CHECK(r.output == "stowage-info: " + f.message + "\n");
@@ -52,7 +56,8 @@ TEST_CASE("detection: a symlink loop says so, naming the path as typed") {
   fs::current_path(tmp.path());
   f = detection_failure("./loop.n5");
   fs::current_path(before);
-  CHECK(f.message == "./loop.n5: cannot detect its format: cannot stat: Too many levels of symbolic links");
+  CHECK(f.message ==
+        "./loop.n5: cannot detect its format: cannot stat: Too many levels of symbolic links");
 }
 
 TEST_CASE("detection: a dangling symlink is not found, an unknown file is no format") {
@@ -64,7 +69,8 @@ TEST_CASE("detection: a dangling symlink is not found, an unknown file is no for
   test::write_file(tmp / "notes.txt", "not a dataset");
   f = detection_failure((tmp / "notes.txt").string());
   CHECK(f.code == stowage::ErrorCode::unsupported);
-  CHECK(f.message.rfind((tmp / "notes.txt").string() + ": no format plugin recognises it (tried: ", 0) == 0);
+  CHECK(f.message.rfind((tmp / "notes.txt").string() + ": no format plugin recognises it (tried: ",
+                        0) == 0);
 }
 
 TEST_CASE("detection: permission denied says so") {
@@ -80,7 +86,8 @@ TEST_CASE("detection: permission denied says so") {
   test::RunResult r = test::run(no_caps + stowage_info() + " " + test::quote(path));
   ::chmod(locked.c_str(), 0700);
   CHECK(r.status == 1);
-  CHECK(r.output == "stowage-info: " + path + ": cannot detect its format: cannot stat: Permission denied\n");
+  CHECK(r.output ==
+        "stowage-info: " + path + ": cannot detect its format: cannot stat: Permission denied\n");
   if (::geteuid() != 0) {  // the API too, where the process itself is stopped
     ::chmod(locked.c_str(), 0);
     test::Failure f = detection_failure(path);

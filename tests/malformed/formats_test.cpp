@@ -26,9 +26,9 @@ void truncations(const std::string& format, const fs::path& dataset, const fs::p
   const std::string original = malformed::slurp(file);
   for (size_t cut : malformed::truncation_points(original.size())) {
     malformed::spit(file, original.substr(0, cut));
-    expect_error(file.string() + " cut at " + std::to_string(cut),
-                 [&] { read_everything(dataset.string(), format); }, code,
-                 dataset.filename().string());
+    expect_error(
+        file.string() + " cut at " + std::to_string(cut),
+        [&] { read_everything(dataset.string(), format); }, code, dataset.filename().string());
   }
   malformed::spit(file, original);
 }
@@ -75,9 +75,14 @@ void flips(const std::string& format, const fs::path& dataset, const fs::path& f
       continue;
     }
     switch (expect(at)) {
-      case Flip::original_or_error: CHECK_MESSAGE(got == unflipped, "a checksummed byte flipped, read a wrong value"); break;
-      case Flip::one_byte_or_error: CHECK(differing_bytes(got, unflipped) == 1); break;
-      case Flip::unchecked: break;
+      case Flip::original_or_error:
+        CHECK_MESSAGE(got == unflipped, "a checksummed byte flipped, read a wrong value");
+        break;
+      case Flip::one_byte_or_error:
+        CHECK(differing_bytes(got, unflipped) == 1);
+        break;
+      case Flip::unchecked:
+        break;
     }
   }
   malformed::spit(file, original);
@@ -117,8 +122,8 @@ std::string npy_file(const std::string& header_dict, const std::string& data, ch
 TEST_CASE("npy: truncations, wrong magic and version, huge shapes") {
   test::TempDir tmp;
   fs::path file = tmp / "a.npy";
-  const std::string good =
-      npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }", std::string(48, '\1'));
+  const std::string good = npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }",
+                                    std::string(48, '\1'));
   malformed::spit(file, good);
   REQUIRE_NOTHROW(read_everything(file.string(), "npy"));
   truncations("npy", file, file, ErrorCode::corrupt);
@@ -126,22 +131,28 @@ TEST_CASE("npy: truncations, wrong magic and version, huge shapes") {
   std::string bad_magic = good;
   bad_magic[1] = 'X';
   malformed::spit(file, bad_magic);
-  expect_error("npy magic", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt, "a.npy");
+  expect_error(
+      "npy magic", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt, "a.npy");
 
   malformed::spit(file, npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }",
                                  std::string(48, '\1'), 9));
-  expect_error("npy version 9", [&] { read_everything(file.string(), "npy"); }, ErrorCode::unsupported,
-               "a.npy");
+  expect_error(
+      "npy version 9", [&] { read_everything(file.string(), "npy"); }, ErrorCode::unsupported,
+      "a.npy");
 
   malformed::spit(file, npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': "
-                                 "(4611686018427387904, 4611686018427387904), }", std::string(48, '\1')));
-  expect_error("npy huge shape", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt,
-               "a.npy");
-
-  malformed::spit(file, npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (1000000, 1000), }",
+                                 "(4611686018427387904, 4611686018427387904), }",
                                  std::string(48, '\1')));
-  expect_error("npy shape past the end", [&] { read_everything(file.string(), "npy"); },
-               ErrorCode::corrupt, "a.npy");
+  expect_error(
+      "npy huge shape", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt,
+      "a.npy");
+
+  malformed::spit(file,
+                  npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (1000000, 1000), }",
+                           std::string(48, '\1')));
+  expect_error(
+      "npy shape past the end", [&] { read_everything(file.string(), "npy"); }, ErrorCode::corrupt,
+      "a.npy");
   malformed::spit(file, good);
   // npy has no checksum; the header is unchecked text, but a flip in the 48
   // data bytes at the end (stored as is) changes exactly that one byte.
@@ -154,7 +165,8 @@ TEST_CASE("npy: truncations, wrong magic and version, huge shapes") {
 
 TEST_CASE("datg: truncations and flipped bytes of every fixture kind") {
   test::TempDir tmp;
-  for (const char* name : {"basic_4x5.datg", "legacy_lz4block_12x10.datg", "special_values_3x8_rpb1.datg"}) {
+  for (const char* name :
+       {"basic_4x5.datg", "legacy_lz4block_12x10.datg", "special_values_3x8_rpb1.datg"}) {
     const std::string fixture_name = name;
     CAPTURE(fixture_name);
     fs::path file = malformed::copy_fixture(fixture(std::string("datg/") + name), tmp.path());
@@ -184,13 +196,15 @@ TEST_CASE("datg: node paths leaving the dataset are INVALID_ARGUMENT") {
 // The codec of an expected-file dataset entry ("compressionType (legacy)": raw).
 // The codec ids of `ids` whose plugins this build has.
 std::set<std::string> built(std::set<std::string> ids) {
-  for (auto it = ids.begin(); it != ids.end();) it = test::plugin_off(*it) ? ids.erase(it) : std::next(it);
+  for (auto it = ids.begin(); it != ids.end();)
+    it = test::plugin_off(*it) ? ids.erase(it) : std::next(it);
   return ids;
 }
 
 std::string n5_codec(const stowage::json& ds) {
   const stowage::json& c = ds["compression"];
-  return c.contains("type") ? c["type"].get<std::string>() : c["compressionType (legacy)"].get<std::string>();
+  return c.contains("type") ? c["type"].get<std::string>()
+                            : c["compressionType (legacy)"].get<std::string>();
 }
 
 // Every chunk of every dataset of each codec folder (gzip, zlib, bzip2, xz,
@@ -230,17 +244,20 @@ TEST_CASE("n5: every chunk of every codec's datasets truncated") {
         ++chunks;
         for (size_t cut : malformed::truncation_points(original.size())) {
           malformed::spit(chunk, original.substr(0, cut));
-          if (n5_codec(ds) == "lz4" && original.size() - cut == 21 && original.substr(cut, 8) == "LZ4Block" &&
+          if (n5_codec(ds) == "lz4" && original.size() - cut == 21 &&
+              original.substr(cut, 8) == "LZ4Block" &&
               original.substr(cut + 9) == std::string(12, '\0')) {
             // The one legitimate decode: a cut removing exactly the LZ4Block
             // end mark (21 bytes: "LZ4Block", a RAW token, three zero ints)
             // leaves a stream ending at a block boundary, which N5 Java 3.x
             // wrote and lz4-java reads; the values are all there.
-            CHECK_MESSAGE(values() == whole, chunk.string() << " without its end mark reads other values");
+            CHECK_MESSAGE(values() == whole, chunk.string()
+                                                 << " without its end mark reads other values");
             ++end_marks;
             continue;
           }
-          expect_error(chunk.string() + " cut at " + std::to_string(cut), read, ErrorCode::corrupt, chunk.string());
+          expect_error(chunk.string() + " cut at " + std::to_string(cut), read, ErrorCode::corrupt,
+                       chunk.string());
           ++cuts;
         }
         malformed::spit(chunk, original);
@@ -259,7 +276,8 @@ TEST_CASE("n5: every chunk of every codec's datasets truncated") {
 // for every codec: only the plugin's size check can tell, since the codec
 // sees a valid stream. Zero-filling the rest would read as values.
 // (It reads the whole container, every codec.)
-TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT" * test::needs({"zstd", "blosc"})) {
+TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT" *
+          test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
   auto expected = test::read_json(fixture("n5/java-style.n5.expected.json"));
@@ -270,9 +288,11 @@ TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT" * test
     CAPTURE(name);
     codecs.insert(codec_id);
     auto codec = stowage::Registry::global().codec(ds["compression"].dump());
-    const size_t elem = stowage::dtype_size(stowage::parse_dtype(ds["dataType"].get<std::string>()));
+    const size_t elem =
+        stowage::dtype_size(stowage::parse_dtype(ds["dataType"].get<std::string>()));
     fs::path chunk = root / name;
-    for (const auto& i : ds["chunks_present_n5_order"][0]) chunk /= std::to_string(i.get<uint64_t>());
+    for (const auto& i : ds["chunks_present_n5_order"][0])
+      chunk /= std::to_string(i.get<uint64_t>());
     const std::string original = malformed::slurp(chunk);
     const size_t ndim = ds["dimensions_n5_order"].size(), header = 4 + 4 * ndim;
     REQUIRE(original.size() > header);
@@ -283,15 +303,18 @@ TEST_CASE("n5: a compressed chunk whose payload decodes short is CORRUPT" * test
     }
     const std::string half((elements * elem) / 2, '\x11');
     auto payload = codec.encode(half.data(), half.size());
-    malformed::spit(chunk, original.substr(0, header) + std::string(payload.begin(), payload.end()));
-    expect_error(chunk.string() + " decodes to half its block",
-                 [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt, chunk.string());
+    malformed::spit(chunk,
+                    original.substr(0, header) + std::string(payload.begin(), payload.end()));
+    expect_error(
+        chunk.string() + " decodes to half its block",
+        [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt, chunk.string());
     malformed::spit(chunk, original);
   }
   CHECK(codecs == std::set<std::string>{"gzip", "bzip2", "xz", "lz4", "zstd", "blosc"});
 }
 
-TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal" * test::needs({"zstd", "blosc"})) {
+TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal" *
+          test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   fs::path root = malformed::copy_fixture(fixture("n5/java-style.n5"), tmp.path(), "d.n5");
   REQUIRE_NOTHROW(read_everything(root.string(), "n5"));
@@ -308,7 +331,9 @@ TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal" * test::n
     // no content checksum and blosc has none: unchecked. raw: one value byte.
     std::function<Flip(size_t)> expect = unchecked;
     if (codec == "raw")
-      expect = [header](size_t at) { return at >= header ? Flip::one_byte_or_error : Flip::unchecked; };
+      expect = [header](size_t at) {
+        return at >= header ? Flip::one_byte_or_error : Flip::unchecked;
+      };
     else if (codec != "zstd" && codec != "blosc")
       expect = [](size_t) { return Flip::original_or_error; };
     for (const auto& p : ds["chunks_present_n5_order"]) {
@@ -320,8 +345,9 @@ TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal" * test::n
   fs::path attrs = root / "raw" / "uint8_2d" / "attributes.json";
   const std::string original = malformed::slurp(attrs);
   malformed::spit(attrs, original.substr(0, original.size() / 2));
-  expect_error("n5 attributes cut", [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt,
-               "attributes.json");
+  expect_error(
+      "n5 attributes cut", [&] { read_everything(root.string(), "n5"); }, ErrorCode::corrupt,
+      "attributes.json");
   malformed::spit(attrs, original);
 }
 
@@ -330,7 +356,8 @@ TEST_CASE("n5: flipped chunk bytes, broken attributes, path traversal" * test::n
 TEST_CASE("datadings: truncated data, offsets, keys and filter files") {
   test::TempDir tmp;
   for (const auto& e : fs::directory_iterator(fixture("datadings")))
-    if (e.path().filename().string().rfind("basic.msgpack", 0) == 0) malformed::copy_fixture(e.path(), tmp.path());
+    if (e.path().filename().string().rfind("basic.msgpack", 0) == 0)
+      malformed::copy_fixture(e.path(), tmp.path());
   fs::path ds = tmp / "basic.msgpack";
   REQUIRE_NOTHROW(read_everything(ds.string(), "datadings"));
   for (const char* suffix : {"", ".offsets", ".keys"}) {
@@ -347,7 +374,8 @@ TEST_CASE("datadings: truncated data, offsets, keys and filter files") {
 TEST_CASE("datadings: node paths leaving the dataset are INVALID_ARGUMENT") {
   test::TempDir tmp;
   for (const auto& e : fs::directory_iterator(fixture("datadings")))
-    if (e.path().filename().string().rfind("basic.msgpack", 0) == 0) malformed::copy_fixture(e.path(), tmp.path());
+    if (e.path().filename().string().rfind("basic.msgpack", 0) == 0)
+      malformed::copy_fixture(e.path(), tmp.path());
   traversal("datadings", tmp / "basic.msgpack");
 }
 
@@ -364,7 +392,9 @@ TEST_CASE("bpcells: every file of a packed and an unpacked matrix truncated") {
       std::string file = e.path().filename().string();
       // Text files: a cut inside the last name still leaves a valid file
       // (and BPCells writes empty names files); version is checked below.
-      if (file == "version" || file == "storage_order" || file == "col_names" || file == "row_names") continue;
+      if (file == "version" || file == "storage_order" || file == "col_names" ||
+          file == "row_names")
+        continue;
       CAPTURE(file);
       truncations("bpcells", dir, e.path(), ErrorCode::corrupt);
       flips("bpcells", dir, e.path(), 30, unchecked);  // no checksum (docs/formats/bpcells.md)
@@ -374,13 +404,15 @@ TEST_CASE("bpcells: every file of a packed and an unpacked matrix truncated") {
   fs::path dir = tmp / "uint_packed_col_names";
   const std::string col_names = malformed::slurp(dir / "col_names");
   malformed::spit(dir / "col_names", "cell1\ncell2\ncell3\n");
-  expect_error("bpcells 3 column names for 5 columns", [&] { read_everything(dir.string(), "bpcells"); },
-               ErrorCode::corrupt, "col_names");
+  expect_error(
+      "bpcells 3 column names for 5 columns", [&] { read_everything(dir.string(), "bpcells"); },
+      ErrorCode::corrupt, "col_names");
   malformed::spit(dir / "col_names", col_names);
   const std::string version = malformed::slurp(dir / "version");
   malformed::spit(dir / "version", "unpacked-uint-matrix-v9\n");
-  expect_error("bpcells version", [&] { read_everything(dir.string(), "bpcells"); }, ErrorCode::unsupported,
-               "uint_packed_col_names");
+  expect_error(
+      "bpcells version", [&] { read_everything(dir.string(), "bpcells"); }, ErrorCode::unsupported,
+      "uint_packed_col_names");
   malformed::spit(dir / "version", version);
 }
 
@@ -414,22 +446,26 @@ TEST_CASE("daf: truncated data and descriptors, wrong version") {
     CAPTURE(f.string());
     const std::string original = malformed::slurp(f);
     for (size_t cut : malformed::truncation_points(original.size())) {
-      if (f.extension() == ".json" && cut == original.size() - 1 && original.back() == '\n') continue;
+      if (f.extension() == ".json" && cut == original.size() - 1 && original.back() == '\n')
+        continue;
       malformed::spit(f, original.substr(0, cut));
-      expect_error(f.string() + " cut at " + std::to_string(cut), [&] { read_everything(dir.string(), "daf"); },
-                   ErrorCode::corrupt, "julia_v10_small");
+      expect_error(
+          f.string() + " cut at " + std::to_string(cut),
+          [&] { read_everything(dir.string(), "daf"); }, ErrorCode::corrupt, "julia_v10_small");
       ++cuts;
     }
     malformed::spit(f, original);
   }
   CHECK(cuts > 100);
-  expect_error("daf bad minor version fixture",
-               [&] { read_everything(fixture("daf/bad_version_minor").string(), "daf"); },
-               ErrorCode::unsupported, "bad_version_minor");
+  expect_error(
+      "daf bad minor version fixture",
+      [&] { read_everything(fixture("daf/bad_version_minor").string(), "daf"); },
+      ErrorCode::unsupported, "bad_version_minor");
   const std::string daf_json = malformed::slurp(dir / "daf.json");
   malformed::spit(dir / "daf.json", R"({"version": [99, 0]})");
-  expect_error("daf major version 99", [&] { read_everything(dir.string(), "daf"); },
-               ErrorCode::unsupported, "julia_v10_small");
+  expect_error(
+      "daf major version 99", [&] { read_everything(dir.string(), "daf"); }, ErrorCode::unsupported,
+      "julia_v10_small");
   malformed::spit(dir / "daf.json", daf_json);
 }
 
@@ -441,7 +477,8 @@ TEST_CASE("daf: truncated data and descriptors, wrong version") {
 TEST_CASE("every format: open options, descriptions and attributes that are not JSON objects") {
   test::TempDir tmp;
   const json not_an_object = json::array({1, 2});
-  for (const auto& [format, name, node] : std::vector<std::tuple<std::string, std::string, std::string>>{
+  for (const auto& [format, name, node] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
            {"n5", "x.n5", "a"},
            {"zarr", "x.zarr", "a"},
            {"npy", "x.npy", ""},
@@ -451,12 +488,14 @@ TEST_CASE("every format: open options, descriptions and attributes that are not 
            {"daf", "x.daf", "matrices/cell/gene/m"}}) {
     CAPTURE(format);
     const std::string path = (tmp / name).string();
-    expect_error(format + " open options",
-                 [&] { stowage::Store::open(path, stowage::Mode::truncate, format, not_an_object); },
-                 ErrorCode::invalid_argument, "must be a JSON object, got: [1,2]");
+    expect_error(
+        format + " open options",
+        [&] { stowage::Store::open(path, stowage::Mode::truncate, format, not_an_object); },
+        ErrorCode::invalid_argument, "must be a JSON object, got: [1,2]");
     stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, format);
-    expect_error(format + " create", [&] { store.create(node, not_an_object); }, ErrorCode::invalid_argument,
-                 "must be a JSON object, got: [1,2]");
+    expect_error(
+        format + " create", [&] { store.create(node, not_an_object); }, ErrorCode::invalid_argument,
+        "must be a JSON object, got: [1,2]");
     store.close();
   }
 }

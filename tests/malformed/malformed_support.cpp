@@ -38,28 +38,35 @@ void read_node(const stowage::Store& store, const std::string& node, std::string
       put(out, sl.values.data(), sl.values.size());
       break;
     }
-    case stowage::NodeKind::strings: put(out, store.read_strings(node)); break;
+    case stowage::NodeKind::strings:
+      put(out, store.read_strings(node));
+      break;
     case stowage::NodeKind::records: {
       auto records = store.records(node);
-      records.read_range(0, records.size(), [&](std::string_view r) { put(out, r.data(), r.size()); });
+      records.read_range(0, records.size(),
+                         [&](std::string_view r) { put(out, r.data(), r.size()); });
       for (uint64_t i = 0; i < records.size(); ++i) {
         std::string key = records.key(i);
         put(out, key.data(), key.size());
       }
       break;
     }
-    case stowage::NodeKind::group: break;
+    case stowage::NodeKind::group:
+      break;
   }
 }
 
 void walk(const stowage::Store& store, const std::string& node, std::string& out) {
   read_node(store, node, out);
-  for (const auto& child : store.list(node)) walk(store, node.empty() ? child : node + "/" + child, out);
+  for (const auto& child : store.list(node))
+    walk(store, node.empty() ? child : node + "/" + child, out);
 }
 
 }  // namespace
 
-void read_everything(const std::string& path, const std::string& format) { snapshot_everything(path, format); }
+void read_everything(const std::string& path, const std::string& format) {
+  snapshot_everything(path, format);
+}
 
 std::string snapshot_everything(const std::string& path, const std::string& format) {
   auto store = stowage::Store::open(path, stowage::Mode::read, format);

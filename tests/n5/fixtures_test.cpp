@@ -10,9 +10,12 @@ using namespace n5test;
 
 namespace {
 
-const char* kContainers[] = {"spec-example.n5",          "n5java-1.5.0-testdata.n5",
-                             "n5java-2.5.1-testdata.n5", "n5java-3.1.3-testdata.n5",
-                             "n5java-4.0.2-written.n5",  "zarr-written.n5",
+const char* kContainers[] = {"spec-example.n5",
+                             "n5java-1.5.0-testdata.n5",
+                             "n5java-2.5.1-testdata.n5",
+                             "n5java-3.1.3-testdata.n5",
+                             "n5java-4.0.2-written.n5",
+                             "zarr-written.n5",
                              "java-style.n5"};
 
 json expected_of(const std::string& container) {
@@ -84,8 +87,10 @@ TEST_CASE("fixture groups: kinds, attributes, and listing that skips chunk direc
       for (const std::string& child : store.list(node)) {
         std::string path = node.empty() ? child : node + "/" + child;
         CAPTURE(path);
-        bool known = expected["groups"].contains("/" + path) || expected["datasets"].contains(path) ||
-                     (expected.contains("optional_datasets") && expected["optional_datasets"].contains(path));
+        bool known = expected["groups"].contains("/" + path) ||
+                     expected["datasets"].contains(path) ||
+                     (expected.contains("optional_datasets") &&
+                      expected["optional_datasets"].contains(path));
         CHECK(known);
         if (expected["datasets"].contains(path)) {
           ++datasets_seen;
@@ -115,7 +120,8 @@ TEST_CASE("optional string dataset reads every string, trailing empty ones inclu
   CHECK(info.shape == std::vector<uint64_t>{5});
   std::vector<std::string> want = expected["optional/string_1d"]["expected_values"];
   CHECK(store.read_strings("optional/string_1d") == want);
-  CHECK(store.read_strings("optional/string_1d", 2, 4) == std::vector<std::string>(want.begin() + 2, want.begin() + 4));
+  CHECK(store.read_strings("optional/string_1d", 2, 4) ==
+        std::vector<std::string>(want.begin() + 2, want.begin() + 4));
 }
 
 TEST_CASE("optional object dataset: each block's payload is one record") {
@@ -214,7 +220,8 @@ TEST_CASE("damaged copies of every fixture chunk give errors, never a crash") {
         // The one cut that legitimately decodes: an lz4 chunk cut exactly
         // before its 21-byte LZ4Block end mark ends at a block boundary, as
         // N5 Java 3.x wrote streams; every value is still there.
-        const bool only_end_mark = truncate && codec == "lz4" && original.size() - damaged.size() == 21 &&
+        const bool only_end_mark = truncate && codec == "lz4" &&
+                                   original.size() - damaged.size() == 21 &&
                                    original.substr(damaged.size(), 8) == "LZ4Block" &&
                                    original.substr(damaged.size() + 9) == std::string(12, '\0');
         if (only_end_mark) {
@@ -226,18 +233,21 @@ TEST_CASE("damaged copies of every fixture chunk give errors, never a crash") {
           ++truncated;
           REQUIRE_MESSAGE(error.has_value(), "a truncated chunk read as values");
           CHECK(error->code() == stowage::ErrorCode::corrupt);
-          CHECK_MESSAGE(std::string(error->what()).find(chunk.string()) != std::string::npos, error->what());
+          CHECK_MESSAGE(std::string(error->what()).find(chunk.string()) != std::string::npos,
+                        error->what());
           continue;
         }
         ++flipped;
         if (error) {
           ++flip_errors;
           CHECK(error->code() != stowage::ErrorCode::internal);
-          CHECK_MESSAGE(std::string(error->what()).find(chunk.string()) != std::string::npos, error->what());
+          CHECK_MESSAGE(std::string(error->what()).find(chunk.string()) != std::string::npos,
+                        error->what());
           continue;
         }
         REQUIRE(got.size() == want.size());
-        if (checked) CHECK_MESSAGE(got == want, "flipped " << codec << " chunk decoded to other values");
+        if (checked)
+          CHECK_MESSAGE(got == want, "flipped " << codec << " chunk decoded to other values");
         if (codec == "raw") {
           size_t diff = 0;
           for (size_t i = 0; i < got.size(); ++i) diff += got[i] != want[i];
@@ -262,7 +272,10 @@ TEST_CASE("chunks we write are byte-identical to the spec's examples (raw, xz, l
   const fs::path staged = store.staging_location();  // a new container is built there until close()
   for (const char* codec : {"raw", "xz", "lz4"}) {
     CAPTURE(codec);
-    store.create(codec, json{{"kind", "array"}, {"dtype", "uint16"}, {"shape", {3, 2, 1}}, {"chunks", {3, 2, 1}},
+    store.create(codec, json{{"kind", "array"},
+                             {"dtype", "uint16"},
+                             {"shape", {3, 2, 1}},
+                             {"chunks", {3, 2, 1}},
                              {"codec", expected[codec]["compression"]}});
     store.array(codec).write({0, 0, 0}, {3, 2, 1}, values.data());
     CHECK(test::read_file(staged / codec / "0" / "0" / "0") ==

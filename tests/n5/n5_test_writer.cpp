@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
     for (int pass = 0; pass < passes; ++pass)
       for (uint64_t r = worker; r * chunk_rows < a.shape()[0]; r += workers) {
         for (uint64_t i = 0; i < band.size(); ++i)
-          band[i] = by_pass ? uint16_t(pass % 65535 + 1) : uint16_t((r * chunk_rows * cols + i) * 7 + 3);
+          band[i] =
+              by_pass ? uint16_t(pass % 65535 + 1) : uint16_t((r * chunk_rows * cols + i) * 7 + 3);
         a.write({r * chunk_rows, 0}, {chunk_rows, cols}, band.data());
       }
     store.close();

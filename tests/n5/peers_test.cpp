@@ -20,11 +20,12 @@ namespace {
 // Codecs zarr-python 2.13's N5 store can read (not lz4: numcodecs framing),
 // those this build has.
 json zarr_readable_codecs() {
-  return test::codecs_built(json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
-                      json{{"type", "gzip"}, {"level", 1}, {"useZlib", true}}, json{{"type", "bzip2"}},
-                      json{{"type", "xz"}, {"preset", 6}}, json{{"type", "zstd"}, {"level", 3}},
-                      json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}},
-                      json{{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}}));
+  return test::codecs_built(
+      json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
+                   json{{"type", "gzip"}, {"level", 1}, {"useZlib", true}}, json{{"type", "bzip2"}},
+                   json{{"type", "xz"}, {"preset", 6}}, json{{"type", "zstd"}, {"level", 3}},
+                   json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}},
+                   json{{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}}));
 }
 
 struct Case {
@@ -50,11 +51,13 @@ for node in sys.argv[3:]:
 
 // Has zarr-python dump every node of `written` into `out`; returns what it
 // printed (node, dtype, shape, chunks, compressor per line).
-std::string zarr_dump(const fs::path& container, const fs::path& out, const std::map<std::string, std::string>& written) {
+std::string zarr_dump(const fs::path& container, const fs::path& out,
+                      const std::map<std::string, std::string>& written) {
   fs::create_directories(out);
   std::string nodes;
   for (const auto& [node, data] : written) nodes += " " + test::quote(node);
-  test::RunResult r = test::run_python(kZarrDump, test::quote(container.string()) + " " + test::quote(out.string()) + nodes);
+  test::RunResult r = test::run_python(
+      kZarrDump, test::quote(container.string()) + " " + test::quote(out.string()) + nodes);
   REQUIRE_MESSAGE(r.status == 0, r.output);
   return r.output;
 }
@@ -85,7 +88,8 @@ TEST_CASE("zarr-python reads what stowage writes, for every codec zarr can read"
         c.node = "c" + std::to_string(k) + "/" + c.dtype;
         store.create(c.node, array_desc(c.dtype, c.shape, c.chunks, codec));
         stowage::Array a = store.array(c.node);
-        std::string data = sample_bytes(a.info().element_count() * stowage::dtype_size(a.dtype()), seed++);
+        std::string data =
+            sample_bytes(a.info().element_count() * stowage::dtype_size(a.dtype()), seed++);
         a.write(std::vector<uint64_t>(c.shape.size(), 0), c.shape, data.data());
         written[c.node] = data;
       }
@@ -114,14 +118,16 @@ TEST_CASE("zarr-python reads a dataset that is the container root" * test::needs
   }
   fs::path out = tmp / "dump";
   fs::create_directories(out);
-  test::RunResult r = test::run_python(kZarrDump, test::quote(path.string()) + " " + test::quote(out.string()) + " ''");
+  test::RunResult r = test::run_python(
+      kZarrDump, test::quote(path.string()) + " " + test::quote(out.string()) + " ''");
   REQUIRE_MESSAGE(r.status == 0, r.output);
   std::string bytes = test::read_file(out / "root.bin");
   REQUIRE(bytes.size() == values.size() * 4);
   CHECK(std::memcmp(bytes.data(), values.data(), bytes.size()) == 0);
 }
 
-TEST_CASE("stowage reads what zarr-python writes (every codec, padded edges, sparse, unicode attributes)") {
+TEST_CASE(
+    "stowage reads what zarr-python writes (every codec, padded edges, sparse, unicode attributes)") {
   test::TempDir tmp;
   fs::path path = tmp / "zarr.n5";
   const char* writer = R"PY(
@@ -151,7 +157,8 @@ s[8:10, 10:12] = -1
 )PY";
   fs::path out = tmp / "expected";
   fs::create_directories(out);
-  test::RunResult r = test::run_python(writer, test::quote(path.string()) + " " + test::quote(out.string()));
+  test::RunResult r =
+      test::run_python(writer, test::quote(path.string()) + " " + test::quote(out.string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
 
   stowage::Store store = open_n5(path);
@@ -188,7 +195,8 @@ TEST_CASE("liblz4-java's LZ4BlockInputStream decodes our lz4 chunks") {
   for (size_t i = 0; i < values.size(); ++i) values[i] = uint16_t(i % 500 + (i % 13) * 1000);
   {
     stowage::Store store = open_n5(path, stowage::Mode::create);
-    store.create("a", array_desc("uint16", {3000}, {1000}, json{{"type", "lz4"}, {"blockSize", 256}}));
+    store.create("a",
+                 array_desc("uint16", {3000}, {1000}, json{{"type", "lz4"}, {"blockSize", 256}}));
     store.array("a").write({0}, {3000}, values.data());
     store.close();
   }
@@ -216,7 +224,8 @@ public class Lz4Peer {
   std::string decoded = test::read_file(tmp / "decoded.bin");
   REQUIRE(decoded.size() == 2000);
   for (size_t i = 0; i < 1000; ++i) {
-    uint16_t v = uint16_t((uint8_t(decoded[2 * i]) << 8) | uint8_t(decoded[2 * i + 1]));  // big-endian
+    uint16_t v =
+        uint16_t((uint8_t(decoded[2 * i]) << 8) | uint8_t(decoded[2 * i + 1]));  // big-endian
     CHECK(v == values[1000 + i]);
   }
 }
@@ -227,7 +236,8 @@ TEST_CASE("several processes writing disjoint chunks of one dataset lose nothing
   const uint64_t rows = 64, cols = 256;
   {
     stowage::Store store = open_n5(path, stowage::Mode::create);
-    store.create("shared/a", array_desc("uint16", {rows, cols}, {4, 16}, json{{"type", "gzip"}, {"level", 1}}));
+    store.create("shared/a",
+                 array_desc("uint16", {rows, cols}, {4, 16}, json{{"type", "gzip"}, {"level", 1}}));
     store.close();
   }
   fs::path writer = test::build_root() / "tests" / "n5" / "n5_test_writer";
@@ -235,13 +245,15 @@ TEST_CASE("several processes writing disjoint chunks of one dataset lose nothing
   const int workers = 4;
   std::string cmd, waits;
   for (int w = 0; w < workers; ++w) {
-    cmd += writer.string() + " " + test::quote(path.string()) + " shared/a " + std::to_string(w) + " " +
-           std::to_string(workers) + " & p" + std::to_string(w) + "=$!; ";
-    waits += "wait $p" + std::to_string(w) + "; echo \"worker " + std::to_string(w) + " status $?\"; ";
+    cmd += writer.string() + " " + test::quote(path.string()) + " shared/a " + std::to_string(w) +
+           " " + std::to_string(workers) + " & p" + std::to_string(w) + "=$!; ";
+    waits +=
+        "wait $p" + std::to_string(w) + "; echo \"worker " + std::to_string(w) + " status $?\"; ";
   }
   test::RunResult r = test::run("( " + cmd + waits + ")");
   for (int w = 0; w < workers; ++w)  // each worker's own exit status, not just the last one's
-    CHECK_MESSAGE(r.output.find("worker " + std::to_string(w) + " status 0\n") != std::string::npos, r.output);
+    CHECK_MESSAGE(r.output.find("worker " + std::to_string(w) + " status 0\n") != std::string::npos,
+                  r.output);
   CHECK_MESSAGE(r.output.find("failed") == std::string::npos, r.output);
   stowage::Store store = open_n5(path);
   std::vector<uint16_t> all = store.array("shared/a").read_all<uint16_t>();
@@ -259,7 +271,8 @@ TEST_CASE("a writer killed mid-way leaves only whole chunks behind" * test::need
   fs::path path = tmp / "killed.n5";
   {
     stowage::Store store = open_n5(path, stowage::Mode::create);
-    store.create("a", array_desc("uint16", {64, 512}, {4, 64}, json{{"type", "zstd"}, {"level", 1}}));
+    store.create("a",
+                 array_desc("uint16", {64, 512}, {4, 64}, json{{"type", "zstd"}, {"level", 1}}));
     store.close();
   }
   fs::path writer = test::build_root() / "tests" / "n5" / "n5_test_writer";
@@ -277,16 +290,20 @@ TEST_CASE("a writer killed mid-way leaves only whole chunks behind" * test::need
   for (int w = 0; w < 2; ++w) {
     start += writer.string() + " " + test::quote(path.string()) + " a " + std::to_string(w) +
              " 2 100000 pass & p" + std::to_string(w) + "=$!; ";
-    kills += "wait $p" + std::to_string(w) + "; echo \"worker " + std::to_string(w) + " status $?\"; ";
+    kills +=
+        "wait $p" + std::to_string(w) + "; echo \"worker " + std::to_string(w) + " status $?\"; ";
   }
-  const std::string started = "until [ -n \"$(find " + test::quote((path / "a").string()) +
-                              " -type f ! -name attributes.json ! -name '.*' -print -quit)\" ]; do sleep 0.005; done; ";
+  const std::string started =
+      "until [ -n \"$(find " + test::quote((path / "a").string()) +
+      " -type f ! -name attributes.json ! -name '.*' -print -quit)\" ]; do sleep 0.005; done; ";
   char delay[32];
   std::snprintf(delay, sizeof delay, "sleep %.3f; ", delay_ms / 1000.0);
   test::RunResult r = test::run("( " + start + started + delay + "kill -9 $p0 $p1; " + kills + ")");
   // Both were still writing when killed (137 = 128 + SIGKILL), not dead of an error.
   for (int w = 0; w < 2; ++w)
-    CHECK_MESSAGE(r.output.find("worker " + std::to_string(w) + " status 137\n") != std::string::npos, r.output);
+    CHECK_MESSAGE(
+        r.output.find("worker " + std::to_string(w) + " status 137\n") != std::string::npos,
+        r.output);
   stowage::Store store = open_n5(path);
   stowage::Array a = store.array("a");
   std::vector<uint16_t> all = a.read_all<uint16_t>();  // no chunk may be torn
@@ -302,7 +319,8 @@ TEST_CASE("a writer killed mid-way leaves only whole chunks behind" * test::need
       for (uint64_t y = rc * 4; y < rc * 4 + 4; ++y)
         for (uint64_t x = cc * 64; x < cc * 64 + 64; ++x) mixed += all[y * 512 + x] != first;
     }
-  MESSAGE("killed after " << delay_ms << " ms of writing; " << written << " chunks, passes seen: " << passes_seen.size());
+  MESSAGE("killed after " << delay_ms << " ms of writing; " << written
+                          << " chunks, passes seen: " << passes_seen.size());
   CHECK(written > 0);
   CHECK(mixed == 0);
 }
@@ -314,10 +332,11 @@ namespace {
 template <class T>
 std::vector<T> extreme_values() {
   using L = std::numeric_limits<T>;
-  std::vector<T> v = {L::min(), L::max(), L::lowest(), T(0), T(1), T(L::max() / 3), T(L::lowest() / 7)};
+  std::vector<T> v = {L::min(), L::max(),        L::lowest(),       T(0),
+                      T(1),     T(L::max() / 3), T(L::lowest() / 7)};
   if constexpr (std::is_floating_point_v<T>) {
-    v.insert(v.end(), {L::quiet_NaN(), -L::quiet_NaN(), T(-0.0), L::infinity(), -L::infinity(), L::denorm_min(),
-                       L::epsilon(), T(-1.5)});
+    v.insert(v.end(), {L::quiet_NaN(), -L::quiet_NaN(), T(-0.0), L::infinity(), -L::infinity(),
+                       L::denorm_min(), L::epsilon(), T(-1.5)});
   } else if constexpr (std::is_signed_v<T>) {
     v.insert(v.end(), {T(-1), T(L::min() + 1), T(L::max() - 1)});
   } else {
@@ -357,10 +376,12 @@ std::string extremes_for(const std::string& dtype, size_t n) {
 // native little-endian dtypes and swaps the big-endian chunks itself).
 TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for bit") {
   const std::map<std::string, std::string> numpy_dtype = {
-      {"int8", "|i1"},   {"uint8", "|u1"},   {"int16", "<i2"},  {"uint16", "<u2"},   {"int32", "<i4"},
-      {"uint32", "<u4"}, {"int64", "<i8"},   {"uint64", "<u8"}, {"float32", "<f4"}, {"float64", "<f8"}};
-  const json codecs = test::codecs_built(json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
-                                   json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}}));
+      {"int8", "|i1"},    {"uint8", "|u1"},  {"int16", "<i2"}, {"uint16", "<u2"},
+      {"int32", "<i4"},   {"uint32", "<u4"}, {"int64", "<i8"}, {"uint64", "<u8"},
+      {"float32", "<f4"}, {"float64", "<f8"}};
+  const json codecs = test::codecs_built(
+      json::array({json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
+                   json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}}));
   test::TempDir tmp;
   fs::path path = tmp / "dtypes.n5";
   std::map<std::string, std::string> written;
@@ -369,14 +390,16 @@ TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for
     for (size_t k = 0; k < codecs.size(); ++k)
       for (const auto& [dtype, np] : numpy_dtype) {
         std::string node = "c" + std::to_string(k) + "/" + dtype;
-        store.create(node, array_desc(dtype, {7, 9}, {3, 4}, codecs[k]));  // cropped edge chunks too
+        store.create(node,
+                     array_desc(dtype, {7, 9}, {3, 4}, codecs[k]));  // cropped edge chunks too
         std::string data = extremes_for(dtype, 7 * 9);
         store.array(node).write({0, 0}, {7, 9}, data.data());
         written[node] = data;
         CHECK(read_bytes(store.array(node)) == data);  // our own reader first
       }
     // N5 has no bool: refused, naming the container and the types it has.
-    std::string err = TEST_REQUIRE_ERROR(store.create("b", array_desc("bool", {3}, {3})), stowage::ErrorCode::unsupported);
+    std::string err = TEST_REQUIRE_ERROR(store.create("b", array_desc("bool", {3}, {3})),
+                                         stowage::ErrorCode::unsupported);
     CHECK_MESSAGE(err.find(path.string()) != std::string::npos, err);
     CHECK_MESSAGE(err.find("\"bool\"") != std::string::npos, err);
     store.close();
@@ -386,7 +409,8 @@ TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for
   for (const auto& [node, data] : written) {
     CAPTURE(node);
     std::string dtype = node.substr(node.find('/') + 1);
-    CHECK_MESSAGE(listing.find(node + " " + numpy_dtype.at(dtype) + " (7, 9)") != std::string::npos, listing);
+    CHECK_MESSAGE(listing.find(node + " " + numpy_dtype.at(dtype) + " (7, 9)") != std::string::npos,
+                  listing);
     CHECK(zarr_dumped(out, node) == data);
   }
 }
@@ -395,7 +419,8 @@ TEST_CASE("zarr-python reads every N5 dtype we write, extremes included, bit for
 // fit): created, described, read and written as empty, stored as N5 Java
 // would ("dimensions" reversed, no chunk files); zarr-python opens it as an
 // empty array, and we read the empty dataset zarr-python writes.
-TEST_CASE("a dataset with a 0-length dimension: created, read back, and read by zarr-python both ways") {
+TEST_CASE(
+    "a dataset with a 0-length dimension: created, read back, and read by zarr-python both ways") {
   test::TempDir tmp;
   fs::path path = tmp / "empty.n5";
   {
@@ -412,7 +437,8 @@ TEST_CASE("a dataset with a 0-length dimension: created, read back, and read by 
   CHECK(attrs["dimensions"] == json::array({6, 0, 4}));
   CHECK(attrs["blockSize"] == json::array({3, 3, 2}));
   size_t files = 0;
-  for (const auto& e : fs::recursive_directory_iterator(path / "e" / "a")) files += e.is_regular_file();
+  for (const auto& e : fs::recursive_directory_iterator(path / "e" / "a"))
+    files += e.is_regular_file();
   CHECK(files == 1);  // attributes.json only
   {
     stowage::Store store = open_n5(path);
@@ -431,7 +457,8 @@ b[...] = np.zeros((0, 5), dtype="i2")
 print("theirs", b.shape)
 )PY";
   fs::path theirs = tmp / "zarr-empty.n5";
-  test::RunResult r = test::run_python(peer, test::quote(path.string()) + " " + test::quote(theirs.string()));
+  test::RunResult r =
+      test::run_python(peer, test::quote(path.string()) + " " + test::quote(theirs.string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK_MESSAGE(r.output.find("ours (4, 0, 6) <f4 0") != std::string::npos, r.output);
   stowage::Store store = open_n5(theirs);
@@ -444,7 +471,8 @@ print("theirs", b.shape)
 // Non-ASCII everywhere a name can be: the container's directory, group and
 // dataset names, attribute keys. Written, listed, read back, read by
 // zarr-python; errors name the file with the path as it was given.
-TEST_CASE("non-ASCII directory, group and dataset names: round trip, zarr-python, errors name the file") {
+TEST_CASE(
+    "non-ASCII directory, group and dataset names: round trip, zarr-python, errors name the file") {
   test::TempDir tmp;
   const std::string dir = "donn\u00e9es-\u03b2";
   fs::path path = tmp / dir / "\u00e9t\u00e9.n5";
@@ -468,7 +496,8 @@ TEST_CASE("non-ASCII directory, group and dataset names: round trip, zarr-python
     CHECK(store.list("") == std::vector<std::string>{group});
     CHECK(store.list(group) == std::vector<std::string>{"\u03bc-array"});
     CHECK(store.array(node).read_all<int32_t>() == values);
-    std::string err = TEST_REQUIRE_ERROR(store.describe("\u00df/\u03bd"), stowage::ErrorCode::not_found);
+    std::string err =
+        TEST_REQUIRE_ERROR(store.describe("\u00df/\u03bd"), stowage::ErrorCode::not_found);
     CHECK_MESSAGE(err.find("\u00df/\u03bd") != std::string::npos, err);
   }
   // zarr-python 2.x decodes attributes.json as ASCII (zarr/util.py json_loads), so it
@@ -484,10 +513,12 @@ a = g[sys.argv[3]]
 print(a.shape, a.dtype.str, a[...].ravel().tolist() == [i * 1000 - 17000 for i in range(35)])
 print(repr(dict(g[sys.argv[2]].attrs)))
 )PY";
-  const std::string peer_args = test::quote(path.string()) + " " + test::quote(group) + " " + test::quote(node);
+  const std::string peer_args =
+      test::quote(path.string()) + " " + test::quote(group) + " " + test::quote(node);
   test::RunResult r = test::run_python(peer, peer_args);
   REQUIRE_MESSAGE(r.status == 0, r.output);
-  CHECK_MESSAGE(r.output.find("True ['\u03bc-array']\n(5, 7) <i4 True") != std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find("True ['\u03bc-array']\n(5, 7) <i4 True") != std::string::npos,
+                r.output);
   {
     stowage::Store store = open_n5(path, stowage::Mode::update);
     store.set_attributes(group, json{{"ascii", 1}, {"n\u00e4me", "\u6f22\u5b57 \U0001F600"}});
@@ -498,22 +529,28 @@ print(repr(dict(g[sys.argv[2]].attrs)))
   CHECK(open_n5(path).describe(group).attributes["n\u00e4me"] == "\u6f22\u5b57 \U0001F600");
   r = test::run_python(peer, peer_args);
   REQUIRE_MESSAGE(r.status == 0, r.output);
-  CHECK_MESSAGE(r.output.find("{'ascii': 1, 'n\u00e4me': '\u6f22\u5b57 \U0001F600'}") != std::string::npos, r.output);
+  CHECK_MESSAGE(
+      r.output.find("{'ascii': 1, 'n\u00e4me': '\u6f22\u5b57 \U0001F600'}") != std::string::npos,
+      r.output);
 
-  // A damaged chunk and a damaged attributes.json: the message names the file by its non-ASCII path.
+  // A damaged chunk and a damaged attributes.json: the message names the file by its non-ASCII
+  // path.
   fs::path chunk = path / group / "\u03bc-array" / "1" / "1";
   REQUIRE(fs::exists(chunk));
   test::write_file(chunk, test::read_file(chunk).substr(0, 9));
   {
     stowage::Store store = open_n5(path);
-    std::string err = TEST_REQUIRE_ERROR(store.array(node).read_all<int32_t>(), stowage::ErrorCode::corrupt);
+    std::string err =
+        TEST_REQUIRE_ERROR(store.array(node).read_all<int32_t>(), stowage::ErrorCode::corrupt);
     CHECK_MESSAGE(err.find(chunk.string()) != std::string::npos, err);
   }
   test::write_file(path / group / "\u03bc-array" / "attributes.json", "{\"dimensions\": [7, 5], ");
   {
     stowage::Store store = open_n5(path);
     std::string err = TEST_REQUIRE_ERROR(store.describe(node), stowage::ErrorCode::corrupt);
-    CHECK_MESSAGE(err.find((path / group / "\u03bc-array" / "attributes.json").string()) != std::string::npos, err);
+    CHECK_MESSAGE(
+        err.find((path / group / "\u03bc-array" / "attributes.json").string()) != std::string::npos,
+        err);
   }
   fs::path missing = tmp / dir / "nirgend\u0077o.n5";
   std::string err = TEST_REQUIRE_ERROR(open_n5(missing), stowage::ErrorCode::not_found);
@@ -528,7 +565,8 @@ print(repr(dict(g[sys.argv[2]].attrs)))
 // the dataset keys intact. set_attributes replaces the user attributes
 // (sdk/include/stowage/plugin.h: "Replaces the user attributes of a node"),
 // so the last rename wins; there is no merge.
-TEST_CASE("two processes writing one N5 chunk and one attributes.json: always one writer's whole result") {
+TEST_CASE(
+    "two processes writing one N5 chunk and one attributes.json: always one writer's whole result") {
   test::TempDir tmp;
   fs::path path = tmp / "same.n5";
   const uint64_t side = 256;  // one raw uint16 chunk of 128 KiB
@@ -553,8 +591,8 @@ TEST_CASE("two processes writing one N5 chunk and one attributes.json: always on
   const int rounds = 150;
   std::string cmd;
   for (int w = 0; w < 2; ++w)
-    cmd += writer.string() + " " + test::quote(path.string()) + " a same " + std::to_string(w) + " " +
-           std::to_string(rounds) + " & ";
+    cmd += writer.string() + " " + test::quote(path.string()) + " a same " + std::to_string(w) +
+           " " + std::to_string(rounds) + " & ";
   test::RunResult r;
   std::atomic<bool> done{false};
   std::thread runner([&] {
@@ -570,9 +608,12 @@ TEST_CASE("two processes writing one N5 chunk and one attributes.json: always on
       if (!a.chunk_exists({0, 0})) continue;
       a.read({0, 0}, {side, side}, got.data());
       ++reads;
-      if (got == want[0]) seen_chunk |= 1;
-      else if (got == want[1]) seen_chunk |= 2;
-      else ++torn;
+      if (got == want[0])
+        seen_chunk |= 1;
+      else if (got == want[1])
+        seen_chunk |= 2;
+      else
+        ++torn;
       std::string text = test::read_file(path / "a" / "attributes.json");
       json attrs = json::parse(text, nullptr, false);
       if (attrs.is_discarded()) {
@@ -582,7 +623,8 @@ TEST_CASE("two processes writing one N5 chunk and one attributes.json: always on
       CHECK(attrs["dimensions"] == json::array({side, side}));
       CHECK(attrs["dataType"] == "uint16");
       if (attrs.contains("writer")) {
-        for (const char* key : {"dimensions", "blockSize", "dataType", "compression"}) attrs.erase(key);
+        for (const char* key : {"dimensions", "blockSize", "dataType", "compression"})
+          attrs.erase(key);
         check_attributes(attrs, seen_attrs);
       }
     }

@@ -12,15 +12,16 @@ using namespace n5test;
 
 namespace {
 
-const char* kDtypes[] = {"uint8", "int8",  "uint16", "int16",   "uint32",
-                         "int32", "uint64", "int64", "float32", "float64"};
+const char* kDtypes[] = {"uint8", "int8",   "uint16", "int16",   "uint32",
+                         "int32", "uint64", "int64",  "float32", "float64"};
 
 // (Those this build has: test::codecs_built.)
 json codecs() {
-  return test::codecs_built(json::array({json(nullptr), json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
-                      json{{"type", "zlib"}}, json{{"type", "bzip2"}},
-                      json{{"type", "xz"}}, json{{"type", "lz4"}}, json{{"type", "zstd"}, {"level", 3}},
-                      json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}}));
+  return test::codecs_built(
+      json::array({json(nullptr), json{{"type", "raw"}}, json{{"type", "gzip"}, {"level", 6}},
+                   json{{"type", "zlib"}}, json{{"type", "bzip2"}}, json{{"type", "xz"}},
+                   json{{"type", "lz4"}}, json{{"type", "zstd"}, {"level", 3}},
+                   json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}}));
 }
 
 // The header of a chunk file: mode, then dims in N5 order.
@@ -55,12 +56,15 @@ TEST_CASE("every dtype and codec round-trips, with cropped edge chunks like N5 J
     stowage::Store store = open_n5(path, stowage::Mode::create);
     uint32_t seed = 1;
     for (const json& codec : codecs()) {
-      std::string group = codec.is_null() ? "none" : codec["type"] == "zlib" ? "gzip_zlib" : codec["type"].get<std::string>();
+      std::string group = codec.is_null()           ? "none"
+                          : codec["type"] == "zlib" ? "gzip_zlib"
+                                                    : codec["type"].get<std::string>();
       for (const char* dtype : kDtypes) {
         std::string node = group + "/" + dtype;
         store.create(node, array_desc(dtype, shape, chunks, codec));
         stowage::Array a = store.array(node);
-        std::string data = sample_bytes(a.info().element_count() * stowage::dtype_size(a.dtype()), seed++);
+        std::string data =
+            sample_bytes(a.info().element_count() * stowage::dtype_size(a.dtype()), seed++);
         a.write({0, 0, 0}, shape, data.data());
         written[node] = data;
       }
@@ -91,7 +95,8 @@ TEST_CASE("every dtype and codec round-trips, with cropped edge chunks like N5 J
   CHECK(zlib["useZlib"] == true);
 }
 
-TEST_CASE("partial writes merge with stored chunks; missing chunks read as zeros" * test::needs({"zstd"})) {
+TEST_CASE("partial writes merge with stored chunks; missing chunks read as zeros" *
+          test::needs({"zstd"})) {
   test::TempDir tmp;
   stowage::Store store = open_n5(tmp / "p.n5", stowage::Mode::create);
   store.create("a", array_desc("int32", {10, 10}, {4, 4}, json{{"type", "zstd"}}));
@@ -113,7 +118,8 @@ TEST_CASE("partial writes merge with stored chunks; missing chunks read as zeros
 TEST_CASE("chunk_exists looks at the chunk file, never decodes it; a view outlives no store") {
   test::TempDir tmp;
   fs::path path = tmp / "x.n5";
-  open_n5(path, stowage::Mode::create).close();  // exists: opened in place below, not in a staging directory
+  open_n5(path, stowage::Mode::create)
+      .close();  // exists: opened in place below, not in a staging directory
   stowage::Store store = open_n5(path, stowage::Mode::create);
   store.create("a", array_desc("uint8", {8}, {4}, json{{"type", "gzip"}}));
   stowage::Array a = store.array("a");
@@ -151,21 +157,24 @@ TEST_CASE("write_empty_chunks=false skips all-zero chunks and deletes stale ones
   CHECK_FALSE(fs::exists(path / "a" / "1"));
   CHECK(store.array("a").read_all<uint16_t>() == zeros);
   TEST_REQUIRE_ERROR(open_n5(path, stowage::Mode::update, json{{"write_empty_chunks", 3}}),
-                   stowage::ErrorCode::invalid_argument);
+                     stowage::ErrorCode::invalid_argument);
 }
 
 TEST_CASE("attributes keep key order and unknown keys; non-ASCII is written as \\u escapes") {
   test::TempDir tmp;
   fs::path path = tmp / "a.n5";
-  open_n5(path, stowage::Mode::create).close();  // exists: opened in place below, not in a staging directory
+  open_n5(path, stowage::Mode::create)
+      .close();  // exists: opened in place below, not in a staging directory
   stowage::Store store = open_n5(path, stowage::Mode::create);
   store.create("g/h", json{{"kind", "group"}});
-  json attrs = json::parse(R"({"zeta": 1, "alpha": {"b": [1, 2.5, null], "a": "Grüße ✓"}, "mid": "<&>='"})");
+  json attrs =
+      json::parse(R"({"zeta": 1, "alpha": {"b": [1, 2.5, null], "a": "Grüße ✓"}, "mid": "<&>='"})");
   store.set_attributes("g/h", attrs);
   std::string text = test::read_file(path / "g" / "h" / "attributes.json");
   // Escaped, so that zarr-python 2.x (which decodes the file as ASCII) can open it.
   CHECK(text.find(R"(Gr\u00fc\u00dfe \u2713)") != std::string::npos);
-  CHECK(std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+  CHECK(std::all_of(text.begin(), text.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
   CHECK(text.find("<&>='") != std::string::npos);
   CHECK(text.find("zeta") < text.find("alpha"));
   CHECK(store.describe("g/h").attributes.dump() == attrs.dump());  // order included
@@ -178,13 +187,15 @@ TEST_CASE("attributes keep key order and unknown keys; non-ASCII is written as \
   json file = test::read_json(path / "d" / "attributes.json");
   std::vector<std::string> keys;
   for (auto it = file.begin(); it != file.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"dataType", "compression", "blockSize", "dimensions", "resolution", "unit"});
+  CHECK(keys == std::vector<std::string>{"dataType", "compression", "blockSize", "dimensions",
+                                         "resolution", "unit"});
   store.set_attributes("d", json{{"unit", "nm"}});
   file = test::read_json(path / "d" / "attributes.json");
   CHECK(file["dimensions"] == json({6, 4}));
   CHECK(file["unit"] == "nm");
   CHECK_FALSE(file.contains("resolution"));
-  TEST_REQUIRE_ERROR(store.set_attributes("d", json{{"dimensions", {1}}}), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.set_attributes("d", json{{"dimensions", {1}}}),
+                     stowage::ErrorCode::invalid_argument);
   // The root keeps its version key whatever the user attributes are.
   store.set_attributes("", json{{"title", "t"}});
   CHECK(test::read_json(path / "attributes.json") == json{{"n5", "4.0.0"}, {"title", "t"}});
@@ -219,7 +230,8 @@ TEST_CASE("remove, truncate, create over an existing dataset") {
   store.create("x/y", array_desc("int16", {4}, {2}));
   std::vector<int16_t> v = {1, -2, 3, -4};
   store.array("x/y").write({0}, {4}, v.data());
-  TEST_REQUIRE_ERROR(store.create("x/y", array_desc("int16", {4}, {2})), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.create("x/y", array_desc("int16", {4}, {2})),
+                     stowage::ErrorCode::invalid_argument);
   TEST_REQUIRE_ERROR(store.create("x/y/z", json{{"kind", "group"}}), stowage::ErrorCode::not_found);
   store.remove("x/y");
   CHECK(store.list("x").empty());
@@ -232,7 +244,8 @@ TEST_CASE("remove, truncate, create over an existing dataset") {
   // A directory that is not N5 is never deleted by truncate.
   fs::create_directories(tmp / "precious");
   test::write_file(tmp / "precious" / "notes.txt", "keep me");
-  TEST_REQUIRE_ERROR(open_n5(tmp / "precious", stowage::Mode::truncate), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(open_n5(tmp / "precious", stowage::Mode::truncate),
+                     stowage::ErrorCode::invalid_argument);
   CHECK(fs::exists(tmp / "precious" / "notes.txt"));
 }
 
@@ -241,23 +254,29 @@ TEST_CASE("refused: bad paths, read-only writes, unknown versions, impossible da
   fs::path path = tmp / "bad.n5";
   stowage::Store store = open_n5(path, stowage::Mode::create);
   for (const char* node : {"../escape", "/abs", "a//b", "a/./b", "a/.."})
-    TEST_REQUIRE_ERROR(store.create(node, json{{"kind", "group"}}), stowage::ErrorCode::invalid_argument);
-  TEST_REQUIRE_ERROR(store.create("b", array_desc("bool", {4}, {2})), stowage::ErrorCode::unsupported);
-  TEST_REQUIRE_ERROR(store.create("c", array_desc("uint8", {4}, {0})), stowage::ErrorCode::invalid_argument);
-  TEST_REQUIRE_ERROR(store.create("d", array_desc("uint64", {1u << 20, 1u << 20}, {1u << 15, 1u << 14})),
-                   stowage::ErrorCode::invalid_argument);  // 4 GiB chunks
+    TEST_REQUIRE_ERROR(store.create(node, json{{"kind", "group"}}),
+                       stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(store.create("b", array_desc("bool", {4}, {2})),
+                     stowage::ErrorCode::unsupported);
+  TEST_REQUIRE_ERROR(store.create("c", array_desc("uint8", {4}, {0})),
+                     stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(
+      store.create("d", array_desc("uint64", {1u << 20, 1u << 20}, {1u << 15, 1u << 14})),
+      stowage::ErrorCode::invalid_argument);  // 4 GiB chunks
   json filled = array_desc("uint8", {4}, {2});
   filled["fill_value"] = 3;
   TEST_REQUIRE_ERROR(store.create("e", filled), stowage::ErrorCode::unsupported);
-  TEST_REQUIRE_ERROR(store.create("f", array_desc("uint8", {4}, {2}, json{{"type", "gzip"}, {"level", 42}})),
-                   stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(
+      store.create("f", array_desc("uint8", {4}, {2}, json{{"type", "gzip"}, {"level", 42}})),
+      stowage::ErrorCode::invalid_argument);
   store.create("ok", array_desc("uint8", {4}, {2}));
   store.close();
 
   stowage::Store ro = open_n5(path);
   TEST_REQUIRE_ERROR(ro.create("g", json{{"kind", "group"}}), stowage::ErrorCode::invalid_argument);
   std::vector<uint8_t> v(4, 1);
-  TEST_REQUIRE_ERROR(ro.array("ok").write({0}, {4}, v.data()), stowage::ErrorCode::invalid_argument);
+  TEST_REQUIRE_ERROR(ro.array("ok").write({0}, {4}, v.data()),
+                     stowage::ErrorCode::invalid_argument);
   TEST_REQUIRE_ERROR(ro.describe("missing"), stowage::ErrorCode::not_found);
   TEST_REQUIRE_ERROR(ro.describe("../bad.n5"), stowage::ErrorCode::invalid_argument);
 
@@ -283,7 +302,8 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
     store.array("gz").write({0, 0}, {6, 6}, v.data());
     store.close();
   }
-  auto expect_corrupt = [&](const std::string& node, const fs::path& chunk, const std::string& bytes,
+  auto expect_corrupt = [&](const std::string& node, const fs::path& chunk,
+                            const std::string& bytes,
                             stowage::ErrorCode code = stowage::ErrorCode::corrupt) {
     CAPTURE(chunk);
     test::write_file(chunk, bytes);
@@ -322,11 +342,13 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
     CHECK(::ftruncate(fd, (off_t(1) << 31) + 100) == 0);
     ::close(fd);
     stowage::Store store = open_n5(path);
-    std::string msg = TEST_REQUIRE_ERROR(read_bytes(store.array("raw")), stowage::ErrorCode::corrupt);
+    std::string msg =
+        TEST_REQUIRE_ERROR(read_bytes(store.array("raw")), stowage::ErrorCode::corrupt);
     CHECK(msg.find("2 GiB") != std::string::npos);
   }
 
-  test::write_file(path / "gz" / "attributes.json", R"({"dataType": "uint16", "dimensions": [6, 6], )");
+  test::write_file(path / "gz" / "attributes.json",
+                   R"({"dataType": "uint16", "dimensions": [6, 6], )");
   std::string msg = TEST_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
   CHECK(msg.find("attributes.json") != std::string::npos);
   test::write_file(path / "gz" / "attributes.json",
@@ -338,10 +360,11 @@ TEST_CASE("malformed chunks and attributes are errors naming the file") {
   test::write_file(path / "gz" / "attributes.json",
                    R"({"dataType": "uint16", "dimensions": [6, -6], "blockSize": [3, 3]})");
   TEST_REQUIRE_ERROR(open_n5(path).describe("gz"), stowage::ErrorCode::corrupt);
-  test::write_file(path / "gz" / "attributes.json",
-                   R"({"dataType": "uint16", "dimensions": [6, 6], "blockSize": [3, 3], "compression": {"type": "nosuchcodec"}})");
+  test::write_file(
+      path / "gz" / "attributes.json",
+      R"({"dataType": "uint16", "dimensions": [6, 6], "blockSize": [3, 3], "compression": {"type": "nosuchcodec"}})");
   msg = TEST_REQUIRE_ERROR(read_bytes(open_n5(path).array("gz")), stowage::ErrorCode::not_found);
-  CHECK(msg.find("nosuchcodec") != std::string::npos);  // names the codec
+  CHECK(msg.find("nosuchcodec") != std::string::npos);           // names the codec
   CHECK(msg.find((path / "gz").string()) != std::string::npos);  // and the dataset
 }
 
@@ -349,10 +372,12 @@ TEST_CASE("string datasets are written as N5 Java writes them and read back") {
   test::TempDir tmp;
   fs::path path = tmp / "s.n5";
   std::vector<std::string> names;
-  for (int i = 0; i < 5000; ++i) names.push_back(i % 11 == 0 ? "" : "gene-" + std::to_string(i) + "-β");
+  for (int i = 0; i < 5000; ++i)
+    names.push_back(i % 11 == 0 ? "" : "gene-" + std::to_string(i) + "-β");
   {
     stowage::Store store = open_n5(path, stowage::Mode::create);
-    store.create("labels/genes", json{{"kind", "strings"}, {"shape", {5000}}, {"attributes", {{"axis", "gene"}}}});
+    store.create("labels/genes",
+                 json{{"kind", "strings"}, {"shape", {5000}}, {"attributes", {{"axis", "gene"}}}});
     store.write_strings("labels/genes", names);
     store.write_strings("labels/genes", names);  // replacing is fine
     store.close();
@@ -380,18 +405,22 @@ TEST_CASE("a third party's codec whose context is not thread-safe gets one conte
   std::vector<uint64_t> shape = {64, 96}, chunks = {8, 8};
   std::string data = sample_bytes(64 * 96 * 4, 99);
   {
-    stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::create, "n5", json::object(), registry);
-    store.create("x", array_desc("float32", shape, chunks, json{{"type", "n5testxor"}, {"key", 77}}));
+    stowage::Store store =
+        stowage::Store::open(path.string(), stowage::Mode::create, "n5", json::object(), registry);
+    store.create("x",
+                 array_desc("float32", shape, chunks, json{{"type", "n5testxor"}, {"key", 77}}));
     store.array("x").write({0, 0}, shape, data.data());
     store.close();
   }
-  CHECK(test::read_json(path / "x" / "attributes.json")["compression"] == json{{"type", "n5testxor"}, {"key", 77}});
+  CHECK(test::read_json(path / "x" / "attributes.json")["compression"] ==
+        json{{"type", "n5testxor"}, {"key", 77}});
   // The codec writes the most calls it saw in flight at once (over all its
   // contexts) to this file: reads one at a time would leave it at 1 and
   // prove nothing about the host's context pool.
   const fs::path overlap = tmp / "overlap";
   ::setenv("STOWAGE_N5TESTXOR_OVERLAP", overlap.c_str(), 1);
-  stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::read, "n5", json::object(), registry);
+  stowage::Store store =
+      stowage::Store::open(path.string(), stowage::Mode::read, "n5", json::object(), registry);
   for (int round = 0; round < 3; ++round) CHECK(read_bytes(store.array("x")) == data);
   ::unsetenv("STOWAGE_N5TESTXOR_OVERLAP");
   REQUIRE(fs::exists(overlap));

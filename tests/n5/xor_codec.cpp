@@ -52,9 +52,12 @@ class Xor {
 
   explicit Xor(std::string_view config) {
     size_t at = config.find("\"key\"");
-    if (at != std::string_view::npos) key_ = static_cast<uint8_t>(std::stoi(std::string(config.substr(config.find(':', at) + 1))));
+    if (at != std::string_view::npos)
+      key_ = static_cast<uint8_t>(std::stoi(std::string(config.substr(config.find(':', at) + 1))));
   }
-  std::string canonical_config() const { return R"({"key":)" + std::to_string(key_) + R"(,"type":"n5testxor"})"; }
+  std::string canonical_config() const {
+    return R"({"key":)" + std::to_string(key_) + R"(,"type":"n5testxor"})";
+  }
   uint64_t bound(uint64_t n) const { return n; }
   size_t encode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
     return apply(cx.busy, in, n, out, capacity);
@@ -64,9 +67,11 @@ class Xor {
   }
 
  private:
-  size_t apply(std::atomic<bool>& busy_, const void* in, size_t n, void* out, size_t capacity) const {
+  size_t apply(std::atomic<bool>& busy_, const void* in, size_t n, void* out,
+               size_t capacity) const {
     InFlight counted;
-    if (busy_.exchange(true)) stowage::sdk::fail(STOWAGE_INTERNAL, "n5testxor: one context used by two threads");
+    if (busy_.exchange(true))
+      stowage::sdk::fail(STOWAGE_INTERNAL, "n5testxor: one context used by two threads");
     std::this_thread::sleep_for(std::chrono::microseconds(200));  // widen the window
     if (n > capacity) {
       busy_ = false;
@@ -83,5 +88,6 @@ class Xor {
 
 }  // namespace
 
-STOWAGE_DEFINE_CODEC_PLUGIN(Xor, "n5testxor", "1.0.0", "test codec: XOR with a key, contexts not thread-safe",
+STOWAGE_DEFINE_CODEC_PLUGIN(Xor, "n5testxor", "1.0.0",
+                            "test codec: XOR with a key, contexts not thread-safe",
                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE)

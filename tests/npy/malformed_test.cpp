@@ -10,8 +10,8 @@ using npytest::open_error;
 namespace {
 
 // A version-1.0 .npy file: preamble, `dict` padded to 64 bytes, then `data`.
-std::string npy_file(const std::string& dict, const std::string& data = std::string(), int major = 1,
-                     bool pad = true) {
+std::string npy_file(const std::string& dict, const std::string& data = std::string(),
+                     int major = 1, bool pad = true) {
   std::string header = dict;
   size_t preamble = major == 1 ? 10 : 12;
   if (pad) {
@@ -62,30 +62,39 @@ TEST_CASE("malformed headers are CORRUPT, unknown versions, keys and dtypes UNSU
       {"version4", bad_version, ErrorCode::unsupported, "version 4.0"},
       {"minor", bad_minor, ErrorCode::unsupported, "version 1.1"},
       {"header_past_end", npy_file(ok_dict).substr(0, 40), ErrorCode::corrupt, "truncated"},
-      {"v2_short_preamble", std::string("\x93NUMPY\x02\x00\x10", 9), ErrorCode::corrupt, "not a NumPy"},
-      {"truncated_data", npy_file(ok_dict, six_values.substr(0, 11)), ErrorCode::corrupt, "truncated"},
+      {"v2_short_preamble", std::string("\x93NUMPY\x02\x00\x10", 9), ErrorCode::corrupt,
+       "not a NumPy"},
+      {"truncated_data", npy_file(ok_dict, six_values.substr(0, 11)), ErrorCode::corrupt,
+       "truncated"},
       {"no_brace", npy_file("'descr': '<i2', 'fortran_order': False, 'shape': (2, 3)", six_values),
        ErrorCode::corrupt, "expected '{'"},
-      {"unclosed", npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), ", six_values),
+      {"unclosed",
+       npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), ", six_values),
        ErrorCode::corrupt, "malformed"},
       {"trailing_text", npy_file(ok_dict + " x", six_values), ErrorCode::corrupt, "after the dict"},
-      {"missing_shape", npy_file("{'descr': '<i2', 'fortran_order': False}"), ErrorCode::corrupt, "'shape'"},
+      {"missing_shape", npy_file("{'descr': '<i2', 'fortran_order': False}"), ErrorCode::corrupt,
+       "'shape'"},
       {"duplicate_key",
-       npy_file("{'descr': '<i2', 'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), }", six_values),
+       npy_file("{'descr': '<i2', 'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), }",
+                six_values),
        ErrorCode::corrupt, "twice"},
       {"negative_dim", npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (-2, 3), }"),
        ErrorCode::corrupt, "non-negative integer"},
-      {"one_tuple_no_comma", npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (6), }", six_values),
+      {"one_tuple_no_comma",
+       npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (6), }", six_values),
        ErrorCode::corrupt, "trailing comma"},
-      {"fortran_not_bool", npy_file("{'descr': '<i2', 'fortran_order': 0, 'shape': (2, 3), }", six_values),
+      {"fortran_not_bool",
+       npy_file("{'descr': '<i2', 'fortran_order': 0, 'shape': (2, 3), }", six_values),
        ErrorCode::corrupt, "True or False"},
       {"overflow",
        npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"),
        ErrorCode::corrupt, "overflows"},
-      {"huge_claim", npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000,), }"),
+      {"huge_claim",
+       npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000000,), }"),
        ErrorCode::corrupt, "truncated"},
       {"extra_key",
-       npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }", six_values),
+       npy_file("{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), 'extra': 1, }",
+                six_values),
        ErrorCode::unsupported, "'extra'"},
       {"list_descr", npy_file("{'descr': [('x', '<i4')], 'fortran_order': False, 'shape': (1,), }"),
        ErrorCode::unsupported, "structured"},
@@ -102,7 +111,8 @@ TEST_CASE("malformed headers are CORRUPT, unknown versions, keys and dtypes UNSU
   }
 }
 
-TEST_CASE("lenient where numpy is: 16-byte alignment, no padding, double quotes, Python 2 longs, extra bytes") {
+TEST_CASE(
+    "lenient where numpy is: 16-byte alignment, no padding, double quotes, Python 2 longs, extra bytes") {
   test::TempDir dir;
   const std::string data("\x01\x00\x02\x00\x03\x00", 6);
   const std::string dicts[] = {
@@ -124,9 +134,11 @@ TEST_CASE("valid numpy files of types stowage cannot hold are UNSUPPORTED, namin
   test::TempDir dir;
   std::string out = npytest::run_peer("unsupported", dir.path());
   CHECK(out.find("wrote 7") != std::string::npos);
-  for (const char* name : {"complex128", "float16", "unicode", "bytes", "structured", "datetime", "object"}) {
+  for (const char* name :
+       {"complex128", "float16", "unicode", "bytes", "structured", "datetime", "object"}) {
     CAPTURE(name);
-    expect_error(dir / (std::string(name) + ".npy"), stowage::ErrorCode::unsupported, "not supported");
+    expect_error(dir / (std::string(name) + ".npy"), stowage::ErrorCode::unsupported,
+                 "not supported");
   }
 }
 

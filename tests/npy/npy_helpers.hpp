@@ -10,12 +10,14 @@
 
 namespace npytest {
 
-inline test::fs::path peer_script() { return test::source_root() / "tests" / "npy" / "npy_peer.py"; }
+inline test::fs::path peer_script() {
+  return test::source_root() / "tests" / "npy" / "npy_peer.py";
+}
 
 // Runs npy_peer.py MODE DIR and fails the test with its output if it fails.
 inline std::string run_peer(const std::string& mode, const test::fs::path& dir) {
-  test::RunResult r = test::run(test::python() + " " + test::quote(peer_script().string()) + " " + mode + " " +
-                                test::quote(dir.string()));
+  test::RunResult r = test::run(test::python() + " " + test::quote(peer_script().string()) + " " +
+                                mode + " " + test::quote(dir.string()));
   INFO(r.output);
   REQUIRE(r.status == 0);
   return r.output;

@@ -38,8 +38,9 @@ TEST_CASE("every array numpy writes reads to numpy's values, bit for bit") {
     CAPTURE(name);
     // Small slabs too, so that multi-chunk arrays are cut several ways.
     for (uint64_t chunk_bytes : {uint64_t{4} << 20, uint64_t{24}}) {
-      stowage::Store store = stowage::Store::open((dir / (name + ".npy")).string(), stowage::Mode::read, "",
-                                                  {{"chunk_bytes", chunk_bytes}});
+      stowage::Store store =
+          stowage::Store::open((dir / (name + ".npy")).string(), stowage::Mode::read, "",
+                               {{"chunk_bytes", chunk_bytes}});
       CHECK(store.format() == "npy");
       CHECK(store.list("").empty());
       stowage::Array a = store.array("");
@@ -80,13 +81,15 @@ TEST_CASE("the default slabs are contiguous runs of whole rows, a few MiB at mos
 
 TEST_CASE("npy files are detected by their magic, and by the .npy extension for writing") {
   test::TempDir dir;
-  test::RunResult r = test::run_python("import numpy as np, sys\nnp.save(sys.argv[1], np.arange(3))\n",
-                                       test::quote((dir / "noext").string()));
+  test::RunResult r =
+      test::run_python("import numpy as np, sys\nnp.save(sys.argv[1], np.arange(3))\n",
+                       test::quote((dir / "noext").string()));
   REQUIRE(r.status == 0);
   // np.save appends .npy to a name without it.
   CHECK(stowage::Registry::global().detect_format((dir / "noext.npy").string()) == "npy");
   test::write_file(dir / "other.npy", "\x93NUMPX not npy");
   for (const auto& [id, score] : stowage::Registry::global().identify((dir / "other.npy").string()))
     if (id == "npy") CHECK(score == 0);
-  CHECK(stowage::Registry::global().format_for_extension("x/y.npy") == std::optional<std::string>("npy"));
+  CHECK(stowage::Registry::global().format_for_extension("x/y.npy") ==
+        std::optional<std::string>("npy"));
 }

@@ -9,7 +9,8 @@
 using npytest::read_bytes;
 using npytest::run_peer;
 
-TEST_CASE("npy in memory (mem://): every array numpy writes reads to numpy's values, and is detected") {
+TEST_CASE(
+    "npy in memory (mem://): every array numpy writes reads to numpy's values, and is detected") {
   test::TempDir dir;
   run_peer("write", dir.path());
   const stowage::json manifest = test::read_json(dir / "manifest.json");
@@ -21,7 +22,8 @@ TEST_CASE("npy in memory (mem://): every array numpy writes reads to numpy's val
     test::copy_into_storage(dir / (name + ".npy"), key);
     const std::string expected = test::read_file(dir / (name + ".raw"));
     for (uint64_t chunk_bytes : {uint64_t{4} << 20, uint64_t{24}}) {
-      stowage::Store store = stowage::Store::open(key, stowage::Mode::read, "", {{"chunk_bytes", chunk_bytes}});
+      stowage::Store store =
+          stowage::Store::open(key, stowage::Mode::read, "", {{"chunk_bytes", chunk_bytes}});
       CHECK(store.format() == "npy");
       stowage::Array a = store.array("");
       CHECK(a.shape() == entry["shape"].get<std::vector<uint64_t>>());
@@ -40,14 +42,16 @@ std::string write_then_update(const std::string& path) {
   std::vector<int32_t> values(6 * 5 * 3);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int32_t>(i * 7) - 100;
   {
-    stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "npy", {{"chunk_bytes", 24}});
+    stowage::Store store =
+        stowage::Store::open(path, stowage::Mode::truncate, "npy", {{"chunk_bytes", 24}});
     store.create("", {{"kind", "array"}, {"dtype", "int32"}, {"shape", shape}});
     stowage::Array a = store.array("");
     a.write({3, 0, 0}, {3, 5, 3}, values.data() + 3 * 15);  // the second half first
     a.write({0, 0, 0}, {3, 5, 3}, values.data());
     store.close();
   }
-  stowage::Store store = stowage::Store::open(path, stowage::Mode::update, "npy", {{"chunk_bytes", 24}});
+  stowage::Store store =
+      stowage::Store::open(path, stowage::Mode::update, "npy", {{"chunk_bytes", 24}});
   stowage::Array a = store.array("");
   std::vector<int32_t> patch(2 * 5 * 3, 9999);
   a.write({2, 0, 0}, {2, 5, 3}, patch.data());
@@ -62,9 +66,11 @@ std::string write_then_update(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("npy in memory (mem://): an array written and updated in memory is byte for byte the one on disk") {
+TEST_CASE(
+    "npy in memory (mem://): an array written and updated in memory is byte for byte the one on disk") {
   test::TempDir tmp;
-  const std::string disk = (tmp / "a.npy").string(), memory = "mem://npy-storage-test/written/a.npy";
+  const std::string disk = (tmp / "a.npy").string(),
+                    memory = "mem://npy-storage-test/written/a.npy";
   const std::string disk_before = write_then_update(disk);
   const std::string memory_before = write_then_update(memory);
   const std::string on_disk = test::read_file(disk);
@@ -74,7 +80,8 @@ TEST_CASE("npy in memory (mem://): an array written and updated in memory is byt
   CHECK(disk_before != on_disk);
   CHECK(disk_before.size() == on_disk.size());
   // Nothing else was left beside it.
-  CHECK(test::storage_for(memory).list("mem://npy-storage-test/written") == std::vector<std::string>{"a.npy"});
+  CHECK(test::storage_for(memory).list("mem://npy-storage-test/written") ==
+        std::vector<std::string>{"a.npy"});
   // numpy agrees with what was written.
   test::RunResult r = test::run_python(
       "import numpy as np, sys\na = np.load(sys.argv[1])\nb = (np.arange(90, dtype='<i4') * 7 - 100).reshape(6, 5, 3)\n"

@@ -22,7 +22,8 @@ std::string random_values(stowage::DType dtype, uint64_t count, std::mt19937_64&
 // The little-endian form of host-order values (what npy_peer.py compares).
 std::string little_endian(std::string bytes, size_t esize) {
   if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
-    for (size_t i = 0; i < bytes.size(); i += esize) std::reverse(bytes.begin() + i, bytes.begin() + i + esize);
+    for (size_t i = 0; i < bytes.size(); i += esize)
+      std::reverse(bytes.begin() + i, bytes.begin() + i + esize);
   return bytes;
 }
 
@@ -31,16 +32,18 @@ stowage::json array_description(stowage::DType dtype, const std::vector<uint64_t
 }
 
 const stowage::DType kAllTypes[] = {
-    stowage::DType::boolean, stowage::DType::int8,   stowage::DType::int16,   stowage::DType::int32,
-    stowage::DType::int64,   stowage::DType::uint8,  stowage::DType::uint16,  stowage::DType::uint32,
-    stowage::DType::uint64,  stowage::DType::float32, stowage::DType::float64};
+    stowage::DType::boolean, stowage::DType::int8,   stowage::DType::int16,
+    stowage::DType::int32,   stowage::DType::int64,  stowage::DType::uint8,
+    stowage::DType::uint16,  stowage::DType::uint32, stowage::DType::uint64,
+    stowage::DType::float32, stowage::DType::float64};
 
 }  // namespace
 
 TEST_CASE("numpy.load reads every array stowage writes, bit for bit") {
   test::TempDir dir;
   std::mt19937_64 rng(9);
-  const std::vector<std::vector<uint64_t>> shapes = {{3, 4, 5}, {}, {0, 3}, {7}, {2, 0, 4}, {129, 33, 5}};
+  const std::vector<std::vector<uint64_t>> shapes = {{3, 4, 5}, {},        {0, 3},
+                                                     {7},       {2, 0, 4}, {129, 33, 5}};
   stowage::json manifest = stowage::json::array();
   for (stowage::DType dtype : kAllTypes) {
     for (size_t si = 0; si < shapes.size(); ++si) {
@@ -51,8 +54,8 @@ TEST_CASE("numpy.load reads every array stowage writes, bit for bit") {
       for (uint64_t e : shape) count *= e;
       std::string values = random_values(dtype, count, rng);
       // Small slabs for the big shape, so that the host writes many in parallel.
-      stowage::Store store = stowage::Store::open((dir / (name + ".npy")).string(), stowage::Mode::truncate, "",
-                                                  {{"chunk_bytes", 1000}});
+      stowage::Store store = stowage::Store::open(
+          (dir / (name + ".npy")).string(), stowage::Mode::truncate, "", {{"chunk_bytes", 1000}});
       CHECK(store.format() == "npy");
       store.create("", array_description(dtype, shape));
       stowage::Array a = store.array("");
@@ -80,14 +83,15 @@ TEST_CASE("region writes in any order, merged inside slabs, give numpy the whole
   std::mt19937_64 rng(11);
   const std::vector<uint64_t> shape{17, 9, 6};
   const std::string values = random_values(stowage::DType::float64, 17 * 9 * 6, rng);
-  stowage::Store store = stowage::Store::open((dir / "parts.npy").string(), stowage::Mode::create, "",
-                                              {{"chunk_bytes", 500}});
+  stowage::Store store = stowage::Store::open((dir / "parts.npy").string(), stowage::Mode::create,
+                                              "", {{"chunk_bytes", 500}});
   store.create("", array_description(stowage::DType::float64, shape));
   stowage::Array a = store.array("");
   // Blocks of 4x4x6 that straddle the slabs, written last-first.
   for (uint64_t i0 = 16;; i0 -= 4) {
     for (uint64_t j0 = 0; j0 < 9; j0 += 4) {
-      std::vector<uint64_t> off{i0, j0, 0}, shp{std::min<uint64_t>(4, 17 - i0), std::min<uint64_t>(4, 9 - j0), 6};
+      std::vector<uint64_t> off{i0, j0, 0},
+          shp{std::min<uint64_t>(4, 17 - i0), std::min<uint64_t>(4, 9 - j0), 6};
       std::vector<double> block;
       for (uint64_t i = 0; i < shp[0]; ++i)
         for (uint64_t j = 0; j < shp[1]; ++j)
@@ -102,8 +106,9 @@ TEST_CASE("region writes in any order, merged inside slabs, give numpy the whole
   }
   store.close();
   test::write_file(dir / "parts.raw", little_endian(values, 8));
-  test::write_file(dir / "manifest.json",
-                   stowage::json::array({{{"name", "parts"}, {"dtype", "float64"}, {"shape", shape}}}).dump());
+  test::write_file(
+      dir / "manifest.json",
+      stowage::json::array({{{"name", "parts"}, {"dtype", "float64"}, {"shape", shape}}}).dump());
   CHECK(run_peer("check", dir.path()).find("checked 1") != std::string::npos);
 }
 
@@ -122,7 +127,8 @@ TEST_CASE("update mode rewrites part of a numpy file; the original is untouched 
   CHECK(test::read_file(p) == before);
   store.close();
   std::vector<int32_t> expected(60);
-  for (int i = 0; i < 60; ++i) expected[i] = (i / 12 >= 1 && i / 12 < 3 && i % 12 >= 4 && i % 12 < 7) ? -7 : i;
+  for (int i = 0; i < 60; ++i)
+    expected[i] = (i / 12 >= 1 && i / 12 < 3 && i % 12 >= 4 && i % 12 < 7) ? -7 : i;
   CHECK(stowage::Store::open(p.string()).array("").read_all<int32_t>() == expected);
   r = test::run_python(
       "import numpy as np, sys\na = np.load(sys.argv[1])\nb = np.arange(60).reshape(5, 12)\nb[1:3, 4:7] = -7\n"
@@ -148,7 +154,8 @@ TEST_CASE("a read-only store refuses writes; nodes other than the root do not ex
   CHECK_THROWS_AS(s.describe("x"), stowage::Error);
   stowage::Store t = stowage::Store::open((dir / "t.npy").string(), stowage::Mode::truncate);
   CHECK_THROWS_AS(t.create("inner", array_description(stowage::DType::int8, {4})), stowage::Error);
-  CHECK_THROWS_AS(t.create("", {{"kind", "sparse"}, {"dtype", "int8"}, {"shape", {2, 2}}}), stowage::Error);
+  CHECK_THROWS_AS(t.create("", {{"kind", "sparse"}, {"dtype", "int8"}, {"shape", {2, 2}}}),
+                  stowage::Error);
 }
 
 TEST_CASE("a writer killed before close leaves no destination") {
@@ -167,7 +174,8 @@ TEST_CASE("a writer killed before close leaves no destination") {
 // description asking for them still gives numpy the right values, and a
 // big-endian Fortran-order file numpy wrote (read by the plugin, see
 // read_test.cpp) copied through the plugin is equal in numpy's eyes.
-TEST_CASE("asked for big-endian Fortran order, the writer writes '<' C order that numpy reads to the same values") {
+TEST_CASE(
+    "asked for big-endian Fortran order, the writer writes '<' C order that numpy reads to the same values") {
   test::TempDir dir;
   const char* make = R"PY(
 import sys, numpy as np
@@ -185,10 +193,13 @@ np.save(sys.argv[1] + "/theirs3.npy", b)
     CHECK(src.info().big_endian);
     CHECK(src.info().fortran_order);
     std::string values = npytest::read_bytes(src);
-    stowage::json desc = {{"kind", "array"},       {"dtype", stowage::dtype_name(src.dtype())},
-                          {"shape", src.shape()},  {"byte_order", "big"},
+    stowage::json desc = {{"kind", "array"},
+                          {"dtype", stowage::dtype_name(src.dtype())},
+                          {"shape", src.shape()},
+                          {"byte_order", "big"},
                           {"order", "F"}};
-    stowage::Store out = stowage::Store::open((dir / (name + "_ours.npy")).string(), stowage::Mode::truncate, "npy");
+    stowage::Store out =
+        stowage::Store::open((dir / (name + "_ours.npy")).string(), stowage::Mode::truncate, "npy");
     out.create("", desc);
     stowage::Array dst = out.array("");
     CHECK_FALSE(dst.info().big_endian);
@@ -225,8 +236,9 @@ TEST_CASE("a non-ASCII path: written, loaded by numpy, errors name the file") {
     s.close();
   }
   CHECK(stowage::Store::open(file.string()).array("").read_all<int16_t>() == values);
-  test::RunResult r = test::run_python("import sys, numpy as np\nprint(np.load(sys.argv[1]).ravel().tolist())\n",
-                                       test::quote(file.string()));
+  test::RunResult r =
+      test::run_python("import sys, numpy as np\nprint(np.load(sys.argv[1]).ravel().tolist())\n",
+                       test::quote(file.string()));
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(r.output == "[-32768, -1, 0, 1, 32767, 12345]\n");
   test::write_file(file, test::read_file(file).substr(0, 100));

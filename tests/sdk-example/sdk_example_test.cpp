@@ -13,19 +13,23 @@
 TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and round-trips") {
   test::TempDir tmp;
   std::string dest = (tmp / "dest").string();
-  test::RunResult install = test::run("meson install -C " + test::quote(test::build_root().string()) +
-                                      " --no-rebuild --quiet --destdir " + test::quote(dest));
+  test::RunResult install =
+      test::run("meson install -C " + test::quote(test::build_root().string()) +
+                " --no-rebuild --quiet --destdir " + test::quote(dest));
   REQUIRE_MESSAGE(install.status == 0, install.output);
   test::RunResult pc = test::run("find " + test::quote(dest) + " -name stowage-sdk.pc");
   REQUIRE(pc.status == 0);
-  std::string pc_dir = test::fs::path(pc.output.substr(0, pc.output.find('\n'))).parent_path().string();
+  std::string pc_dir =
+      test::fs::path(pc.output.substr(0, pc.output.find('\n'))).parent_path().string();
   REQUIRE_MESSAGE(!pc_dir.empty(), "stowage-sdk.pc was not installed");
 
   // Only the staged SDK: PKG_CONFIG_SYSROOT_DIR maps its /usr/local/... paths into the staging dir.
-  std::string env = "PKG_CONFIG_PATH=" + test::quote(pc_dir) + " PKG_CONFIG_SYSROOT_DIR=" + test::quote(dest) + " ";
+  std::string env = "PKG_CONFIG_PATH=" + test::quote(pc_dir) +
+                    " PKG_CONFIG_SYSROOT_DIR=" + test::quote(dest) + " ";
   std::string src = (test::source_root() / "examples" / "plugin-sdk").string();
   std::string build = (tmp / "example-build").string();
-  test::RunResult setup = test::run(env + "meson setup " + test::quote(build) + " " + test::quote(src));
+  test::RunResult setup =
+      test::run(env + "meson setup " + test::quote(build) + " " + test::quote(src));
   REQUIRE_MESSAGE(setup.status == 0, setup.output);
   test::RunResult ninja = test::run(env + "ninja -C " + test::quote(build));
   REQUIRE_MESSAGE(ninja.status == 0, ninja.output);
@@ -64,7 +68,8 @@ TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and 
   }
 
   // The one exported symbol holds for a third party's build too.
-  test::RunResult nm = test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_delta.so"));
+  test::RunResult nm =
+      test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_delta.so"));
   CHECK(nm.output.find("stowage_plugin_entry") != std::string::npos);
   CHECK(nm.output.find("basic_string") == std::string::npos);
 }
@@ -78,14 +83,16 @@ TEST_CASE("every version stowage reports is meson.build's, every ABI plugin.h's"
   const std::string build = test::build_root().string();
   test::RunResult info = test::run("meson introspect --projectinfo " + test::quote(build));
   REQUIRE_MESSAGE(info.status == 0, info.output);
-  const std::string version = stowage::json::parse(info.output.substr(info.output.find('{')))["version"];
+  const std::string version =
+      stowage::json::parse(info.output.substr(info.output.find('{')))["version"];
   const std::string abi = std::to_string(STOWAGE_PLUGIN_ABI);
 
   CHECK(std::string(STOWAGE_SDK_VERSION) == version);  // stowage/version.h, generated
   CHECK(std::string(stowage::version()) == version);   // libstowage
 
   // pkg-config, as a plugin author's build sees the SDK.
-  const std::string pc = "PKG_CONFIG_PATH=" + test::quote(build + "/meson-private") + " pkg-config ";
+  const std::string pc =
+      "PKG_CONFIG_PATH=" + test::quote(build + "/meson-private") + " pkg-config ";
   test::RunResult modversion = test::run(pc + "--modversion stowage-sdk");
   REQUIRE_MESSAGE(modversion.status == 0, modversion.output);
   CHECK(first_line(modversion.output) == version);
@@ -99,7 +106,9 @@ TEST_CASE("every version stowage reports is meson.build's, every ABI plugin.h's"
   const std::string tool = test::quote(build + "/tools/plugin-list/stowage-plugin-list");
   test::RunResult v = test::run(tool + " --version");
   REQUIRE_MESSAGE(v.status == 0, v.output);
-  CHECK_MESSAGE(v.output.find("(stowage " + version + ", plugin ABI " + abi + ")") != std::string::npos, v.output);
+  CHECK_MESSAGE(
+      v.output.find("(stowage " + version + ", plugin ABI " + abi + ")") != std::string::npos,
+      v.output);
   test::RunResult list = test::run(tool + " --json");
   REQUIRE_MESSAGE(list.status == 0, list.output);
   stowage::json doc = stowage::json::parse(list.output);
@@ -116,7 +125,8 @@ TEST_CASE("every version stowage reports is meson.build's, every ABI plugin.h's"
 
   // The Python package (its wheel's version is meson's too, through meson-python).
   if (test::fs::exists(test::build_root() / "python" / "stowage")) {
-    test::RunResult py = test::run(test::python() + " -c 'import stowage; print(stowage.__version__)'");
+    test::RunResult py =
+        test::run(test::python() + " -c 'import stowage; print(stowage.__version__)'");
     REQUIRE_MESSAGE(py.status == 0, py.output);
     CHECK(first_line(py.output) == version);
   }

@@ -59,11 +59,17 @@ struct Spec {
   stowage::Registry* registry = nullptr;  // nullptr: Registry::global()
 };
 
-inline stowage::Registry& registry_of(const Spec& s) { return s.registry ? *s.registry : stowage::Registry::global(); }
+inline stowage::Registry& registry_of(const Spec& s) {
+  return s.registry ? *s.registry : stowage::Registry::global();
+}
 inline stowage::Codec codec_of(const Spec& s) { return registry_of(s).codec(s.config); }
 
-inline Bytes encode(const stowage::Codec& c, const Bytes& in) { return c.encode(in.data(), in.size()); }
-inline Bytes decode(const stowage::Codec& c, const Bytes& in, size_t size) { return c.decode(in.data(), in.size(), size); }
+inline Bytes encode(const stowage::Codec& c, const Bytes& in) {
+  return c.encode(in.data(), in.size());
+}
+inline Bytes decode(const stowage::Codec& c, const Bytes& in, size_t size) {
+  return c.decode(in.data(), in.size(), size);
+}
 
 // ---- inputs -------------------------------------------------------------------------
 
@@ -86,13 +92,17 @@ inline std::vector<Input> inputs(size_t element_size = 1) {
   std::mt19937 rng(7);
   std::vector<Input> all;
   std::vector<uint16_t> u16(4099);  // a smooth image row with noise
-  for (size_t i = 0; i < u16.size(); ++i) u16[i] = static_cast<uint16_t>(100 + 900 * std::exp(-((i % 64) - 20.0) * ((i % 64) - 20.0) / 90.0) + rng() % 24);
+  for (size_t i = 0; i < u16.size(); ++i)
+    u16[i] = static_cast<uint16_t>(
+        100 + 900 * std::exp(-((i % 64) - 20.0) * ((i % 64) - 20.0) / 90.0) + rng() % 24);
   std::vector<float> f32(10007);
-  for (size_t i = 0; i < f32.size(); ++i) f32[i] = std::sin(static_cast<float>(i) * 0.01f) * 1000.0f;
+  for (size_t i = 0; i < f32.size(); ++i)
+    f32[i] = std::sin(static_cast<float>(i) * 0.01f) * 1000.0f;
   std::vector<double> f64(3001);
   for (double& v : f64) v = std::ldexp(static_cast<double>(rng()), -16);
   std::vector<int64_t> i64(70001);  // counters with jumps, ~560 KiB
-  for (size_t i = 0; i < i64.size(); ++i) i64[i] = 1'000'000'000'000LL + static_cast<int64_t>(i) * 3 + (i % 1000 == 0 ? -7 : 0);
+  for (size_t i = 0; i < i64.size(); ++i)
+    i64[i] = 1'000'000'000'000LL + static_cast<int64_t>(i) * 3 + (i % 1000 == 0 ? -7 : 0);
   Bytes random(65537);
   for (uint8_t& b : random) b = static_cast<uint8_t>(rng());
   all.push_back({"empty", {}});
@@ -126,8 +136,10 @@ inline void check_exact_buffer(const stowage::Codec& c, const Bytes& data, const
     CAPTURE(capacity);
     Bytes out(capacity + 64, 0xA5);  // guard bytes after the capacity
     size_t got = 0;
-    Failure f = failure_of([&] { got = c.decode(packed.data(), packed.size(), out.data(), capacity); });
-    for (size_t i = capacity; i < out.size(); ++i) REQUIRE_MESSAGE(out[i] == 0xA5, "decode wrote past its capacity");
+    Failure f =
+        failure_of([&] { got = c.decode(packed.data(), packed.size(), out.data(), capacity); });
+    for (size_t i = capacity; i < out.size(); ++i)
+      REQUIRE_MESSAGE(out[i] == 0xA5, "decode wrote past its capacity");
     if (capacity == data.size()) {
       CHECK_MESSAGE(f.code == stowage::ErrorCode::ok, f.message);
       CHECK(got == data.size());
@@ -156,8 +168,9 @@ inline void check_every_truncation_fails(const stowage::Codec& c, const Bytes& p
 // too if `versioned`) naming the codec, or exactly `original.size()` bytes,
 // and those are the original when the codec is checksummed (a check covers
 // every byte that decoding reads).
-inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payload, const Bytes& original,
-                                      bool checksummed = false, const std::string& id = {}, bool versioned = false) {
+inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payload,
+                                      const Bytes& original, bool checksummed = false,
+                                      const std::string& id = {}, bool versioned = false) {
   for (size_t i = 0; i < payload.size(); i += 1 + payload.size() / 400) {
     Bytes bad = payload;
     bad[i] ^= 0x5a;
@@ -165,7 +178,8 @@ inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payl
     Bytes out;
     Failure f = failure_of([&] { out = decode(c, bad, original.size()); });
     if (f.code != stowage::ErrorCode::ok) {
-      CHECK_MESSAGE((f.code == stowage::ErrorCode::corrupt || (versioned && f.code == stowage::ErrorCode::unsupported)),
+      CHECK_MESSAGE((f.code == stowage::ErrorCode::corrupt ||
+                     (versioned && f.code == stowage::ErrorCode::unsupported)),
                     f.message);
       if (!id.empty()) CHECK_MESSAGE(f.message.find(id) != std::string::npos, f.message);
     } else if (checksummed) {
@@ -176,8 +190,9 @@ inline void check_byte_flips_are_safe(const stowage::Codec& c, const Bytes& payl
 
 // Our encoding of `data`, checked by the two damage checks above; returned for
 // the caller's own damage checks of it.
-inline Bytes check_damaged_encodings_fail(const stowage::Codec& c, const Bytes& data, const std::string& id,
-                                          bool checksummed = false, bool versioned = false) {
+inline Bytes check_damaged_encodings_fail(const stowage::Codec& c, const Bytes& data,
+                                          const std::string& id, bool checksummed = false,
+                                          bool versioned = false) {
   Bytes packed = encode(c, data);
   check_every_truncation_fails(c, packed, data.size(), id);
   check_byte_flips_are_safe(c, packed, data, checksummed, id, versioned);
@@ -187,8 +202,8 @@ inline Bytes check_damaged_encodings_fail(const stowage::Codec& c, const Bytes& 
 // Random bytes never crash and never run past the capacity: CORRUPT (or, if
 // `versioned`, UNSUPPORTED: a header naming a version the codec does not
 // read) naming the codec, or, for a codec with no checksum, at most `size` bytes.
-inline void check_garbage_is_refused(const stowage::Codec& c, const std::string& id, bool checksummed,
-                                     bool versioned = false) {
+inline void check_garbage_is_refused(const stowage::Codec& c, const std::string& id,
+                                     bool checksummed, bool versioned = false) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 50; ++trial) {
     Bytes garbage(1 + rng() % 300);
@@ -197,14 +212,17 @@ inline void check_garbage_is_refused(const stowage::Codec& c, const std::string&
     CAPTURE(trial);
     Bytes out(size + 64, 0xA5);
     size_t got = 0;
-    Failure f = failure_of([&] { got = c.decode(garbage.data(), garbage.size(), out.data(), size); });
-    for (size_t i = size; i < out.size(); ++i) REQUIRE_MESSAGE(out[i] == 0xA5, "decode wrote past its capacity");
+    Failure f =
+        failure_of([&] { got = c.decode(garbage.data(), garbage.size(), out.data(), size); });
+    for (size_t i = size; i < out.size(); ++i)
+      REQUIRE_MESSAGE(out[i] == 0xA5, "decode wrote past its capacity");
     if (f.code == stowage::ErrorCode::ok) {
       CHECK_MESSAGE(!checksummed, "a checksummed codec decoded random bytes");
       CHECK(got <= size);
       continue;
     }
-    CHECK_MESSAGE((f.code == stowage::ErrorCode::corrupt || (versioned && f.code == stowage::ErrorCode::unsupported)),
+    CHECK_MESSAGE((f.code == stowage::ErrorCode::corrupt ||
+                   (versioned && f.code == stowage::ErrorCode::unsupported)),
                   f.message);
     CHECK_MESSAGE(f.message.find(id) != std::string::npos, f.message);
   }
@@ -215,10 +233,12 @@ inline void check_garbage_is_refused(const stowage::Codec& c, const std::string&
 // Encoding into a buffer too small for the result is INVALID_ARGUMENT, its
 // message contains `words` (the codec id, say), and it leaves nothing behind
 // that changes the next encoding.
-inline void check_small_output_buffer(const stowage::Codec& c, const Bytes& data, const std::string& words = "too small") {
+inline void check_small_output_buffer(const stowage::Codec& c, const Bytes& data,
+                                      const std::string& words = "too small") {
   const Bytes expected = encode(c, data);
   REQUIRE(!expected.empty());
-  for (size_t capacity : {size_t{0}, std::min<size_t>(8, expected.size() - 1), expected.size() / 2, expected.size() - 1}) {
+  for (size_t capacity : {size_t{0}, std::min<size_t>(8, expected.size() - 1), expected.size() / 2,
+                          expected.size() - 1}) {
     CAPTURE(capacity);
     Bytes out(capacity);
     Failure f = failure_of([&] { c.encode(data.data(), data.size(), out.data(), out.size()); });
@@ -245,8 +265,8 @@ void run_together(int threads, F&& fn) {
 
 // One instance used from several threads at once gives what one thread
 // gives, input by input (each thread goes through them in its own order).
-inline void check_thread_safe(const stowage::Codec& c, const std::vector<Bytes>& data, int threads = 4,
-                              int rounds = 8) {
+inline void check_thread_safe(const stowage::Codec& c, const std::vector<Bytes>& data,
+                              int threads = 4, int rounds = 8) {
   REQUIRE(c.thread_safe());
   std::vector<Bytes> expected;
   for (const Bytes& d : data) expected.push_back(encode(c, d));
@@ -256,7 +276,8 @@ inline void check_thread_safe(const stowage::Codec& c, const std::vector<Bytes>&
       for (size_t k = 0; k < data.size(); ++k) {
         size_t i = (k + static_cast<size_t>(t)) % data.size();
         try {
-          failures[t] += encode(c, data[i]) != expected[i] || decode(c, expected[i], data[i].size()) != data[i];
+          failures[t] += encode(c, data[i]) != expected[i] ||
+                         decode(c, expected[i], data[i].size()) != data[i];
         } catch (const std::exception&) {
           ++failures[t];
         }
@@ -282,7 +303,9 @@ inline std::vector<BadConfig> bad_configs(const Spec& s) {
   for (const auto& item : schema.items()) {
     const std::string name = item.key();
     const stowage::json& p = item.value();
-    if (std::find(s.ignored_parameters.begin(), s.ignored_parameters.end(), name) != s.ignored_parameters.end()) continue;
+    if (std::find(s.ignored_parameters.begin(), s.ignored_parameters.end(), name) !=
+        s.ignored_parameters.end())
+      continue;
     auto with = [&](stowage::json value) {
       stowage::json c = config;
       c[name] = std::move(value);
@@ -318,7 +341,8 @@ inline void check_invalid_configs(const Spec& s) {
 // Several threads on one config at once: four share one instance, the others
 // each make their own from the config meanwhile; every thread gives, input by
 // input, what one thread gives.
-inline void check_concurrent_use(const Spec& spec, const std::vector<Bytes>& data, int threads = 6, int rounds = 3) {
+inline void check_concurrent_use(const Spec& spec, const std::vector<Bytes>& data, int threads = 6,
+                                 int rounds = 3) {
   const stowage::Codec shared = codec_of(spec);
   std::vector<Bytes> expected;
   for (const Bytes& d : data) expected.push_back(encode(shared, d));
@@ -329,7 +353,8 @@ inline void check_concurrent_use(const Spec& spec, const std::vector<Bytes>& dat
       for (int round = 0; round < rounds; ++round)
         for (size_t k = 0; k < data.size(); ++k) {
           size_t i = (k + static_cast<size_t>(t)) % data.size();
-          failures[t] += encode(c, data[i]) != expected[i] || decode(c, expected[i], data[i].size()) != data[i];
+          failures[t] += encode(c, data[i]) != expected[i] ||
+                         decode(c, expected[i], data[i].size()) != data[i];
         }
     } catch (const std::exception&) {
       ++failures[t];

@@ -83,10 +83,10 @@ inline Failure decode_failure(const stowage::Codec& c, const Bytes& in, size_t c
 }
 
 // The message names the codec and contains `what`.
-#define CHECK_CORRUPT(failure, codec_id, what)                        \
-  do {                                                                \
-    Failure f_ = (failure);                                           \
-    CHECK(f_.code == stowage::ErrorCode::corrupt);                    \
+#define CHECK_CORRUPT(failure, codec_id, what)                                 \
+  do {                                                                         \
+    Failure f_ = (failure);                                                    \
+    CHECK(f_.code == stowage::ErrorCode::corrupt);                             \
     CHECK_MESSAGE(f_.message.find(codec_id) != std::string::npos, f_.message); \
     CHECK_MESSAGE(f_.message.find(what) != std::string::npos, f_.message);     \
   } while (0)
@@ -141,7 +141,7 @@ inline size_t check_fixture_dataset(const std::string& container, const std::str
   stowage::Codec c = codec(ds["compression"].dump());
   std::string bin = test::read_file(n5_fixtures() / ds["expected_bin"].get<std::string>());
   static const std::map<std::string, size_t> sizes = {
-      {"int8", 1},  {"uint8", 1},  {"int16", 2},  {"uint16", 2},  {"int32", 4},
+      {"int8", 1},   {"uint8", 1}, {"int16", 2},  {"uint16", 2},  {"int32", 4},
       {"uint32", 4}, {"int64", 8}, {"uint64", 8}, {"float32", 4}, {"float64", 8}};
   size_t esize = sizes.at(ds["dataType"].get<std::string>());
   std::vector<uint64_t> dims = ds["dimensions_n5_order"].get<std::vector<uint64_t>>();
@@ -217,7 +217,9 @@ sample_names = open(os.path.join(d, 'names.txt')).read().split()
 // wrote back.
 class PeerExchange {
  public:
-  void put(const std::string& name, const Bytes& data) { test::write_file(dir_ / name, text(data)); }
+  void put(const std::string& name, const Bytes& data) {
+    test::write_file(dir_ / name, text(data));
+  }
   Bytes get(const std::string& name) const {
     REQUIRE_MESSAGE(test::fs::exists(dir_ / name), ("the peer did not write " + name));
     return bytes(test::read_file(dir_ / name));
@@ -243,11 +245,12 @@ class PeerExchange {
   // zstd-jni, java.util.zip): see N5JavaCodecsPeer.java for the files it
   // reads and writes.
   void run_n5_java() {
-    std::string source = (test::source_root() / "tests" / "support" / "N5JavaCodecsPeer.java").string();
+    std::string source =
+        (test::source_root() / "tests" / "support" / "N5JavaCodecsPeer.java").string();
     const char* classpath =
         "/usr/share/java/commons-compress.jar:/usr/share/java/xz.jar:/usr/share/java/zstd-jni.jar";
-    test::RunResult r = test::run(std::string("java -cp ") + classpath + " " + test::quote(source) + " " +
-                                  test::quote(dir_.path().string()));
+    test::RunResult r = test::run(std::string("java -cp ") + classpath + " " + test::quote(source) +
+                                  " " + test::quote(dir_.path().string()));
     REQUIRE_MESSAGE(r.status == 0, ("java peer failed:\n" + r.output));
   }
 
@@ -257,10 +260,12 @@ class PeerExchange {
 
 // The peer gave every sample back unchanged, as <name><suffix> for each suffix
 // (what it decoded from our encodings).
-inline void check_samples_came_back(const PeerExchange& peer, const std::vector<std::string>& suffixes) {
+inline void check_samples_came_back(const PeerExchange& peer,
+                                    const std::vector<std::string>& suffixes) {
   for (const Sample& s : samples()) {
     CAPTURE(s.name);
-    for (const std::string& suffix : suffixes) CHECK_MESSAGE(peer.get(s.name + suffix) == s.data, suffix);
+    for (const std::string& suffix : suffixes)
+      CHECK_MESSAGE(peer.get(s.name + suffix) == s.data, suffix);
   }
 }
 
@@ -289,7 +294,8 @@ inline void check_we_encode_their_bytes(const PeerExchange& peer, const stowage:
 // sample and our encoding (<name>.ours.<ext>), runs the peer, and checks that
 // Java decoded ours (<name>.<ext>.by_java) and that we decode Java's
 // (<name>.java.<ext>). The peer's files stay in `peer` for further checks.
-inline void exchange_with_n5_java(PeerExchange& peer, const std::map<std::string, stowage::Codec>& codec_by_ext) {
+inline void exchange_with_n5_java(PeerExchange& peer,
+                                  const std::map<std::string, stowage::Codec>& codec_by_ext) {
   std::vector<Ours> ours;
   for (const auto& [ext, c] : codec_by_ext) ours.push_back({".ours." + ext, c});
   peer.put_samples(ours);

@@ -33,8 +33,9 @@ inline Bytes random_bytes(size_t n, uint32_t seed) {
 inline Bytes ramp_bytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   Bytes out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = i % 2 ? static_cast<uint8_t>((i / 512) & 0xFF)
-                                                : static_cast<uint8_t>((i / 2) % 97 + (rng() % 3));
+  for (size_t i = 0; i < n; ++i)
+    out[i] = i % 2 ? static_cast<uint8_t>((i / 512) & 0xFF)
+                   : static_cast<uint8_t>((i / 2) % 97 + (rng() % 3));
   return out;
 }
 

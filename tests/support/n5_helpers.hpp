@@ -61,7 +61,8 @@ inline std::vector<uint64_t> reversed(std::vector<uint64_t> v) {
 // A description for Store::create.
 inline json array_desc(const std::string& dtype, const std::vector<uint64_t>& shape,
                        const std::vector<uint64_t>& chunks, const json& codec = nullptr) {
-  return json{{"kind", "array"}, {"dtype", dtype}, {"shape", shape}, {"chunks", chunks}, {"codec", codec}};
+  return json{
+      {"kind", "array"}, {"dtype", dtype}, {"shape", shape}, {"chunks", chunks}, {"codec", codec}};
 }
 
 }  // namespace n5test
@@ -69,10 +70,10 @@ inline json array_desc(const std::string& dtype, const std::vector<uint64_t>& sh
 namespace n5chunks {
 
 struct Chunk {
-  std::string file;          // the chunk file
-  stowage::json compression; // the dataset's "compression" object
-  std::string payload;       // the chunk's bytes after the N5 block header
-  std::string expected;      // the decoded payload: big-endian elements, N5 order
+  std::string file;           // the chunk file
+  stowage::json compression;  // the dataset's "compression" object
+  std::string payload;        // the chunk's bytes after the N5 block header
+  std::string expected;       // the decoded payload: big-endian elements, N5 order
 };
 
 inline size_t dtype_bytes(const std::string& t) {
@@ -91,7 +92,8 @@ inline uint32_t be32(const std::string& s, size_t at) {
 // The chunk's elements taken from expected.bin; positions beyond the dataset
 // (zarr's padded edge chunks) are zeros.
 inline std::string expected_chunk(const std::string& bin, const std::vector<uint64_t>& dims,
-                                  const std::vector<uint64_t>& block, const std::vector<uint64_t>& grid,
+                                  const std::vector<uint64_t>& block,
+                                  const std::vector<uint64_t>& grid,
                                   const std::vector<uint64_t>& chunk_dims, size_t width) {
   size_t count = 1;
   for (uint64_t d : chunk_dims) count *= d;

@@ -18,7 +18,9 @@ inline uint16_t same_value(uint64_t writer, uint64_t i) {
 inline stowage::json same_attributes(uint64_t writer, int round) {
   stowage::json payload = stowage::json::array();
   for (int i = 0; i < 1500; ++i) payload.push_back(writer * 1000000 + uint64_t(round));
-  return stowage::json{{"writer", writer}, {"round", round}, {"w" + std::to_string(writer), true},
+  return stowage::json{{"writer", writer},
+                       {"round", round},
+                       {"w" + std::to_string(writer), true},
                        {"payload", payload}};
 }
 

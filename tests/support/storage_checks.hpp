@@ -35,7 +35,8 @@ inline void copy_into_storage(const fs::path& from, const std::string& to,
   for (const auto& e : fs::recursive_directory_iterator(from)) {
     if (!e.is_regular_file()) continue;
     const std::string rel = fs::relative(e.path(), from).generic_string();
-    if (!keep || keep(e.path().filename().string())) storage.write(to + "/" + rel, read_file(e.path()));
+    if (!keep || keep(e.path().filename().string()))
+      storage.write(to + "/" + rel, read_file(e.path()));
   }
 }
 
@@ -78,8 +79,10 @@ inline size_t check_no_direct_file_io(const fs::path& dir) {
     int n = 0;
     for (std::string line; std::getline(lines, line);) {
       ++n;
-      CHECK_MESSAGE(!std::regex_search(line, direct), e.path().filename().string() << ":" << n << ": " << line);
-      CHECK_MESSAGE(!std::regex_search(line, forbidden), e.path().filename().string() << ":" << n << ": " << line);
+      CHECK_MESSAGE(!std::regex_search(line, direct), e.path().filename().string()
+                                                          << ":" << n << ": " << line);
+      CHECK_MESSAGE(!std::regex_search(line, forbidden), e.path().filename().string()
+                                                             << ":" << n << ": " << line);
     }
   }
   return files;

@@ -57,7 +57,9 @@ inline std::string message_of(const std::function<void()>& f) {
   return "";
 }
 
-inline std::string text_of(const sdk::Storage& s, const std::string& key) { return std::string(s.read(key).text()); }
+inline std::string text_of(const sdk::Storage& s, const std::string& key) {
+  return std::string(s.read(key).text());
+}
 
 // ---- the read part: stat, ranged read, read_into, list ----------------------------
 inline void check_read_part(const sdk::Storage& s, const std::string& root) {
@@ -177,14 +179,16 @@ inline void check_write_part(const sdk::Storage& s, const std::string& root) {
     for (int w = 0; w < 4; ++w)
       writers.emplace_back([&f, w] {
         std::string block(1000, static_cast<char>('a' + w));
-        for (int i = 0; i < 25; ++i) f.write_at(uint64_t(i * 4 + w) * 1000, block.data(), block.size());
+        for (int i = 0; i < 25; ++i)
+          f.write_at(uint64_t(i * 4 + w) * 1000, block.data(), block.size());
       });
     for (auto& t : writers) t.join();
     s.publish(f);
     sdk::Bytes all = s.read(root + "/parallel.bin");
     REQUIRE(all.size() == 100000);
     bool right = true;
-    for (uint64_t i = 0; i < all.size(); ++i) right = right && all.data()[i] == 'a' + (i / 1000) % 4;
+    for (uint64_t i = 0; i < all.size(); ++i)
+      right = right && all.data()[i] == 'a' + (i / 1000) % 4;
     CHECK(right);
   }
 
@@ -337,7 +341,8 @@ inline void check_storage(const sdk::Storage& s, const std::string& root) {
   if (!writes) {
     const std::string key = root + "/read/new.bin";
     CHECK(code_of([&] { s.write(key, std::string("x")); }) == STOWAGE_UNSUPPORTED);
-    CHECK(message_of([&] { s.write(key, std::string("x")); }).find("read only") != std::string::npos);
+    CHECK(message_of([&] { s.write(key, std::string("x")); }).find("read only") !=
+          std::string::npos);
     CHECK(code_of([&] { s.remove(root + "/read/top.txt"); }) == STOWAGE_UNSUPPORTED);
     CHECK(s.kind(key) == STOWAGE_ENTRY_ABSENT);
     CHECK_FALSE(s.can_rename());

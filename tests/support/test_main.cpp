@@ -8,6 +8,9 @@
 
 int main(int argc, char** argv) {
   const char* off = std::getenv("STOWAGE_PLUGINS_OFF");
-  if (off && *off) std::printf("[stowage] plugins left out of this build: %s (test cases needing them are skipped)\n", off);
+  if (off && *off)
+    std::printf(
+        "[stowage] plugins left out of this build: %s (test cases needing them are skipped)\n",
+        off);
   return doctest::Context(argc, argv).run();
 }

@@ -33,7 +33,9 @@ inline std::string env_or(const char* name, const char* fallback) {
 
 inline fs::path source_root() { return env_or("STOWAGE_SOURCE_ROOT", "."); }
 // The reference files of tests/fixtures (meson sets STOWAGE_FIXTURES to it).
-inline fs::path fixtures() { return env_or("STOWAGE_FIXTURES", (source_root() / "tests" / "fixtures").string().c_str()); }
+inline fs::path fixtures() {
+  return env_or("STOWAGE_FIXTURES", (source_root() / "tests" / "fixtures").string().c_str());
+}
 inline fs::path build_root() { return env_or("STOWAGE_BUILD_ROOT", "."); }
 inline std::string python() { return env_or("STOWAGE_PYTHON", "/usr/bin/python3"); }
 
@@ -55,7 +57,8 @@ class TempDir {
  public:
   TempDir() {
     std::random_device rd;
-    path_ = fs::temp_directory_path() / ("stowage-test-" + std::to_string(rd()) + std::to_string(rd()));
+    path_ =
+        fs::temp_directory_path() / ("stowage-test-" + std::to_string(rd()) + std::to_string(rd()));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -85,7 +88,9 @@ inline void log_command(std::string command) {
     if (c == '\n') c = ';';
   std::error_code ec;
   fs::create_directories(folder, ec);
-  std::ofstream(fs::path(folder) / ("commands-" + std::to_string(::getpid()) + ".txt"), std::ios::app) << command << '\n';
+  std::ofstream(fs::path(folder) / ("commands-" + std::to_string(::getpid()) + ".txt"),
+                std::ios::app)
+      << command << '\n';
 }
 
 // Runs a shell command, capturing its output.
@@ -116,7 +121,8 @@ inline RunResult run_python(const std::string& code, const std::string& args = "
 // and a loop over codecs or fixtures passes it over (test::plugin_off).
 // A build with every plugin (scripts/setup, CI) skips nothing.
 inline bool plugin_off(std::string_view id) {
-  std::string_view off = std::getenv("STOWAGE_PLUGINS_OFF") ? std::getenv("STOWAGE_PLUGINS_OFF") : "";
+  std::string_view off =
+      std::getenv("STOWAGE_PLUGINS_OFF") ? std::getenv("STOWAGE_PLUGINS_OFF") : "";
   while (!off.empty()) {
     size_t comma = off.find(',');
     if (off.substr(0, comma) == id) return true;
@@ -148,8 +154,10 @@ inline stowage::json codecs_built(const stowage::json& configs) {
 inline std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
@@ -158,14 +166,14 @@ inline std::string quote(const std::string& s) {
 
 // Runs an expression that must throw stowage::Error with `expected_code`;
 // evaluates to the error's message.
-#define TEST_REQUIRE_ERROR(expr, expected_code)                 \
-  [&]() -> std::string {                                        \
-    try {                                                       \
-      expr;                                                     \
-    } catch (const stowage::Error& e) {                         \
-      CHECK_MESSAGE(e.code() == (expected_code), e.what());     \
-      return e.what();                                          \
-    }                                                           \
-    FAIL("expected an error from " #expr);                      \
-    return std::string();                                       \
+#define TEST_REQUIRE_ERROR(expr, expected_code)             \
+  [&]() -> std::string {                                    \
+    try {                                                   \
+      expr;                                                 \
+    } catch (const stowage::Error& e) {                     \
+      CHECK_MESSAGE(e.code() == (expected_code), e.what()); \
+      return e.what();                                      \
+    }                                                       \
+    FAIL("expected an error from " #expr);                  \
+    return std::string();                                   \
   }()

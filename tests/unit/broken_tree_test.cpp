@@ -28,7 +28,12 @@ struct Layout {
 
 const Layout kLayouts[] = {
     {"N5", "n5", json::object(), json::object(), "a/1/1", "a/1"},
-    {"Zarr v2", "zarr", {{"zarr_version", 2}}, {{"storage", {{"dimension_separator", "/"}}}}, "a/1/1", "a/1"},
+    {"Zarr v2",
+     "zarr",
+     {{"zarr_version", 2}},
+     {{"storage", {{"dimension_separator", "/"}}}},
+     "a/1/1",
+     "a/1"},
     {"Zarr v3", "zarr", json::object(), json::object(), "a/c/1/1", "a/c/1"},
     {"Zarr v3 sharded", "zarr", json::object(), {{"shards", {4, 8}}}, "a/c/1/0", "a/c/1"},
 };
@@ -41,7 +46,8 @@ std::vector<int32_t> values() {
 
 // A store at `root` whose array "a" holds 1..64.
 void make(const Layout& l, const fs::path& root) {
-  stowage::Store s = stowage::Store::open(root.string(), stowage::Mode::create, l.format, l.options);
+  stowage::Store s =
+      stowage::Store::open(root.string(), stowage::Mode::create, l.format, l.options);
   json d = {{"kind", "array"}, {"dtype", "int32"}, {"shape", {8, 8}}, {"chunks", {4, 4}}};
   d.update(l.extra);
   s.create("a", d);
@@ -62,7 +68,8 @@ bool exists_11(const fs::path& root, const Layout& l) {
 
 }  // namespace
 
-TEST_CASE("broken trees: a chunk absent from an existing array is the fill value" * test::needs({"zarr"})) {
+TEST_CASE("broken trees: a chunk absent from an existing array is the fill value" *
+          test::needs({"zarr"})) {
   for (const Layout& l : kLayouts) {
     const std::string layout = l.name;
     CAPTURE(layout);
@@ -114,7 +121,8 @@ TEST_CASE("broken trees: a file where a chunk directory should be is an error na
     CHECK_MESSAGE(message.find(under) != std::string::npos, message);
     CHECK_MESSAGE(message.find("is a file") != std::string::npos, message);
     message = TEST_REQUIRE_ERROR(exists_11(root, l), stowage::ErrorCode::io);
-    CHECK_MESSAGE(message.find((root / l.file).string() + ": cannot open") != std::string::npos, message);
+    CHECK_MESSAGE(message.find((root / l.file).string() + ": cannot open") != std::string::npos,
+                  message);
   }
 }
 
@@ -131,11 +139,13 @@ TEST_CASE("broken trees: an array removed while its store is open is an error, n
     std::vector<int32_t> got(64);
     a.read({0, 0}, {4, 4}, got.data());  // the array is open and was read
     fs::remove_all(root / "a");
-    std::string message = TEST_REQUIRE_ERROR(a.read({4, 4}, {4, 4}, got.data()), stowage::ErrorCode::not_found);
+    std::string message =
+        TEST_REQUIRE_ERROR(a.read({4, 4}, {4, 4}, got.data()), stowage::ErrorCode::not_found);
     CHECK_MESSAGE(message.find((root / l.file).string() + ":") != std::string::npos, message);
     message = TEST_REQUIRE_ERROR(a.chunk_exists({1, 1}), stowage::ErrorCode::not_found);
     const std::string what = std::string(l.format) == "n5" ? ": the dataset" : ": the array";
-    CHECK_MESSAGE(message.find((root / l.file).string() + what + " was removed while open") != std::string::npos,
+    CHECK_MESSAGE(message.find((root / l.file).string() + what + " was removed while open") !=
+                      std::string::npos,
                   message);
   }
 }

@@ -25,7 +25,8 @@ stowage::Registry& grid_registry() {
 }
 
 stowage::Store open_grid(const json& options) {
-  return stowage::Store::open("testgrid:", stowage::Mode::read, "testgrid", options, grid_registry());
+  return stowage::Store::open("testgrid:", stowage::Mode::read, "testgrid", options,
+                              grid_registry());
 }
 
 uint64_t formula(const std::vector<uint64_t>& coord) {
@@ -46,8 +47,8 @@ uint64_t expected_value(const std::vector<uint64_t>& chunks, int missing_every,
 }
 
 template <class T>
-void check_region(const json& o, const std::vector<uint64_t>& off, const std::vector<uint64_t>& shape,
-                  const std::vector<T>& got) {
+void check_region(const json& o, const std::vector<uint64_t>& off,
+                  const std::vector<uint64_t>& shape, const std::vector<T>& got) {
   size_t nd = shape.size();
   const auto chunks = o["chunks"].get<std::vector<uint64_t>>();
   const int missing_every = o.value("missing_every", 5);
@@ -76,7 +77,8 @@ void random_regions(const json& o, int trials, unsigned seed) {
       off.push_back(lo);
       shape.push_back(1 + rng() % (s - lo));
     }
-    std::vector<T> buf(std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>()));
+    std::vector<T> buf(
+        std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>()));
     a.read(off, shape, buf.data());
     check_region<T>(o, off, shape, buf);
   }
@@ -92,7 +94,7 @@ TEST_CASE("region reads: every layout the ABI allows") {
         CAPTURE(bo);
         CAPTURE(edge);
         json o = {{"dtype", "uint32"}, {"shape", {13, 7, 10}}, {"chunks", {4, 3, 5}},
-                  {"order", order}, {"byte_order", bo}, {"edge", edge}};
+                  {"order", order},    {"byte_order", bo},     {"edge", edge}};
         random_regions<uint32_t>(o, 40, 1);
         o["dtype"] = "uint16";
         random_regions<uint16_t>(o, 20, 2);
@@ -105,13 +107,17 @@ TEST_CASE("region reads: whole array, 1-D and 4-D") {
   json o1 = {{"dtype", "uint64"}, {"shape", {1000}}, {"chunks", {64}}, {"byte_order", "big"}};
   stowage::Array a = open_grid(o1).array();
   check_region<uint64_t>(o1, {0}, {1000}, a.read_all<uint64_t>());
-  json o4 = {{"dtype", "uint32"}, {"shape", {3, 4, 5, 6}}, {"chunks", {2, 3, 2, 4}}, {"order", "F"}};
+  json o4 = {
+      {"dtype", "uint32"}, {"shape", {3, 4, 5, 6}}, {"chunks", {2, 3, 2, 4}}, {"order", "F"}};
   stowage::Array b = open_grid(o4).array();
   check_region<uint32_t>(o4, {0, 0, 0, 0}, {3, 4, 5, 6}, b.read_all<uint32_t>());
 }
 
 TEST_CASE("region reads from several threads equal a single-threaded read") {
-  json o = {{"dtype", "uint32"}, {"shape", {64, 80, 96}}, {"chunks", {16, 16, 16}}, {"byte_order", "big"}};
+  json o = {{"dtype", "uint32"},
+            {"shape", {64, 80, 96}},
+            {"chunks", {16, 16, 16}},
+            {"byte_order", "big"}};
   stowage::Store store = open_grid(o);
   stowage::Array a = store.array();
   grid_registry().set_threads(1);
@@ -131,8 +137,8 @@ TEST_CASE("region reads from several threads equal a single-threaded read") {
 TEST_CASE("region writes: partial chunks merge with what is stored") {
   for (const char* order : {"C", "F"}) {
     CAPTURE(order);
-    json o = {{"dtype", "uint16"}, {"shape", {11, 9}}, {"chunks", {4, 4}}, {"order", order},
-              {"byte_order", "big"}, {"missing_every", 3}};
+    json o = {{"dtype", "uint16"}, {"shape", {11, 9}},    {"chunks", {4, 4}},
+              {"order", order},    {"byte_order", "big"}, {"missing_every", 3}};
     stowage::Store store = open_grid(o);
     stowage::Array a = store.array();
     std::vector<uint16_t> model = a.read_all<uint16_t>();
@@ -169,7 +175,8 @@ TEST_CASE("large region reads: streaming, side-by-side chunk runs, odd alignment
       CAPTURE(order);
       CAPTURE(edge);
       json o = {{"dtype", "uint64"}, {"shape", {24, 140, 430}}, {"chunks", {7, 32, 50}},
-                {"order", order}, {"byte_order", "big"}, {"edge", edge}, {"missing_every", 7}};
+                {"order", order},    {"byte_order", "big"},     {"edge", edge},
+                {"missing_every", 7}};
       stowage::Array a = open_grid(o).array();
       for (unsigned threads : {1u, 2u}) {
         grid_registry().set_threads(threads);
@@ -205,8 +212,8 @@ TEST_CASE("region writes: 3-D patches, whole and partial chunks, several threads
       CAPTURE(order);
       CAPTURE(threads);
       const std::vector<uint64_t> dims = {9, 13, 21};
-      json o = {{"dtype", "uint32"}, {"shape", dims}, {"chunks", {4, 5, 6}}, {"order", order},
-                {"byte_order", "big"}, {"missing_every", 4}};
+      json o = {{"dtype", "uint32"}, {"shape", dims},       {"chunks", {4, 5, 6}},
+                {"order", order},    {"byte_order", "big"}, {"missing_every", 4}};
       grid_registry().set_threads(threads);
       stowage::Store store = open_grid(o);
       stowage::Array a = store.array();
@@ -242,10 +249,10 @@ TEST_CASE("chunk-by-chunk copies between layouts equal the source, whole and in 
         CAPTURE(from_order);
         CAPTURE(to_order);
         CAPTURE(from_edge);
-        json from = {{"dtype", "uint32"}, {"shape", {13, 7, 10}}, {"chunks", {4, 3, 5}}, {"order", from_order},
-                     {"byte_order", "big"}, {"edge", from_edge}};
-        json to = {{"dtype", "uint32"}, {"shape", {13, 7, 10}}, {"chunks", {4, 3, 5}}, {"order", to_order},
-                   {"byte_order", "little"}, {"missing_every", 1000}};
+        json from = {{"dtype", "uint32"},   {"shape", {13, 7, 10}}, {"chunks", {4, 3, 5}},
+                     {"order", from_order}, {"byte_order", "big"},  {"edge", from_edge}};
+        json to = {{"dtype", "uint32"}, {"shape", {13, 7, 10}},   {"chunks", {4, 3, 5}},
+                   {"order", to_order}, {"byte_order", "little"}, {"missing_every", 1000}};
         stowage::Array src = open_grid(from).array();
         const std::vector<uint32_t> want = src.read_all<uint32_t>();
         for (uint64_t parts : {1u, 3u}) {

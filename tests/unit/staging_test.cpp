@@ -87,7 +87,8 @@ TEST_CASE("mode w over a directory dataset swaps it whole, in memory too") {
     {
       Store s = Store::open(path, Mode::truncate, "n5");
       s.create("new", {{"kind", "group"}});
-      CHECK(Store::open(path).list() == std::vector<std::string>{"old"});  // readers see the old one
+      CHECK(Store::open(path).list() ==
+            std::vector<std::string>{"old"});  // readers see the old one
     }  // never closed
     CHECK(Store::open(path).list() == std::vector<std::string>{"old"});
     Store s = Store::open(path, Mode::truncate, "n5");
@@ -106,7 +107,8 @@ TEST_CASE("mode w refuses what is not a dataset of its format") {
     FAIL("a text file was opened for replacing");
   } catch (const stowage::Error& e) {
     CHECK(e.code() == stowage::ErrorCode::invalid_argument);
-    CHECK(std::string(e.what()).find(text.string() + " exists and is not a dataset of format npy") == 0);
+    CHECK(std::string(e.what()).find(text.string() +
+                                     " exists and is not a dataset of format npy") == 0);
   }
   CHECK(test::read_file(text) == "keep me\n");
   CHECK(names_in(tmp.path()) == std::vector<std::string>{"results.txt"});
@@ -120,7 +122,9 @@ TEST_CASE("errors of a store being created name the user's path") {
   const std::string path = (tmp / "named.npy").string();
   Store s = Store::open(path, Mode::truncate, "npy");
   try {
-    s.create("", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {2}}, {"attributes", {{"unit", "um"}}}});
+    s.create(
+        "",
+        {{"kind", "array"}, {"dtype", "int32"}, {"shape", {2}}, {"attributes", {{"unit", "um"}}}});
     FAIL("attributes accepted");
   } catch (const stowage::Error& e) {
     const std::string what = e.what();
@@ -129,7 +133,8 @@ TEST_CASE("errors of a store being created name the user's path") {
   }
   CHECK(stowage::detail::without_temporary_names("a/.x.npy.stowage-tmp.12.3: cannot create") ==
         "a/x.npy: cannot create");
-  CHECK(stowage::detail::without_temporary_names("'.x.stowage-tmp.7.0' and .y.stowage-tmp.1") == "'x' and y");
+  CHECK(stowage::detail::without_temporary_names("'.x.stowage-tmp.7.0' and .y.stowage-tmp.1") ==
+        "'x' and y");
 }
 
 TEST_CASE("a format that publishes at close takes one writer at a time") {

@@ -42,7 +42,8 @@ TEST_CASE("storage: the memory backend passes the storage conformance checks, ev
   storage_conformance::check_storage(s, "mem://storage-test");
 }
 
-TEST_CASE("storage: a location's scheme picks the backend; an unknown one names the plugin it looked for") {
+TEST_CASE(
+    "storage: a location's scheme picks the backend; an unknown one names the plugin it looked for") {
   try {
     storage_for("nosuch://host/x.n5");
     FAIL("an unknown scheme was accepted");
@@ -65,7 +66,8 @@ TEST_CASE("storage: a set a killed writer left half published is completed by re
   // rename ran: the journal lists both renames; the first temporary is gone.
   test::write_file(tmp.path() / ".t1", "new b");
   test::write_file(a, "new a");
-  test::write_file(tmp.path() / ".d.msgpack.stowage-commit", ".t0\td.msgpack\n.t1\td.msgpack.offsets\n");
+  test::write_file(tmp.path() / ".d.msgpack.stowage-commit",
+                   ".t0\td.msgpack\n.t1\td.msgpack.offsets\n");
   CHECK(s.recover(a.string()));
   CHECK(test::read_file(a) == "new a");
   CHECK(test::read_file(b) == "new b");
@@ -75,8 +77,8 @@ TEST_CASE("storage: a set a killed writer left half published is completed by re
   // A journal naming a file outside its directory, or cut or malformed, is
   // CORRUPT naming the journal, and nothing moves.
   test::write_file(tmp.path() / ".t2", "x");
-  for (const char* line : {".t2\t../escape\n", "../x\td.msgpack\n", ".t2\t/etc/passwd\n", ".t2\tsub/../../m\n",
-                           ".t2\n", "\td.msgpack\n", ".t2\td.msgpack"}) {
+  for (const char* line : {".t2\t../escape\n", "../x\td.msgpack\n", ".t2\t/etc/passwd\n",
+                           ".t2\tsub/../../m\n", ".t2\n", "\td.msgpack\n", ".t2\td.msgpack"}) {
     CAPTURE(line);
     test::write_file(tmp.path() / ".d.msgpack.stowage-commit", line);
     try {
@@ -94,7 +96,8 @@ TEST_CASE("storage: a set a killed writer left half published is completed by re
 
 // Issue 21: the file backend's lock makes other processes wait (flock on
 // the directory, no file created) and is released with the Lock object.
-TEST_CASE("storage: the file backend's lock excludes other processes until released, and creates no file") {
+TEST_CASE(
+    "storage: the file backend's lock excludes other processes until released, and creates no file") {
   test::TempDir tmp;
   sdk::Storage s = storage_for(tmp.path().string());
   auto other_process_can_lock = [&] {
@@ -137,11 +140,12 @@ TEST_CASE("storage: a temporary name a killed writer left (same pid) is skipped,
   REQUIRE(probe.find(".x.bin.stowage-tmp.") != std::string::npos);
   const size_t dot = probe.rfind('.');
   const uint64_t next = std::stoull(probe.substr(dot + 1)) + 1;
-  for (uint64_t n = next; n < next + 64; ++n) test::write_file(probe.substr(0, dot + 1) + std::to_string(n), "stale");
+  for (uint64_t n = next; n < next + 64; ++n)
+    test::write_file(probe.substr(0, dot + 1) + std::to_string(n), "stale");
   s.write(key, std::string("new"));
   CHECK(test::read_file(key) == "new");
   CHECK(test::read_file(probe.substr(0, dot + 1) + std::to_string(next)) == "stale");  // left alone
-  CHECK(s.list(tmp.path().string()) == std::vector<std::string>{"x.bin"});       // temporaries unlisted
+  CHECK(s.list(tmp.path().string()) == std::vector<std::string>{"x.bin"});  // temporaries unlisted
 }
 
 TEST_CASE("storage: concurrent publishes of one set leave one whole version") {
@@ -188,7 +192,8 @@ TEST_CASE("storage: a watched map tells its file's size now (file backend), othe
 // link inside a container to its parent, to /usr or to a sibling would make
 // it loop or leave the container. list() leaves out links to directories;
 // links to files are files; a linked directory opened by its path still opens.
-TEST_CASE("storage: list() leaves out symbolic links to directories; linked files and explicit paths still read") {
+TEST_CASE(
+    "storage: list() leaves out symbolic links to directories; linked files and explicit paths still read") {
   test::TempDir tmp;
   const fs::path d = tmp / "c";
   fs::create_directories(d / "sub");
@@ -210,7 +215,8 @@ TEST_CASE("storage: list() leaves out symbolic links to directories; linked file
 
 // Issue 30: ".<name>.stowage-tmp.<pid>.<n>" of a 250-byte name passed
 // NAME_MAX (255) and the write failed naming the staged file.
-TEST_CASE("storage: staged names and journals of long names fit NAME_MAX; errors name the key, never a staged file") {
+TEST_CASE(
+    "storage: staged names and journals of long names fit NAME_MAX; errors name the key, never a staged file") {
   test::TempDir tmp;
   sdk::Storage s = storage_for(tmp.path().string());
   const std::string name(246, 'n');
@@ -295,14 +301,17 @@ std::set<std::string> names_in(const fs::path& d) {
 }  // namespace
 
 // Issue 30: temporaries of killed writers piled up (364 after 25 kills).
-TEST_CASE("storage: the first writer in a directory removes what dead writers left there, and nothing else") {
+TEST_CASE(
+    "storage: the first writer in a directory removes what dead writers left there, and nothing else") {
   test::TempDir tmp;
   const fs::path d = tmp / "node", j = tmp / "journaled";
   fs::create_directories(d);
   fs::create_directories(j);
   const std::string dead = std::to_string(killed_pid()), me = std::to_string(::getpid());
-  const std::string gone_file = ".x.bin.stowage-tmp." + dead + ".0", gone_dir = ".x.n5.stowage-tmp." + dead + ".3",
-                    reused = ".y.bin.stowage-tmp." + me + ".8", live = ".x.bin.stowage-tmp." + me + ".7",
+  const std::string gone_file = ".x.bin.stowage-tmp." + dead + ".0",
+                    gone_dir = ".x.n5.stowage-tmp." + dead + ".3",
+                    reused = ".y.bin.stowage-tmp." + me + ".8",
+                    live = ".x.bin.stowage-tmp." + me + ".7",
                     old = ".x.bin.stowage-tmp." + dead + ".1.old", lock = ".x.bin.stowage-lock";
   for (const std::string& n : {gone_file, reused, live, old, lock}) test::write_file(d / n, "left");
   fs::create_directories(d / gone_dir / "sub");
@@ -344,8 +353,8 @@ namespace {
 
 // Runs `writers` processes that each put `key` conditionally on `expected`
 // at once (a pipe is their starting gun); returns how many won.
-int racing_processes(const sdk::Storage& s, const std::string& key, const std::optional<sdk::Version>& expected,
-                     int writers) {
+int racing_processes(const sdk::Storage& s, const std::string& key,
+                     const std::optional<sdk::Version>& expected, int writers) {
   int gun[2];
   REQUIRE(::pipe(gun) == 0);
   std::vector<pid_t> pids;
@@ -379,7 +388,8 @@ int racing_processes(const sdk::Storage& s, const std::string& key, const std::o
 
 }  // namespace
 
-TEST_CASE("storage: file conditional puts racing from several processes: exactly one wins each round") {
+TEST_CASE(
+    "storage: file conditional puts racing from several processes: exactly one wins each round") {
   test::TempDir tmp;
   sdk::Storage s = storage_for(tmp.path().string());
   const std::string key = (tmp / "manifest.json").string();
@@ -394,11 +404,13 @@ TEST_CASE("storage: file conditional puts racing from several processes: exactly
   }
   CHECK(s.list(tmp.path().string()) == std::vector<std::string>{"manifest.json"});
   size_t hidden = 0;
-  for (const auto& e : fs::directory_iterator(tmp.path())) hidden += e.path().filename().string()[0] == '.';
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    hidden += e.path().filename().string()[0] == '.';
   CHECK(hidden == 0);  // no temporary or lock file left
 }
 
-TEST_CASE("storage: a file changed in place has a new version, so a put over the old one is refused") {
+TEST_CASE(
+    "storage: a file changed in place has a new version, so a put over the old one is refused") {
   test::TempDir tmp;
   sdk::Storage s = storage_for(tmp.path().string());
   const std::string key = (tmp / "k").string();
@@ -423,7 +435,8 @@ TEST_CASE("storage: a memory key removed and written again never gets its old ve
   CHECK_FALSE(s.write_if("mem://versions/k", "stale", first));
 }
 
-TEST_CASE("storage: the host refuses a storage table built for another layout or claiming a part it lacks") {
+TEST_CASE(
+    "storage: the host refuses a storage table built for another layout or claiming a part it lacks") {
   const stowage_plugin* p = stowage::Registry::global().load("storage", "memory");
   REQUIRE(p != nullptr);
   const auto* real = static_cast<const stowage_storage_vtable*>(p->vtable);
@@ -445,5 +458,6 @@ TEST_CASE("storage: the host refuses a storage table built for another layout or
   CHECK(storage_conformance::code_of([&] { s.put_if(f, std::nullopt); }) == STOWAGE_UNSUPPORTED);
   vt = *real;
   vt.read = nullptr;
-  CHECK(sdk::storage_table_problem(&vt, 0) == "storage vtable has no read part (stat, read, read_into, list)");
+  CHECK(sdk::storage_table_problem(&vt, 0) ==
+        "storage vtable has no read part (stat, read, read_into, list)");
 }

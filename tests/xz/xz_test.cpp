@@ -6,7 +6,9 @@
 using namespace codec_test;
 
 namespace {
-stowage::Codec xz(int preset) { return codec(R"({"type":"xz","preset":)" + std::to_string(preset) + "}"); }
+stowage::Codec xz(int preset) {
+  return codec(R"({"type":"xz","preset":)" + std::to_string(preset) + "}");
+}
 }  // namespace
 
 TEST_CASE("xz: config defaults, canonical form and ranges") {
@@ -65,10 +67,11 @@ for name in sample_names:
 )PY");
   check_samples_came_back(peer, {".by_python", ".by_numcodecs"});
   check_we_decode_theirs(peer, xz(6),
-                         {".python.0", ".python.3", ".python.6", ".python.crc32", ".python.sha256", ".numcodecs",
-                          ".python.streams"});
+                         {".python.0", ".python.3", ".python.6", ".python.crc32", ".python.sha256",
+                          ".numcodecs", ".python.streams"});
   // Python's lzma is liblzma's streaming encoder too: the same preset gives the same bytes.
-  for (int preset : {0, 3, 6}) check_we_encode_their_bytes(peer, xz(preset), ".python." + std::to_string(preset));
+  for (int preset : {0, 3, 6})
+    check_we_encode_their_bytes(peer, xz(preset), ".python." + std::to_string(preset));
 }
 
 TEST_CASE("xz: N5 Java's own streams (commons-compress, xz-java) read ours, and we read theirs") {

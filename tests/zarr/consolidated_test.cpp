@@ -21,7 +21,8 @@ const json kUnconsolidated = {{"consolidated", false}};
 void walk(const stowage::Store& store, const std::string& node, std::vector<std::string>& out) {
   out.push_back(node);
   if (store.describe_json(node)["kind"] == "array") return;
-  for (const std::string& child : store.list(node)) walk(store, node.empty() ? child : node + "/" + child, out);
+  for (const std::string& child : store.list(node))
+    walk(store, node.empty() ? child : node + "/" + child, out);
 }
 
 std::vector<std::string> nodes_of(const stowage::Store& store) {
@@ -44,14 +45,17 @@ struct Theirs {
 
 }  // namespace
 
-TEST_CASE("zarr consolidated: a store zarr-python consolidated reads from .zmetadata, even without a node's files") {
+TEST_CASE(
+    "zarr consolidated: a store zarr-python consolidated reads from .zmetadata, even without a node's files") {
   Theirs theirs;
   REQUIRE(fs::exists(theirs.root / ".zmetadata"));
   // What the nodes' own files say, before some are removed.
   std::map<std::string, std::string> described;
   {
-    stowage::Store plain = stowage::Store::open(theirs.root.string(), stowage::Mode::read, "zarr", kUnconsolidated);
-    for (const std::string& node : nodes_of(plain)) described[node] = plain.describe_json(node).dump();
+    stowage::Store plain =
+        stowage::Store::open(theirs.root.string(), stowage::Mode::read, "zarr", kUnconsolidated);
+    for (const std::string& node : nodes_of(plain))
+      described[node] = plain.describe_json(node).dump();
   }
   REQUIRE(described.size() == 91);  // the root, 10 groups, 80 arrays
   fs::remove(theirs.root / "zlib" / "u2" / ".zarray");
@@ -67,16 +71,20 @@ TEST_CASE("zarr consolidated: a store zarr-python consolidated reads from .zmeta
   const std::vector<std::string> read_back = {"zlib/u2", "gzip/f8be", "raw/i8"};
   for (const std::string& node : read_back) {
     CAPTURE(node);
-    if (test::plugin_off(node.substr(0, node.find('/')) == "zlib" ? "gzip" : node.substr(0, node.find('/')))) continue;
+    if (test::plugin_off(node.substr(0, node.find('/')) == "zlib" ? "gzip"
+                                                                  : node.substr(0, node.find('/'))))
+      continue;
     CHECK(read_bytes(store.array(node)) == dumped(theirs.out, node));
   }
   // Without .zmetadata the removed files are missed: it was .zmetadata that answered.
-  stowage::Store plain = stowage::Store::open(theirs.root.string(), stowage::Mode::read, "zarr", kUnconsolidated);
+  stowage::Store plain =
+      stowage::Store::open(theirs.root.string(), stowage::Mode::read, "zarr", kUnconsolidated);
   TEST_REQUIRE_ERROR(plain.describe("zlib/u2"), stowage::ErrorCode::not_found);
   CHECK(plain.list("").size() == 9);  // gzip is no group without its .zgroup
 }
 
-TEST_CASE("zarr consolidated over HTTP: the whole tree listed and described in a few requests" * test::needs({"http"})) {
+TEST_CASE("zarr consolidated over HTTP: the whole tree listed and described in a few requests" *
+          test::needs({"http"})) {
   test::Nginx nginx;
   Theirs consolidated(nginx.root() / "consolidated.zarr");
   fs::copy(consolidated.root, nginx.root() / "plain.zarr", fs::copy_options::recursive);
@@ -93,8 +101,8 @@ TEST_CASE("zarr consolidated over HTTP: the whole tree listed and described in a
     trees[name] = nodes;
   }
   MESSAGE("listing and describing 91 nodes over HTTP: " << requests["consolidated.zarr"]
-                                                          << " requests with .zmetadata, " << requests["plain.zarr"]
-                                                          << " without");
+                                                        << " requests with .zmetadata, "
+                                                        << requests["plain.zarr"] << " without");
   CHECK(trees["consolidated.zarr"] == trees["plain.zarr"]);
   CHECK(trees["plain.zarr"].size() == 91);
   // The open (a stat; zarr.json absent and .zgroup present: v2; .zmetadata):
@@ -103,23 +111,34 @@ TEST_CASE("zarr consolidated over HTTP: the whole tree listed and described in a
   CHECK(requests["plain.zarr"] > 2 * 91);
 }
 
-TEST_CASE("zarr consolidated: stowage writes .zmetadata on request, zarr-python's open_consolidated reads it") {
+TEST_CASE(
+    "zarr consolidated: stowage writes .zmetadata on request, zarr-python's open_consolidated reads it") {
   test::TempDir tmp;
   const fs::path ours = tmp / "ours.zarr", out = tmp / "dump";
   fs::create_directories(out);
   std::map<std::string, std::string> written;
   {
     stowage::Store store = stowage::Store::open(ours.string(), stowage::Mode::create, "zarr",
-                                                 {{"consolidated", true}, {"zarr_version", 2}});
+                                                {{"consolidated", true}, {"zarr_version", 2}});
     store.set_attributes("", {{"title", "grüße"}});
     store.create("g/h", {{"kind", "group"}, {"attributes", {{"level", 2}}}});
     json delta_filters = json::array();
     delta_filters.push_back({{"id", "delta"}, {"dtype", "<f8"}});
     const std::vector<std::pair<std::string, json>> arrays = {
-        {"a", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {5, 4}}, {"chunks", {2, 3}}, {"fill_value", -1}}},
+        {"a",
+         {{"kind", "array"},
+          {"dtype", "int32"},
+          {"shape", {5, 4}},
+          {"chunks", {2, 3}},
+          {"fill_value", -1}}},
         {"g/h/b",
-         {{"kind", "array"}, {"dtype", "float64"}, {"shape", {7}}, {"chunks", {3}}, {"fill_value", "NaN"},
-          {"attributes", {{"units", "m"}}}, {"storage", {{"filters", delta_filters}}}}},
+         {{"kind", "array"},
+          {"dtype", "float64"},
+          {"shape", {7}},
+          {"chunks", {3}},
+          {"fill_value", "NaN"},
+          {"attributes", {{"units", "m"}}},
+          {"storage", {{"filters", delta_filters}}}}},
     };
     for (const auto& [node, description] : arrays) {
       store.create(node, description);
@@ -148,8 +167,8 @@ TEST_CASE("zarr consolidated: stowage writes .zmetadata on request, zarr-python'
   // zarr-python reads it through .zmetadata alone.
   fs::remove(ours / "g" / "h" / "b" / ".zattrs");
   fs::remove(ours / "a" / ".zarray");
-  const std::map<std::string, json> seen =
-      lines_by_node(run_peer("read-consolidated " + test::quote(ours.string()) + " " + test::quote(out.string())));
+  const std::map<std::string, json> seen = lines_by_node(run_peer(
+      "read-consolidated " + test::quote(ours.string()) + " " + test::quote(out.string())));
   REQUIRE(seen.size() == 5);  // the root, g, g/h, a, g/h/b
   CHECK(seen.at("").at("attributes").value("title", "") == "grüße");
   CHECK(seen.at("g/h").at("attributes").value("level", 0) == 2);
@@ -202,14 +221,16 @@ TEST_CASE("zarr consolidated malformed: a bad .zmetadata is an error naming it")
   const std::string group = R"(".zgroup":{"zarr_format":2})";
   const std::vector<Case> cases = {
       {R"({"metadata": {)", ErrorCode::corrupt, "not valid JSON"},
-      {R"({"metadata":{)" + group + "}}", ErrorCode::corrupt, "has no \"zarr_consolidated_format\""},
+      {R"({"metadata":{)" + group + "}}", ErrorCode::corrupt,
+       "has no \"zarr_consolidated_format\""},
       {R"({"metadata":{)" + group + R"(},"zarr_consolidated_format":2})", ErrorCode::unsupported,
        "\"zarr_consolidated_format\" 2"},
-      {R"({"metadata":[],"zarr_consolidated_format":1})", ErrorCode::corrupt, "\"metadata\" must be an object"},
-      {R"({"metadata":{)" + group + R"(,"a/.zarray":[1]},"zarr_consolidated_format":1})", ErrorCode::corrupt,
-       "\"a/.zarray\" must hold a JSON object"},
-      {R"({"metadata":{"a/.zgroup":{"zarr_format":2}},"zarr_consolidated_format":1})", ErrorCode::corrupt,
-       "holds no \".zgroup\" or \".zarray\" for the root"},
+      {R"({"metadata":[],"zarr_consolidated_format":1})", ErrorCode::corrupt,
+       "\"metadata\" must be an object"},
+      {R"({"metadata":{)" + group + R"(,"a/.zarray":[1]},"zarr_consolidated_format":1})",
+       ErrorCode::corrupt, "\"a/.zarray\" must hold a JSON object"},
+      {R"({"metadata":{"a/.zgroup":{"zarr_format":2}},"zarr_consolidated_format":1})",
+       ErrorCode::corrupt, "holds no \".zgroup\" or \".zarray\" for the root"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
@@ -219,7 +240,8 @@ TEST_CASE("zarr consolidated malformed: a bad .zmetadata is an error naming it")
     test::write_file(root / ".zgroup", R"({"zarr_format": 2})");
     test::write_file(root / ".zmetadata", c.text);
     const std::string message = TEST_REQUIRE_ERROR(open_zarr(root.string()), c.code);
-    CHECK_MESSAGE(message.find((root / ".zmetadata").string() + ": ") != std::string::npos, message);
+    CHECK_MESSAGE(message.find((root / ".zmetadata").string() + ": ") != std::string::npos,
+                  message);
     CHECK_MESSAGE(message.find(c.words) != std::string::npos, message);
   }
   {  // a bad .zarray inside it is named as the entry of .zmetadata
@@ -227,12 +249,15 @@ TEST_CASE("zarr consolidated malformed: a bad .zmetadata is an error naming it")
     const fs::path root = tmp / "bad.zarr";
     fs::create_directories(root / "a");
     test::write_file(root / ".zgroup", R"({"zarr_format": 2})");
-    test::write_file(root / ".zmetadata", R"({"metadata":{)" + group +
-                                              R"(,"a/.zarray":{"zarr_format":2,"dtype":"<u2"}},"zarr_consolidated_format":1})");
+    test::write_file(
+        root / ".zmetadata",
+        R"({"metadata":{)" + group +
+            R"(,"a/.zarray":{"zarr_format":2,"dtype":"<u2"}},"zarr_consolidated_format":1})");
     stowage::Store store = open_zarr(root.string());
     CHECK(store.list("") == std::vector<std::string>{"a"});
     const std::string message = TEST_REQUIRE_ERROR(store.describe("a"), ErrorCode::corrupt);
-    CHECK_MESSAGE(message.find((root / ".zmetadata").string() + " (\"a/.zarray\"): has no \"shape\"") != std::string::npos,
+    CHECK_MESSAGE(message.find((root / ".zmetadata").string() +
+                               " (\"a/.zarray\"): has no \"shape\"") != std::string::npos,
                   message);
   }
 }

@@ -26,7 +26,8 @@ struct Filtered {
 
 }  // namespace
 
-TEST_CASE("zarr filters: zarr-python writes delta, shuffle and astype (alone and chained), stowage reads numpy's values") {
+TEST_CASE(
+    "zarr filters: zarr-python writes delta, shuffle and astype (alone and chained), stowage reads numpy's values") {
   Filtered f;
   REQUIRE(f.manifest["arrays"].size() == 18);
   stowage::Store store = open_zarr(f.theirs.string());
@@ -47,14 +48,16 @@ TEST_CASE("zarr filters: zarr-python writes delta, shuffle and astype (alone and
   CHECK(read >= 8);
 }
 
-TEST_CASE("zarr filters: stowage writes the same data with the same filters, zarr-python reads the same values") {
+TEST_CASE(
+    "zarr filters: stowage writes the same data with the same filters, zarr-python reads the same values") {
   Filtered f;
   stowage::Store theirs = open_zarr(f.theirs.string());
   const fs::path ours_path = f.tmp / "ours.zarr", out = f.tmp / "ours-dump";
   fs::create_directories(out);
   std::string nodes;
   {
-    stowage::Store ours = stowage::Store::open(ours_path.string(), stowage::Mode::create, "zarr", {{"zarr_version", 2}});
+    stowage::Store ours = stowage::Store::open(ours_path.string(), stowage::Mode::create, "zarr",
+                                               {{"zarr_version", 2}});
     for (const json& entry : f.manifest["arrays"]) {
       if (f.skipped(entry)) continue;
       const std::string node = entry["node"];
@@ -71,8 +74,8 @@ TEST_CASE("zarr filters: stowage writes the same data with the same filters, zar
     }
     ours.close();
   }
-  const std::map<std::string, json> seen =
-      lines_by_node(run_peer("read " + test::quote(ours_path.string()) + " " + test::quote(out.string()) + nodes));
+  const std::map<std::string, json> seen = lines_by_node(run_peer(
+      "read " + test::quote(ours_path.string()) + " " + test::quote(out.string()) + nodes));
   size_t identical = 0;
   for (const json& entry : f.manifest["arrays"]) {
     const std::string node = entry["node"];

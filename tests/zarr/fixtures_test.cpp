@@ -51,7 +51,9 @@ void check_fixture(const std::string& path) {
     for (uint64_t j = 0; j < shape[1]; ++j)
       for (uint64_t k = 0; k < shape[2]; ++k) {
         uint16_t want;
-        std::memcpy(&want, values.data() + 2 * (((offset[0] + i) * 30 + offset[1] + j) * 40 + offset[2] + k), 2);
+        std::memcpy(
+            &want,
+            values.data() + 2 * (((offset[0] + i) * 30 + offset[1] + j) * 40 + offset[2] + k), 2);
         mismatches += part[(i * shape[1] + j) * shape[2] + k] != want;
       }
   CHECK(mismatches == 0);
@@ -59,19 +61,22 @@ void check_fixture(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("zarr fixture: the v2 store z5 wrote (blosc lz4, '/' separator) reads equal to its expected values" *
-          test::needs({"blosc"})) {
+TEST_CASE(
+    "zarr fixture: the v2 store z5 wrote (blosc lz4, '/' separator) reads equal to its expected values" *
+    test::needs({"blosc"})) {
   check_fixture(fixture(std::string(kFixture) + ".zarr").string());
 }
 
-TEST_CASE("zarr fixture: the same store from memory (mem://) reads the same, through the storage layer" *
-          test::needs({"blosc"})) {
+TEST_CASE(
+    "zarr fixture: the same store from memory (mem://) reads the same, through the storage layer" *
+    test::needs({"blosc"})) {
   const std::string key = "mem://zarr-fixtures/" + std::string(kFixture) + ".zarr";
   test::copy_into_storage(fixture(std::string(kFixture) + ".zarr"), key);
   check_fixture(key);
 }
 
-TEST_CASE("zarr: the plugin does all its I/O through the storage layer and keeps no thread-local state") {
+TEST_CASE(
+    "zarr: the plugin does all its I/O through the storage layer and keeps no thread-local state") {
   CHECK(test::check_no_direct_file_io(test::source_root() / "plugins" / "formats" / "zarr") >= 7);
   CHECK_FALSE(test::has_tls_segment("stowage_format_zarr"));
 }
@@ -80,7 +85,8 @@ TEST_CASE("zarr: detection is by the directory's names, v2 and v3") {
   test::TempDir tmp;
   // An empty directory named *.zarr is a store to create into.
   fs::create_directories(tmp / "empty.zarr");
-  stowage::Store made = stowage::Store::open((tmp / "empty.zarr").string(), stowage::Mode::create, "", {{"zarr_version", 2}});
+  stowage::Store made = stowage::Store::open((tmp / "empty.zarr").string(), stowage::Mode::create,
+                                             "", {{"zarr_version", 2}});
   CHECK(made.format() == "zarr");
   made.close();
   CHECK(fs::exists(tmp / "empty.zarr" / ".zgroup"));

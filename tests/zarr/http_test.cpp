@@ -14,7 +14,8 @@ namespace {
 
 // Compares every node under `node` of two opens of one store: the same tree,
 // descriptions and values. Returns the number of arrays compared.
-size_t compare_trees(const stowage::Store& local, const stowage::Store& remote, const std::string& node) {
+size_t compare_trees(const stowage::Store& local, const stowage::Store& remote,
+                     const std::string& node) {
   CAPTURE(node);
   const json d = local.describe_json(node);
   CHECK(remote.describe_json(node).dump() == d.dump());
@@ -25,43 +26,53 @@ size_t compare_trees(const stowage::Store& local, const stowage::Store& remote, 
   const std::vector<std::string> children = local.list(node);
   CHECK(remote.list(node) == children);
   size_t arrays = 0;
-  for (const std::string& child : children) arrays += compare_trees(local, remote, node.empty() ? child : node + "/" + child);
+  for (const std::string& child : children)
+    arrays += compare_trees(local, remote, node.empty() ? child : node + "/" + child);
   return arrays;
 }
 
 }  // namespace
 
-TEST_CASE("zarr over HTTP: the z5 store and one zarr-python wrote read from nginx equal to the local read" *
-          test::needs({"http", "blosc", "gzip", "bzip2", "xz", "zstd", "lz4"})) {
+TEST_CASE(
+    "zarr over HTTP: the z5 store and one zarr-python wrote read from nginx equal to the local read" *
+    test::needs({"http", "blosc", "gzip", "bzip2", "xz", "zstd", "lz4"})) {
   test::Nginx nginx;
-  fs::create_directory_symlink(fs::absolute(fixture("v2_uint16_blosc_slash.zarr")), nginx.root() / "z5.zarr");
+  fs::create_directory_symlink(fs::absolute(fixture("v2_uint16_blosc_slash.zarr")),
+                               nginx.root() / "z5.zarr");
   test::TempDir tmp;
-  run_peer("write " + test::quote((nginx.root() / "theirs.zarr").string()) + " " + test::quote(tmp.path().string()));
-  for (const auto& [name, arrays] : std::vector<std::pair<std::string, size_t>>{{"z5.zarr", 1}, {"theirs.zarr", 80}}) {
+  run_peer("write " + test::quote((nginx.root() / "theirs.zarr").string()) + " " +
+           test::quote(tmp.path().string()));
+  for (const auto& [name, arrays] :
+       std::vector<std::pair<std::string, size_t>>{{"z5.zarr", 1}, {"theirs.zarr", 80}}) {
     CAPTURE(name);
     const std::string url = nginx.url(name);
     stowage::Store local = open_zarr((nginx.root() / name).string());
     stowage::Store remote = stowage::Store::open(url);  // detected over HTTP too
     CHECK(remote.format() == "zarr");
     CHECK(compare_trees(local, remote, "") == arrays);
-    test::Failure write = test::failure_of([&] { stowage::Store::open(url, stowage::Mode::update, "zarr"); });
+    test::Failure write =
+        test::failure_of([&] { stowage::Store::open(url, stowage::Mode::update, "zarr"); });
     CHECK(write.code != stowage::ErrorCode::ok);
     CHECK_MESSAGE(write.message.find(url) != std::string::npos, write.message);
   }
 }
 
-TEST_CASE("zarr v3 over HTTP: z5's sharded and unsharded v3 stores read from nginx equal to the local read "
-          "(shard indexes and inner chunks as ranged GETs)" *
-          test::needs({"http", "gzip", "zstd"})) {
+TEST_CASE(
+    "zarr v3 over HTTP: z5's sharded and unsharded v3 stores read from nginx equal to the local read "
+    "(shard indexes and inner chunks as ranged GETs)" *
+    test::needs({"http", "gzip", "zstd"})) {
   test::Nginx nginx;
-  for (const char* name : {"v3_uint16_raw", "v3_int32_zstd_sharded", "v3_float32_gzip_sharded_partial"}) {
+  for (const char* name :
+       {"v3_uint16_raw", "v3_int32_zstd_sharded", "v3_float32_gzip_sharded_partial"}) {
     CAPTURE(name);
-    fs::create_directory_symlink(fs::absolute(fixture(std::string(name) + ".zarr")), nginx.root() / name);
+    fs::create_directory_symlink(fs::absolute(fixture(std::string(name) + ".zarr")),
+                                 nginx.root() / name);
     stowage::Store local = open_zarr(fixture(std::string(name) + ".zarr").string());
     stowage::Store remote = stowage::Store::open(nginx.url(name));
     CHECK(remote.format() == "zarr");
     CHECK(compare_trees(local, remote, "") == 1);
-    CHECK(read_bytes(remote.array("data")) == test::read_file(fixture(std::string(name) + ".expected.bin")));
+    CHECK(read_bytes(remote.array("data")) ==
+          test::read_file(fixture(std::string(name) + ".expected.bin")));
   }
 }
 
@@ -76,7 +87,8 @@ uint64_t range_length(const std::string& range) {
 
 // The fixture shard's index, read here from the file itself: (offset,
 // length) per inner chunk, little endian, at the end before its crc32c.
-std::vector<std::pair<uint64_t, uint64_t>> shard_index(const std::string& shard, size_t inner_chunks) {
+std::vector<std::pair<uint64_t, uint64_t>> shard_index(const std::string& shard,
+                                                       size_t inner_chunks) {
   std::vector<std::pair<uint64_t, uint64_t>> entries(inner_chunks);
   const char* index = shard.data() + shard.size() - 4 - 16 * inner_chunks;
   for (size_t i = 0; i < inner_chunks; ++i) {
@@ -88,8 +100,9 @@ std::vector<std::pair<uint64_t, uint64_t>> shard_index(const std::string& shard,
 
 }  // namespace
 
-TEST_CASE("zarr v3 sharding over HTTP: reading one inner chunk fetches the shard's index and that chunk, nothing more" *
-          test::needs({"http", "zstd"})) {
+TEST_CASE(
+    "zarr v3 sharding over HTTP: reading one inner chunk fetches the shard's index and that chunk, nothing more" *
+    test::needs({"http", "zstd"})) {
   // z5's 64^3 int32 store: 32^3 shards of 16^3 zstd inner chunks (8 per
   // shard), index at the end with crc32c (8 * 16 + 4 bytes).
   const std::string name = "v3_int32_zstd_sharded";
@@ -104,7 +117,8 @@ TEST_CASE("zarr v3 sharding over HTTP: reading one inner chunk fetches the shard
   stowage::Array a = remote.array("data");
   // Inner chunk (1, 0, 1) of shard (0, 0, 0), then (0, 1, 1) of the same shard.
   for (const auto& [at, entry, expected_requests] :
-       std::vector<std::tuple<std::vector<uint64_t>, size_t, size_t>>{{{16, 0, 16}, 5, 3}, {{0, 16, 16}, 3, 1}}) {
+       std::vector<std::tuple<std::vector<uint64_t>, size_t, size_t>>{{{16, 0, 16}, 5, 3},
+                                                                      {{0, 16, 16}, 3, 1}}) {
     CAPTURE(entry);
     proxy.take_requests();
     std::vector<int32_t> got(16 * 16 * 16);

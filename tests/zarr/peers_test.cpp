@@ -26,13 +26,15 @@ std::string dtype_of(const std::string& typestr) {
 
 }  // namespace
 
-TEST_CASE("zarr-python writes, stowage reads: dtypes, byte and element orders, separators, compressors, fills") {
+TEST_CASE(
+    "zarr-python writes, stowage reads: dtypes, byte and element orders, separators, compressors, fills") {
   test::TempDir tmp;
   const fs::path theirs = tmp / "theirs.zarr", out = tmp / "dump";
   fs::create_directories(out);
   run_peer("write " + test::quote(theirs.string()) + " " + test::quote(out.string()));
   const json manifest = test::read_json(out / "manifest.json");
-  MESSAGE("zarr " << manifest["zarr"].get<std::string>() << ", numcodecs " << manifest["numcodecs"].get<std::string>());
+  MESSAGE("zarr " << manifest["zarr"].get<std::string>() << ", numcodecs "
+                  << manifest["numcodecs"].get<std::string>());
   REQUIRE(manifest["arrays"].size() == 80);
 
   stowage::Store store = stowage::Store::open(theirs.string());  // detected
@@ -80,7 +82,7 @@ struct WriteCase {
   std::string name, dtype, byte_order, order, separator;
   std::vector<uint64_t> shape, chunks;
   json fill;
-  uint64_t rows;  // rows written along axis 0 (0: all)
+  uint64_t rows;        // rows written along axis 0 (0: all)
   std::string typestr;  // what zarr-python should see
 };
 
@@ -92,7 +94,16 @@ const std::vector<WriteCase> kWriteCases = {
     {"f4", "float32", "little", "C", ".", {5, 6, 7}, {2, 4, 3}, "-Infinity", 3, "<f4"},
     {"i1", "int8", "little", "F", "/", {30}, {8}, 3, 0, "|i1"},
     {"u4be", "uint32", "big", "C", ".", {6, 5}, {6, 5}, 4000000000u, 5, ">u4"},
-    {"u8", "uint64", "little", "C", "/", {7, 3}, {2, 2}, std::numeric_limits<uint64_t>::max(), 3, "<u8"},
+    {"u8",
+     "uint64",
+     "little",
+     "C",
+     "/",
+     {7, 3},
+     {2, 2},
+     std::numeric_limits<uint64_t>::max(),
+     3,
+     "<u8"},
 };
 
 template <class T>
@@ -109,7 +120,8 @@ void put_value(std::string& bytes, const std::string& dtype, size_t i, uint32_t 
   if (dtype == "uint16") return put<uint16_t>(bytes, i, static_cast<uint16_t>(x * 7));
   if (dtype == "uint32") return put<uint32_t>(bytes, i, static_cast<uint32_t>(x * 86243));
   if (dtype == "int64") return put<int64_t>(bytes, i, x * 1000000007LL);
-  if (dtype == "uint64") return put<uint64_t>(bytes, i, static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ull);
+  if (dtype == "uint64")
+    return put<uint64_t>(bytes, i, static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ull);
   const double special[] = {HUGE_VAL, -0.0, -HUGE_VAL};
   const double v = i % 17 < 3 ? special[i % 17] : x / 64.0;
   if (dtype == "float32") return put<float>(bytes, i, static_cast<float>(v));
@@ -119,12 +131,16 @@ void put_value(std::string& bytes, const std::string& dtype, size_t i, uint32_t 
 // One element of the fill value, host order.
 std::string fill_bytes(const std::string& dtype, const json& fill) {
   std::string b(stowage::dtype_size(stowage::parse_dtype(dtype)), '\0');
-  double d = fill.is_number() ? fill.get<double>()
-             : fill == "NaN"  ? std::numeric_limits<double>::quiet_NaN()
-             : fill == "Infinity" ? HUGE_VAL : -HUGE_VAL;
-  if (dtype == "float32") put<float>(b, 0, static_cast<float>(d));
-  else if (dtype == "float64") put<double>(b, 0, d);
-  else if (dtype == "uint64") put<uint64_t>(b, 0, fill.get<uint64_t>());
+  double d = fill.is_number()     ? fill.get<double>()
+             : fill == "NaN"      ? std::numeric_limits<double>::quiet_NaN()
+             : fill == "Infinity" ? HUGE_VAL
+                                  : -HUGE_VAL;
+  if (dtype == "float32")
+    put<float>(b, 0, static_cast<float>(d));
+  else if (dtype == "float64")
+    put<double>(b, 0, d);
+  else if (dtype == "uint64")
+    put<uint64_t>(b, 0, fill.get<uint64_t>());
   else {
     const int64_t v = fill.get<int64_t>();
     std::memcpy(b.data(), &v, b.size());  // the low bytes: the host is little-endian
@@ -149,12 +165,14 @@ std::string numcodecs_id(const json& codec) {
 
 }  // namespace
 
-TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, separators, compressors, fills") {
+TEST_CASE(
+    "stowage writes, zarr-python reads: dtypes, byte and element orders, separators, compressors, fills") {
   const json codecs = test::codecs_built(json::array(
       {nullptr, json{{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}},
-       json{{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}, json{{"type", "gzip"}, {"level", 5}},
-       json{{"type", "zlib"}, {"level", 1}}, json{{"type", "bzip2"}, {"blockSize", 9}},
-       json{{"type", "xz"}, {"preset", 6}}, json{{"type", "zstd"}, {"level", 3}}, json{{"type", "lz4"}}}));
+       json{{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}},
+       json{{"type", "gzip"}, {"level", 5}}, json{{"type", "zlib"}, {"level", 1}},
+       json{{"type", "bzip2"}, {"blockSize", 9}}, json{{"type", "xz"}, {"preset", 6}},
+       json{{"type", "zstd"}, {"level", 3}}, json{{"type", "lz4"}}}));
   test::TempDir tmp;
   const fs::path ours = tmp / "ours.zarr", out = tmp / "dump";
   fs::create_directories(out);
@@ -162,7 +180,8 @@ TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, s
   std::map<std::string, const WriteCase*> case_of;
   std::map<std::string, json> codec_of;
   {
-    stowage::Store store = stowage::Store::open(ours.string(), stowage::Mode::create, "zarr", {{"zarr_version", 2}});
+    stowage::Store store =
+        stowage::Store::open(ours.string(), stowage::Mode::create, "zarr", {{"zarr_version", 2}});
     store.set_attributes("", {{"written_by", "stowage"}, {"unicode", "grüße ✓"}});
     uint32_t seed = 1;
     for (size_t k = 0; k < codecs.size(); ++k) {
@@ -170,10 +189,18 @@ TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, s
         const std::string node = "c" + std::to_string(k) + "/" + c.name;
         CAPTURE(node);
         json dims = json::array();
-        for (size_t d = 0; d < c.shape.size(); ++d) dims.push_back({{"name", "axis" + std::to_string(d)}});
-        store.create(node, {{"kind", "array"}, {"dtype", c.dtype}, {"shape", c.shape}, {"chunks", c.chunks},
-                            {"byte_order", c.byte_order}, {"order", c.order}, {"fill_value", c.fill},
-                            {"codec", codecs[k]}, {"dims", dims}, {"attributes", {{"seed", seed}}},
+        for (size_t d = 0; d < c.shape.size(); ++d)
+          dims.push_back({{"name", "axis" + std::to_string(d)}});
+        store.create(node, {{"kind", "array"},
+                            {"dtype", c.dtype},
+                            {"shape", c.shape},
+                            {"chunks", c.chunks},
+                            {"byte_order", c.byte_order},
+                            {"order", c.order},
+                            {"fill_value", c.fill},
+                            {"codec", codecs[k]},
+                            {"dims", dims},
+                            {"attributes", {{"seed", seed}}},
                             {"storage", {{"dimension_separator", c.separator}}}});
         const size_t esize = stowage::dtype_size(stowage::parse_dtype(c.dtype));
         const uint64_t n = product(c.shape), rows = c.rows ? c.rows : c.shape[0];
@@ -197,8 +224,8 @@ TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, s
   }
   std::string nodes;
   for (const auto& [node, bytes] : expected) nodes += " " + test::quote(node);
-  const std::map<std::string, json> seen =
-      lines_by_node(run_peer("read " + test::quote(ours.string()) + " " + test::quote(out.string()) + nodes));
+  const std::map<std::string, json> seen = lines_by_node(
+      run_peer("read " + test::quote(ours.string()) + " " + test::quote(out.string()) + nodes));
   REQUIRE(seen.size() == expected.size());
   for (const auto& [node, bytes] : expected) {
     CAPTURE(node);
@@ -212,14 +239,16 @@ TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, s
     CHECK(z["chunks"] == c.chunks);
     CHECK(z["separator"] == c.separator);
     CHECK(z["fill_value"] == (c.dtype == "bool" ? json(true) : c.fill));
-    CHECK((z["compressor"].is_null() ? "raw" : z["compressor"]["id"].get<std::string>()) == numcodecs_id(codec_of[node]));
+    CHECK((z["compressor"].is_null() ? "raw" : z["compressor"]["id"].get<std::string>()) ==
+          numcodecs_id(codec_of[node]));
     CHECK(z["attributes"]["seed"].is_number());
     CHECK(z["attributes"]["_ARRAY_DIMENSIONS"][0] == "axis0");
     // Chunks of rows never written are not stored (counted as files: zarr
     // 2.13's nchunks_initialized counts only the first level of '/' keys).
     const uint64_t rows = c.rows ? c.rows : c.shape[0];
     uint64_t stored = (rows + c.chunks[0] - 1) / c.chunks[0];
-    for (size_t d = 1; d < c.shape.size(); ++d) stored *= (c.shape[d] + c.chunks[d] - 1) / c.chunks[d];
+    for (size_t d = 1; d < c.shape.size(); ++d)
+      stored *= (c.shape[d] + c.chunks[d] - 1) / c.chunks[d];
     uint64_t files = 0;
     for (const auto& e : fs::recursive_directory_iterator(ours / node))
       files += e.is_regular_file() && e.path().filename().string()[0] != '.';
@@ -229,8 +258,9 @@ TEST_CASE("stowage writes, zarr-python reads: dtypes, byte and element orders, s
   MESSAGE("zarr-python read " << expected.size() << " arrays stowage wrote");
 }
 
-TEST_CASE("stowage::copy of an N5 container into Zarr (v3, a new store's default) reads every array equal to the source" *
-          test::needs({"zstd", "blosc", "gzip"})) {
+TEST_CASE(
+    "stowage::copy of an N5 container into Zarr (v3, a new store's default) reads every array equal to the source" *
+    test::needs({"zstd", "blosc", "gzip"})) {
   // (zarr-python 2.13 reads no v3; the N5 source's values are checked
   // against zarr-python in tests/n5, and v3 against zarrita in v3_test.cpp.)
   test::TempDir tmp;

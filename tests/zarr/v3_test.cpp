@@ -65,14 +65,18 @@ void check_v3_fixture(const std::string& name) {
   CHECK(d["dtype"] == expected["dtype"]);
   CHECK(d["shape"] == expected["shape"]);
   CHECK(d["chunks"] == expected["chunks"]);
-  if (expected.contains("shards")) CHECK(d["shards"] == expected["shards"]);
-  else CHECK_FALSE(d.contains("shards"));
+  if (expected.contains("shards"))
+    CHECK(d["shards"] == expected["shards"]);
+  else
+    CHECK_FALSE(d.contains("shards"));
   CHECK(d["fill_value"] == expected["fill_value"]);
   CHECK(d["byte_order"] == "little");
   CHECK(d["order"] == "C");
   CHECK(d["storage"]["zarr_format"] == 3);
-  if (expected["compressor"] == "raw") CHECK(d["codec"].is_null());
-  else CHECK(d["codec"]["type"] == expected["compressor"]);
+  if (expected["compressor"] == "raw")
+    CHECK(d["codec"].is_null());
+  else
+    CHECK(d["codec"]["type"] == expected["compressor"]);
 
   stowage::Array a = store.array("data");
   CHECK(read_bytes(a) == bin);
@@ -107,31 +111,36 @@ std::vector<T> ramp(uint64_t n, double scale = 1) {
 
 }  // namespace
 
-TEST_CASE("zarr v3 fixture: z5's unsharded uint16 store (bytes codec, '.' keys) reads equal to its expected values") {
+TEST_CASE(
+    "zarr v3 fixture: z5's unsharded uint16 store (bytes codec, '.' keys) reads equal to its expected values") {
   check_v3_fixture("v3_uint16_raw");
   stowage::Array a = open_zarr(fixture("v3_uint16_raw.zarr").string()).array("data");
   CHECK(a.chunk_exists({3, 3, 4}));
 }
 
-TEST_CASE("zarr v3 fixture: z5's sharded int32 zstd store (index at the end, crc32c) reads equal" * test::needs({"zstd"})) {
+TEST_CASE("zarr v3 fixture: z5's sharded int32 zstd store (index at the end, crc32c) reads equal" *
+          test::needs({"zstd"})) {
   check_v3_fixture("v3_int32_zstd_sharded");
   stowage::Array a = open_zarr(fixture("v3_int32_zstd_sharded.zarr").string()).array("data");
   CHECK(a.chunk_exists({0, 0, 0}));
   CHECK(a.chunk_exists({3, 3, 3}));
 }
 
-TEST_CASE("zarr v3 fixture: z5's partly written sharded float32 gzip store: empty inner chunks read as the fill value" *
-          test::needs({"gzip"})) {
+TEST_CASE(
+    "zarr v3 fixture: z5's partly written sharded float32 gzip store: empty inner chunks read as the fill value" *
+    test::needs({"gzip"})) {
   check_v3_fixture("v3_float32_gzip_sharded_partial");
-  stowage::Array a = open_zarr(fixture("v3_float32_gzip_sharded_partial.zarr").string()).array("data");
-  CHECK(a.chunk_exists({0, 0}));   // rows 0..7: written
-  CHECK(a.chunk_exists({2, 3}));   // rows 16..23 hold written rows 16..19
+  stowage::Array a =
+      open_zarr(fixture("v3_float32_gzip_sharded_partial.zarr").string()).array("data");
+  CHECK(a.chunk_exists({0, 0}));        // rows 0..7: written
+  CHECK(a.chunk_exists({2, 3}));        // rows 16..23 hold written rows 16..19
   CHECK_FALSE(a.chunk_exists({3, 0}));  // rows 24..31: an empty entry of shard (1, 0)
   CHECK_FALSE(a.chunk_exists({4, 3}));  // shard (2, 1) has no file
 }
 
-TEST_CASE("zarr v3 fixture: the sharded store from memory (mem://) reads the same, through the storage layer" *
-          test::needs({"zstd"})) {
+TEST_CASE(
+    "zarr v3 fixture: the sharded store from memory (mem://) reads the same, through the storage layer" *
+    test::needs({"zstd"})) {
   const std::string name = "v3_int32_zstd_sharded";
   const std::string key = "mem://zarr-v3-fixtures/" + name + ".zarr";
   test::copy_into_storage(fixture(name + ".zarr"), key);
@@ -140,25 +149,33 @@ TEST_CASE("zarr v3 fixture: the sharded store from memory (mem://) reads the sam
   CHECK(read_bytes(store.array("data")) == test::read_file(fixture(name + ".expected.bin")));
 }
 
-TEST_CASE("zarr v3: a new store is v3 unless {\"zarr_version\": 2}; an existing store keeps its version") {
+TEST_CASE(
+    "zarr v3: a new store is v3 unless {\"zarr_version\": 2}; an existing store keeps its version") {
   test::TempDir tmp;
-  stowage::Store v3 = stowage::Store::open((tmp / "new.zarr").string(), stowage::Mode::create, "zarr");
+  stowage::Store v3 =
+      stowage::Store::open((tmp / "new.zarr").string(), stowage::Mode::create, "zarr");
   v3.create("g/a", {{"kind", "array"}, {"dtype", "int16"}, {"shape", {4}}, {"chunks", {2}}});
   v3.close();
   CHECK(fs::exists(tmp / "new.zarr" / "zarr.json"));
   CHECK(fs::exists(tmp / "new.zarr" / "g" / "zarr.json"));
   CHECK(test::read_json(tmp / "new.zarr" / "g" / "a" / "zarr.json")["node_type"] == "array");
   CHECK_FALSE(fs::exists(tmp / "new.zarr" / ".zgroup"));
-  stowage::Store v2 = stowage::Store::open((tmp / "old.zarr").string(), stowage::Mode::create, "zarr", kV2);
+  stowage::Store v2 =
+      stowage::Store::open((tmp / "old.zarr").string(), stowage::Mode::create, "zarr", kV2);
   v2.close();
   CHECK(fs::exists(tmp / "old.zarr" / ".zgroup"));
   // Reopened for writing without options: still v2, and "shards" is refused there.
-  stowage::Store again = stowage::Store::open((tmp / "old.zarr").string(), stowage::Mode::create, "zarr");
-  std::string message = TEST_REQUIRE_ERROR(
-      again.create("s", {{"kind", "array"}, {"dtype", "int16"}, {"shape", {4}}, {"chunks", {2}}, {"shards", {4}}}),
-      stowage::ErrorCode::invalid_argument);
+  stowage::Store again =
+      stowage::Store::open((tmp / "old.zarr").string(), stowage::Mode::create, "zarr");
+  std::string message = TEST_REQUIRE_ERROR(again.create("s", {{"kind", "array"},
+                                                              {"dtype", "int16"},
+                                                              {"shape", {4}},
+                                                              {"chunks", {2}},
+                                                              {"shards", {4}}}),
+                                           stowage::ErrorCode::invalid_argument);
   CHECK(message.find("v2") != std::string::npos);
-  TEST_REQUIRE_ERROR(stowage::Store::open((tmp / "x.zarr").string(), stowage::Mode::create, "zarr", {{"zarr_version", 4}}),
+  TEST_REQUIRE_ERROR(stowage::Store::open((tmp / "x.zarr").string(), stowage::Mode::create, "zarr",
+                                          {{"zarr_version", 4}}),
                      stowage::ErrorCode::invalid_argument);
 }
 
@@ -176,8 +193,18 @@ TEST_CASE("zarr v3: round trips of several data types, codecs, orders, sharded a
       {"u16_raw", "uint16", nullptr, false, "C", "little"},
       {"i32_gzip_sharded", "int32", {{"type", "gzip"}, {"level", 3}}, true, "C", "little"},
       {"f64_zstd_sharded_big", "float64", {{"type", "zstd"}, {"level", 1}}, true, "C", "big"},
-      {"u8_blosc_f", "uint8", {{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}}, false, "F", "little"},
-      {"f32_blosc_sharded_f", "float32", {{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}}, true, "F", "little"},
+      {"u8_blosc_f",
+       "uint8",
+       {{"type", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", 2}},
+       false,
+       "F",
+       "little"},
+      {"f32_blosc_sharded_f",
+       "float32",
+       {{"type", "blosc"}, {"cname", "lz4"}, {"clevel", 5}, {"shuffle", 1}},
+       true,
+       "F",
+       "little"},
       {"i64_gzip", "int64", {{"type", "gzip"}, {"level", 1}}, false, "C", "big"},
       {"bool_sharded", "bool", nullptr, true, "C", "little"},
   };
@@ -187,8 +214,9 @@ TEST_CASE("zarr v3: round trips of several data types, codecs, orders, sharded a
   {
     stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
     for (const Case& c : cases) {
-      json d = {{"kind", "array"}, {"dtype", c.dtype}, {"shape", shape}, {"chunks", {4, 4, 5}},
-                {"order", c.order}, {"byte_order", c.byte_order}, {"fill_value", 7}};
+      json d = {{"kind", "array"},     {"dtype", c.dtype}, {"shape", shape},
+                {"chunks", {4, 4, 5}}, {"order", c.order}, {"byte_order", c.byte_order},
+                {"fill_value", 7}};
       if (c.dtype == "bool") d["fill_value"] = false;
       if (!c.codec.is_null()) d["codec"] = c.codec;
       if (c.sharded) d["shards"] = {8, 8, 10};
@@ -197,7 +225,8 @@ TEST_CASE("zarr v3: round trips of several data types, codecs, orders, sharded a
       std::string bytes(n * stowage::dtype_size(a.dtype()), '\0');
       if (c.dtype == "uint16") std::memcpy(bytes.data(), ramp<uint16_t>(n).data(), bytes.size());
       if (c.dtype == "int32") std::memcpy(bytes.data(), ramp<int32_t>(n, -3).data(), bytes.size());
-      if (c.dtype == "float64") std::memcpy(bytes.data(), ramp<double>(n, 0.25).data(), bytes.size());
+      if (c.dtype == "float64")
+        std::memcpy(bytes.data(), ramp<double>(n, 0.25).data(), bytes.size());
       if (c.dtype == "uint8") std::memcpy(bytes.data(), ramp<uint8_t>(n).data(), bytes.size());
       if (c.dtype == "float32") std::memcpy(bytes.data(), ramp<float>(n, 1.5).data(), bytes.size());
       if (c.dtype == "int64") std::memcpy(bytes.data(), ramp<int64_t>(n, -7).data(), bytes.size());
@@ -226,12 +255,14 @@ TEST_CASE("zarr v3: round trips of several data types, codecs, orders, sharded a
   CHECK(fs::exists(tmp / "rt.zarr" / "u16_raw" / "c" / "3" / "4" / "1"));
 }
 
-TEST_CASE("zarr v3 sharding: a region write covering whole shards never reads them; a partial one merges before it returns" *
-          test::needs({"gzip"})) {
+TEST_CASE(
+    "zarr v3 sharding: a region write covering whole shards never reads them; a partial one merges before it returns" *
+    test::needs({"gzip"})) {
   test::TempDir tmp;
   const std::string path = (tmp / "s.zarr").string();
-  const json d = {{"kind", "array"}, {"dtype", "int32"}, {"shape", {16, 12}}, {"chunks", {4, 4}},
-                  {"shards", {8, 8}}, {"codec", {{"type", "gzip"}}}, {"fill_value", -1}};
+  const json d = {{"kind", "array"},  {"dtype", "int32"}, {"shape", {16, 12}},
+                  {"chunks", {4, 4}}, {"shards", {8, 8}}, {"codec", {{"type", "gzip"}}},
+                  {"fill_value", -1}};
   std::vector<int32_t> first(16 * 12);
   for (size_t i = 0; i < first.size(); ++i) first[i] = int32_t(i);
   {
@@ -244,7 +275,8 @@ TEST_CASE("zarr v3 sharding: a region write covering whole shards never reads th
   // read them (their index would be CORRUPT), and must replace them.
   const fs::path shard00 = tmp / "s.zarr" / "a" / "c" / "0" / "0";
   REQUIRE(fs::exists(shard00));
-  for (const char* s : {"0/0", "0/1", "1/0", "1/1"}) test::write_file(tmp / "s.zarr" / "a" / "c" / s, "garbage");
+  for (const char* s : {"0/0", "0/1", "1/0", "1/1"})
+    test::write_file(tmp / "s.zarr" / "a" / "c" / s, "garbage");
   std::vector<int32_t> second(first.size());
   for (size_t i = 0; i < second.size(); ++i) second[i] = int32_t(1000 + i);
   {
@@ -275,23 +307,28 @@ TEST_CASE("zarr v3 sharding: a region write covering whole shards never reads th
   // The merge reads the shard: a corrupt one fails the write, naming it.
   test::write_file(shard00, "garbage");
   stowage::Store store = stowage::Store::open(path, stowage::Mode::update, "zarr");
-  std::string message =
-      TEST_REQUIRE_ERROR(store.array("a").write({0, 0}, {4, 4}, patch.data()), stowage::ErrorCode::corrupt);
+  std::string message = TEST_REQUIRE_ERROR(store.array("a").write({0, 0}, {4, 4}, patch.data()),
+                                           stowage::ErrorCode::corrupt);
   CHECK(message.find(shard00.string()) != std::string::npos);
   store.close();
   CHECK(test::read_file(shard00) == "garbage");  // nothing published over it
 }
 
-TEST_CASE("zarr v3 sharding: an edge shard is complete with the inner chunks inside the array; fill chunks stay empty" *
-          test::needs({"zstd"})) {
+TEST_CASE(
+    "zarr v3 sharding: an edge shard is complete with the inner chunks inside the array; fill chunks stay empty" *
+    test::needs({"zstd"})) {
   test::TempDir tmp;
   const std::string path = (tmp / "e.zarr").string();
   std::vector<uint16_t> values(10 * 10, 0);
   for (size_t i = 50; i < values.size(); ++i) values[i] = uint16_t(i);
   {
     stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
-    store.create("a", {{"kind", "array"}, {"dtype", "uint16"}, {"shape", {10, 10}}, {"chunks", {2, 2}},
-                       {"shards", {8, 8}}, {"codec", {{"type", "zstd"}}}});
+    store.create("a", {{"kind", "array"},
+                       {"dtype", "uint16"},
+                       {"shape", {10, 10}},
+                       {"chunks", {2, 2}},
+                       {"shards", {8, 8}},
+                       {"codec", {{"type", "zstd"}}}});
     store.array("a").write({0, 0}, {10, 10}, values.data());
     store.close();
   }
@@ -332,8 +369,9 @@ std::string bytes_of(const std::vector<T>& v) {
 // chunk's old bytes left as unused space in its shard. Uncompressed, each
 // inner chunk is written straight into its place in the shard instead
 // (place_inner_chunk). Both with the index at the end and at the start.
-TEST_CASE("zarr v3 sharding: inner chunks out of order, rewritten, read before their shard is done, 80 shards open" *
-          test::needs({"zstd"})) {
+TEST_CASE(
+    "zarr v3 sharding: inner chunks out of order, rewritten, read before their shard is done, 80 shards open" *
+    test::needs({"zstd"})) {
   for (const json& codec : {json{{"type", "zstd"}}, json{{"type", "raw"}}})
     for (const std::string index_location : {"end", "start"}) {
       CAPTURE(codec);
@@ -354,8 +392,13 @@ TEST_CASE("zarr v3 sharding: inner chunks out of order, rewritten, read before t
       };
       {
         stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::create, "zarr");
-        store.create("a", {{"kind", "array"}, {"dtype", "int32"}, {"shape", shape}, {"chunks", {2, 2}},
-                           {"shards", {4, 4}}, {"codec", codec}, {"fill_value", -1}});
+        store.create("a", {{"kind", "array"},
+                           {"dtype", "int32"},
+                           {"shape", shape},
+                           {"chunks", {2, 2}},
+                           {"shards", {4, 4}},
+                           {"codec", codec},
+                           {"fill_value", -1}});
         store.close();
       }
       // The index at the start, as another writer may have chosen.
@@ -384,7 +427,8 @@ TEST_CASE("zarr v3 sharding: inner chunks out of order, rewritten, read before t
           CHECK_FALSE(a.chunk_exists({0, 2 * s + 1}));
         }
         for (uint64_t s = 0; s < shards; ++s) write(a, s, 0, 1, 4000);
-        for (uint64_t s = 0; s < shards; ++s) write(a, s, 1, 0, 5000);  // each shard complete: published
+        for (uint64_t s = 0; s < shards; ++s)
+          write(a, s, 1, 0, 5000);  // each shard complete: published
         store.close();
       }
       std::vector<int32_t> back(expected.size());
@@ -393,8 +437,8 @@ TEST_CASE("zarr v3 sharding: inner chunks out of order, rewritten, read before t
       // zarrita 0.7.5 reads every shard index from the end of the file
       // (sharding.js asks for a suffix range; index_location is not read).
       if (index_location != "end") continue;
-      const std::map<std::string, json> lines =
-          lines_by_node(run_zarrita("read " + test::quote(path.string()) + " " + test::quote(out.string()) + " a"));
+      const std::map<std::string, json> lines = lines_by_node(run_zarrita(
+          "read " + test::quote(path.string()) + " " + test::quote(out.string()) + " a"));
       REQUIRE(lines.count("a"));
       CHECK(dumped(out, "a") == bytes_of(expected));
     }
@@ -417,21 +461,38 @@ TEST_CASE("zarr v3 peer: zarrita reads what stowage writes, sharded and not, equ
   const std::vector<Case> cases = {
       {"u16_sharded_zstd", "uint16", {{"type", "zstd"}, {"level", 3}}, {8, 10, 9}},
       {"i32_sharded_gzip_big", "int32", {{"type", "gzip"}}, {16, 5, 9}, "C", "big"},
-      {"f32_blosc_f", "float32", {{"type", "blosc"}, {"cname", "lz4"}, {"shuffle", 1}}, nullptr, "F"},
+      {"f32_blosc_f",
+       "float32",
+       {{"type", "blosc"}, {"cname", "lz4"}, {"shuffle", 1}},
+       nullptr,
+       "F"},
       {"i16_zstd", "int16", {{"type", "zstd"}}, nullptr},
       {"bool_sharded_f", "bool", {{"type", "gzip"}}, {8, 10, 9}, "F"},
       {"f64_sharded_raw_f", "float64", nullptr, {8, 10, 9}, "F"},
-      {"i8_raw_dotkeys", "int8", nullptr, nullptr, "C", "little",
-       {{"zarr_format", 3}, {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "."}}}}}}},
-      {"u64_sharded_v2keys", "uint64", {{"type", "zstd"}}, {20, 15, 9}, "C", "little",
-       {{"zarr_format", 3}, {"chunk_key_encoding", {{"name", "v2"}, {"configuration", {{"separator", "/"}}}}}}},
+      {"i8_raw_dotkeys",
+       "int8",
+       nullptr,
+       nullptr,
+       "C",
+       "little",
+       {{"zarr_format", 3},
+        {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "."}}}}}}},
+      {"u64_sharded_v2keys",
+       "uint64",
+       {{"type", "zstd"}},
+       {20, 15, 9},
+       "C",
+       "little",
+       {{"zarr_format", 3},
+        {"chunk_key_encoding", {{"name", "v2"}, {"configuration", {{"separator", "/"}}}}}}},
   };
   std::map<std::string, std::string> written;
   {
     stowage::Store store = stowage::Store::open(path.string(), stowage::Mode::create, "zarr");
     for (const Case& c : cases) {
-      json d = {{"kind", "array"}, {"dtype", c.dtype}, {"shape", shape}, {"chunks", {4, 5, 9}}, {"order", c.order},
-                {"byte_order", c.byte_order}, {"fill_value", 0}, {"storage", c.storage}};
+      json d = {{"kind", "array"},     {"dtype", c.dtype},    {"shape", shape},
+                {"chunks", {4, 5, 9}}, {"order", c.order},    {"byte_order", c.byte_order},
+                {"fill_value", 0},     {"storage", c.storage}};
       if (!c.codec.is_null()) d["codec"] = c.codec;
       if (!c.shards.is_null()) d["shards"] = c.shards;
       store.create(c.name, d);
@@ -457,8 +518,8 @@ TEST_CASE("zarr v3 peer: zarrita reads what stowage writes, sharded and not, equ
   }
   std::string nodes;
   for (const Case& c : cases) nodes += " " + c.name;
-  const std::map<std::string, json> lines =
-      lines_by_node(run_zarrita("read " + test::quote(path.string()) + " " + test::quote(out.string()) + nodes));
+  const std::map<std::string, json> lines = lines_by_node(
+      run_zarrita("read " + test::quote(path.string()) + " " + test::quote(out.string()) + nodes));
   for (const Case& c : cases) {
     CAPTURE(c.name);
     REQUIRE(lines.count(c.name));
@@ -468,13 +529,14 @@ TEST_CASE("zarr v3 peer: zarrita reads what stowage writes, sharded and not, equ
   }
 }
 
-TEST_CASE("zarr v3 peer: stowage reads what zarrita writes (bytes in both orders, blosc, zstd, transpose, v2 keys)" *
-          test::needs({"zstd", "blosc"})) {
+TEST_CASE(
+    "zarr v3 peer: stowage reads what zarrita writes (bytes in both orders, blosc, zstd, transpose, v2 keys)" *
+    test::needs({"zstd", "blosc"})) {
   test::TempDir tmp;
   const fs::path path = tmp / "theirs.zarr", out = tmp / "out";
   fs::create_directories(out);
-  const std::map<std::string, json> lines =
-      lines_by_node(run_zarrita("write " + test::quote(path.string()) + " " + test::quote(out.string())));
+  const std::map<std::string, json> lines = lines_by_node(
+      run_zarrita("write " + test::quote(path.string()) + " " + test::quote(out.string())));
   REQUIRE(lines.size() == 5);
   stowage::Store store = stowage::Store::open(path.string());
   CHECK(store.format() == "zarr");
@@ -515,18 +577,21 @@ fs::path sharded_store(const test::TempDir& tmp, const std::string& metadata = "
   const fs::path root = tmp / "bad.zarr";
   fs::create_directories(root / "a");
   test::write_file(root / "zarr.json", R"({"zarr_format":3,"node_type":"group","attributes":{}})");
-  test::write_file(root / "a" / "zarr.json", metadata.empty() ? R"({"zarr_format":3,"node_type":"array",
+  test::write_file(root / "a" / "zarr.json", metadata.empty()
+                                                 ? R"({"zarr_format":3,"node_type":"array",
     "shape":[8],"data_type":"int16","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[8]}},
     "chunk_key_encoding":{"name":"default"},"fill_value":0,
     "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],
       "codecs":[{"name":"bytes","configuration":{"endian":"little"}}],
       "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],
-      "index_location":"end"}}]})" : metadata);
+      "index_location":"end"}}]})"
+                                                 : metadata);
   return root;
 }
 
 // A shard of the inner chunks' bytes and index `entries` (offset, nbytes pairs).
-std::string shard_of(const std::string& chunks, const std::vector<uint64_t>& entries, bool good_crc = true) {
+std::string shard_of(const std::string& chunks, const std::vector<uint64_t>& entries,
+                     bool good_crc = true) {
   std::string index;
   for (uint64_t e : entries) index += le64(e);
   return chunks + index + le32(test_crc32c(index) ^ (good_crc ? 0 : 1));
@@ -540,7 +605,8 @@ void put(const fs::path& p, const std::string& data) {
 
 std::string array_json(const std::string& codecs, const std::string& dtype = "\"int16\"") {
   return R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":)" + dtype +
-         R"(,"chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"fill_value":0,"codecs":)" + codecs + "}";
+         R"(,"chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"fill_value":0,"codecs":)" +
+         codecs + "}";
 }
 
 }  // namespace
@@ -556,20 +622,26 @@ TEST_CASE("zarr v3 malformed: bad zarr.json is an error naming it") {
   const std::vector<Case> cases = {
       {R"({"zarr_format":3,"node_type":"array",)", ErrorCode::corrupt, "not valid JSON"},
       {R"({"zarr_format":3,"node_type":"table"})", ErrorCode::corrupt, "\"node_type\""},
-      {array_json(bytes, "\"complex64\""), ErrorCode::unsupported, "\"data_type\" \"complex64\" is not supported"},
+      {array_json(bytes, "\"complex64\""), ErrorCode::unsupported,
+       "\"data_type\" \"complex64\" is not supported"},
       {array_json(bytes, "\"float16\""), ErrorCode::unsupported, "\"float16\""},
-      {array_json(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"snappy"}])"), ErrorCode::unsupported, "codec \"snappy\" is not supported"},
-      {array_json(R"([{"name":"gzip"}])"), ErrorCode::corrupt, "comes before the array -> bytes codec"},
+      {array_json(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"snappy"}])"),
+       ErrorCode::unsupported, "codec \"snappy\" is not supported"},
+      {array_json(R"([{"name":"gzip"}])"), ErrorCode::corrupt,
+       "comes before the array -> bytes codec"},
       {array_json(R"([])"), ErrorCode::corrupt, "\"codecs\" must be a non-empty array"},
-      {array_json(R"([{"name":"bytes","configuration":{"endian":"middle"}}])"), ErrorCode::corrupt, "\"endian\""},
+      {array_json(R"([{"name":"bytes","configuration":{"endian":"middle"}}])"), ErrorCode::corrupt,
+       "\"endian\""},
       {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"rectilinear"},)"
-       R"("fill_value":0,"codecs":[{"name":"bytes"}]})", ErrorCode::unsupported, "chunk grid \"rectilinear\""},
+       R"("fill_value":0,"codecs":[{"name":"bytes"}]})",
+       ErrorCode::unsupported, "chunk grid \"rectilinear\""},
       {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
-       R"("configuration":{"chunk_shape":[4]}},"fill_value":null,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})", ErrorCode::corrupt,
-       "must not be null"},
+       R"("configuration":{"chunk_shape":[4]}},"fill_value":null,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})",
+       ErrorCode::corrupt, "must not be null"},
       {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
        R"("configuration":{"chunk_shape":[4]}},"fill_value":0,"chunk_key_encoding":{"name":"hashed"},)"
-       R"("codecs":[{"name":"bytes"}]})", ErrorCode::unsupported, "chunk key encoding \"hashed\""},
+       R"("codecs":[{"name":"bytes"}]})",
+       ErrorCode::unsupported, "chunk key encoding \"hashed\""},
       {R"({"zarr_format":3,"node_type":"array","shape":[8],"data_type":"int16","chunk_grid":{"name":"regular",)"
        R"("configuration":{"chunk_shape":[8]}},"fill_value":0,"codecs":[{"name":"sharding_indexed","configuration":)"
        R"({"chunk_shape":[3],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes"}]}}]})",
@@ -581,19 +653,22 @@ TEST_CASE("zarr v3 malformed: bad zarr.json is an error naming it") {
       {R"({"zarr_format":3,"node_type":"array","shape":[8,8,8],"data_type":"int16","chunk_grid":{"name":"regular",)"
        R"("configuration":{"chunk_shape":[4611686018427387904,4611686018427387904,8]}},"fill_value":0,"codecs":[)"
        R"({"name":"sharding_indexed","configuration":{"chunk_shape":[1,1,1],"codecs":[{"name":"bytes"}],)"
-       R"("index_codecs":[{"name":"bytes"}]}}]})", ErrorCode::corrupt, "the count overflows"},
+       R"("index_codecs":[{"name":"bytes"}]}}]})",
+       ErrorCode::corrupt, "the count overflows"},
       {R"({"zarr_format":3,"node_type":"array","shape":[4,4,4],"data_type":"int16","chunk_grid":{"name":"regular",)"
        R"("configuration":{"chunk_shape":[2,2,2]}},"fill_value":0,"codecs":[{"name":"transpose","configuration":)"
-       R"({"order":[1,0,2]}},{"name":"bytes"}]})", ErrorCode::unsupported, "\"transpose\" with \"order\" [1,0,2]"},
+       R"({"order":[1,0,2]}},{"name":"bytes"}]})",
+       ErrorCode::unsupported, "\"transpose\" with \"order\" [1,0,2]"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
     test::TempDir tmp;
     const fs::path root = sharded_store(tmp, c.text);
     stowage::Store store = open_zarr(root.string());
-    std::string message = c.words.find("node_type") != std::string::npos || c.words == "not valid JSON"
-                              ? TEST_REQUIRE_ERROR(store.list(""), c.code)
-                              : TEST_REQUIRE_ERROR(store.describe("a"), c.code);
+    std::string message =
+        c.words.find("node_type") != std::string::npos || c.words == "not valid JSON"
+            ? TEST_REQUIRE_ERROR(store.list(""), c.code)
+            : TEST_REQUIRE_ERROR(store.describe("a"), c.code);
     CHECK_MESSAGE(message.find((root / "a" / "zarr.json").string()) != std::string::npos, message);
     CHECK_MESSAGE(message.find(c.words) != std::string::npos, message);
   }
@@ -611,7 +686,8 @@ TEST_CASE("zarr v3 malformed: bad shards are CORRUPT naming the shard file") {
       {shard_of(chunks, {0, 4, 4, 4, 8, 8, E, E}), "lies outside the shard"},
       {shard_of(chunks, {0, 4, 2, 4, 8, 4, E, E}), "overlap"},
       {shard_of(chunks, {0, 4, E, 4, 8, 4, E, E}), "half empty"},
-      {shard_of(chunks, {0, 4, 4, 4, 8, 2, E, E}), "is 2 bytes; an uncompressed chunk of this array is 4"},
+      {shard_of(chunks, {0, 4, 4, 4, 8, 2, E, E}),
+       "is 2 bytes; an uncompressed chunk of this array is 4"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.words);
@@ -619,7 +695,8 @@ TEST_CASE("zarr v3 malformed: bad shards are CORRUPT naming the shard file") {
     const fs::path root = sharded_store(tmp);
     put(root / "a" / "c" / "0", c.shard);
     stowage::Store store = open_zarr(root.string());
-    std::string message = TEST_REQUIRE_ERROR(read_bytes(store.array("a")), stowage::ErrorCode::corrupt);
+    std::string message =
+        TEST_REQUIRE_ERROR(read_bytes(store.array("a")), stowage::ErrorCode::corrupt);
     CHECK_MESSAGE(message.find((root / "a" / "c" / "0").string()) != std::string::npos, message);
     CHECK_MESSAGE(message.find(c.words) != std::string::npos, message);
   }
@@ -634,14 +711,16 @@ TEST_CASE("zarr v3 malformed: bad shards are CORRUPT naming the shard file") {
   CHECK(open_zarr(root.string()).array("a").chunk_exists({2}));
 }
 
-TEST_CASE("zarr v3: crc32c of unsharded chunks is checked; an index at the start and big-endian index read") {
+TEST_CASE(
+    "zarr v3: crc32c of unsharded chunks is checked; an index at the start and big-endian index read") {
   test::TempDir tmp;
   const fs::path root = tmp / "crc.zarr";
   fs::create_directories(root / "a");
   fs::create_directories(root / "b");
   test::write_file(root / "zarr.json", R"({"zarr_format":3,"node_type":"group"})");
-  test::write_file(root / "a" / "zarr.json",
-                   array_json(R"([{"name":"bytes","configuration":{"endian":"big"}},{"name":"crc32c"}])"));
+  test::write_file(
+      root / "a" / "zarr.json",
+      array_json(R"([{"name":"bytes","configuration":{"endian":"big"}},{"name":"crc32c"}])"));
   const std::string chunk = std::string("\x00\x07\x00\x08\x00\x09\x01\x00", 8);
   put(root / "a" / "c" / "0", chunk + le32(test_crc32c(chunk)));
   put(root / "a" / "c" / "1", chunk + le32(test_crc32c(chunk) + 1));
@@ -649,12 +728,14 @@ TEST_CASE("zarr v3: crc32c of unsharded chunks is checked; an index at the start
   stowage::Store store = open_zarr(root.string());
   store.array("a").read({0}, {4}, values.data());
   CHECK(values == std::vector<int16_t>{7, 8, 9, 256});
-  std::string message = TEST_REQUIRE_ERROR(store.array("a").read({4}, {4}, values.data()), stowage::ErrorCode::corrupt);
+  std::string message = TEST_REQUIRE_ERROR(store.array("a").read({4}, {4}, values.data()),
+                                           stowage::ErrorCode::corrupt);
   CHECK(message.find((root / "a" / "c" / "1").string()) != std::string::npos);
   CHECK(message.find("crc32c") != std::string::npos);
 
   // Index first, big endian, no checksum.
-  test::write_file(root / "b" / "zarr.json", R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8",
+  test::write_file(root / "b" / "zarr.json",
+                   R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8",
     "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"fill_value":9,
     "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],"codecs":[{"name":"bytes"}],
       "index_codecs":[{"name":"bytes","configuration":{"endian":"big"}}],"index_location":"start"}}]})");
@@ -674,15 +755,22 @@ TEST_CASE("zarr v3: 0-d arrays (key \"c\"), hex float fill values, dimension nam
   const std::string path = (tmp / "misc.zarr").string();
   {
     stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
-    store.create("scalar", {{"kind", "array"}, {"dtype", "float64"}, {"shape", json::array()}, {"chunks", json::array()}});
+    store.create("scalar", {{"kind", "array"},
+                            {"dtype", "float64"},
+                            {"shape", json::array()},
+                            {"chunks", json::array()}});
     const double pi = 3.25;
     store.array("scalar").write({}, {}, &pi);
-    store.create("named", {{"kind", "array"}, {"dtype", "uint8"}, {"shape", {2, 3}}, {"chunks", {1, 3}},
+    store.create("named", {{"kind", "array"},
+                           {"dtype", "uint8"},
+                           {"shape", {2, 3}},
+                           {"chunks", {1, 3}},
                            {"dims", {{{"name", "row"}}, {{"name", "col"}}}}});
     store.close();
   }
   CHECK(fs::exists(tmp / "misc.zarr" / "scalar" / "c"));
-  CHECK(test::read_json(tmp / "misc.zarr" / "named" / "zarr.json")["dimension_names"] == json({"row", "col"}));
+  CHECK(test::read_json(tmp / "misc.zarr" / "named" / "zarr.json")["dimension_names"] ==
+        json({"row", "col"}));
   stowage::Store store = open_zarr(path);
   double back = 0;
   store.array("scalar").read({}, {}, &back);
@@ -690,33 +778,44 @@ TEST_CASE("zarr v3: 0-d arrays (key \"c\"), hex float fill values, dimension nam
   CHECK(store.describe_json("named")["dims"][1]["name"] == "col");
 
   // Fill values in v3's hex form: NaN (told to the host as "NaN") and 1.0f.
-  for (const auto& [hex, host] : std::vector<std::pair<std::string, json>>{{"0x7fc00000", "NaN"}, {"0x3f800000", 1.0}}) {
+  for (const auto& [hex, host] :
+       std::vector<std::pair<std::string, json>>{{"0x7fc00000", "NaN"}, {"0x3f800000", 1.0}}) {
     CAPTURE(hex);
     const fs::path root = tmp / ("hex" + hex + ".zarr");
     fs::create_directories(root / "a");
     test::write_file(root / "zarr.json", R"({"zarr_format":3,"node_type":"group"})");
-    test::write_file(root / "a" / "zarr.json", R"({"zarr_format":3,"node_type":"array","shape":[3],"data_type":"float32",
-      "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[3]}},"fill_value":")" + hex + R"(",
+    test::write_file(root / "a" / "zarr.json",
+                     R"({"zarr_format":3,"node_type":"array","shape":[3],"data_type":"float32",
+      "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[3]}},"fill_value":")" +
+                         hex + R"(",
       "codecs":[{"name":"bytes","configuration":{"endian":"little"}}]})");
     stowage::Store s = open_zarr(root.string());
     CHECK(s.describe_json("a")["fill_value"] == host);
     std::vector<float> v(3);
     s.array("a").read({0}, {3}, v.data());
-    if (host == "NaN") CHECK(std::isnan(v[2]));
-    else CHECK(v[2] == 1.0f);
+    if (host == "NaN")
+      CHECK(std::isnan(v[2]));
+    else
+      CHECK(v[2] == 1.0f);
   }
 }
 
-TEST_CASE("zarr v3 sharding: a handle that read a shard and then rewrites it reads the new shard (its index cache is dropped)" *
-          test::needs({"zstd"})) {
+TEST_CASE(
+    "zarr v3 sharding: a handle that read a shard and then rewrites it reads the new shard (its index cache is dropped)" *
+    test::needs({"zstd"})) {
   test::TempDir tmp;
   const std::string path = (tmp / "cache.zarr").string();
   {
     stowage::Store store = stowage::Store::open(path, stowage::Mode::create, "zarr");
-    store.create("a", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {8, 8}}, {"chunks", {2, 2}},
-                       {"shards", {8, 8}}, {"codec", {{"type", "zstd"}}}});
+    store.create("a", {{"kind", "array"},
+                       {"dtype", "int32"},
+                       {"shape", {8, 8}},
+                       {"chunks", {2, 2}},
+                       {"shards", {8, 8}},
+                       {"codec", {{"type", "zstd"}}}});
     std::vector<int32_t> first(64);
-    for (int32_t i = 0; i < 64; ++i) first[i] = i * 7919;  // compresses to other sizes than the 2s below
+    for (int32_t i = 0; i < 64; ++i)
+      first[i] = i * 7919;  // compresses to other sizes than the 2s below
     store.array("a").write({0, 0}, {8, 8}, first.data());
     store.close();
   }
@@ -732,8 +831,11 @@ TEST_CASE("zarr v3 sharding: a handle that read a shard and then rewrites it rea
   store.close();
   // A v3 store has no codec for bzip2 (nor xz, lz4): refused naming it.
   stowage::Store again = stowage::Store::open(path, stowage::Mode::update, "zarr");
-  std::string message = TEST_REQUIRE_ERROR(
-      again.create("b", {{"kind", "array"}, {"dtype", "int32"}, {"shape", {4}}, {"chunks", {2}}, {"codec", {{"type", "bzip2"}}}}),
-      stowage::ErrorCode::unsupported);
+  std::string message = TEST_REQUIRE_ERROR(again.create("b", {{"kind", "array"},
+                                                              {"dtype", "int32"},
+                                                              {"shape", {4}},
+                                                              {"chunks", {2}},
+                                                              {"codec", {{"type", "bzip2"}}}}),
+                                           stowage::ErrorCode::unsupported);
   CHECK(message.find("bzip2") != std::string::npos);
 }

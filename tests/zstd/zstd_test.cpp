@@ -6,7 +6,9 @@
 using namespace codec_test;
 
 namespace {
-stowage::Codec zstd(int level) { return codec(R"({"type":"zstd","level":)" + std::to_string(level) + "}"); }
+stowage::Codec zstd(int level) {
+  return codec(R"({"type":"zstd","level":)" + std::to_string(level) + "}");
+}
 }  // namespace
 
 TEST_CASE("zstd: config defaults, canonical form and ranges") {
@@ -14,7 +16,8 @@ TEST_CASE("zstd: config defaults, canonical form and ranges") {
   // zarr-python writes a stray "id"; it is kept and ignored.
   CHECK(codec(R"({"type":"zstd","id":"zstd","level":3})").canonical_config() ==
         R"({"id":"zstd","level":3,"type":"zstd"})");
-  CHECK(codec(R"({"type":"zstd","level":-7})").canonical_config() == R"({"level":-7,"type":"zstd"})");
+  CHECK(codec(R"({"type":"zstd","level":-7})").canonical_config() ==
+        R"({"level":-7,"type":"zstd"})");
   Failure f = failure_of([] { codec(R"({"type":"zstd","level":23})"); });
   CHECK(f.code == stowage::ErrorCode::invalid_argument);
   CHECK_MESSAGE(f.message.find("\"level\"") != std::string::npos, f.message);
@@ -68,12 +71,13 @@ for name in sample_names:
   }
   check_samples_came_back(peer, {".by_python"});
   check_we_decode_theirs(peer, zstd(3),
-                         {".python.sized", ".python.checksum", ".python.unsized", ".python.streamed",
-                          ".python.frames", ".numcodecs"});
+                         {".python.sized", ".python.checksum", ".python.unsized",
+                          ".python.streamed", ".python.frames", ".numcodecs"});
   // A frame without content size that holds more than the buffer is caught while decoding.
   const Sample big = samples()[3];  // "microscopy"
-  CHECK_CORRUPT(decode_failure(zstd(3), peer.get(big.name + ".python.unsized"), big.data.size() - 1),
-                "zstd", "more than the expected");
+  CHECK_CORRUPT(
+      decode_failure(zstd(3), peer.get(big.name + ".python.unsized"), big.data.size() - 1), "zstd",
+      "more than the expected");
 }
 
 TEST_CASE("zstd: n5-zstandard's own calls (zstd-jni) read ours, and we read theirs") {

@@ -20,11 +20,14 @@ struct CommonOptions {
 };
 
 inline void add_common_options(CLI::App& app, CommonOptions& opts, bool with_threads = true) {
-  app.set_version_flag("--version", std::string(app.get_name()) + " (stowage " + stowage::version() + ", plugin ABI " +
+  app.set_version_flag("--version", std::string(app.get_name()) + " (stowage " +
+                                        stowage::version() + ", plugin ABI " +
                                         std::to_string(STOWAGE_PLUGIN_ABI) + ")");
-  app.add_option("--plugin-path", opts.plugin_paths,
-                 "Directory searched for plugins before STOWAGE_PLUGIN_PATH and the default (repeatable)");
-  if (with_threads) app.add_option("--threads", opts.threads, "Worker threads (default: all cores)");
+  app.add_option(
+      "--plugin-path", opts.plugin_paths,
+      "Directory searched for plugins before STOWAGE_PLUGIN_PATH and the default (repeatable)");
+  if (with_threads)
+    app.add_option("--threads", opts.threads, "Worker threads (default: all cores)");
 }
 
 // The registry for a tool run: --plugin-path first, then the environment.
@@ -54,10 +57,10 @@ int run(const CLI::App& app, Body&& body) {
 }  // namespace stowage::tool
 
 // Parses the command line; usage errors exit with 2 (CLI11's --help exits 0).
-#define STOWAGE_TOOL_PARSE(app, argc, argv)            \
-  try {                                                \
-    (app).parse((argc), (argv));                       \
-  } catch (const CLI::ParseError& e) {                 \
-    int code = (app).exit(e);                          \
-    return code == 0 ? 0 : 2;                          \
+#define STOWAGE_TOOL_PARSE(app, argc, argv) \
+  try {                                     \
+    (app).parse((argc), (argv));            \
+  } catch (const CLI::ParseError& e) {      \
+    int code = (app).exit(e);               \
+    return code == 0 ? 0 : 2;               \
   }

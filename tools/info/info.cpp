@@ -47,7 +47,8 @@ struct Walker {
     }
     if (info.kind == NodeKind::group) {
       j["children"] = json::array();
-      for (const std::string& child : store.list(path)) j["children"].push_back(node_json(join_path(path, child)));
+      for (const std::string& child : store.list(path))
+        j["children"].push_back(node_json(join_path(path, child)));
     }
     return j;
   }
@@ -57,9 +58,12 @@ struct Walker {
     std::string kind = j.value("kind", "group");
     std::cout << indent << j["path"].get<std::string>() << "  " << kind;
     if (kind == "array" || kind == "sparse") {
-      std::cout << " " << j.value("dtype", "?") << " " << shape_text(j.value("shape", std::vector<uint64_t>{}));
-      if (j.contains("chunks")) std::cout << " chunks " << shape_text(j["chunks"].get<std::vector<uint64_t>>());
-      if (kind == "sparse") std::cout << " " << j.value("layout", "csc") << " nnz " << j.value("nnz", uint64_t{0});
+      std::cout << " " << j.value("dtype", "?") << " "
+                << shape_text(j.value("shape", std::vector<uint64_t>{}));
+      if (j.contains("chunks"))
+        std::cout << " chunks " << shape_text(j["chunks"].get<std::vector<uint64_t>>());
+      if (kind == "sparse")
+        std::cout << " " << j.value("layout", "csc") << " nnz " << j.value("nnz", uint64_t{0});
       if (j.contains("codec") && !j["codec"].is_null()) std::cout << " codec " << j["codec"].dump();
       if (j.value("order", "C") == "F") std::cout << " (stored column-major)";
     } else if (kind == "strings") {
@@ -70,12 +74,15 @@ struct Walker {
     std::cout << "\n";
     if (j.contains("dims"))
       for (const json& d : j["dims"]) {
-        std::cout << indent << "    dim " << d.value("name", "") ;
+        std::cout << indent << "    dim " << d.value("name", "");
         if (d.contains("count")) {
-          std::cout << ": " << d["count"].get<uint64_t>() << " labels from " << d["labels"].get<std::string>();
+          std::cout << ": " << d["count"].get<uint64_t>() << " labels from "
+                    << d["labels"].get<std::string>();
           std::string first;
-          for (const json& l : d["first"]) first += (first.empty() ? "" : ", ") + l.get<std::string>();
-          std::cout << " (" << first << (d["first"].size() < d["count"].get<uint64_t>() ? ", ..." : "") << ")";
+          for (const json& l : d["first"])
+            first += (first.empty() ? "" : ", ") + l.get<std::string>();
+          std::cout << " (" << first
+                    << (d["first"].size() < d["count"].get<uint64_t>() ? ", ..." : "") << ")";
         }
         std::cout << "\n";
       }
@@ -91,17 +98,19 @@ struct Walker {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Show what is in a dataset: its format, and the tree of groups and arrays with\n"
-               "dtype, shape (C order), chunking, codec, labels and attributes.\n"
-               "PATH may name a node inside a container as PATH::inner/node.",
-               "stowage-info"};
+  CLI::App app{
+      "Show what is in a dataset: its format, and the tree of groups and arrays with\n"
+      "dtype, shape (C order), chunking, codec, labels and attributes.\n"
+      "PATH may name a node inside a container as PATH::inner/node.",
+      "stowage-info"};
   stowage::tool::CommonOptions common;
   stowage::tool::add_common_options(app, common, false);
   std::string spec, format;
   bool as_json = false;
   size_t max_labels = 5;
   app.add_option("PATH", spec, "Dataset (PATH or PATH::inner/node)")->required();
-  app.add_option("--format", format, "Format id (n5, zarr, datg, daf, bpcells, datadings, npy); default: detect");
+  app.add_option("--format", format,
+                 "Format id (n5, zarr, datg, daf, bpcells, datadings, npy); default: detect");
   app.add_flag("--json", as_json, "Machine-readable output (schema in README.md)");
   app.add_option("--labels", max_labels, "Labels shown per dimension (default 5)");
   STOWAGE_TOOL_PARSE(app, argc, argv);

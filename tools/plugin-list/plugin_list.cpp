@@ -13,19 +13,24 @@ using stowage::PluginState;
 
 std::string state_text(const PluginInfo& p) {
   switch (p.state) {
-    case PluginState::failed: return "failed: " + p.reason;
-    case PluginState::shadowed: return "shadowed by " + p.reason;
-    default: return stowage::plugin_state_name(p.state);
+    case PluginState::failed:
+      return "failed: " + p.reason;
+    case PluginState::shadowed:
+      return "shadowed by " + p.reason;
+    default:
+      return stowage::plugin_state_name(p.state);
   }
 }
 
 void print_table(const std::vector<PluginInfo>& plugins) {
-  std::vector<std::vector<std::string>> rows = {{"ID", "KIND", "VERSION", "ABI", "CAPS", "STATE", "PATH"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "KIND", "VERSION", "ABI", "CAPS", "STATE", "PATH"}};
   for (const PluginInfo& p : plugins)
-    rows.push_back({p.id, p.kind, p.version.empty() ? "-" : p.version,
-                    p.abi_version ? std::to_string(p.abi_version) : "-",
-                    p.state == PluginState::loaded ? stowage::capability_letters(p.capabilities) : "-",
-                    state_text(p), p.path});
+    rows.push_back(
+        {p.id, p.kind, p.version.empty() ? "-" : p.version,
+         p.abi_version ? std::to_string(p.abi_version) : "-",
+         p.state == PluginState::loaded ? stowage::capability_letters(p.capabilities) : "-",
+         state_text(p), p.path});
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows)
     for (size_t c = 0; c + 1 < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
@@ -59,16 +64,18 @@ void print_detail(const PluginInfo& p) {
     std::cout << "\n";
   }
   json schema = json::parse(p.params_schema.empty() ? "{}" : p.params_schema, nullptr, false);
-  std::cout << "parameters:   " << (schema.is_discarded() ? p.params_schema : schema.dump(2)) << "\n";
+  std::cout << "parameters:   " << (schema.is_discarded() ? p.params_schema : schema.dump(2))
+            << "\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"List the stowage plugins found on the plugin path, their versions, capabilities\n"
-               "(r read, w write, t thread-safe, p partial reads) and state (loaded, failed: why,\n"
-               "shadowed by another file).",
-               "stowage-plugin-list"};
+  CLI::App app{
+      "List the stowage plugins found on the plugin path, their versions, capabilities\n"
+      "(r read, w write, t thread-safe, p partial reads) and state (loaded, failed: why,\n"
+      "shadowed by another file).",
+      "stowage-plugin-list"};
   stowage::tool::CommonOptions common;
   stowage::tool::add_common_options(app, common, false);
   bool as_json = false, check = false, no_load = false;
@@ -83,8 +90,9 @@ int main(int argc, char** argv) {
     stowage::Registry& registry = stowage::tool::make_registry(common);
     std::vector<PluginInfo> plugins = registry.plugins(!no_load);
     stowage::sort_plugins(plugins);
-    bool any_failed = std::any_of(plugins.begin(), plugins.end(),
-                                  [](const PluginInfo& p) { return p.state == PluginState::failed; });
+    bool any_failed = std::any_of(plugins.begin(), plugins.end(), [](const PluginInfo& p) {
+      return p.state == PluginState::failed;
+    });
     if (!detail.empty()) {
       auto it = std::find_if(plugins.begin(), plugins.end(), [&](const PluginInfo& p) {
         return p.id == detail && p.state != PluginState::shadowed;

@@ -41,7 +41,7 @@ struct CopyOptions {
   // The codec of every array written (N5's compression object). Null: within one
   // format each array keeps its codec, across formats the destination's default.
   json compression;
-  std::vector<uint64_t> chunks;        // chunk shape (C order); empty: the source's
+  std::vector<uint64_t> chunks;  // chunk shape (C order); empty: the source's
   // What the destination store is opened with, by name: the open options its
   // format declares (its params_schema, `stowage-plugin-list --detail ID`),
   // checked against that declaration before anything is written.
@@ -50,13 +50,13 @@ struct CopyOptions {
   // create description as "shards", a multiple of the chunks. Empty: no
   // shards. Only a format that declares STOWAGE_CAP_SHARDS takes it.
   std::vector<uint64_t> shards;
-  std::optional<DType> cast_all;       // every array to this dtype
-  std::map<DType, DType> casts;        // named conversions (bool -> uint8, ...)
+  std::optional<DType> cast_all;  // every array to this dtype
+  std::map<DType, DType> casts;   // named conversions (bool -> uint8, ...)
   CastOverflow cast_overflow = CastOverflow::error;
-  std::vector<std::string> axes;       // dimension names for sources without them
-  bool overwrite = false;              // replace an existing destination or node
-  bool drop_metadata = false;          // drop what the destination cannot keep (else an error), noted
-  bool create_only = false;            // the structure without data, for part runs
+  std::vector<std::string> axes;  // dimension names for sources without them
+  bool overwrite = false;         // replace an existing destination or node
+  bool drop_metadata = false;     // drop what the destination cannot keep (else an error), noted
+  bool create_only = false;       // the structure without data, for part runs
   // part_count > 0: write only part part_index of part_count disjoint sets of
   // chunks into an existing destination made by a create_only run.
   uint64_t part_index = 0, part_count = 0;
@@ -77,17 +77,18 @@ struct CopyResult {
   // What the destination was opened with; for a new store, with the defaults
   // of the options that set what it is made as (a new Zarr store's version).
   json open_options = json::object();
-  std::vector<uint64_t> shards;        // the shard shape asked for, empty for none
+  std::vector<uint64_t> shards;  // the shard shape asked for, empty for none
 };
 
-CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options = {},
-                Registry& registry = Registry::global());
+CopyResult copy(const std::string& source, const std::string& destination,
+                const CopyOptions& options = {}, Registry& registry = Registry::global());
 
 // The summary `stowage-convert --json` prints: {"source", "destination",
 // "from", "to", "nodes", "chunks", "bytes_in", "bytes_out", "ratio",
 // "seconds", "mb_per_s", "notes", "open_options", "shards"}, source and
 // destination as given.
-json copy_summary_json(const CopyResult& result, const std::string& source, const std::string& destination);
+json copy_summary_json(const CopyResult& result, const std::string& source,
+                       const std::string& destination);
 
 // The short forms the tools take, parsed once for every front end:
 // "zstd", "gzip:level=9,useZlib=true" or a JSON object -> N5 compression JSON.

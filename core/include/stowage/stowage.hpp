@@ -65,7 +65,17 @@ class Error : public std::runtime_error {
 // ---- element types ----------------------------------------------------------------
 
 enum class DType : uint8_t {
-  boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64
+  boolean,
+  int8,
+  int16,
+  int32,
+  int64,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  float32,
+  float64
 };
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);  // "bool", "int8", ..., "float64"
@@ -74,16 +84,27 @@ const char* dtype_name(DType t);  // "bool", "int8", ..., "float64"
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::boolean: case DType::uint8: return f(uint8_t{});
-    case DType::int8: return f(int8_t{});
-    case DType::int16: return f(int16_t{});
-    case DType::uint16: return f(uint16_t{});
-    case DType::int32: return f(int32_t{});
-    case DType::uint32: return f(uint32_t{});
-    case DType::int64: return f(int64_t{});
-    case DType::uint64: return f(uint64_t{});
-    case DType::float32: return f(float{});
-    case DType::float64: break;
+    case DType::boolean:
+    case DType::uint8:
+      return f(uint8_t{});
+    case DType::int8:
+      return f(int8_t{});
+    case DType::int16:
+      return f(int16_t{});
+    case DType::uint16:
+      return f(uint16_t{});
+    case DType::int32:
+      return f(int32_t{});
+    case DType::uint32:
+      return f(uint32_t{});
+    case DType::int64:
+      return f(int64_t{});
+    case DType::uint64:
+      return f(uint64_t{});
+    case DType::float32:
+      return f(float{});
+    case DType::float64:
+      break;
   }
   return f(double{});
 }
@@ -209,9 +230,9 @@ class Codec {
  public:
   Codec() = default;
   const std::string& id() const;
-  json config() const;                  // canonical config
-  std::string canonical_config() const; // as text
-  bool thread_safe() const;             // always, since plugin ABI 2
+  json config() const;                   // canonical config
+  std::string canonical_config() const;  // as text
+  bool thread_safe() const;              // always, since plugin ABI 2
   uint64_t bound(uint64_t n) const;
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const;
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const;
@@ -328,8 +349,9 @@ class Store {
   // messages naming `path`, and no publishing at its close. Only for formats
   // with STOWAGE_CAP_SHARED_WRITES.
   std::string staging_location() const;
-  static Store open_staged(const std::string& path, const std::string& staging_location, std::string format = {},
-                           const json& options = json::object(), Registry& registry = Registry::global());
+  static Store open_staged(const std::string& path, const std::string& staging_location,
+                           std::string format = {}, const json& options = json::object(),
+                           Registry& registry = Registry::global());
   // Whether writers through several handles or processes at once are safe
   // (the format's STOWAGE_CAP_SHARED_WRITES: N5, Zarr).
   bool shared_writes() const;
@@ -400,7 +422,9 @@ struct SparseSlice {
   std::vector<uint32_t> indices;  // minor index of each value
   std::vector<uint8_t> values;    // nnz values of the matrix dtype, host order
   template <class T>
-  const T* values_as() const { return reinterpret_cast<const T*>(values.data()); }
+  const T* values_as() const {
+    return reinterpret_cast<const T*>(values.data());
+  }
 };
 
 class Sparse {
@@ -417,14 +441,15 @@ class Sparse {
   // [major_begin, major_end); indptr holds end-begin+1 entries, indices
   // and values nnz each.
   uint64_t count(uint64_t major_begin, uint64_t major_end) const;
-  void read_into(uint64_t major_begin, uint64_t major_end, uint64_t nnz, uint64_t* indptr, uint32_t* indices,
-                 void* values) const;
+  void read_into(uint64_t major_begin, uint64_t major_end, uint64_t nnz, uint64_t* indptr,
+                 uint32_t* indices, void* values) const;
   // Reads a dense C-order region [row0,row0+rows) x [col0,col0+cols).
   void read_dense(uint64_t row0, uint64_t col0, uint64_t rows, uint64_t cols, void* out) const;
   void append(const SparseSlice& slice, uint64_t n_major) const;
 
  private:
-  void require_majors(uint64_t begin, uint64_t end) const;  // invalid_argument unless begin <= end <= majors()
+  void require_majors(uint64_t begin,
+                      uint64_t end) const;  // invalid_argument unless begin <= end <= majors()
   friend class Store;
   std::shared_ptr<Store::State> store_;
   std::string node_;

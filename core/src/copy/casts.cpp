@@ -19,16 +19,19 @@ bool fits(From v) {
   using Lim = std::numeric_limits<To>;
   if constexpr (std::is_floating_point_v<To>) {
     if constexpr (std::is_floating_point_v<From>)
-      return !std::isfinite(v) || std::fabs(static_cast<long double>(v)) <= static_cast<long double>(Lim::max());
+      return !std::isfinite(v) ||
+             std::fabs(static_cast<long double>(v)) <= static_cast<long double>(Lim::max());
     else
       return true;
   } else if constexpr (std::is_floating_point_v<From>) {
     // long double holds every int64/uint64 bound exactly.
-    return std::isfinite(v) && static_cast<long double>(v) > static_cast<long double>(Lim::min()) - 1 &&
+    return std::isfinite(v) &&
+           static_cast<long double>(v) > static_cast<long double>(Lim::min()) - 1 &&
            static_cast<long double>(v) < static_cast<long double>(Lim::max()) + 1;
   } else if constexpr (std::is_signed_v<From>) {
-    return v < 0 ? std::is_signed_v<To> && static_cast<int64_t>(v) >= static_cast<int64_t>(Lim::min())
-                 : static_cast<uint64_t>(v) <= static_cast<uint64_t>(Lim::max());
+    return v < 0
+               ? std::is_signed_v<To> && static_cast<int64_t>(v) >= static_cast<int64_t>(Lim::min())
+               : static_cast<uint64_t>(v) <= static_cast<uint64_t>(Lim::max());
   } else {
     return static_cast<uint64_t>(v) <= static_cast<uint64_t>(Lim::max());
   }
@@ -74,17 +77,20 @@ void cast_elements(DType from, DType to, const void* in, void* out, size_t n, Ca
           q[i] = static_cast<To>(v);
           continue;
         }
-        const bool wraps = overflow == CastOverflow::wrap && std::is_integral_v<From> && std::is_integral_v<To>;
+        const bool wraps =
+            overflow == CastOverflow::wrap && std::is_integral_v<From> && std::is_integral_v<To>;
         if (wraps)
           q[i] = static_cast<To>(v);  // modulo 2^bits (gcc, and C++20 for every compiler)
         else if (overflow == CastOverflow::clip)
           q[i] = clipped<To>(v);
         else
-          throw Error(ErrorCode::invalid_argument,
-                      std::string(dtype_name(to)) + " cannot hold the " + dtype_name(from) + " value " +
-                          value_text(v) +
-                          " at " + where(i) + (std::is_floating_point_v<From> ? "; pass --cast-overflow clip to clip values into range"
-                                                                             : "; pass --cast-overflow clip (or wrap) to clip (or wrap) values into range"));
+          throw Error(
+              ErrorCode::invalid_argument,
+              std::string(dtype_name(to)) + " cannot hold the " + dtype_name(from) + " value " +
+                  value_text(v) + " at " + where(i) +
+                  (std::is_floating_point_v<From>
+                       ? "; pass --cast-overflow clip to clip values into range"
+                       : "; pass --cast-overflow clip (or wrap) to clip (or wrap) values into range"));
       }
     });
   });

@@ -30,8 +30,9 @@ bool has_node(const Store& store, const std::string& node) {
 
 // Writes a node under a hidden name and moves it into place once whole.
 // Returns the bytes it wrote.
-uint64_t copy_node_staged(Converter& converter, const Store& src, const std::string& src_node, Store& dst,
-                          const std::string& dst_node, Progress& progress, bool replace, Registry& registry) {
+uint64_t copy_node_staged(Converter& converter, const Store& src, const std::string& src_node,
+                          Store& dst, const std::string& dst_node, Progress& progress, bool replace,
+                          Registry& registry) {
   NodeStaging staged(registry, dst, dst_node);
   try {
     converter.copy(src, src_node, dst, staged.node(), progress);
@@ -48,8 +49,8 @@ uint64_t copy_node_staged(Converter& converter, const Store& src, const std::str
   }
 }
 
-CopyResult copy_with(const std::string& source, const std::string& destination, const CopyOptions& options,
-                     Registry& registry) {
+CopyResult copy_with(const std::string& source, const std::string& destination,
+                     const CopyOptions& options, Registry& registry) {
   auto [src_path, src_node] = split_dataset_spec(source);
   auto [dst_path, dst_node] = split_dataset_spec(destination);
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
@@ -58,15 +59,17 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   // appears in the working directory.
   require_writable_storage(dst_path, registry);
   if (storage_scheme(dst_path) != "file")
-    throw Error(ErrorCode::unsupported, dst_path + ": a copy's destination must be a local path", dst_path);
+    throw Error(ErrorCode::unsupported, dst_path + ": a copy's destination must be a local path",
+                dst_path);
   require_format(registry, options.from, "source");
   require_format(registry, options.to, "destination");
   const std::string codec_id = require_codec(registry, options.compression);
   require_axes(options.axes);
   if (options.part_count > 0 && (!options.compression.is_null() || !options.chunks.empty()))
-    throw Error(ErrorCode::invalid_argument,
-                "a --part run writes with the codec and chunks the destination was created with; give "
-                "--compression and --chunks to the --create-only run instead");
+    throw Error(
+        ErrorCode::invalid_argument,
+        "a --part run writes with the codec and chunks the destination was created with; give "
+        "--compression and --chunks to the --create-only run instead");
   Store src = Store::open(src_path, Mode::read, options.from, json::object(), registry);
 
   CopyResult result;
@@ -90,9 +93,11 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   if (!in_place && exists && !options.overwrite)
     throw Error(ErrorCode::invalid_argument, dst_path + " exists; use --overwrite to replace it");
   if (filling_part && !exists)
-    throw Error(ErrorCode::invalid_argument,
-                dst_path + " does not exist; create it first with --create-only, then run the parts");
-  if (exists && (options.overwrite || in_place)) refuse_replacing_other(dst_path, result.to, registry);
+    throw Error(
+        ErrorCode::invalid_argument,
+        dst_path + " does not exist; create it first with --create-only, then run the parts");
+  if (exists && (options.overwrite || in_place))
+    refuse_replacing_other(dst_path, result.to, registry);
   result.open_options = destination_options(options, result.to, !in_place, registry);
   result.shards = options.shards;
 
@@ -105,10 +110,11 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
     const bool adding_node = !filling_part && !dst_node.empty();
     const bool present = adding_node && has_node(dst, dst_node);
     if (present && !options.overwrite)
-      throw Error(ErrorCode::invalid_argument, dst_path + "::" + dst_node + " exists; use --overwrite to replace it");
+      throw Error(ErrorCode::invalid_argument,
+                  dst_path + "::" + dst_node + " exists; use --overwrite to replace it");
     if (adding_node && dst.can_move_nodes()) {
-      result.bytes_out = copy_node_staged(converter, src, src_node, dst, dst_node, progress, options.overwrite,
-                                          registry);
+      result.bytes_out = copy_node_staged(converter, src, src_node, dst, dst_node, progress,
+                                          options.overwrite, registry);
     } else {
       // The format cannot move a node: it is written in place (Daf keeps
       // what it writes pending until close, where each file is renamed in).
@@ -123,7 +129,8 @@ CopyResult copy_with(const std::string& source, const std::string& destination, 
   } else {
     NewDestination staging(registry, dst_path, result.to);
     try {
-      Store dst = Store::open(staging.location(), Mode::truncate, result.to, result.open_options, registry);
+      Store dst =
+          Store::open(staging.location(), Mode::truncate, result.to, result.open_options, registry);
       try {
         converter.set_multiscales(destination_facts(dst, options, registry));
         converter.copy(src, src_node, dst, dst_node, progress);
@@ -158,8 +165,8 @@ using copying::copy_with;
 // The plugins' warnings during a copy (a datg name it had to change, a codec
 // it ignores) belong to its result: they go into the notes, which --json
 // prints, instead of standard error; a failed copy still shows them there.
-CopyResult copy(const std::string& source, const std::string& destination, const CopyOptions& options,
-                Registry& registry) {
+CopyResult copy(const std::string& source, const std::string& destination,
+                const CopyOptions& options, Registry& registry) {
   std::vector<std::string> warnings;
   try {
     detail::LogCapture capture(warnings);
@@ -168,7 +175,8 @@ CopyResult copy(const std::string& source, const std::string& destination, const
     return result;
   } catch (...) {
     for (const std::string& w : warnings)  // not those about the discarded staging output
-      if (w.find(".stowage-tmp.") == std::string::npos) std::cerr << "stowage warning: " << w << "\n";
+      if (w.find(".stowage-tmp.") == std::string::npos)
+        std::cerr << "stowage warning: " << w << "\n";
     throw;
   }
 }

@@ -10,23 +10,26 @@ namespace stowage::copying {
 // the notes. A format's storage parameters ("storage", e.g. BPCells'
 // packing) go only to the same format, as its codec does.
 void Converter::create_node(Store& dst, const std::string& node, json desc, const std::string& what,
-                 const json& storage) {
+                            const json& storage) {
   if (storage.is_object()) desc["storage"] = storage;
   const std::string dtype = desc.value("dtype", "");
   try {
     create_keeping_codec(dst, node, desc);
   } catch (const Error& e) {
     const json& attrs = desc.contains("attributes") ? desc["attributes"] : json::object();
-    if (e.code() != ErrorCode::unsupported || attrs.empty() || !created_without_attributes(dst, node, desc))
+    if (e.code() != ErrorCode::unsupported || attrs.empty() ||
+        !created_without_attributes(dst, node, desc))
       cannot_create(e, dst, what, dtype.empty() ? nullptr : dtype.c_str());
-    const std::string keys = key_list(attrs), where = node.empty() ? std::string("the array") : node;
+    const std::string keys = key_list(attrs),
+                      where = node.empty() ? std::string("the array") : node;
     require_codec_kept(dst, node, what);  // the mistake to report first, if both
     if (!opts_.drop_metadata)
       throw Error(ErrorCode::invalid_argument,
-                  dst.path() + ": format " + dst.format() + " cannot keep the attributes " + keys + " of " + where +
-                      "; pass --drop-metadata to convert without them",
+                  dst.path() + ": format " + dst.format() + " cannot keep the attributes " + keys +
+                      " of " + where + "; pass --drop-metadata to convert without them",
                   dst.path());
-    notes.push_back(where + ": dropped the attributes " + keys + ", which " + dst.format() + " cannot keep");
+    notes.push_back(where + ": dropped the attributes " + keys + ", which " + dst.format() +
+                    " cannot keep");
   }
   require_codec_kept(dst, node, what);
 }
@@ -50,7 +53,8 @@ void Converter::require_codec_kept(Store& dst, const std::string& node, const st
   const json made = dst.describe(node).codec;
   if (made.is_object() && made.value("type", "") == wanted) return;
   throw Error(ErrorCode::invalid_argument,
-              dst.path() + ": format " + dst.format() + " does not compress " + what + " with a " + wanted +
+              dst.path() + ": format " + dst.format() + " does not compress " + what + " with a " +
+                  wanted +
                   " codec, so the compression asked for would be ignored; leave out --compression",
               dst.path());
 }
@@ -103,7 +107,8 @@ void Converter::create_keeping_codec(Store& dst, const std::string& node, json d
       std::rethrow_exception(original);  // the codec was not (only) the problem
     }
     notes.push_back((node.empty() ? std::string("the array") : node) + ": " + dst.format() +
-                    " cannot keep the codec " + codec.dump() + " (" + e.what() + "); wrote its default codec");
+                    " cannot keep the codec " + codec.dump() + " (" + e.what() +
+                    "); wrote its default codec");
   }
 }
 
@@ -111,14 +116,16 @@ void Converter::create_keeping_codec(Store& dst, const std::string& node, json d
 // a usage error, whatever the plugin called it; an I/O failure stays one.
 // The cast hint only where the plugin refused the dtype itself.
 void Converter::cannot_create(const Error& e, const Store& dst, const std::string& what,
-                                const char* dtype) const {
+                              const char* dtype) const {
   const std::string why = e.what();
   const bool usage = e.code() == ErrorCode::unsupported || e.code() == ErrorCode::invalid_argument;
   if (!usage) throw e;  // the storage failed (a name too long, a full disk): not the format's doing
   const bool dtype_refused = dtype && why.find(dtype) != std::string::npos;
   throw Error(ErrorCode::invalid_argument,
               dst.path() + ": format " + dst.format() + " cannot hold " + what + ": " + why +
-                  (dtype_refused && !opts_.cast_all && opts_.casts.empty() ? "; convert the values with --cast (e.g. --cast float64)" : ""),
+                  (dtype_refused && !opts_.cast_all && opts_.casts.empty()
+                       ? "; convert the values with --cast (e.g. --cast float64)"
+                       : ""),
               dst.path());
 }
 

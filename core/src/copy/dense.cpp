@@ -8,21 +8,26 @@
 
 namespace stowage::copying {
 
-void Converter::copy_dense(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
-                const std::string& dst_node, Progress& progress) {
+void Converter::copy_dense(const Store& src, const std::string& src_node, const NodeInfo& info,
+                           Store& dst, const std::string& dst_node, Progress& progress) {
   ++nodes_;
   Array in = src.array(src_node);
   DType to = target_dtype(info.dtype);
   std::vector<DimLabels> dims = source_dims(src, src_node, info);
   json attrs = attributes_for(info, src_node);
-  json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
-               {"chunks", opts_.chunks.empty() ? default_chunks(src, dst, src_node, info, to) : opts_.chunks},
-               {"attributes", attrs}, {"dims", dims_json(dims)}};
+  json desc = {{"kind", "array"},
+               {"dtype", dtype_name(to)},
+               {"shape", info.shape},
+               {"chunks",
+                opts_.chunks.empty() ? default_chunks(src, dst, src_node, info, to) : opts_.chunks},
+               {"attributes", attrs},
+               {"dims", dims_json(dims)}};
   if (opts_.chunks.size() && opts_.chunks.size() != info.shape.size())
     throw Error(ErrorCode::invalid_argument, "--chunks has " + std::to_string(opts_.chunks.size()) +
-                                                 " entries, the array has " + std::to_string(info.shape.size()) +
-                                                 " dimensions");
-  if (!opts_.shards.empty()) desc["shards"] = shards_for(desc["chunks"].get<std::vector<uint64_t>>());
+                                                 " entries, the array has " +
+                                                 std::to_string(info.shape.size()) + " dimensions");
+  if (!opts_.shards.empty())
+    desc["shards"] = shards_for(desc["chunks"].get<std::vector<uint64_t>>());
   json codec = codec_for(src, dst, info);
   if (!codec.is_null()) desc["codec"] = codec;
   if (info.fill_value != 0) desc["fill_value"] = fill_value_json(info.fill_value);
@@ -35,14 +40,16 @@ void Converter::copy_dense(const Store& src, const std::string& src_node, const 
   if (opts_.create_only) return;
   Array out = dst.array(dst_node);
   if (out.shape() != info.shape || out.dtype() != to)
-    throw Error(ErrorCode::invalid_argument, dst.path() + "::" + dst_node + " exists with another shape or dtype");
+    throw Error(ErrorCode::invalid_argument,
+                dst.path() + "::" + dst_node + " exists with another shape or dtype");
   // Parts take chunks in turn: two runs would each rewrite a shard that
   // holds chunks of both, and one would lose the other's. A format
   // describes a sharded array with "shards", as create takes it (zarr v3).
   if (filling_part() && out.info().raw.contains("shards") && !out.info().raw["shards"].is_null())
-    throw Error(ErrorCode::unsupported, (dst_node.empty() ? dst.path() : dst.path() + "::" + dst_node) +
-                                            " is sharded, and --part runs would rewrite each other's shards; "
-                                            "convert it in one run",
+    throw Error(ErrorCode::unsupported,
+                (dst_node.empty() ? dst.path() : dst.path() + "::" + dst_node) +
+                    " is sharded, and --part runs would rewrite each other's shards; "
+                    "convert it in one run",
                 dst.path());
   if (in.dtype() == out.dtype() && copy_chunks(in, out, progress)) return;
   copy_tiles(in, out, progress, spec_of(src, src_node), format_has(src, STOWAGE_CAP_PARTIAL));
@@ -53,13 +60,14 @@ void Converter::copy_dense(const Store& src, const std::string& src_node, const 
 std::vector<uint64_t> Converter::shards_for(const std::vector<uint64_t>& chunks) const {
   if (opts_.shards.size() != chunks.size())
     throw Error(ErrorCode::invalid_argument, "--shards has " + std::to_string(opts_.shards.size()) +
-                                                 " entries, the array has " + std::to_string(chunks.size()) +
-                                                 " dimensions");
+                                                 " entries, the array has " +
+                                                 std::to_string(chunks.size()) + " dimensions");
   for (size_t d = 0; d < chunks.size(); ++d)
     if (opts_.shards[d] % chunks[d] != 0)
       throw Error(ErrorCode::invalid_argument,
-                  "--shards " + json(opts_.shards).dump() + " is not a multiple of the chunks " + json(chunks).dump() +
-                      " in dimension " + std::to_string(d) + "; a shard holds whole chunks (give --chunks to choose them)");
+                  "--shards " + json(opts_.shards).dump() + " is not a multiple of the chunks " +
+                      json(chunks).dump() + " in dimension " + std::to_string(d) +
+                      "; a shard holds whole chunks (give --chunks to choose them)");
   return opts_.shards;
 }
 
@@ -68,13 +76,16 @@ std::vector<uint64_t> Converter::shards_for(const std::vector<uint64_t>& chunks)
 // slabs of about 4 MiB, so that progress, Ctrl-C and readers of the
 // destination are not held by one chunk (bench/convert/RESULTS.md). A copy
 // into the same format keeps its chunks as they are.
-std::vector<uint64_t> Converter::default_chunks(const Store& src, const Store& dst, const std::string& node,
-                                     const NodeInfo& info, DType to) {
+std::vector<uint64_t> Converter::default_chunks(const Store& src, const Store& dst,
+                                                const std::string& node, const NodeInfo& info,
+                                                DType to) {
   const uint64_t too_large = 16ull << 20, slab = 4ull << 20;
-  if (same_format(src, dst) || product(info.chunks) * dtype_size(to) <= too_large) return info.chunks;
+  if (same_format(src, dst) || product(info.chunks) * dtype_size(to) <= too_large)
+    return info.chunks;
   std::vector<uint64_t> chunks = sdk::c_order_chunks(info.shape, dtype_size(to), slab);
-  notes.push_back((node.empty() ? std::string("the array") : node) + ": chunks " + json(info.chunks).dump() +
-                  " are over 16 MiB; wrote chunks " + json(chunks).dump() + " (give --chunks to choose)");
+  notes.push_back((node.empty() ? std::string("the array") : node) + ": chunks " +
+                  json(info.chunks).dump() + " are over 16 MiB; wrote chunks " +
+                  json(chunks).dump() + " (give --chunks to choose)");
   return chunks;
 }
 
@@ -87,27 +98,28 @@ std::string Converter::spec_of(const Store& src, const std::string& node) {
 // in between (the core converts byte and element order in the chunk).
 // The same disjoint parts as copy_tiles: chunk i belongs to part i % N.
 bool Converter::copy_chunks(const Array& in, const Array& out, Progress& progress) {
-  return in.copy_chunks_to(out, opts_.part_index, std::max<uint64_t>(opts_.part_count, 1), [&](uint64_t bytes) {
-    progress.check_cancel();
-    progress.add(bytes, 1);
-  });
+  return in.copy_chunks_to(out, opts_.part_index, std::max<uint64_t>(opts_.part_count, 1),
+                           [&](uint64_t bytes) {
+                             progress.check_cancel();
+                             progress.add(bytes, 1);
+                           });
 }
 
 // Copies in tiles aligned to the destination's chunks, each holding
 // several chunks so the core decodes and encodes a tile's chunks in
 // parallel, and about 8 MiB so progress and Ctrl-C are heard often even with
-// a slow codec (bench/convert/RESULTS.md). A source that cannot read part of a chunk (a compressed one)
-// gets tiles of at least one of its chunks, or each tile would decode the
-// same chunk again.
-void Converter::copy_tiles(const Array& in, const Array& out, Progress& progress, const std::string& label,
-                bool source_reads_part) {
+// a slow codec (bench/convert/RESULTS.md). A source that cannot read part of a chunk (a compressed
+// one) gets tiles of at least one of its chunks, or each tile would decode the same chunk again.
+void Converter::copy_tiles(const Array& in, const Array& out, Progress& progress,
+                           const std::string& label, bool source_reads_part) {
   const auto& shape = in.shape();
   const size_t nd = shape.size();
   size_t in_size = dtype_size(in.dtype()), out_size = dtype_size(out.dtype());
   std::vector<uint64_t> tile = out.info().chunks;
   for (size_t d = 0; d < nd; ++d) tile[d] = std::min(tile[d], shape[d]);
   const bool partial = filling_part();
-  const uint64_t budget = std::max<uint64_t>(8ull << 20, source_reads_part ? 0 : product(in.info().chunks) * in_size);
+  const uint64_t budget =
+      std::max<uint64_t>(8ull << 20, source_reads_part ? 0 : product(in.info().chunks) * in_size);
   if (!partial) {
     // Grow the tile from the last dimension to the first while it fits.
     for (size_t d = nd; d-- > 0;) {
@@ -141,7 +153,8 @@ void Converter::copy_tiles(const Array& in, const Array& out, Progress& progress
     const uint64_t row = nd == 0 ? 1 : product(extent) / std::max<uint64_t>(extent[0], 1);
     const uint64_t rows = nd == 0 ? 1 : extent[0];
     const uint64_t chunk_rows = nd == 0 ? 1 : std::max<uint64_t>(out.info().chunks[0], 1);
-    const uint64_t step = std::max<uint64_t>(chunk_rows, (8ull << 20) / std::max<uint64_t>(row * in_size, 1) / chunk_rows * chunk_rows);
+    const uint64_t step = std::max<uint64_t>(
+        chunk_rows, (8ull << 20) / std::max<uint64_t>(row * in_size, 1) / chunk_rows * chunk_rows);
     for (uint64_t r = 0; r < rows; r += step) {
       progress.check_cancel();
       std::vector<uint64_t> slab_offset = offset, slab_extent = extent;

@@ -12,22 +12,30 @@ uint64_t Converter::total_bytes(const Store& src, const std::string& node) const
       for (const auto& child : src.list(node)) sum += total_bytes(src, join(node, child));
       return sum;
     }
-    case NodeKind::array: return info.element_count() * esize;
-    case NodeKind::sparse: return info.nnz * (esize + 4);
-    default: return 0;
+    case NodeKind::array:
+      return info.element_count() * esize;
+    case NodeKind::sparse:
+      return info.nnz * (esize + 4);
+    default:
+      return 0;
   }
 }
 
-void Converter::copy(const Store& src, const std::string& src_node, Store& dst, const std::string& dst_node,
-          Progress& progress) {
+void Converter::copy(const Store& src, const std::string& src_node, Store& dst,
+                     const std::string& dst_node, Progress& progress) {
   progress.check_cancel();
   NodeInfo info = src.describe(src_node);
   switch (info.kind) {
-    case NodeKind::group: return copy_group(src, src_node, info, dst, dst_node, progress);
-    case NodeKind::array: return copy_dense(src, src_node, info, dst, dst_node, progress);
-    case NodeKind::sparse: return copy_sparse(src, src_node, info, dst, dst_node, progress);
-    case NodeKind::strings: return copy_strings(src, src_node, dst, dst_node);
-    case NodeKind::records: return copy_records(src, src_node, info, dst, dst_node, progress);
+    case NodeKind::group:
+      return copy_group(src, src_node, info, dst, dst_node, progress);
+    case NodeKind::array:
+      return copy_dense(src, src_node, info, dst, dst_node, progress);
+    case NodeKind::sparse:
+      return copy_sparse(src, src_node, info, dst, dst_node, progress);
+    case NodeKind::strings:
+      return copy_strings(src, src_node, dst, dst_node);
+    case NodeKind::records:
+      return copy_records(src, src_node, info, dst, dst_node, progress);
   }
 }
 
@@ -42,12 +50,13 @@ bool Converter::format_has(const Store& store, uint64_t cap) const {
   return info && (info->capabilities & cap);
 }
 
-void Converter::copy_group(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
-                const std::string& dst_node, Progress& progress) {
+void Converter::copy_group(const Store& src, const std::string& src_node, const NodeInfo& info,
+                           Store& dst, const std::string& dst_node, Progress& progress) {
   ++nodes_;
   if (!format_has(dst, STOWAGE_CAP_GROUPS))
     throw Error(ErrorCode::invalid_argument,
-                dst.path() + ": format " + dst.format() + " holds one dataset, and " + spec_of(src, src_node) +
+                dst.path() + ": format " + dst.format() + " holds one dataset, and " +
+                    spec_of(src, src_node) +
                     " is a group; name one of its nodes (SOURCE::inner/node)",
                 dst.path());
   const json attributes = with_multiscales(src, src_node, info.attributes, dst);

@@ -84,12 +84,14 @@ struct Place {
   std::vector<std::string> node;
 };
 Place place_of(const std::string& path, const std::string& node);
-void refuse_overlap(const std::string& source, const std::string& destination, const Place& src, const Place& dst);
+void refuse_overlap(const std::string& source, const std::string& destination, const Place& src,
+                    const Place& dst);
 void refuse_replacing_other(const std::string& dst_path, const std::string& to, Registry& registry);
 void require_format(Registry& registry, const std::string& id, const char* role);
 std::string require_codec(Registry& registry, const json& compression);
 void require_axes(const std::vector<std::string>& axes);
-json destination_options(const CopyOptions& options, const std::string& to, bool new_store, Registry& registry);
+json destination_options(const CopyOptions& options, const std::string& to, bool new_store,
+                         Registry& registry);
 json destination_facts(const Store& dst, const CopyOptions& options, Registry& registry);
 
 class Converter {
@@ -115,7 +117,9 @@ class Converter {
   // --part I/N: the destination was made by --create-only; write our share of chunks.
   bool filling_part() const { return opts_.part_count > 0; }
 
-  bool same_format(const Store& src, const Store& dst) const { return src.format() == dst.format(); }
+  bool same_format(const Store& src, const Store& dst) const {
+    return src.format() == dst.format();
+  }
 
   // Names and labels of each dimension of a source node.
   struct DimLabels {
@@ -129,8 +133,10 @@ class Converter {
                   const std::string& dst_node, Progress& progress);
 
   // metadata.cpp: attributes, dimension names and labels, multiscales
-  json with_multiscales(const Store& src, const std::string& node, const json& attributes, const Store& dst);
-  std::vector<DimLabels> source_dims(const Store& src, const std::string& node, const NodeInfo& info) const;
+  json with_multiscales(const Store& src, const std::string& node, const json& attributes,
+                        const Store& dst);
+  std::vector<DimLabels> source_dims(const Store& src, const std::string& node,
+                                     const NodeInfo& info) const;
   json dims_json(const std::vector<DimLabels>& dims) const;
   json attributes_for(const NodeInfo& info, const std::string& node = "") const;
   void write_labels(Store& dst, const std::string& dst_node, const std::vector<DimLabels>& dims,
@@ -167,7 +173,8 @@ class Converter {
                const std::string& label);
 
   // strings.cpp: string arrays
-  void copy_strings(const Store& src, const std::string& src_node, Store& dst, const std::string& dst_node);
+  void copy_strings(const Store& src, const std::string& src_node, Store& dst,
+                    const std::string& dst_node);
   void add_layout(json& desc, const Store& src, const Store& dst, const NodeInfo& info) const;
 
   // records.cpp: record sets
@@ -179,7 +186,8 @@ class Converter {
   const std::string codec_id_;
   uint64_t nodes_ = 0;
   json multiscales_ = json::object();  // the destination's declared convention (set_multiscales)
-  std::map<std::string, json> level_attributes_;  // source node -> n5-viewer keys to add (with_multiscales)
+  std::map<std::string, json>
+      level_attributes_;  // source node -> n5-viewer keys to add (with_multiscales)
 };
 
 }  // namespace stowage::copying

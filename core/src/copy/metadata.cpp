@@ -11,14 +11,16 @@ namespace stowage::copying {
 // n5-viewer's keys, n5-viewer's keys from OME-NGFF (ome_zarr.hpp).
 // The source's own keys stay (the metadata rule: nothing dropped unasked);
 // the datasets' n5-viewer keys are added when they are copied.
-json Converter::with_multiscales(const Store& src, const std::string& node, const json& attributes, const Store& dst) {
+json Converter::with_multiscales(const Store& src, const std::string& node, const json& attributes,
+                                 const Store& dst) {
   if (same_format(src, dst) || !attributes.is_object()) return attributes;
   const std::string where = node.empty() ? std::string("the root group") : node;
   const std::string convention = multiscales_.value("convention", "");
   const std::string ngff = multiscales_.value("version", "0.4");
   std::string why;
   json out = attributes;
-  if (convention == "ome-ngff" && !attributes.contains("multiscales") && !attributes.contains("ome")) {
+  if (convention == "ome-ngff" && !attributes.contains("multiscales") &&
+      !attributes.contains("ome")) {
     std::vector<ome::Level> levels;
     for (const std::string& child : src.list(node)) {
       const NodeInfo level = src.describe(join(node, child));
@@ -35,15 +37,19 @@ json Converter::with_multiscales(const Store& src, const std::string& node, cons
   } else if (convention == "n5-viewer") {
     if (auto viewer = ome::n5_viewer_from_multiscales(attributes, &why)) {
       for (const auto& [key, value] : viewer->group.items()) out[key] = value;
-      for (const auto& [path, extra] : viewer->datasets) level_attributes_[join(node, path)] = extra;
-      notes.push_back(where + ": wrote n5-viewer's scales, resolution and downsamplingFactors for its OME-NGFF multiscales");
+      for (const auto& [path, extra] : viewer->datasets)
+        level_attributes_[join(node, path)] = extra;
+      notes.push_back(
+          where +
+          ": wrote n5-viewer's scales, resolution and downsamplingFactors for its OME-NGFF multiscales");
     }
   }
   if (!why.empty()) notes.push_back(where + ": no multiscale metadata written: " + why);
   return out;
 }
 
-std::vector<Converter::DimLabels> Converter::source_dims(const Store& src, const std::string& node, const NodeInfo& info) const {
+std::vector<Converter::DimLabels> Converter::source_dims(const Store& src, const std::string& node,
+                                                         const NodeInfo& info) const {
   std::vector<DimLabels> dims(info.shape.size());
   for (size_t d = 0; d < dims.size() && d < info.dims.size(); ++d) {
     dims[d].name = info.dims[d].name;
@@ -88,8 +94,9 @@ json Converter::attributes_for(const NodeInfo& info, const std::string& node) co
 
 // After create: write labels where the destination keeps them; elsewhere
 // keep them in the node's attributes so they survive a round trip.
-void Converter::write_labels(Store& dst, const std::string& dst_node, const std::vector<DimLabels>& dims,
-                  const std::vector<uint64_t>& shape) {
+void Converter::write_labels(Store& dst, const std::string& dst_node,
+                             const std::vector<DimLabels>& dims,
+                             const std::vector<uint64_t>& shape) {
   NodeInfo created = dst.describe(dst_node);
   json in_attributes = json::array();
   bool any_in_attributes = false;
@@ -102,7 +109,8 @@ void Converter::write_labels(Store& dst, const std::string& dst_node, const std:
         for (uint64_t i = 0; i < shape[d]; ++i) labels.push_back(std::to_string(i));
         notes.push_back(dst_node.empty() ? "" : dst_node + ": ");
         notes.back() += "dimension " + std::to_string(d) + " ('" + dims[d].name +
-                        "') has no labels in the source; wrote the indices 0.." + std::to_string(shape[d] - 1);
+                        "') has no labels in the source; wrote the indices 0.." +
+                        std::to_string(shape[d] - 1);
       }
       dst.write_strings(path, labels);
       in_attributes.push_back({{"name", dims[d].name}});
@@ -125,8 +133,8 @@ void Converter::write_labels(Store& dst, const std::string& dst_node, const std:
     const std::string where = dst_node.empty() ? std::string("the array") : dst_node;
     if (!opts_.drop_metadata)
       throw Error(ErrorCode::invalid_argument,
-                  dst.path() + ": format " + dst.format() + " has no place for the labels of " + where +
-                      "; pass --drop-metadata to convert without them",
+                  dst.path() + ": format " + dst.format() + " has no place for the labels of " +
+                      where + "; pass --drop-metadata to convert without them",
                   dst.path());
     notes.push_back(where + ": dropped its labels, which " + dst.format() + " cannot keep");
   }

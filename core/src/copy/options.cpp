@@ -14,7 +14,8 @@ json parse_compression_spec(const std::string& spec) {
   if (spec.front() == '{') {
     json j = json::parse(spec, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("type"))
-      throw Error(ErrorCode::invalid_argument, "--compression: not a JSON object with a \"type\": " + spec);
+      throw Error(ErrorCode::invalid_argument,
+                  "--compression: not a JSON object with a \"type\": " + spec);
     return j;
   }
   size_t colon = spec.find(':');
@@ -25,7 +26,8 @@ json parse_compression_spec(const std::string& spec) {
   while (std::getline(ss, kv, ',')) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw Error(ErrorCode::invalid_argument, "--compression: expected key=value, got '" + kv + "'");
+      throw Error(ErrorCode::invalid_argument,
+                  "--compression: expected key=value, got '" + kv + "'");
     std::string value = kv.substr(eq + 1);
     json v = json::parse(value, nullptr, false);
     j[kv.substr(0, eq)] = v.is_discarded() ? json(value) : v;
@@ -38,7 +40,8 @@ std::vector<uint64_t> parse_positive_list(const std::string& text, const char* w
   std::stringstream ss(text);
   std::string item;
   auto refuse = [&] {
-    throw Error(ErrorCode::invalid_argument, std::string(what) + ": '" + text + "' is not a list of positive integers");
+    throw Error(ErrorCode::invalid_argument,
+                std::string(what) + ": '" + text + "' is not a list of positive integers");
   };
   while (std::getline(ss, item, ',')) {
     // Digits only: strtoull alone takes "-1" as 18446744073709551615.
@@ -57,7 +60,8 @@ std::vector<std::string> parse_name_list(const std::string& text) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) out.push_back(item);
-  if (!text.empty() && text.back() == ',') out.emplace_back();  // "gene," names an empty second axis
+  if (!text.empty() && text.back() == ',')
+    out.emplace_back();  // "gene," names an empty second axis
   return out;
 }
 
@@ -65,13 +69,15 @@ CastOverflow parse_cast_overflow(const std::string& name) {
   if (name == "error") return CastOverflow::error;
   if (name == "clip") return CastOverflow::clip;
   if (name == "wrap") return CastOverflow::wrap;
-  throw Error(ErrorCode::invalid_argument, "cast overflow must be error, clip or wrap, not '" + name + "'");
+  throw Error(ErrorCode::invalid_argument,
+              "cast overflow must be error, clip or wrap, not '" + name + "'");
 }
 
 void set_part(CopyOptions& options, uint64_t index, uint64_t count) {
   if (count == 0 || index >= count)
-    throw Error(ErrorCode::invalid_argument, "a part is I of N with 0 <= I < N, not " + std::to_string(index) +
-                                                 " of " + std::to_string(count));
+    throw Error(ErrorCode::invalid_argument, "a part is I of N with 0 <= I < N, not " +
+                                                 std::to_string(index) + " of " +
+                                                 std::to_string(count));
   options.part_index = index;
   options.part_count = count;
 }
@@ -80,7 +86,8 @@ void parse_part_spec(const std::string& spec, CopyOptions& options) {
   unsigned long long i = 0, n = 0;
   char tail = 0;
   if (std::sscanf(spec.c_str(), "%llu/%llu%c", &i, &n, &tail) != 2)
-    throw Error(ErrorCode::invalid_argument, "--part takes I/N with 0 <= I < N, got '" + spec + "'");
+    throw Error(ErrorCode::invalid_argument,
+                "--part takes I/N with 0 <= I < N, got '" + spec + "'");
   set_part(options, i, n);
 }
 

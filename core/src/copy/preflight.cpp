@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 Place place_of(const std::string& path, const std::string& node) {
   std::error_code ec;
   Place p;
-  if (storage_scheme(path) != "file")  // a URL is its own place, not a path below the working directory
+  if (storage_scheme(path) !=
+      "file")  // a URL is its own place, not a path below the working directory
     p.path = fs::path(path).lexically_normal();
   else if (fs::path real = fs::weakly_canonical(fs::absolute(path), ec); !ec)
     p.path = real;
@@ -42,9 +43,11 @@ bool within(const Seq& inner, const Seq& outer) {
 // lies inside it (the copy would read what it writes: t.n5 -> t.n5::copy
 // recursed without end), or holds it (replacing the destination would delete
 // the source).
-void refuse_overlap(const std::string& source, const std::string& destination, const Place& src, const Place& dst) {
+void refuse_overlap(const std::string& source, const std::string& destination, const Place& src,
+                    const Place& dst) {
   auto refuse = [&](const std::string& why) {
-    throw Error(ErrorCode::invalid_argument, "'" + source + "' -> '" + destination + "': " + why + "; nothing was written");
+    throw Error(ErrorCode::invalid_argument,
+                "'" + source + "' -> '" + destination + "': " + why + "; nothing was written");
   };
   const bool same_container = src.path == dst.path;
   if (same_container && src.node == dst.node) refuse("the source and the destination are the same");
@@ -57,12 +60,14 @@ void refuse_overlap(const std::string& source, const std::string& destination, c
 // --overwrite replaces a dataset of the destination's format, never anything
 // else that happens to have its name (a directory of notes, another format's
 // files).
-void refuse_replacing_other(const std::string& dst_path, const std::string& to, Registry& registry) {
+void refuse_replacing_other(const std::string& dst_path, const std::string& to,
+                            Registry& registry) {
   for (const auto& [id, score] : registry.identify(dst_path))
     if (id == to && score > 0) return;
   throw Error(ErrorCode::invalid_argument,
-              dst_path + " exists and is not a dataset of format " + to + "; --overwrite replaces only a dataset of the "
-              "destination's format, so remove or rename it yourself if it is to go");
+              dst_path + " exists and is not a dataset of format " + to +
+                  "; --overwrite replaces only a dataset of the "
+                  "destination's format, so remove or rename it yourself if it is to go");
 }
 
 // ---- what the user asked for, checked before any byte is written ---------------------------
@@ -79,7 +84,8 @@ std::string ids_with(Registry& registry, uint64_t cap) {
 std::string ids_of(Registry& registry, const char* kind) {
   std::string list;
   for (const PluginInfo& p : registry.plugins())
-    if (p.kind == kind && p.state != PluginState::shadowed) list += (list.empty() ? "" : ", ") + p.id;
+    if (p.kind == kind && p.state != PluginState::shadowed)
+      list += (list.empty() ? "" : ", ") + p.id;
   return list.empty() ? "none found on the plugin path" : list;
 }
 
@@ -87,7 +93,8 @@ std::string ids_of(Registry& registry, const char* kind) {
 void require_format(Registry& registry, const std::string& id, const char* role) {
   if (!id.empty() && !registry.find("format", id))
     throw Error(ErrorCode::invalid_argument,
-                std::string(role) + " format '" + id + "' is not known; the formats: " + ids_of(registry, "format"));
+                std::string(role) + " format '" + id +
+                    "' is not known; the formats: " + ids_of(registry, "format"));
 }
 
 // The codec asked for must exist, take every parameter given (a misspelt
@@ -100,9 +107,11 @@ std::string require_codec(Registry& registry, const json& compression) {
     codec = registry.codec(compression);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::not_found)
-      throw Error(ErrorCode::invalid_argument, "compression '" + compression.value("type", "") +
-                                                   "' is not known; the codecs: " + ids_of(registry, "codec"));
-    throw Error(ErrorCode::invalid_argument, std::string("compression ") + compression.dump() + ": " + e.what());
+      throw Error(ErrorCode::invalid_argument,
+                  "compression '" + compression.value("type", "") +
+                      "' is not known; the codecs: " + ids_of(registry, "codec"));
+    throw Error(ErrorCode::invalid_argument,
+                std::string("compression ") + compression.dump() + ": " + e.what());
   }
   std::optional<PluginInfo> info = registry.find("codec", codec.id());
   json schema = json::parse(info ? info->params_schema : "{}", nullptr, false);
@@ -110,9 +119,9 @@ std::string require_codec(Registry& registry, const json& compression) {
     if (key == "type" || (schema.is_object() && schema.contains(key))) continue;
     std::string known;
     for (const auto& [name, spec] : schema.items()) known += (known.empty() ? "" : ", ") + name;
-    throw Error(ErrorCode::invalid_argument, "compression " + compression.dump() + ": " + codec.id() +
-                                                 " has no parameter '" + key + "'; its parameters: " +
-                                                 (known.empty() ? "none" : known));
+    throw Error(ErrorCode::invalid_argument,
+                "compression " + compression.dump() + ": " + codec.id() + " has no parameter '" +
+                    key + "'; its parameters: " + (known.empty() ? "none" : known));
   }
   return codec.id();
 }
@@ -120,10 +129,13 @@ std::string require_codec(Registry& registry, const json& compression) {
 // Dimension names must be given and distinct (Daf and datg key labels by them).
 void require_axes(const std::vector<std::string>& axes) {
   for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i].empty()) throw Error(ErrorCode::invalid_argument, "--axes: name " + std::to_string(i + 1) + " is empty");
+    if (axes[i].empty())
+      throw Error(ErrorCode::invalid_argument,
+                  "--axes: name " + std::to_string(i + 1) + " is empty");
     for (size_t j = 0; j < i; ++j)
       if (axes[j] == axes[i])
-        throw Error(ErrorCode::invalid_argument, "--axes: '" + axes[i] + "' names two dimensions; each needs its own name");
+        throw Error(ErrorCode::invalid_argument,
+                    "--axes: '" + axes[i] + "' names two dimensions; each needs its own name");
   }
 }
 
@@ -140,15 +152,19 @@ std::string takes_text(const json& spec) {
   if (spec.contains("enum") && spec["enum"].is_array())
     for (const json& v : spec["enum"]) values.push_back(v.dump());
   const std::string type = spec.value("type", "");
-  const bool bounded = spec.contains("min") && spec.contains("max") && spec["min"].is_number_integer() &&
-                       spec["max"].is_number_integer();
-  if (values.empty() && type == "integer" && bounded && spec["max"].get<int64_t>() - spec["min"].get<int64_t>() < 4)
-    for (int64_t v = spec["min"]; v <= spec["max"].get<int64_t>(); ++v) values.push_back(std::to_string(v));
+  const bool bounded = spec.contains("min") && spec.contains("max") &&
+                       spec["min"].is_number_integer() && spec["max"].is_number_integer();
+  if (values.empty() && type == "integer" && bounded &&
+      spec["max"].get<int64_t>() - spec["min"].get<int64_t>() < 4)
+    for (int64_t v = spec["min"]; v <= spec["max"].get<int64_t>(); ++v)
+      values.push_back(std::to_string(v));
   if (!values.empty()) return either(values);
   if (type == "boolean") return "true or false";
-  if (type == "integer" && bounded) return "an integer from " + spec["min"].dump() + " to " + spec["max"].dump();
+  if (type == "integer" && bounded)
+    return "an integer from " + spec["min"].dump() + " to " + spec["max"].dump();
   if (type == "integer" && spec.contains("min")) return "an integer from " + spec["min"].dump();
-  return (type == "integer" || type == "array" ? "an " : "a ") + (type.empty() ? std::string("value") : type);
+  return (type == "integer" || type == "array" ? "an " : "a ") +
+         (type.empty() ? std::string("value") : type);
 }
 
 // "zarr_version (2 or 3, default 3), consolidated (true or false)".
@@ -156,7 +172,8 @@ std::string options_text(const json& schema) {
   std::string text;
   for (const auto& [key, spec] : schema.items()) {
     text += (text.empty() ? "" : ", ") + key + " (" + takes_text(spec);
-    if (spec.contains("default") && !spec["default"].is_null()) text += ", default " + spec["default"].dump();
+    if (spec.contains("default") && !spec["default"].is_null())
+      text += ", default " + spec["default"].dump();
     text += ")";
   }
   return text.empty() ? "none" : text;
@@ -175,8 +192,12 @@ bool takes(const json& spec, const json& value) {
   if (spec.contains("enum") && spec["enum"].is_array() &&
       std::find(spec["enum"].begin(), spec["enum"].end(), value) == spec["enum"].end())
     return false;
-  if (type == "integer" && spec.contains("min") && value.get<int64_t>() < spec["min"].get<int64_t>()) return false;
-  if (type == "integer" && spec.contains("max") && value.get<int64_t>() > spec["max"].get<int64_t>()) return false;
+  if (type == "integer" && spec.contains("min") &&
+      value.get<int64_t>() < spec["min"].get<int64_t>())
+    return false;
+  if (type == "integer" && spec.contains("max") &&
+      value.get<int64_t>() > spec["max"].get<int64_t>())
+    return false;
   return true;
 }
 
@@ -186,26 +207,33 @@ bool takes(const json& spec, const json& value) {
 // store gets the defaults of the options that set what it is made as
 // ("on_create"), so the summary says what was written. --shards needs a
 // format that declares STOWAGE_CAP_SHARDS.
-json destination_options(const CopyOptions& options, const std::string& to, bool new_store, Registry& registry) {
+json destination_options(const CopyOptions& options, const std::string& to, bool new_store,
+                         Registry& registry) {
   json open = options.open_options.is_null() ? json::object() : options.open_options;
-  if (!open.is_object()) throw Error(ErrorCode::invalid_argument, "the open options must be a JSON object, not " + open.dump());
+  if (!open.is_object())
+    throw Error(ErrorCode::invalid_argument,
+                "the open options must be a JSON object, not " + open.dump());
   const stowage_plugin* format = registry.load("format", to, "");
   json schema = json::parse(format->params_schema ? format->params_schema : "{}", nullptr, false);
   if (!schema.is_object()) schema = json::object();
   for (const auto& [key, value] : open.items()) {
     if (!schema.contains(key))
-      throw Error(ErrorCode::invalid_argument, "open option '" + key + "': format " + to +
-                                                   " has no such option; its open options: " + options_text(schema));
+      throw Error(ErrorCode::invalid_argument,
+                  "open option '" + key + "': format " + to +
+                      " has no such option; its open options: " + options_text(schema));
     if (!takes(schema[key], value))
-      throw Error(ErrorCode::invalid_argument, "open option " + key + "=" + value.dump() + ": format " + to +
-                                                   " takes " + takes_text(schema[key]) + " for " + key);
+      throw Error(ErrorCode::invalid_argument, "open option " + key + "=" + value.dump() +
+                                                   ": format " + to + " takes " +
+                                                   takes_text(schema[key]) + " for " + key);
   }
   if (new_store)
     for (const auto& [key, spec] : schema.items())
-      if (spec.value("on_create", false) && !open.contains(key) && spec.contains("default")) open[key] = spec["default"];
+      if (spec.value("on_create", false) && !open.contains(key) && spec.contains("default"))
+        open[key] = spec["default"];
   if (!options.shards.empty() && !(format->capabilities & STOWAGE_CAP_SHARDS))
-    throw Error(ErrorCode::invalid_argument, "--shards: format " + to + " writes no shards; the formats that do: " +
-                                                 ids_with(registry, STOWAGE_CAP_SHARDS) + " (leave out --shards or give --to)");
+    throw Error(ErrorCode::invalid_argument,
+                "--shards: format " + to + " writes no shards; the formats that do: " +
+                    ids_with(registry, STOWAGE_CAP_SHARDS) + " (leave out --shards or give --to)");
   return open;
 }
 

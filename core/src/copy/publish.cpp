@@ -13,7 +13,9 @@
 
 namespace stowage::copying {
 
-static bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+static bool process_alive(long pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
 
 static const std::string kTempPrefix = sdk::kStagingPrefix;
 
@@ -25,7 +27,8 @@ std::string staged_name(long pid, const std::string& name) {
   return head + name.substr(0, std::min(name.size(), 255 - std::min<size_t>(head.size(), 255)));
 }
 
-void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent, const std::string& name) {
+void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent,
+                             const std::string& name) {
   std::vector<std::string> entries;
   try {
     entries = storage.list(parent);
@@ -69,14 +72,16 @@ std::string reason_of(const std::string& message) {
 
 // "x.datg" is staged as "./x.datg": a file set's journal and files are then
 // named from the same directory.
-NewDestination::NewDestination(Registry& registry, const std::string& path, const std::string& format)
+NewDestination::NewDestination(Registry& registry, const std::string& path,
+                               const std::string& format)
     : typed_(detail::trimmed_location(path)),
       path_(typed_.find('/') == std::string::npos ? "./" + typed_ : typed_),
       storage_(detail::storage_of(registry, path_)) {
   const size_t slash = path_.rfind('/');
   parent_ = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
   std::vector<std::string> extensions;
-  if (std::optional<PluginInfo> info = registry.find("format", format)) extensions = info->extensions;
+  if (std::optional<PluginInfo> info = registry.find("format", format))
+    extensions = info->extensions;
   try {
     // A copy killed while publishing a file set left its journal: finish it first.
     detail::storage_call(path_, [&] { return storage_.recover(path_); });
@@ -87,10 +92,13 @@ NewDestination::NewDestination(Registry& registry, const std::string& path, cons
 }
 
 std::string NewDestination::in_user_words(std::string text) const {
-  text = sdk::without_temporaries(detail::without_temporary_names(staging_->in_user_words(std::move(text))));
+  text = sdk::without_temporaries(
+      detail::without_temporary_names(staging_->in_user_words(std::move(text))));
   if (path_ != typed_)
-    for (size_t at; (at = text.find(path_)) != std::string::npos;) text.replace(at, path_.size(), typed_);
-  const std::string twice = typed_ + ": " + typed_ + ": ";  // the store's path and its staged file's
+    for (size_t at; (at = text.find(path_)) != std::string::npos;)
+      text.replace(at, path_.size(), typed_);
+  const std::string twice =
+      typed_ + ": " + typed_ + ": ";  // the store's path and its staged file's
   for (size_t at; (at = text.find(twice)) != std::string::npos;) text.erase(at, typed_.size() + 2);
   return text;
 }
@@ -106,7 +114,8 @@ uint64_t NewDestination::publish(bool overwrite) {
     for (std::string name : storage_.list(dir)) {
       if (!name.empty() && name.back() == '/') name.pop_back();
       if (!overwrite && storage_.exists(parent_ + name))
-        throw Error(ErrorCode::invalid_argument, in_user_words(parent_ + name) + " exists; use --overwrite");
+        throw Error(ErrorCode::invalid_argument,
+                    in_user_words(parent_ + name) + " exists; use --overwrite");
       bytes += stored_bytes(storage_, dir + "/" + name);
     }
   } catch (const sdk::Error& e) {
@@ -155,7 +164,8 @@ void NodeStaging::discard() noexcept {
 Error NodeStaging::in_user_words(const Error& e) const {
   auto rewrite = [&](std::string text) {
     text = sdk::without_temporaries(std::move(text));
-    for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;) text.replace(at, hidden_leaf_.size(), leaf_);
+    for (size_t at; (at = text.find(hidden_leaf_)) != std::string::npos;)
+      text.replace(at, hidden_leaf_.size(), leaf_);
     return text;
   };
   return Error(e.code(), rewrite(e.what()), rewrite(e.path()), e.plugin());

@@ -19,7 +19,8 @@ namespace stowage::copying {
 // ".stowage-convert.<pid>.<name>", cut to fit 255 bytes.
 std::string staged_name(long pid, const std::string& name);
 // Removes what copies killed while writing node `name` left in directory `parent`.
-void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent, const std::string& name);
+void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent,
+                             const std::string& name);
 
 // The bytes stored under `key`: a file's size, or a directory's files' sum.
 uint64_t stored_bytes(const sdk::Storage& storage, const std::string& key);

@@ -3,16 +3,18 @@
 
 namespace stowage::copying {
 
-void Converter::copy_records(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
-                  const std::string& dst_node, Progress& progress) {
+void Converter::copy_records(const Store& src, const std::string& src_node, const NodeInfo& info,
+                             Store& dst, const std::string& dst_node, Progress& progress) {
   ++nodes_;
   if (filling_part()) return;
-  json desc = {{"kind", "records"}, {"count", info.count}, {"attributes", attributes_for(info, src_node)}};
+  json desc = {
+      {"kind", "records"}, {"count", info.count}, {"attributes", attributes_for(info, src_node)}};
   if (same_format(src, dst) && info.raw.contains("shape")) desc["shape"] = info.raw["shape"];
   add_layout(desc, src, dst, info);
   if (!format_has(dst, STOWAGE_CAP_RECORDS))
     throw Error(ErrorCode::invalid_argument,
-                dst.path() + ": format " + dst.format() + " cannot hold a record set (" + spec_of(src, src_node) + ")",
+                dst.path() + ": format " + dst.format() + " cannot hold a record set (" +
+                    spec_of(src, src_node) + ")",
                 dst.path());
   create_node(dst, dst_node, desc, "a record set");
   Records in = src.records(src_node);

@@ -5,20 +5,22 @@
 
 namespace stowage::copying {
 
-void Converter::copy_sparse(const Store& src, const std::string& src_node, const NodeInfo& info, Store& dst,
-                 const std::string& dst_node, Progress& progress) {
+void Converter::copy_sparse(const Store& src, const std::string& src_node, const NodeInfo& info,
+                            Store& dst, const std::string& dst_node, Progress& progress) {
   ++nodes_;
   Sparse in = src.sparse(src_node);
   std::vector<DimLabels> dims = source_dims(src, src_node, info);
   json attrs = attributes_for(info, src_node);
   if (!format_has(dst, STOWAGE_CAP_SPARSE)) {
-    notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() + " has no sparse storage; wrote it dense");
+    notes.push_back((src_node.empty() ? "the matrix" : src_node) + ": " + dst.format() +
+                    " has no sparse storage; wrote it dense");
     return densify(in, info, dims, attrs, dst, dst_node, progress, spec_of(src, src_node));
   }
   if (target_dtype(info.dtype) != info.dtype)
     throw Error(ErrorCode::unsupported, "--cast is not supported for sparse matrices");
-  json desc = {{"kind", "sparse"}, {"dtype", dtype_name(info.dtype)}, {"shape", info.shape},
-               {"layout", info.csr ? "csr" : "csc"}, {"attributes", attrs}, {"dims", dims_json(dims)}};
+  json desc = {{"kind", "sparse"},    {"dtype", dtype_name(info.dtype)},
+               {"shape", info.shape}, {"layout", info.csr ? "csr" : "csc"},
+               {"attributes", attrs}, {"dims", dims_json(dims)}};
   create_node(dst, dst_node, desc, std::string("a ") + dtype_name(info.dtype) + " sparse matrix",
               storage_for(src, dst, info));
   write_labels(dst, dst_node, dims, info.shape);
@@ -38,23 +40,26 @@ void Converter::copy_sparse(const Store& src, const std::string& src_node, const
 }
 
 void Converter::densify(const Sparse& in, const NodeInfo& info, const std::vector<DimLabels>& dims,
-             const json& attrs, Store& dst, const std::string& dst_node, Progress& progress,
-             const std::string& label) {
+                        const json& attrs, Store& dst, const std::string& dst_node,
+                        Progress& progress, const std::string& label) {
   DType to = target_dtype(info.dtype);
   uint64_t rows = info.shape[0], cols = info.shape[1];
-  std::vector<uint64_t> chunks = opts_.chunks.empty() ? std::vector<uint64_t>{std::min<uint64_t>(rows, 1024),
-                                                                        std::min<uint64_t>(cols, 1024)}
-                                                 : opts_.chunks;
-  json desc = {{"kind", "array"}, {"dtype", dtype_name(to)}, {"shape", info.shape},
-               {"chunks", chunks}, {"attributes", attrs}, {"dims", dims_json(dims)}};
+  std::vector<uint64_t> chunks =
+      opts_.chunks.empty()
+          ? std::vector<uint64_t>{std::min<uint64_t>(rows, 1024), std::min<uint64_t>(cols, 1024)}
+          : opts_.chunks;
+  json desc = {{"kind", "array"},  {"dtype", dtype_name(to)}, {"shape", info.shape},
+               {"chunks", chunks}, {"attributes", attrs},     {"dims", dims_json(dims)}};
   if (!opts_.compression.is_null()) desc["codec"] = opts_.compression;
   create_node(dst, dst_node, desc, std::string("a dense ") + dtype_name(to) + " matrix");
   write_labels(dst, dst_node, dims, info.shape);
   Array out = dst.array(dst_node);
   size_t in_size = dtype_size(info.dtype), out_size = dtype_size(to);
   // Bands of about 8 MiB, for the same reason as copy_tiles.
-  uint64_t band = std::max<uint64_t>(1, std::min<uint64_t>(rows, (8ull << 20) / std::max<uint64_t>(cols * in_size, 1)));
-  band = std::max<uint64_t>(out.info().chunks[0], band / out.info().chunks[0] * out.info().chunks[0]);
+  uint64_t band = std::max<uint64_t>(
+      1, std::min<uint64_t>(rows, (8ull << 20) / std::max<uint64_t>(cols * in_size, 1)));
+  band =
+      std::max<uint64_t>(out.info().chunks[0], band / out.info().chunks[0] * out.info().chunks[0]);
   std::vector<char> buffer, converted;
   for (uint64_t r = 0; r < rows; r += band) {
     progress.check_cancel();

@@ -38,7 +38,12 @@ FrameHeader parse_header(const uint8_t* in, size_t n) {
   if (n < BLOSC_MIN_HEADER_LENGTH)
     corrupt("blosc: truncated frame: " + std::to_string(n) + " bytes, the header alone is " +
             std::to_string(BLOSC_MIN_HEADER_LENGTH));
-  return {in[0], in[1], in[2], in[3], load_le<uint32_t>(in + 4), load_le<uint32_t>(in + 8),
+  return {in[0],
+          in[1],
+          in[2],
+          in[3],
+          load_le<uint32_t>(in + 4),
+          load_le<uint32_t>(in + 8),
           load_le<uint32_t>(in + 12)};
 }
 
@@ -82,9 +87,9 @@ class BloscCodec {
     stowage::sdk::CodecConfig cfg(config_json, "blosc", params());
     cname_ = cfg.choice("cname");
     if (blosc_compname_to_compcode(cname_.c_str()) < 0)
-      stowage::sdk::unsupported("blosc: \"cname\" \"" + cname_ +
-                                "\" is not built into this c-blosc; it has: " +
-                                blosc_list_compressors());
+      stowage::sdk::unsupported(
+          "blosc: \"cname\" \"" + cname_ +
+          "\" is not built into this c-blosc; it has: " + blosc_list_compressors());
     clevel_ = static_cast<int>(cfg.integer("clevel"));
     shuffle_ = static_cast<int>(cfg.integer("shuffle"));
     blocksize_ = static_cast<size_t>(cfg.integer("blocksize"));
@@ -107,8 +112,8 @@ class BloscCodec {
       stowage::sdk::invalid("blosc: the output buffer (" + std::to_string(capacity) +
                             " bytes) is smaller than bound() for this input");
     if (r < 0)
-      stowage::sdk::fail(STOWAGE_INTERNAL, "blosc: compression failed (c-blosc error " +
-                                               std::to_string(r) + ")");
+      stowage::sdk::fail(STOWAGE_INTERNAL,
+                         "blosc: compression failed (c-blosc error " + std::to_string(r) + ")");
     return static_cast<size_t>(r);
   }
 
@@ -141,6 +146,6 @@ class BloscCodec {
 
 }  // namespace
 
-STOWAGE_DEFINE_CODEC_PLUGIN(
-    BloscCodec, "blosc", "1.0.0", "N5 blosc (n5-blosc): one c-blosc 1.x frame",
-    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
+STOWAGE_DEFINE_CODEC_PLUGIN(BloscCodec, "blosc", "1.0.0",
+                            "N5 blosc (n5-blosc): one c-blosc 1.x frame",
+                            STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)

@@ -123,8 +123,10 @@ class Bzip2 {
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
     const char* begin = static_cast<const char*>(in);
     if (!is_stream_magic(begin, n))
-      corrupt(n == 0 ? "bzip2 decode: the payload is empty"
-                     : "bzip2 decode: the payload does not start with a bzip2 header (\"BZh1\"..\"BZh9\")");
+      corrupt(
+          n == 0
+              ? "bzip2 decode: the payload is empty"
+              : "bzip2 decode: the payload does not start with a bzip2 header (\"BZh1\"..\"BZh9\")");
     const char* in_end = begin + n;
     char* out_end = static_cast<char*>(out) + capacity;
     const char* next_in = begin;
@@ -176,8 +178,8 @@ class Bzip2 {
                            "bzip2 decode: BZ2_bzDecompress failed with code " + std::to_string(rc));
       // BZ_OK with all input consumed and nothing more to give: the stream is cut short.
       if (!progress && s->next_in == in_end)
-        corrupt("bzip2 decode: the payload is truncated (" +
-                std::to_string(in_end - next_in) + " bytes end before the bzip2 stream does)");
+        corrupt("bzip2 decode: the payload is truncated (" + std::to_string(in_end - next_in) +
+                " bytes end before the bzip2 stream does)");
     }
     next_in = s->next_in;
     next_out = s->next_out;

@@ -18,7 +18,8 @@
 #include <zlib.h>
 #ifdef STOWAGE_GZIP_LIBDEFLATE
 #include <libdeflate.h>
-#define STOWAGE_PLUGIN_BUILD_EXTRA ", zlib " ZLIB_VERSION " (encode), libdeflate " LIBDEFLATE_VERSION_STRING " (decode)"
+#define STOWAGE_PLUGIN_BUILD_EXTRA \
+  ", zlib " ZLIB_VERSION " (encode), libdeflate " LIBDEFLATE_VERSION_STRING " (decode)"
 #else
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", zlib " ZLIB_VERSION
 #endif
@@ -79,15 +80,18 @@ class Deflater {
  private:
   static void check(int rc, const char* what) {
     if (rc == Z_MEM_ERROR) throw std::bad_alloc();
-    if (rc != Z_OK) stowage::sdk::fail(STOWAGE_INTERNAL, std::string("gzip: zlib ") + what +
-                                                              " failed with code " + std::to_string(rc));
+    if (rc != Z_OK)
+      stowage::sdk::fail(STOWAGE_INTERNAL, std::string("gzip: zlib ") + what +
+                                               " failed with code " + std::to_string(rc));
   }
   z_stream z_{};
   bool ready_ = false, zlib_ = false;
   int level_ = 0;
 };
 
-bool is_gzip_magic(const Bytef* p, size_t left) { return left >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+bool is_gzip_magic(const Bytef* p, size_t left) {
+  return left >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
 
 // RFC 1950: CM 8 (deflate), window <= 32K, and the 16-bit header is a multiple of 31.
 bool is_zlib_header(const Bytef* p, size_t left) {
@@ -129,10 +133,10 @@ class Inflater {
       if (pos > 0) require_next_member(gzip, in + pos, n - pos);
       size_t used = 0, produced = 0;
       libdeflate_result rc =
-          gzip ? libdeflate_gzip_decompress_ex(d_, in + pos, n - pos, out + written, capacity - written,
-                                               &used, &produced)
-               : libdeflate_zlib_decompress_ex(d_, in + pos, n - pos, out + written, capacity - written,
-                                               &used, &produced);
+          gzip ? libdeflate_gzip_decompress_ex(d_, in + pos, n - pos, out + written,
+                                               capacity - written, &used, &produced)
+               : libdeflate_zlib_decompress_ex(d_, in + pos, n - pos, out + written,
+                                               capacity - written, &used, &produced);
       if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) fail_oversized(capacity);
       if (rc != LIBDEFLATE_SUCCESS)
         corrupt(std::string("gzip decode: corrupt or truncated ") + wrapper_name(gzip) + " data (" +
@@ -175,8 +179,8 @@ class Inflater {
       }
       if (rc == Z_OK) continue;
       if (rc == Z_BUF_ERROR && z_.next_in == in_end)
-        corrupt("gzip decode: the payload is truncated (" + std::to_string(n) + " bytes end before the " +
-                wrapper_name(gzip) + " stream does)");
+        corrupt("gzip decode: the payload is truncated (" + std::to_string(n) +
+                " bytes end before the " + wrapper_name(gzip) + " stream does)");
       if (rc == Z_NEED_DICT) corrupt("gzip decode: the zlib stream needs a preset dictionary");
       if (rc == Z_MEM_ERROR) throw std::bad_alloc();
       corrupt(std::string("gzip decode: corrupt ") + wrapper_name(gzip) + " data (" +
@@ -257,9 +261,10 @@ class Gzip {
       // Not finished with the output buffer full: it cannot hold the stream.
       if (z.next_out == out_end)
         stowage::sdk::invalid("gzip encode: the output buffer of " + std::to_string(capacity) +
-                                " bytes is too small (bound() gives the size that always fits)");
+                              " bytes is too small (bound() gives the size that always fits)");
       if (rc != Z_OK && rc != Z_BUF_ERROR)
-        stowage::sdk::fail(STOWAGE_INTERNAL, "gzip encode: deflate failed with code " + std::to_string(rc));
+        stowage::sdk::fail(STOWAGE_INTERNAL,
+                           "gzip encode: deflate failed with code " + std::to_string(rc));
     }
     return static_cast<size_t>(z.next_out - static_cast<Bytef*>(out));
   }
@@ -268,8 +273,9 @@ class Gzip {
     const Bytef* begin = static_cast<const Bytef*>(in);
     bool gzip = is_gzip_magic(begin, n);
     if (!gzip && !is_zlib_header(begin, n))
-      corrupt(n == 0 ? "gzip decode: the payload is empty"
-                     : "gzip decode: the payload starts with neither a gzip (1f 8b) nor a zlib header");
+      corrupt(
+          n == 0 ? "gzip decode: the payload is empty"
+                 : "gzip decode: the payload starts with neither a gzip (1f 8b) nor a zlib header");
     if (!cx.inflater) cx.inflater = std::make_unique<Inflater>();
     return cx.inflater->inflate(begin, n, static_cast<Bytef*>(out), capacity, gzip);
   }

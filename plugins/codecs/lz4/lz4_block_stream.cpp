@@ -63,8 +63,9 @@ size_t encode_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity, 
   // input. Limiting the output to n-1 bytes gives exactly that decision, and
   // liblz4's limited-output mode emits the same bytes as the unlimited one.
   int limit = static_cast<int>(std::min(room, n - 1));
-  int compressed = LZ4_compress_default(reinterpret_cast<const char*>(in),
-                                        reinterpret_cast<char*>(payload), static_cast<int>(n), limit);
+  int compressed =
+      LZ4_compress_default(reinterpret_cast<const char*>(in), reinterpret_cast<char*>(payload),
+                           static_cast<int>(n), limit);
   uint8_t method = kMethodLz4;
   if (compressed <= 0) {
     if (room < n) output_too_small(capacity);
@@ -167,8 +168,8 @@ size_t block_stream_decode(const uint8_t* in, size_t n, uint8_t* out, size_t cap
       corrupt("lz4: LZ4Block stream truncated: block needs " + std::to_string(h.compressed) +
               " payload bytes, " + std::to_string(n - payload) + " left" + at_offset(pos));
     if (capacity - written < static_cast<size_t>(h.original))
-      corrupt("lz4: LZ4Block stream decodes to more than the expected " +
-              std::to_string(capacity) + " bytes" + at_offset(pos));
+      corrupt("lz4: LZ4Block stream decodes to more than the expected " + std::to_string(capacity) +
+              " bytes" + at_offset(pos));
     decode_payload(h, in + payload, out + written, pos);
     pos = payload + static_cast<size_t>(h.compressed);
     written += static_cast<size_t>(h.original);

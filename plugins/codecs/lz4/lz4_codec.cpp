@@ -18,9 +18,10 @@
 // The library versions in build_info (must precede plugin.hpp).
 #define STOWAGE_LZ4_STR2(x) #x
 #define STOWAGE_LZ4_STR(x) STOWAGE_LZ4_STR2(x)
-#define STOWAGE_PLUGIN_BUILD_EXTRA                                                  \
-  ", liblz4 " LZ4_VERSION_STRING ", libxxhash " STOWAGE_LZ4_STR(XXH_VERSION_MAJOR) "." \
-      STOWAGE_LZ4_STR(XXH_VERSION_MINOR) "." STOWAGE_LZ4_STR(XXH_VERSION_RELEASE)
+#define STOWAGE_PLUGIN_BUILD_EXTRA                                       \
+  ", liblz4 " LZ4_VERSION_STRING                                         \
+  ", libxxhash " STOWAGE_LZ4_STR(XXH_VERSION_MAJOR) "." STOWAGE_LZ4_STR( \
+      XXH_VERSION_MINOR) "." STOWAGE_LZ4_STR(XXH_VERSION_RELEASE)
 
 #include "lz4_block_stream.hpp"
 #include "lz4_frame.hpp"
@@ -54,31 +55,35 @@ bool try_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capac
 
 // numcodecs' LZ4 written the way numcodecs writes it: the size, then
 // LZ4_compress_fast at the given acceleration (the same call numcodecs makes).
-size_t encode_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity, int acceleration) {
+size_t encode_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity,
+                              int acceleration) {
   if (n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
-    stowage::sdk::invalid("lz4: numcodecs' framing holds at most " + std::to_string(LZ4_MAX_INPUT_SIZE) +
-                          " bytes, got " + std::to_string(n));
-  if (capacity < 4) stowage::sdk::invalid("lz4: the output buffer is smaller than bound() for this input");
+    stowage::sdk::invalid("lz4: numcodecs' framing holds at most " +
+                          std::to_string(LZ4_MAX_INPUT_SIZE) + " bytes, got " + std::to_string(n));
+  if (capacity < 4)
+    stowage::sdk::invalid("lz4: the output buffer is smaller than bound() for this input");
   stowage::sdk::store_le<uint32_t>(out, static_cast<uint32_t>(n));
   int limit = static_cast<int>(std::min<size_t>(capacity - 4, INT32_MAX));
   int r = LZ4_compress_fast(reinterpret_cast<const char*>(in), reinterpret_cast<char*>(out + 4),
                             static_cast<int>(n), limit, acceleration);
-  if (r <= 0) stowage::sdk::invalid("lz4: the output buffer is smaller than bound() for this input");
+  if (r <= 0)
+    stowage::sdk::invalid("lz4: the output buffer is smaller than bound() for this input");
   return 4 + static_cast<size_t>(r);
 }
 
 // numcodecs' framing only: anything else is corrupt.
 size_t decode_numcodecs_block(const uint8_t* in, size_t n, uint8_t* out, size_t capacity) {
-  if (n < 4) corrupt("lz4: " + std::to_string(n) + " bytes are too few for numcodecs' 4-byte size prefix");
+  if (n < 4)
+    corrupt("lz4: " + std::to_string(n) + " bytes are too few for numcodecs' 4-byte size prefix");
   const uint32_t size = stowage::sdk::load_le<uint32_t>(in);
   if (size > capacity)
-    corrupt("lz4: the size prefix says " + std::to_string(size) + " bytes, more than the expected " +
-            std::to_string(capacity));
+    corrupt("lz4: the size prefix says " + std::to_string(size) +
+            " bytes, more than the expected " + std::to_string(capacity));
   size_t written = 0;
   if (size == 0) return 0;
   if (!try_numcodecs_block(in, n, out, capacity, &written))
-    corrupt("lz4: the LZ4 block after numcodecs' size prefix does not decode to its " + std::to_string(size) +
-            " bytes");
+    corrupt("lz4: the LZ4 block after numcodecs' size prefix does not decode to its " +
+            std::to_string(size) + " bytes");
   return written;
 }
 
@@ -92,8 +97,8 @@ size_t decode_bare_block(const uint8_t* in, size_t n, uint8_t* out, size_t capac
   if (got < 0)
     corrupt("lz4: the " + std::to_string(n) +
             " bytes are in no known lz4 framing (not an LZ4Block stream, not an LZ4 frame, not a "
-            "size-prefixed block for " + std::to_string(capacity) +
-            " bytes, not a bare LZ4 block that decodes within them)");
+            "size-prefixed block for " +
+            std::to_string(capacity) + " bytes, not a bare LZ4 block that decodes within them)");
   return static_cast<size_t>(got);
 }
 
@@ -145,7 +150,9 @@ class Lz4Codec {
   std::string canonical_config() const { return canonical_; }
 
   uint64_t bound(uint64_t n) const {
-    if (numcodecs_) return n > uint64_t(LZ4_MAX_INPUT_SIZE) ? UINT64_MAX : 4 + uint64_t(LZ4_compressBound(int(n)));
+    if (numcodecs_)
+      return n > uint64_t(LZ4_MAX_INPUT_SIZE) ? UINT64_MAX
+                                              : 4 + uint64_t(LZ4_compressBound(int(n)));
     return frame_ ? frame_bound(n, frame_options_)
                   : block_stream_bound(n, std::max<uint32_t>(block_size_, kMinBlockSize));
   }
@@ -197,7 +204,8 @@ class Lz4Codec {
   // numcodecs' LZ4 (Zarr v2): its one parameter, LZ4_compress_fast's.
   void read_numcodecs_options(stowage::sdk::CodecConfig& cfg) {
     if (cfg.has("blockSize"))
-      stowage::sdk::invalid("lz4: \"blockSize\" belongs to the lz4block framing; numcodecs' has only \"acceleration\"");
+      stowage::sdk::invalid(
+          "lz4: \"blockSize\" belongs to the lz4block framing; numcodecs' has only \"acceleration\"");
     acceleration_ = static_cast<int>(cfg.integer("acceleration"));
   }
 

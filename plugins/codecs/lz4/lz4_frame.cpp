@@ -22,10 +22,10 @@ LZ4F_preferences_t preferences(const FrameOptions& o, size_t n) {
   p.frameInfo.blockSizeID = static_cast<LZ4F_blockSizeID_t>(o.block_size_id);
   // Independent blocks: what commons-compress writes, and what any reader takes.
   p.frameInfo.blockMode = LZ4F_blockIndependent;
-  p.frameInfo.contentChecksumFlag = o.content_checksum ? LZ4F_contentChecksumEnabled
-                                                       : LZ4F_noContentChecksum;
-  p.frameInfo.blockChecksumFlag = o.block_checksum ? LZ4F_blockChecksumEnabled
-                                                   : LZ4F_noBlockChecksum;
+  p.frameInfo.contentChecksumFlag =
+      o.content_checksum ? LZ4F_contentChecksumEnabled : LZ4F_noContentChecksum;
+  p.frameInfo.blockChecksumFlag =
+      o.block_checksum ? LZ4F_blockChecksumEnabled : LZ4F_noBlockChecksum;
   p.frameInfo.contentSize = o.content_size ? n : 0;
   p.frameInfo.dictID = 0;  // never: commons-compress (datg's reader) refuses it
   p.compressionLevel = o.level;
@@ -58,8 +58,9 @@ size_t frame_encode(const uint8_t* in, size_t n, uint8_t* out, size_t capacity,
   LZ4F_preferences_t p = preferences(options, n);
   size_t r = LZ4F_compressFrame(out, capacity, in, n, &p);
   if (LZ4F_isError(r))
-    stowage::sdk::invalid(std::string("lz4: LZ4 frame compression failed: ") + LZ4F_getErrorName(r) +
-                          " (output buffer " + std::to_string(capacity) + " bytes)");
+    stowage::sdk::invalid(std::string("lz4: LZ4 frame compression failed: ") +
+                          LZ4F_getErrorName(r) + " (output buffer " + std::to_string(capacity) +
+                          " bytes)");
   return r;
 }
 
@@ -93,7 +94,8 @@ size_t frame_decode(FrameDecoder& decoder, const uint8_t* in, size_t n, uint8_t*
               " bytes");
   }
   if (consumed != n)
-    corrupt("lz4: " + std::to_string(n - consumed) + " unexpected bytes after the LZ4 frame (which ends at byte " +
+    corrupt("lz4: " + std::to_string(n - consumed) +
+            " unexpected bytes after the LZ4 frame (which ends at byte " +
             std::to_string(consumed) + ")");
   return written;
 }

@@ -83,15 +83,17 @@ class Xz {
         stowage::sdk::invalid("xz encode: the output buffer of " + std::to_string(capacity) +
                               " bytes is too small (bound() gives the size that always fits)");
       if (rc != LZMA_OK)
-        stowage::sdk::fail(STOWAGE_INTERNAL, "xz encode: lzma_code failed with code " + std::to_string(rc));
+        stowage::sdk::fail(STOWAGE_INTERNAL,
+                           "xz encode: lzma_code failed with code " + std::to_string(rc));
     }
     return capacity - s.avail_out;
   }
 
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
     if (n < sizeof kXzMagic || std::memcmp(in, kXzMagic, sizeof kXzMagic) != 0)
-      corrupt(n == 0 ? "xz decode: the payload is empty"
-                     : "xz decode: the payload does not start with the xz magic (fd 37 7a 58 5a 00)");
+      corrupt(n == 0
+                  ? "xz decode: the payload is empty"
+                  : "xz decode: the payload does not start with the xz magic (fd 37 7a 58 5a 00)");
     Stream decoder;
     lzma_stream& s = decoder.s;
     check_setup(lzma_stream_decoder(&s, kDecoderMemoryAllowance + capacity, LZMA_CONCATENATED),
@@ -129,16 +131,22 @@ class Xz {
       case LZMA_BUF_ERROR:
         corrupt("xz decode: the payload is truncated (" + std::to_string(n) +
                 " bytes end before the xz stream does)");
-      case LZMA_DATA_ERROR: corrupt("xz decode: corrupt xz data");
-      case LZMA_FORMAT_ERROR: corrupt("xz decode: not an xz stream (bad stream header or trailing data)");
-      case LZMA_OPTIONS_ERROR: corrupt("xz decode: the xz stream uses unsupported or invalid options");
+      case LZMA_DATA_ERROR:
+        corrupt("xz decode: corrupt xz data");
+      case LZMA_FORMAT_ERROR:
+        corrupt("xz decode: not an xz stream (bad stream header or trailing data)");
+      case LZMA_OPTIONS_ERROR:
+        corrupt("xz decode: the xz stream uses unsupported or invalid options");
       case LZMA_MEMLIMIT_ERROR:
-        stowage::sdk::unsupported("xz decode: the xz stream's dictionary needs more memory than the " +
-                                  std::to_string(kDecoderMemoryAllowance >> 20) +
-                                  " MiB this codec allows beyond the decoded size");
-      case LZMA_MEM_ERROR: throw std::bad_alloc();
+        stowage::sdk::unsupported(
+            "xz decode: the xz stream's dictionary needs more memory than the " +
+            std::to_string(kDecoderMemoryAllowance >> 20) +
+            " MiB this codec allows beyond the decoded size");
+      case LZMA_MEM_ERROR:
+        throw std::bad_alloc();
       default:
-        stowage::sdk::fail(STOWAGE_INTERNAL, "xz decode: lzma_code failed with code " + std::to_string(rc));
+        stowage::sdk::fail(STOWAGE_INTERNAL,
+                           "xz decode: lzma_code failed with code " + std::to_string(rc));
     }
   }
 

@@ -94,10 +94,12 @@ class Zstd {
         corrupt("zstd decode: the payload decodes to more than the expected " +
                 std::to_string(capacity) + " bytes");
       case ZSTD_error_srcSize_wrong:
-        corrupt("zstd decode: the payload is truncated or has trailing data (" +
-                std::to_string(n) + " bytes do not end where the zstd frames do)");
-      case ZSTD_error_memory_allocation: throw std::bad_alloc();
-      default: corrupt(std::string("zstd decode: corrupt zstd data (") + ZSTD_getErrorName(rc) + ")");
+        corrupt("zstd decode: the payload is truncated or has trailing data (" + std::to_string(n) +
+                " bytes do not end where the zstd frames do)");
+      case ZSTD_error_memory_allocation:
+        throw std::bad_alloc();
+      default:
+        corrupt(std::string("zstd decode: corrupt zstd data (") + ZSTD_getErrorName(rc) + ")");
     }
   }
 

@@ -24,9 +24,12 @@ namespace {
 constexpr unsigned kPositions = 32;  // values per lane in a chunk
 
 // Width lists for building per-width dispatch tables (0..31; 32 is a memcpy).
-#define BP128_WIDTHS(X)                                                                       \
+// (clang-format lays this list out differently on each pass.)
+// clang-format off
+#define BP128_WIDTHS(X) \
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) \
-      X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+  X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+// clang-format on
 
 unsigned bit_width(uint32_t v) { return v == 0 ? 0 : 32 - unsigned(__builtin_clz(v)); }
 
@@ -43,10 +46,18 @@ uint32_t transform_scalar(Variant v, const uint32_t* in, uint32_t* t) {
   for (size_t k = 0; k < kChunkValues; ++k) {
     uint32_t prev = k == 0 ? in[0] : in[k - 1];
     switch (v) {
-      case Variant::vanilla: t[k] = in[k]; break;
-      case Variant::m1: t[k] = in[k] - 1; break;
-      case Variant::d1: t[k] = in[k] - prev; break;
-      case Variant::d1z: t[k] = zigzag(in[k] - prev); break;
+      case Variant::vanilla:
+        t[k] = in[k];
+        break;
+      case Variant::m1:
+        t[k] = in[k] - 1;
+        break;
+      case Variant::d1:
+        t[k] = in[k] - prev;
+        break;
+      case Variant::d1z:
+        t[k] = zigzag(in[k] - prev);
+        break;
     }
     any |= t[k];
   }
@@ -57,10 +68,17 @@ void untransform_scalar(Variant v, uint32_t start, uint32_t* t) {
   uint32_t sum = start;
   for (size_t k = 0; k < kChunkValues; ++k) {
     switch (v) {
-      case Variant::vanilla: break;
-      case Variant::m1: t[k] += 1; break;
-      case Variant::d1: t[k] = sum += t[k]; break;
-      case Variant::d1z: t[k] = sum += unzigzag(t[k]); break;
+      case Variant::vanilla:
+        break;
+      case Variant::m1:
+        t[k] += 1;
+        break;
+      case Variant::d1:
+        t[k] = sum += t[k];
+        break;
+      case Variant::d1z:
+        t[k] = sum += unzigzag(t[k]);
+        break;
     }
   }
 }
@@ -125,7 +143,12 @@ void decode_scalar_fixed(const uint32_t* in, uint32_t start, uint32_t* out) {
 #define BP128_SCALAR_ENTRY_m1(B) &decode_scalar_fixed<Variant::m1, B>,
 #define BP128_SCALAR_ENTRY_d1(B) &decode_scalar_fixed<Variant::d1, B>,
 #define BP128_SCALAR_ENTRY_d1z(B) &decode_scalar_fixed<Variant::d1z, B>,
-#define BP128_SCALAR_TABLE(V) {{BP128_WIDTHS(BP128_SCALAR_ENTRY_##V) &copy_chunk}}
+#define BP128_SCALAR_TABLE(V)                           \
+  {                                                     \
+    {                                                   \
+      BP128_WIDTHS(BP128_SCALAR_ENTRY_##V) & copy_chunk \
+    }                                                   \
+  }
 // Indexed by variant.
 const ChunkDecoders kScalarDecoders[4] = {BP128_SCALAR_TABLE(vanilla), BP128_SCALAR_TABLE(m1),
                                           BP128_SCALAR_TABLE(d1), BP128_SCALAR_TABLE(d1z)};
@@ -139,10 +162,11 @@ const ChunkDecoders kScalarDecoders[4] = {BP128_SCALAR_TABLE(vanilla), BP128_SCA
 
 using PackFn = void (*)(const uint32_t* in, uint32_t* out);
 
-
 namespace sse2 {
 
-inline __m128i load(const uint32_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m128i load(const uint32_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
 inline void store(uint32_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 
 // The encode-side transform of the 4 inputs at position p (in[4p..4p+3]):
@@ -204,7 +228,8 @@ template <Variant V>
 unsigned pack_chunk(uint32_t any, const uint32_t* in, uint32_t* out) {
   unsigned bits = bit_width(any);
   if (bits == 32)
-    std::memcpy(out, in, kChunkValues * sizeof(uint32_t));  // BPCells stores 32-bit chunks untransformed
+    std::memcpy(out, in,
+                kChunkValues * sizeof(uint32_t));  // BPCells stores 32-bit chunks untransformed
   else if (bits > 0)
     kPack<V>[bits](in, out);
   return bits;
@@ -255,16 +280,20 @@ void unpack(const uint32_t* in, uint32_t start, uint32_t* out) {
   }
 }
 
-
-#define BP128_DECODE_TABLE(OP) {{BP128_WIDTHS(BP128_DECODE_ENTRY_##OP) &copy_chunk}}
+#define BP128_DECODE_TABLE(OP)                           \
+  {                                                      \
+    {                                                    \
+      BP128_WIDTHS(BP128_DECODE_ENTRY_##OP) & copy_chunk \
+    }                                                    \
+  }
 #define BP128_DECODE_ENTRY_Identity(B) &unpack<B, Identity>,
 #define BP128_DECODE_ENTRY_PlusOne(B) &unpack<B, PlusOne>,
 #define BP128_DECODE_ENTRY_PrefixSum(B) &unpack<B, PrefixSum>,
 #define BP128_DECODE_ENTRY_UnzigzagPrefixSum(B) &unpack<B, UnzigzagPrefixSum>,
 // Indexed by variant, then bit width.
 const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABLE(PlusOne),
-                                 BP128_DECODE_TABLE(PrefixSum),
-                                 BP128_DECODE_TABLE(UnzigzagPrefixSum)};
+                                  BP128_DECODE_TABLE(PrefixSum),
+                                  BP128_DECODE_TABLE(UnzigzagPrefixSum)};
 
 }  // namespace sse2
 
@@ -291,9 +320,7 @@ inline __m128i load128(const uint32_t* p) {
 inline __m256i load(const uint32_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
-inline void store(uint32_t* p, __m256i v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-}
+inline void store(uint32_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 inline __m256i join(__m128i low, __m128i high) {
   return _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
 }
@@ -322,8 +349,8 @@ struct PrefixSum {
 struct UnzigzagPrefixSum : PrefixSum {
   using PrefixSum::PrefixSum;
   __m256i operator()(__m256i v) {
-    __m256i sign = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                    _mm256_and_si256(v, _mm256_set1_epi32(1)));
+    __m256i sign =
+        _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_and_si256(v, _mm256_set1_epi32(1)));
     return PrefixSum::operator()(_mm256_xor_si256(_mm256_srli_epi32(v, 1), sign));
   }
 };
@@ -345,8 +372,9 @@ void unpack(const uint32_t* in, uint32_t start, uint32_t* out) {
         __m128i next0 = spill0 ? load128(in + 4 * (w0 + 1)) : _mm_setzero_si128();
         __m128i next1 = spill1 ? load128(in + 4 * (w1 + 1)) : _mm_setzero_si128();
         const int l0 = int(32 - sh0), l1 = int(32 - sh1);  // a shift of 32 gives 0
-        v = _mm256_or_si256(v, _mm256_sllv_epi32(join(next0, next1),
-                                                 _mm256_setr_epi32(l0, l0, l0, l0, l1, l1, l1, l1)));
+        v = _mm256_or_si256(v,
+                            _mm256_sllv_epi32(join(next0, next1),
+                                              _mm256_setr_epi32(l0, l0, l0, l0, l1, l1, l1, l1)));
       }
       v = _mm256_and_si256(v, mask);
     }
@@ -355,8 +383,8 @@ void unpack(const uint32_t* in, uint32_t start, uint32_t* out) {
 }
 
 const ChunkDecoders kDecode[4] = {BP128_DECODE_TABLE(Identity), BP128_DECODE_TABLE(PlusOne),
-                                 BP128_DECODE_TABLE(PrefixSum),
-                                 BP128_DECODE_TABLE(UnzigzagPrefixSum)};
+                                  BP128_DECODE_TABLE(PrefixSum),
+                                  BP128_DECODE_TABLE(UnzigzagPrefixSum)};
 
 // sse2::transformed_or 8 values at a time (the width pass of an encode; the
 // pack itself stays 128 bits wide).
@@ -369,10 +397,12 @@ uint32_t transformed_or(const uint32_t* in) {
     if constexpr (V == Variant::m1) {
       y = _mm256_sub_epi32(x, _mm256_set1_epi32(1));
     } else if constexpr (V == Variant::d1 || V == Variant::d1z) {
-      __m256i before = i == 0 ? _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6))
-                              : load(in + i - 1);
+      __m256i before =
+          i == 0 ? _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6))
+                 : load(in + i - 1);
       y = _mm256_sub_epi32(x, before);
-      if constexpr (V == Variant::d1z) y = _mm256_xor_si256(_mm256_slli_epi32(y, 1), _mm256_srai_epi32(y, 31));
+      if constexpr (V == Variant::d1z)
+        y = _mm256_xor_si256(_mm256_slli_epi32(y, 1), _mm256_srai_epi32(y, 31));
     }
     any = _mm256_or_si256(any, y);
   }
@@ -402,10 +432,14 @@ unsigned encode_simd(const uint32_t* in, uint32_t* out, Isa isa) {
 
 unsigned encode_chunk_simd(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
   switch (v) {
-    case Variant::vanilla: return encode_simd<Variant::vanilla>(in, out, isa);
-    case Variant::m1: return encode_simd<Variant::m1>(in, out, isa);
-    case Variant::d1: return encode_simd<Variant::d1>(in, out, isa);
-    case Variant::d1z: return encode_simd<Variant::d1z>(in, out, isa);
+    case Variant::vanilla:
+      return encode_simd<Variant::vanilla>(in, out, isa);
+    case Variant::m1:
+      return encode_simd<Variant::m1>(in, out, isa);
+    case Variant::d1:
+      return encode_simd<Variant::d1>(in, out, isa);
+    case Variant::d1z:
+      return encode_simd<Variant::d1z>(in, out, isa);
   }
   return 0;
 }
@@ -420,32 +454,43 @@ unsigned encode_chunk_simd(Variant v, const uint32_t* in, uint32_t* out, Isa isa
 
 const char* variant_name(Variant v) {
   switch (v) {
-    case Variant::vanilla: return "vanilla";
-    case Variant::m1: return "m1";
-    case Variant::d1: return "d1";
-    case Variant::d1z: return "d1z";
+    case Variant::vanilla:
+      return "vanilla";
+    case Variant::m1:
+      return "m1";
+    case Variant::d1:
+      return "d1";
+    case Variant::d1z:
+      return "d1z";
   }
   return "?";
 }
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return "scalar";
-    case Isa::sse2: return "sse2";
-    case Isa::avx2: return "avx2";
+    case Isa::scalar:
+      return "scalar";
+    case Isa::sse2:
+      return "sse2";
+    case Isa::avx2:
+      return "avx2";
   }
   return "?";
 }
 
 bool isa_available(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return true;
+    case Isa::scalar:
+      return true;
 #ifdef BP128_X86
-    case Isa::sse2: return __builtin_cpu_supports("sse2");
-    case Isa::avx2: return __builtin_cpu_supports("avx2");
+    case Isa::sse2:
+      return __builtin_cpu_supports("sse2");
+    case Isa::avx2:
+      return __builtin_cpu_supports("avx2");
 #else
     case Isa::sse2:
-    case Isa::avx2: return false;
+    case Isa::avx2:
+      return false;
 #endif
   }
   return false;
@@ -461,7 +506,9 @@ Isa detected_isa() {
 namespace {
 // A caller asking for more than the CPU has gets the best it does have, so a
 // wrong request can never execute an illegal instruction.
-Isa usable(Isa isa) { return static_cast<int>(isa) > static_cast<int>(detected_isa()) ? detected_isa() : isa; }
+Isa usable(Isa isa) {
+  return static_cast<int>(isa) > static_cast<int>(detected_isa()) ? detected_isa() : isa;
+}
 }  // namespace
 
 unsigned encode_chunk(Variant v, const uint32_t* in, uint32_t* out, Isa isa) {
@@ -497,7 +544,10 @@ constexpr size_t kFlushWords = 1 << 16;  // hand packed words to the sink every 
 }
 
 Encoder::Encoder(Variant v, WordSink sink, Isa isa, uint64_t offset_increment)
-    : variant_(v), isa_(isa), increment_(offset_increment), sink_(std::move(sink)),
+    : variant_(v),
+      isa_(isa),
+      increment_(offset_increment),
+      sink_(std::move(sink)),
       out_(kFlushWords + kChunkValues) {
   if (increment_ == 0) sdk::invalid("bp128: the idx offset increment must be positive");
 }
@@ -571,9 +621,8 @@ Encoded encode(Variant v, const uint32_t* values, size_t count, Isa isa,
 // ---- reading ------------------------------------------------------------------
 
 std::vector<uint64_t> resolve_offsets(const std::vector<uint32_t>& idx,
-                                      const std::vector<uint64_t>& idx_offsets,
-                                      uint64_t data_words, const std::string& what,
-                                      uint64_t offset_increment) {
+                                      const std::vector<uint64_t>& idx_offsets, uint64_t data_words,
+                                      const std::string& what, uint64_t offset_increment) {
   auto bad = [&](const std::string& why) { sdk::corrupt(what + ": " + why); };
   if (idx.empty()) bad("idx is empty (it always holds at least the leading 0)");
   // Segment boundaries: v1 files have none, which reads as one segment.
@@ -585,7 +634,8 @@ std::vector<uint64_t> resolve_offsets(const std::vector<uint32_t>& idx,
         std::to_string(idx.size()));
   std::vector<uint64_t> offsets(idx.size());
   for (size_t seg = 0; seg + 1 < bounds.size(); ++seg) {
-    if (bounds[seg + 1] < bounds[seg]) bad("idx_offsets decreases at entry " + std::to_string(seg + 1));
+    if (bounds[seg + 1] < bounds[seg])
+      bad("idx_offsets decreases at entry " + std::to_string(seg + 1));
     if (bounds[seg + 1] == bounds[seg]) continue;
     if (seg > data_words / offset_increment)
       bad("idx_offsets puts entries past the end of the data");
@@ -606,8 +656,8 @@ std::vector<uint64_t> resolve_offsets(const std::vector<uint32_t>& idx,
   return offsets;
 }
 
-void decode_range(Variant v, const uint64_t* offsets, const uint32_t* starts,
-                  const uint32_t* words, uint64_t first, uint64_t count, uint32_t* out, Isa isa) {
+void decode_range(Variant v, const uint64_t* offsets, const uint32_t* starts, const uint32_t* words,
+                  uint64_t first, uint64_t count, uint32_t* out, Isa isa) {
   if (count == 0) return;
   uint64_t chunk = first / kChunkValues;
   const uint64_t base = offsets[chunk];

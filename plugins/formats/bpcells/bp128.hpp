@@ -121,17 +121,16 @@ Encoded encode(Variant v, const uint32_t* values, size_t count, Isa isa = detect
 // `idx_offsets` may be empty (format v1: no wrap). Errors are CORRUPT and start
 // with `what` (the file names).
 std::vector<uint64_t> resolve_offsets(const std::vector<uint32_t>& idx,
-                                      const std::vector<uint64_t>& idx_offsets,
-                                      uint64_t data_words, const std::string& what,
+                                      const std::vector<uint64_t>& idx_offsets, uint64_t data_words,
+                                      const std::string& what,
                                       uint64_t offset_increment = kOffsetIncrement);
 
 // Decodes values [first, first+count) of an encoded array. `offsets` are the
 // resolved chunk offsets; `words` holds data words starting at word
 // offsets[first/128] (only the chunks touched are needed); `starts` is the full
 // starts array (d1/d1z) or null.
-void decode_range(Variant v, const uint64_t* offsets, const uint32_t* starts,
-                  const uint32_t* words, uint64_t first, uint64_t count, uint32_t* out,
-                  Isa isa = detected_isa());
+void decode_range(Variant v, const uint64_t* offsets, const uint32_t* starts, const uint32_t* words,
+                  uint64_t first, uint64_t count, uint32_t* out, Isa isa = detected_isa());
 
 // Decodes a whole in-memory array of `count` values.
 std::vector<uint32_t> decode(Variant v, const Encoded& e, size_t count, Isa isa = detected_isa(),

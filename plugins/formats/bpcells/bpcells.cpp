@@ -37,8 +37,9 @@ Element element_for_dtype(const std::string& dtype, const std::string& where) {
   if (dtype == "float32") return Element::float32;
   if (dtype == "float64") return Element::float64;
   if (dtype == "uint64") return Element::uint64;
-  sdk::unsupported(where + ": BPCells stores uint32, float32 or float64 values (and uint64 unpacked), not " +
-                   dtype);
+  sdk::unsupported(
+      where + ": BPCells stores uint32, float32 or float64 values (and uint64 unpacked), not " +
+      dtype);
 }
 
 json dims_json(bool has_row_names, bool has_col_names) {
@@ -58,14 +59,18 @@ json matrix_json(const MatrixVersion& version, const std::string& version_text, 
           // How the matrix is stored, not what it means: kept by a copy into
           // BPCells, not carried into other formats as attributes.
           {"storage",
-           {{"version", version_text}, {"storage_order", row_major ? "row" : "col"}, {"packed", version.packed}}},
+           {{"version", version_text},
+            {"storage_order", row_major ? "row" : "col"},
+            {"packed", version.packed}}},
           {"dims", std::move(dims)}};
 }
 
 class BPCellsStore : public sdk::Store {
  public:
   BPCellsStore(const sdk::Host& host, std::string path, uint32_t mode, json options)
-      : storage_(sdk::Storage::for_location(host, path)), path_(std::move(path)), mode_(mode),
+      : storage_(sdk::Storage::for_location(host, path)),
+        path_(std::move(path)),
+        mode_(mode),
         options_(std::move(options)) {
     bool want_existing = mode_ == STOWAGE_MODE_READ || mode_ == STOWAGE_MODE_UPDATE;
     if (want_existing || (mode_ == STOWAGE_MODE_CREATE && storage_.exists(path_) &&
@@ -88,7 +93,9 @@ class BPCellsStore : public sdk::Store {
   std::string describe(std::string_view node) override {
     require_node(node);
     if (is_label_node(node))
-      return json{{"kind", "strings"}, {"shape", {names(node).size()}}, {"attributes", json::object()}}.dump();
+      return json{
+          {"kind", "strings"}, {"shape", {names(node).size()}}, {"attributes", json::object()}}
+          .dump();
     if (writer_) {
       const MatrixSpec& s = writer_->spec();
       return matrix_json(s.version, s.version.text(), s.row_major, s.rows, s.cols, writer_->nnz(),
@@ -150,7 +157,8 @@ class BPCellsStore : public sdk::Store {
 
   void read_strings(std::string_view node, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
     require_node(node);
-    if (!is_label_node(node)) sdk::invalid(path_ + ": the root node is a sparse matrix, not strings");
+    if (!is_label_node(node))
+      sdk::invalid(path_ + ": the root node is a sparse matrix, not strings");
     const std::vector<std::string>& all = names(node);
     end = std::min<uint64_t>(end, all.size());
     if (begin > end)
@@ -161,8 +169,8 @@ class BPCellsStore : public sdk::Store {
 
   void write_strings(std::string_view node, const std::vector<std::string_view>& values) override {
     if (!is_label_node(node))
-      sdk::invalid(path_ + ": BPCells stores strings only as '" + std::string(kRowNames) + "' and '" +
-                   std::string(kColNames) + "', not '" + std::string(node) + "'");
+      sdk::invalid(path_ + ": BPCells stores strings only as '" + std::string(kRowNames) +
+                   "' and '" + std::string(kColNames) + "', not '" + std::string(node) + "'");
     writer().set_names(node == kRowNames, values);
   }
 
@@ -170,19 +178,22 @@ class BPCellsStore : public sdk::Store {
   void require_node(std::string_view node) const {
     sdk::split_node_path(node);  // refuses malformed paths
     if (!node.empty() && !is_label_node(node))
-      sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no node '" + std::string(node) +
-                                       "' (a BPCells directory holds one matrix at \"\" and its names)");
+      sdk::fail(STOWAGE_NOT_FOUND,
+                path_ + ": no node '" + std::string(node) +
+                    "' (a BPCells directory holds one matrix at \"\" and its names)");
   }
   void require_matrix(std::string_view node) const {
     require_node(node);
-    if (!node.empty()) sdk::invalid(path_ + ": '" + std::string(node) + "' is a string array, not the matrix");
+    if (!node.empty())
+      sdk::invalid(path_ + ": '" + std::string(node) + "' is a string array, not the matrix");
   }
   void require_writable() const {
     if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
   }
 
   const MatrixReader& reader() const {
-    if (writer_) sdk::unsupported(path_ + ": the matrix is being written; reopen it after close() to read it");
+    if (writer_)
+      sdk::unsupported(path_ + ": the matrix is being written; reopen it after close() to read it");
     if (!reader_) sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no matrix yet (create \"\" first)");
     return *reader_;
   }
@@ -211,7 +222,8 @@ class BPCellsStore : public sdk::Store {
   // program may truncate files being read).
   bool map_files() const {
     if (!options_.contains("mmap")) return true;
-    if (!options_["mmap"].is_boolean()) sdk::invalid(path_ + ": open option \"mmap\" must be true or false");
+    if (!options_["mmap"].is_boolean())
+      sdk::invalid(path_ + ": open option \"mmap\" must be true or false");
     return options_["mmap"].get<bool>();
   }
 
@@ -221,25 +233,33 @@ class BPCellsStore : public sdk::Store {
   MatrixSpec spec_from(const json& desc) const {
     std::string where = path_ + ": create";
     if (desc.value("kind", "") != "sparse")
-      sdk::unsupported(where + ": BPCells directories hold sparse matrices, not '" + desc.value("kind", "") + "'");
-    if (!desc.contains("dtype") || !desc["dtype"].is_string()) sdk::invalid(where + ": needs a \"dtype\"");
+      sdk::unsupported(where + ": BPCells directories hold sparse matrices, not '" +
+                       desc.value("kind", "") + "'");
+    if (!desc.contains("dtype") || !desc["dtype"].is_string())
+      sdk::invalid(where + ": needs a \"dtype\"");
     const json& shape = desc.contains("shape") ? desc["shape"] : json();
-    if (!shape.is_array() || shape.size() != 2 || !shape[0].is_number_unsigned() || !shape[1].is_number_unsigned())
+    if (!shape.is_array() || shape.size() != 2 || !shape[0].is_number_unsigned() ||
+        !shape[1].is_number_unsigned())
       sdk::invalid(where + ": needs \"shape\": [rows, cols]");
     std::string layout = desc.value("layout", "csc");
-    if (layout != "csc" && layout != "csr") sdk::invalid(where + ": layout must be \"csc\" or \"csr\", not " + layout);
+    if (layout != "csc" && layout != "csr")
+      sdk::invalid(where + ": layout must be \"csc\" or \"csr\", not " + layout);
 
     MatrixSpec spec;
     spec.version.value = element_for_dtype(desc["dtype"].get<std::string>(), where);
     spec.rows = shape[0].get<uint64_t>();
     spec.cols = shape[1].get<uint64_t>();
     spec.row_major = layout == "csr";
-    json attrs = desc.contains("attributes") && desc["attributes"].is_object() ? desc["attributes"] : json::object();
+    json attrs = desc.contains("attributes") && desc["attributes"].is_object() ? desc["attributes"]
+                                                                               : json::object();
     if (!attrs.empty()) refuse_attributes(attrs);
-    const json storage = desc.contains("storage") && desc["storage"].is_object() ? desc["storage"] : json::object();
+    const json storage =
+        desc.contains("storage") && desc["storage"].is_object() ? desc["storage"] : json::object();
     spec.version.packed = spec.version.value != Element::uint64;
-    if (options_.contains("packed") && options_["packed"].is_boolean()) spec.version.packed = options_["packed"];
-    if (storage.contains("packed") && storage["packed"].is_boolean()) spec.version.packed = storage["packed"];
+    if (options_.contains("packed") && options_["packed"].is_boolean())
+      spec.version.packed = options_["packed"];
+    if (storage.contains("packed") && storage["packed"].is_boolean())
+      spec.version.packed = storage["packed"];
     if (desc.contains("packed")) {
       if (!desc["packed"].is_boolean()) sdk::invalid(where + ": \"packed\" must be true or false");
       spec.version.packed = desc["packed"];
@@ -258,12 +278,15 @@ class BPCellsStore : public sdk::Store {
 class BPCellsMatrix final : public sdk::SparseNode {
  public:
   explicit BPCellsMatrix(BPCellsStore& store) : store_(store) {}
-  uint64_t count(uint64_t begin, uint64_t end) override { return store_.sparse_count("", begin, end); }
+  uint64_t count(uint64_t begin, uint64_t end) override {
+    return store_.sparse_count("", begin, end);
+  }
   void read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices, void* values,
             uint64_t capacity) override {
     store_.read_sparse("", begin, end, indptr, indices, values, capacity);
   }
-  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices, const void* values) override {
+  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+              const void* values) override {
     store_.append_sparse("", n_major, indptr, indices, values);
   }
 
@@ -300,10 +323,11 @@ class BPCellsFormat {
       return 0;
     }
   }
-  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
-                                          std::string_view options) {
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
+                                          uint32_t mode, std::string_view options) {
     if (path.empty()) sdk::invalid("bpcells: empty path");
-    if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(std::string(path) + ": unknown open mode " + std::to_string(mode));
+    if (mode > STOWAGE_MODE_TRUNCATE)
+      sdk::invalid(std::string(path) + ": unknown open mode " + std::to_string(mode));
     json opts = sdk::parse_json_object(options, std::string(path) + ": the open options");
     return std::make_unique<BPCellsStore>(host, std::string(path), mode, std::move(opts));
   }
@@ -316,6 +340,6 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     stowage::bpcells::BPCellsFormat, "bpcells", "1.0.0",
     "BPCells matrix directories (packed/unpacked uint, float, double; v1 and v2) with SIMD BP-128",
     R"({"packed": {"type": "boolean", "default": true}, "mmap": {"type": "boolean", "default": true}})",
-    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL | STOWAGE_CAP_SPARSE |
-        STOWAGE_CAP_STRINGS,
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL |
+        STOWAGE_CAP_SPARSE | STOWAGE_CAP_STRINGS,
     nullptr)

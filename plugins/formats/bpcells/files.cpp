@@ -28,17 +28,19 @@ std::string printable(const char* bytes, size_t n) {
 
 const char* element_magic(Element e) {
   switch (e) {
-    case Element::uint32: return "UINT32v1";
-    case Element::uint64: return "UINT64v1";
-    case Element::float32: return "FLOATSv1";
-    case Element::float64: return "DOUBLEv1";
+    case Element::uint32:
+      return "UINT32v1";
+    case Element::uint64:
+      return "UINT64v1";
+    case Element::float32:
+      return "FLOATSv1";
+    case Element::float64:
+      return "DOUBLEv1";
   }
   return "????????";
 }
 
-size_t element_size(Element e) {
-  return e == Element::uint32 || e == Element::float32 ? 4 : 8;
-}
+size_t element_size(Element e) { return e == Element::uint32 || e == Element::float32 ? 4 : 8; }
 
 ArrayFile::ArrayFile(const sdk::Storage& storage, std::string path, Element type)
     : storage_(storage), path_(std::move(path)), type_(type) {
@@ -50,7 +52,8 @@ ArrayFile::ArrayFile(const sdk::Storage& storage, std::string path, Element type
   if (!storage_.read_into_if_exists(path_, 0, magic, kMagicSize, &got, &size))
     sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no such file");
   if (size < kMagicSize || got < kMagicSize)
-    sdk::corrupt(path_ + ": " + std::to_string(size) + "-byte file is too short for the 8-byte header");
+    sdk::corrupt(path_ + ": " + std::to_string(size) +
+                 "-byte file is too short for the 8-byte header");
   const char* want = element_magic(type);
   if (std::memcmp(magic, want, kMagicSize) != 0) {
     std::string reversed(want, kMagicSize);
@@ -58,7 +61,8 @@ ArrayFile::ArrayFile(const sdk::Storage& storage, std::string path, Element type
     if (std::memcmp(magic, reversed.data(), kMagicSize) == 0)
       sdk::unsupported(path_ + ": big-endian BPCells file (byte-swapped header '" +
                        printable(magic, kMagicSize) + "'); only little-endian files are supported");
-    sdk::corrupt(path_ + ": header is '" + printable(magic, kMagicSize) + "', expected '" + want + "'");
+    sdk::corrupt(path_ + ": header is '" + printable(magic, kMagicSize) + "', expected '" + want +
+                 "'");
   }
   uint64_t body = size - kMagicSize;
   if (body % element_size(type) != 0)
@@ -69,8 +73,9 @@ ArrayFile::ArrayFile(const sdk::Storage& storage, std::string path, Element type
 
 void ArrayFile::read(uint64_t first, uint64_t n, void* out) const {
   if (first > count_ || n > count_ - first)
-    sdk::corrupt(path() + ": elements [" + std::to_string(first) + ", " + std::to_string(first + n) +
-                 ") are past the end of the array (" + std::to_string(count_) + " elements)");
+    sdk::corrupt(path() + ": elements [" + std::to_string(first) + ", " +
+                 std::to_string(first + n) + ") are past the end of the array (" +
+                 std::to_string(count_) + " elements)");
   if (n == 0) return;  // out may then be null
   size_t esize = element_size(type_);
   if (mapped_)
@@ -84,8 +89,8 @@ void ArrayFile::map() {
   sdk::Bytes whole = storage_.map(path_);
   const uint64_t want = kMagicSize + count_ * element_size(type_);
   if (whole.size() < want)  // cut since the constructor looked
-    sdk::corrupt(path_ + ": file is truncated: " + std::to_string(whole.size()) + " bytes, " + std::to_string(want) +
-                 " when the matrix was opened");
+    sdk::corrupt(path_ + ": file is truncated: " + std::to_string(whole.size()) + " bytes, " +
+                 std::to_string(want) + " when the matrix was opened");
   bytes_ = std::move(whole);
   mapped_ = bytes_.data() + kMagicSize;
 }
@@ -109,7 +114,8 @@ std::vector<std::string> split_lines(std::string_view text) {
   return lines;
 }
 
-std::vector<std::string> read_lines(const sdk::Storage& storage, const std::string& path, uint64_t max_size) {
+std::vector<std::string> read_lines(const sdk::Storage& storage, const std::string& path,
+                                    uint64_t max_size) {
   sdk::Bytes text = storage.read(path, 0, max_size == UINT64_MAX ? max_size : max_size + 1);
   if (text.size() > max_size)
     sdk::corrupt(path + ": file is more than the " + std::to_string(max_size) + " bytes allowed");
@@ -142,7 +148,8 @@ void OutputFile::close() {
   storage_.publish(file_);
 }
 
-void write_lines_file(const sdk::Storage& storage, const std::string& path, const std::vector<std::string>& lines) {
+void write_lines_file(const sdk::Storage& storage, const std::string& path,
+                      const std::vector<std::string>& lines) {
   OutputFile f(storage, path);
   for (const std::string& line : lines) {
     f.write(line.data(), line.size());

@@ -60,8 +60,8 @@ class ArrayFile {
   std::string path_;
   Element type_;
   uint64_t count_ = 0;
-  sdk::Bytes bytes_;                // the whole file, after map()
-  const void* mapped_ = nullptr;   // its elements (past the magic)
+  sdk::Bytes bytes_;              // the whole file, after map()
+  const void* mapped_ = nullptr;  // its elements (past the magic)
 };
 
 // Lines of a text file: split on '\n', one trailing '\r' dropped from each
@@ -76,7 +76,8 @@ std::vector<std::string> read_lines(const sdk::Storage& storage, const std::stri
 class OutputFile {
  public:
   OutputFile(const sdk::Storage& storage, const std::string& path);
-  OutputFile(const sdk::Storage& storage, const std::string& path, Element type) : OutputFile(storage, path) {
+  OutputFile(const sdk::Storage& storage, const std::string& path, Element type)
+      : OutputFile(storage, path) {
     write(element_magic(type), 8);
   }
   void write(const void* data, size_t n);
@@ -99,6 +100,7 @@ void write_array_file(const sdk::Storage& storage, const std::string& path, Elem
 }
 
 // Writes strings one per line, each followed by '\n' (a 0-byte file for none).
-void write_lines_file(const sdk::Storage& storage, const std::string& path, const std::vector<std::string>& lines);
+void write_lines_file(const sdk::Storage& storage, const std::string& path,
+                      const std::vector<std::string>& lines);
 
 }  // namespace stowage::bpcells

@@ -47,9 +47,11 @@ void PackedArray::decode(const uint32_t* words, uint64_t chunk, uint32_t* out) c
 
 // ---- PackedArray --------------------------------------------------------------
 
-PackedArray::PackedArray(const sdk::Storage& storage, const std::string& dir, const std::string& name,
-                         bp128::Variant variant, uint64_t count, int format_version, bool map)
-    : decoders_(&bp128::chunk_decoders(variant)), data_(storage, dir + "/" + name + "_data", Element::uint32) {
+PackedArray::PackedArray(const sdk::Storage& storage, const std::string& dir,
+                         const std::string& name, bp128::Variant variant, uint64_t count,
+                         int format_version, bool map)
+    : decoders_(&bp128::chunk_decoders(variant)),
+      data_(storage, dir + "/" + name + "_data", Element::uint32) {
   uint64_t chunks = (count + bp128::kChunkValues - 1) / bp128::kChunkValues;
   ArrayFile idx_file(storage, dir + "/" + name + "_idx", Element::uint32);
   auto idx = idx_file.read_exactly<uint32_t>(chunks + 1, "one per 128 values, plus one");
@@ -65,7 +67,8 @@ PackedArray::PackedArray(const sdk::Storage& storage, const std::string& dir, co
     idx_offsets = off_file.read_exactly<uint64_t>(off_file.count(), "");
     what += " / " + off_file.path();
   }
-  offsets_ = bp128::resolve_offsets(idx, idx_offsets, data_.count(), what + " (against " + data_.path() + ")");
+  offsets_ = bp128::resolve_offsets(idx, idx_offsets, data_.count(),
+                                    what + " (against " + data_.path() + ")");
   if (bp128::has_starts(variant))
     starts_ = ArrayFile(storage, dir + "/" + name + "_starts", Element::uint32)
                   .read_exactly<uint32_t>(chunks, "one per 128 values");
@@ -135,7 +138,8 @@ MatrixReader::MatrixReader(const sdk::Storage& storage, std::string dir, bool ma
 void MatrixReader::read_version() {
   std::vector<std::string> lines = read_lines(storage_, file("version"), kMaxTextFile);
   if (lines.size() != 1)
-    sdk::corrupt(file("version") + ": must hold exactly one line, found " + std::to_string(lines.size()));
+    sdk::corrupt(file("version") + ": must hold exactly one line, found " +
+                 std::to_string(lines.size()));
   version_text_ = lines[0];
   auto v = parse_version(version_text_);
   if (!v) {
@@ -143,13 +147,15 @@ void MatrixReader::read_version() {
       sdk::unsupported(file("version") + ": '" + version_text_ +
                        "' is a BPCells fragment directory; only matrix directories are supported");
     if (version_text_.find("-matrix-v") != std::string::npos)
-      sdk::unsupported(file("version") + ": BPCells matrix version '" + version_text_ +
-                       "' is not supported (supported: <packed|unpacked>-<uint|float|double>-matrix-v<1|2>, "
-                       "unpacked-ulong-matrix-v<1|2>)");
+      sdk::unsupported(
+          file("version") + ": BPCells matrix version '" + version_text_ +
+          "' is not supported (supported: <packed|unpacked>-<uint|float|double>-matrix-v<1|2>, "
+          "unpacked-ulong-matrix-v<1|2>)");
     sdk::corrupt(file("version") + ": '" + version_text_ + "' is not a BPCells matrix version");
   }
   if (v->packed && v->value == Element::uint64)
-    sdk::unsupported(file("version") + ": '" + version_text_ + "': BPCells has no packed ulong matrices");
+    sdk::unsupported(file("version") + ": '" + version_text_ +
+                     "': BPCells has no packed ulong matrices");
   version_ = *v;
 }
 
@@ -162,7 +168,8 @@ void MatrixReader::read_storage_order() {
 }
 
 void MatrixReader::read_shape() {
-  auto shape = ArrayFile(storage_, file("shape"), Element::uint32).read_exactly<uint32_t>(2, "rows, cols");
+  auto shape =
+      ArrayFile(storage_, file("shape"), Element::uint32).read_exactly<uint32_t>(2, "rows, cols");
   rows_ = shape[0];
   cols_ = shape[1];
 }
@@ -177,7 +184,8 @@ void MatrixReader::read_idxptr() {
   } else {
     idxptr_ = f.read_exactly<uint64_t>(majors + 1, why);
   }
-  if (idxptr_[0] != 0) sdk::corrupt(f.path() + ": the first entry is " + std::to_string(idxptr_[0]) + ", not 0");
+  if (idxptr_[0] != 0)
+    sdk::corrupt(f.path() + ": the first entry is " + std::to_string(idxptr_[0]) + ", not 0");
   for (uint64_t i = 0; i + 1 < idxptr_.size(); ++i)
     if (idxptr_[i + 1] < idxptr_[i])
       sdk::corrupt(f.path() + ": not monotone: entry " + std::to_string(i + 1) + " (" +
@@ -185,10 +193,12 @@ void MatrixReader::read_idxptr() {
                    std::to_string(idxptr_[i]) + ")");
   // Each major holds at most `minors` distinct indices; more means idxptr is bogus.
   if (minors() > 0 && idxptr_.back() / minors() > majors)
-    sdk::corrupt(f.path() + ": claims " + std::to_string(idxptr_.back()) + " stored values, more than the " +
-                 std::to_string(rows_) + " x " + std::to_string(cols_) + " matrix has cells");
+    sdk::corrupt(f.path() + ": claims " + std::to_string(idxptr_.back()) +
+                 " stored values, more than the " + std::to_string(rows_) + " x " +
+                 std::to_string(cols_) + " matrix has cells");
   if (minors() == 0 && idxptr_.back() != 0)
-    sdk::corrupt(f.path() + ": claims stored values in a matrix with no " + (row_major_ ? "columns" : "rows"));
+    sdk::corrupt(f.path() + ": claims stored values in a matrix with no " +
+                 (row_major_ ? "columns" : "rows"));
 }
 
 std::vector<std::string> MatrixReader::read_names(const char* name, uint64_t expected) const {
@@ -216,7 +226,8 @@ uint64_t MatrixReader::count(uint64_t begin, uint64_t end) const {
 // Branch-free so that it vectorizes, and built for AVX2 too (unsigned
 // compares are native there): it is on every column of a column-by-column
 // read (docs/performance.md).
-__attribute__((target_clones("avx2", "default"))) bool strictly_increasing(const uint32_t* v, uint64_t n) {
+__attribute__((target_clones("avx2", "default"))) bool strictly_increasing(const uint32_t* v,
+                                                                           uint64_t n) {
   uint32_t bad = 0;
   for (uint64_t k = 1; k < n; ++k) bad |= uint32_t(v[k] <= v[k - 1]);
   return bad == 0;
@@ -226,11 +237,13 @@ __attribute__((target_clones("avx2", "default"))) bool strictly_increasing(const
 // (BPCells sorts them); this also catches an idxptr that runs into the
 // padding of the last BP-128 chunk, which repeats the last index.
 
-void MatrixReader::check_indices(const uint64_t* indptr, uint64_t n_majors, const uint32_t* indices) const {
+void MatrixReader::check_indices(const uint64_t* indptr, uint64_t n_majors,
+                                 const uint32_t* indices) const {
   for (uint64_t m = 0; m < n_majors; ++m) {
     uint64_t b = indptr[m], e = indptr[m + 1];
     if (b == e) continue;
-    if (indices[e - 1] >= minors() || !strictly_increasing(indices + b, e - b)) index_error(m, indices + b, e - b);
+    if (indices[e - 1] >= minors() || !strictly_increasing(indices + b, e - b))
+      index_error(m, indices + b, e - b);
   }
 }
 
@@ -239,12 +252,13 @@ void MatrixReader::index_error(uint64_t major, const uint32_t* indices, uint64_t
   const char* minor_name = row_major_ ? "columns" : "rows";
   for (uint64_t k = 0; k < n; ++k) {
     if (indices[k] >= minors())
-      sdk::corrupt(path + ": index " + std::to_string(indices[k]) + " is out of range (the matrix has " +
-                   std::to_string(minors()) + " " + minor_name + ")");
+      sdk::corrupt(path + ": index " + std::to_string(indices[k]) +
+                   " is out of range (the matrix has " + std::to_string(minors()) + " " +
+                   minor_name + ")");
     if (k > 0 && indices[k] <= indices[k - 1])
-      sdk::corrupt(path + ": indices of " + (row_major_ ? "row " : "column ") + std::to_string(major) +
-                   " do not increase (" + std::to_string(indices[k - 1]) + " then " + std::to_string(indices[k]) +
-                   "); is idxptr past the stored values?");
+      sdk::corrupt(path + ": indices of " + (row_major_ ? "row " : "column ") +
+                   std::to_string(major) + " do not increase (" + std::to_string(indices[k - 1]) +
+                   " then " + std::to_string(indices[k]) + "); is idxptr past the stored values?");
   }
   sdk::fail(STOWAGE_INTERNAL, path + ": index check failed without a reason");
 }
@@ -253,8 +267,9 @@ void MatrixReader::read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t
                         void* values, uint64_t capacity) const {
   uint64_t first = idxptr_[begin], n = count(begin, end);
   if (n > capacity)
-    sdk::invalid(dir_ + ": majors [" + std::to_string(begin) + ", " + std::to_string(end) + ") hold " +
-                 std::to_string(n) + " values, more than the " + std::to_string(capacity) + " given");
+    sdk::invalid(dir_ + ": majors [" + std::to_string(begin) + ", " + std::to_string(end) +
+                 ") hold " + std::to_string(n) + " values, more than the " +
+                 std::to_string(capacity) + " given");
   for (uint64_t m = begin; m <= end; ++m) indptr[m - begin] = idxptr_[m] - first;
   WindowPool::Lease windows = windows_.acquire();
   if (packed_index_)
@@ -275,7 +290,8 @@ bool looks_like_matrix_dir(const sdk::Storage& storage, const std::string& path)
     std::vector<std::string> lines = read_lines(storage, path + "/version", kMaxTextFile);
     // Fragment directories are claimed too, so that opening one says why it fails.
     return !lines.empty() &&
-           (lines[0].find("-matrix-v") != std::string::npos || lines[0].find("-fragments-v") != std::string::npos) &&
+           (lines[0].find("-matrix-v") != std::string::npos ||
+            lines[0].find("-fragments-v") != std::string::npos) &&
            (lines[0].rfind("packed-", 0) == 0 || lines[0].rfind("unpacked-", 0) == 0);
   } catch (const sdk::Error&) {
     return false;

@@ -46,7 +46,7 @@ class PackedArray {
   const bp128::ChunkDecoders* decoders_;
   ArrayFile data_;
   const uint32_t* mapped_ = nullptr;  // the data words, when in memory
-  std::vector<uint64_t> offsets_;  // word offset of each chunk, nchunks+1 entries
+  std::vector<uint64_t> offsets_;     // word offset of each chunk, nchunks+1 entries
   std::vector<uint32_t> starts_;
 };
 
@@ -80,7 +80,8 @@ class WindowPool {
   };
   Lease acquire() {
     for (Slot& s : slots_)
-      if (!s.busy.load(std::memory_order_relaxed) && !s.busy.exchange(true, std::memory_order_acquire))
+      if (!s.busy.load(std::memory_order_relaxed) &&
+          !s.busy.exchange(true, std::memory_order_acquire))
         return Lease(&s.busy, &s.pair);
     return Lease(std::make_unique<Pair>());
   }

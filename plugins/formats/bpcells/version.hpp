@@ -22,20 +22,28 @@ struct MatrixVersion {
   }
   static const char* value_word(Element e) {
     switch (e) {
-      case Element::uint32: return "uint";
-      case Element::uint64: return "ulong";
-      case Element::float32: return "float";
-      case Element::float64: return "double";
+      case Element::uint32:
+        return "uint";
+      case Element::uint64:
+        return "ulong";
+      case Element::float32:
+        return "float";
+      case Element::float64:
+        return "double";
     }
     return "?";
   }
   // The dtype name of the data model.
   static const char* dtype(Element e) {
     switch (e) {
-      case Element::uint32: return "uint32";
-      case Element::uint64: return "uint64";
-      case Element::float32: return "float32";
-      case Element::float64: return "float64";
+      case Element::uint32:
+        return "uint32";
+      case Element::uint64:
+        return "uint64";
+      case Element::float32:
+        return "float32";
+      case Element::float64:
+        return "float64";
     }
     return "?";
   }
@@ -55,15 +63,23 @@ inline std::optional<MatrixVersion> parse_version(std::string_view s) {
   size_t dash = s.find('-');
   if (dash == std::string_view::npos) return std::nullopt;
   std::string_view word = s.substr(0, dash);
-  if (word == "uint") v.value = Element::uint32;
-  else if (word == "ulong") v.value = Element::uint64;
-  else if (word == "float") v.value = Element::float32;
-  else if (word == "double") v.value = Element::float64;
-  else return std::nullopt;
+  if (word == "uint")
+    v.value = Element::uint32;
+  else if (word == "ulong")
+    v.value = Element::uint64;
+  else if (word == "float")
+    v.value = Element::float32;
+  else if (word == "double")
+    v.value = Element::float64;
+  else
+    return std::nullopt;
   s.remove_prefix(dash);
-  if (s == "-matrix-v1") v.format = 1;
-  else if (s == "-matrix-v2") v.format = 2;
-  else return std::nullopt;
+  if (s == "-matrix-v1")
+    v.format = 1;
+  else if (s == "-matrix-v2")
+    v.format = 2;
+  else
+    return std::nullopt;
   return v;
 }
 

@@ -10,17 +10,22 @@
 namespace stowage::bpcells {
 
 MatrixWriter::MatrixWriter(const sdk::Storage& storage, std::string dest, MatrixSpec spec)
-    : storage_(storage), dest_(std::move(dest)), spec_(spec), value_size_(element_size(spec.version.value)) {
+    : storage_(storage),
+      dest_(std::move(dest)),
+      spec_(spec),
+      value_size_(element_size(spec.version.value)) {
   while (dest_.size() > 1 && dest_.back() == '/') dest_.pop_back();
   spec_.version.format = 2;
   if (spec_.rows > UINT32_MAX || spec_.cols > UINT32_MAX)
-    sdk::invalid(dest_ + ": BPCells stores the shape as uint32; " + std::to_string(spec_.rows) + " x " +
-                 std::to_string(spec_.cols) + " is too large");
+    sdk::invalid(dest_ + ": BPCells stores the shape as uint32; " + std::to_string(spec_.rows) +
+                 " x " + std::to_string(spec_.cols) + " is too large");
   if (spec_.version.packed && spec_.version.value == Element::uint64)
     sdk::unsupported(dest_ + ": BPCells has no packed uint64 (ulong) matrices; write it unpacked");
   const int32_t kind = storage_.kind(dest_);
-  if (kind == STOWAGE_ENTRY_FILE) sdk::invalid(dest_ + ": exists and is not a directory; refusing to replace it");
-  if (kind == STOWAGE_ENTRY_DIRECTORY && !storage_.list(dest_).empty() && !looks_like_matrix_dir(storage_, dest_))
+  if (kind == STOWAGE_ENTRY_FILE)
+    sdk::invalid(dest_ + ": exists and is not a directory; refusing to replace it");
+  if (kind == STOWAGE_ENTRY_DIRECTORY && !storage_.list(dest_).empty() &&
+      !looks_like_matrix_dir(storage_, dest_))
     sdk::invalid(dest_ + ": exists and is not a BPCells matrix directory; refusing to replace it");
   naming_destination([&] {
     temp_ = storage_.stage_directory(dest_);  // parent directories are made too
@@ -32,7 +37,8 @@ MatrixWriter::MatrixWriter(const sdk::Storage& storage, std::string dest, Matrix
 // (".<name>.stowage-tmp.<pid>.<n>"), becomes the destination's name.
 std::string MatrixWriter::in_destination_words(std::string message) const {
   if (!temp_.empty())
-    for (size_t at; (at = message.find(temp_)) != std::string::npos;) message.replace(at, temp_.size(), dest_);
+    for (size_t at; (at = message.find(temp_)) != std::string::npos;)
+      message.replace(at, temp_.size(), dest_);
   return sdk::without_temporaries(std::move(message));
 }
 
@@ -41,17 +47,17 @@ void MatrixWriter::open_files() {
   const bool packed_uint = packed && spec_.version.value == Element::uint32;
   if (packed) {
     index_data_.emplace(storage_, temp_file("index_data"), Element::uint32);
-    index_enc_ = std::make_unique<bp128::Encoder>(bp128::Variant::d1z, [this](const uint32_t* w, size_t n) {
-      index_data_->write(w, n * sizeof(uint32_t));
-    });
+    index_enc_ = std::make_unique<bp128::Encoder>(
+        bp128::Variant::d1z,
+        [this](const uint32_t* w, size_t n) { index_data_->write(w, n * sizeof(uint32_t)); });
   } else {
     index_file_.emplace(storage_, temp_file("index"), Element::uint32);
   }
   if (packed_uint) {
     val_data_.emplace(storage_, temp_file("val_data"), Element::uint32);
-    val_enc_ = std::make_unique<bp128::Encoder>(bp128::Variant::m1, [this](const uint32_t* w, size_t n) {
-      val_data_->write(w, n * sizeof(uint32_t));
-    });
+    val_enc_ = std::make_unique<bp128::Encoder>(
+        bp128::Variant::m1,
+        [this](const uint32_t* w, size_t n) { val_data_->write(w, n * sizeof(uint32_t)); });
   } else {
     val_file_.emplace(storage_, temp_file("val"), spec_.version.value);
   }
@@ -96,16 +102,19 @@ void MatrixWriter::append_batch(uint64_t n_major, const uint64_t* indptr, const 
     write_pairs(indices, vals, total);  // the whole batch at once
   } else {
     for (uint64_t m = 0; m < n_major; ++m)
-      sort_and_write(indices + indptr[m], vals + indptr[m] * value_size_, indptr[m + 1] - indptr[m], m);
+      sort_and_write(indices + indptr[m], vals + indptr[m] * value_size_, indptr[m + 1] - indptr[m],
+                     m);
   }
-  for (uint64_t m = 1; m <= n_major; ++m) idxptr_.push_back(idxptr_.back() + indptr[m] - indptr[m - 1]);
+  for (uint64_t m = 1; m <= n_major; ++m)
+    idxptr_.push_back(idxptr_.back() + indptr[m] - indptr[m - 1]);
 }
 
 // Whether every major's indices increase strictly and lie in the matrix: the
 // usual case, checked by a vectorized pass per major (a per-index loop with
 // its error branch is a visible part of a write). Otherwise the slow pass finds an
 // index out of range (an error) or says the batch needs sorting.
-bool MatrixWriter::sorted_in_range(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices) const {
+bool MatrixWriter::sorted_in_range(uint64_t n_major, const uint64_t* indptr,
+                                   const uint32_t* indices) const {
   const uint64_t limit = minors();
   bool fast = true;
   for (uint64_t m = 0; m < n_major && fast; ++m) {
@@ -117,25 +126,27 @@ bool MatrixWriter::sorted_in_range(uint64_t n_major, const uint64_t* indptr, con
     for (uint64_t k = indptr[m]; k < indptr[m + 1]; ++k)
       if (indices[k] >= limit)
         sdk::invalid(dest_ + ": append: index " + std::to_string(indices[k]) + " in major " +
-                     std::to_string(majors_written() + m) + " is outside the " + std::to_string(limit) +
-                     (spec_.row_major ? " columns" : " rows"));
+                     std::to_string(majors_written() + m) + " is outside the " +
+                     std::to_string(limit) + (spec_.row_major ? " columns" : " rows"));
   return false;
 }
 
 // Writes one major's n (index, value) pairs sorted by index (BPCells keeps
 // each major sorted); a repeated index is refused.
-void MatrixWriter::sort_and_write(const uint32_t* indices, const char* values, uint64_t n, uint64_t m) {
+void MatrixWriter::sort_and_write(const uint32_t* indices, const char* values, uint64_t n,
+                                  uint64_t m) {
   order_.resize(n);
   std::iota(order_.begin(), order_.end(), uint64_t(0));
-  std::sort(order_.begin(), order_.end(), [&](uint64_t a, uint64_t b) { return indices[a] < indices[b]; });
+  std::sort(order_.begin(), order_.end(),
+            [&](uint64_t a, uint64_t b) { return indices[a] < indices[b]; });
   sorted_indices_.resize(n);
   sorted_values_.resize(n * value_size_);
   for (uint64_t k = 0; k < n; ++k) {
     sorted_indices_[k] = indices[order_[k]];
     std::memcpy(&sorted_values_[k * value_size_], values + order_[k] * value_size_, value_size_);
     if (k > 0 && sorted_indices_[k] == sorted_indices_[k - 1])
-      sdk::invalid(dest_ + ": append: index " + std::to_string(sorted_indices_[k]) + " appears twice in major " +
-                   std::to_string(majors_written() + m));
+      sdk::invalid(dest_ + ": append: index " + std::to_string(sorted_indices_[k]) +
+                   " appears twice in major " + std::to_string(majors_written() + m));
   }
   write_pairs(sorted_indices_.data(), sorted_values_.data(), n);
 }
@@ -186,8 +197,9 @@ void MatrixWriter::finish_packed(bp128::Encoder& enc, const char* name, bool wit
 void MatrixWriter::commit() {
   if (committed_) return;
   if (majors_written() != majors())
-    sdk::invalid(dest_ + ": the matrix is incomplete: " + std::to_string(majors_written()) + " of " +
-                 std::to_string(majors()) + (spec_.row_major ? " rows" : " columns") + " appended");
+    sdk::invalid(dest_ + ": the matrix is incomplete: " + std::to_string(majors_written()) +
+                 " of " + std::to_string(majors()) + (spec_.row_major ? " rows" : " columns") +
+                 " appended");
   naming_destination([&] { write_and_publish(); });
 }
 

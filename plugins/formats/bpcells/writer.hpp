@@ -41,7 +41,8 @@ class MatrixWriter {
 
   // Appends n_major majors (indptr: n_major+1 entries from 0). Indices within
   // a major are sorted if they are not; a repeated index is INVALID_ARGUMENT.
-  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices, const void* values);
+  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+              const void* values);
   // Row or column names: none, or exactly one per row/column.
   void set_names(bool rows, const std::vector<std::string_view>& names);
   const std::vector<std::string>& names(bool rows) const { return rows ? row_names_ : col_names_; }
@@ -62,11 +63,13 @@ class MatrixWriter {
   }
   std::string in_destination_words(std::string message) const;
   void open_files();
-  void append_batch(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices, const void* values);
+  void append_batch(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+                    const void* values);
   void write_and_publish();
   std::string temp_file(const char* name) const { return temp_ + "/" + name; }
   bool sorted_in_range(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices) const;
-  void sort_and_write(const uint32_t* indices, const char* values, uint64_t n, uint64_t major_in_batch);
+  void sort_and_write(const uint32_t* indices, const char* values, uint64_t n,
+                      uint64_t major_in_batch);
   void write_pairs(const uint32_t* indices, const char* values, uint64_t n);
   void write_values(const void* values, uint64_t n);
   void finish_packed(bp128::Encoder& enc, const char* name, bool with_starts);

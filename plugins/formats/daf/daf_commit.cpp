@@ -5,7 +5,6 @@
 
 #include "daf_text.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -21,14 +20,16 @@ namespace {
 constexpr uint64_t kMaxJsonBytes = 1 << 20;
 
 // Positions, in column-major order, of the non-zero elements of dense data.
-void gather_nonzeros(const unsigned char* data, uint64_t n, size_t es, std::vector<uint64_t>& positions) {
+void gather_nonzeros(const unsigned char* data, uint64_t n, size_t es,
+                     std::vector<uint64_t>& positions) {
   static const unsigned char zero[8] = {0};
   for (uint64_t i = 0; i < n; ++i)
     if (std::memcmp(data + i * es, zero, es) != 0) positions.push_back(i);
 }
 
 // Floating-point -0.0 is a zero too (Julia's iszero).
-void gather_nonzeros_float(const unsigned char* data, uint64_t n, ElType t, std::vector<uint64_t>& positions) {
+void gather_nonzeros_float(const unsigned char* data, uint64_t n, ElType t,
+                           std::vector<uint64_t>& positions) {
   for (uint64_t i = 0; i < n; ++i) {
     double v;
     if (t == ElType::Float32) {
@@ -51,7 +52,8 @@ void write_index_file(const sdk::Storage& storage, const std::string& path, ElTy
 
 // out (cols x rows, column-major) = transpose of in (rows x cols, column-major),
 // in 64 x 64 blocks so both sides stay in cache.
-void transpose(const unsigned char* in, unsigned char* out, uint64_t rows, uint64_t cols, size_t es) {
+void transpose(const unsigned char* in, unsigned char* out, uint64_t rows, uint64_t cols,
+               size_t es) {
   constexpr uint64_t B = 64;
   for (uint64_t c0 = 0; c0 < cols; c0 += B)
     for (uint64_t r0 = 0; r0 < rows; r0 += B)
@@ -62,15 +64,19 @@ void transpose(const unsigned char* in, unsigned char* out, uint64_t rows, uint6
 
 }  // namespace
 
-// ---- commit at close ------------------------------------------------------------------------------
+// ---- commit at close
+// ------------------------------------------------------------------------------
 
 void DafStore::commit_array(PendingArray& p) {
   // Files of another storage form go; a dense .data is replaced by the
   // publish below, not deleted first (a crash in between would leave no data).
   for (const std::string& suffix : property_suffixes())
-    if (suffix != ".json" && (p.store_sparse || suffix != ".data")) remove_file(storage_, p.base + suffix);
-  if (p.store_sparse) commit_as_sparse(p);
-  else commit_dense(p);
+    if (suffix != ".json" && (p.store_sparse || suffix != ".data"))
+      remove_file(storage_, p.base + suffix);
+  if (p.store_sparse)
+    commit_as_sparse(p);
+  else
+    commit_dense(p);
 }
 
 // The staged .data file already holds the whole array (tiles never written
@@ -100,8 +106,10 @@ void DafStore::commit_as_sparse(PendingArray& p) {
     if (p.data.read_at(first * es, block.data(), count * es) != count * es)
       sdk::fail(STOWAGE_IO, p.base + ".data: the staged file is shorter than the array");
     in_block.clear();
-    if (is_float(p.eltype)) gather_nonzeros_float(block.data(), count, p.eltype, in_block);
-    else gather_nonzeros(block.data(), count, es, in_block);
+    if (is_float(p.eltype))
+      gather_nonzeros_float(block.data(), count, p.eltype, in_block);
+    else
+      gather_nonzeros(block.data(), count, es, in_block);
     for (uint64_t k : in_block) {
       positions.push_back(first + k);
       nzval.insert(nzval.end(), block.data() + k * es, block.data() + (k + 1) * es);
@@ -194,7 +202,8 @@ void DafStore::write_relayout(const NodeRef& ref) {
       std::memcpy(&nzval[at * es], &values[k * es], es);
     }
   for (uint64_t& v : colptr1) v += 1;
-  if (max_index(d.indtype) < std::max(cols, p->nnz + 1)) d.indtype = indtype_for_size(std::max(cols, p->nnz + 1));
+  if (max_index(d.indtype) < std::max(cols, p->nnz + 1))
+    d.indtype = indtype_for_size(std::max(cols, p->nnz + 1));
   write_index_file(storage_, base + ".colptr", d.indtype, colptr1);
   write_index_file(storage_, base + ".rowval", d.indtype, rowval1);
   storage_.write(base + ".nzval", nzval.data(), nzval.size());
@@ -218,8 +227,10 @@ std::string DafStore::build_metadata() const {
     // Counted from the file, not the cache: other writers may have changed it.
     std::string file = axis_file(a);
     sdk::Bytes text = storage_.map(file);
-    uint64_t entries = static_cast<uint64_t>(std::count(text.text().begin(), text.text().end(), '\n'));
-    if (!text.text().empty() && text.text().back() != '\n') split_lines(std::string(text.text()), file);  // names the fault
+    uint64_t entries =
+        static_cast<uint64_t>(std::count(text.text().begin(), text.text().end(), '\n'));
+    if (!text.text().empty() && text.text().back() != '\n')
+      split_lines(std::string(text.text()), file);  // names the fault
     add("axes/" + a, "{\"format\":\"axis\",\"n_entries\":" + std::to_string(entries) + "}");
   }
   for (const std::string& s : names_in(root_ + "/scalars", ".json"))
@@ -230,7 +241,8 @@ std::string DafStore::build_metadata() const {
   for (const std::string& r : axes)
     for (const std::string& c : axes)
       for (const std::string& m : names_in(root_ + "/matrices/" + r + "/" + c, ".json"))
-        add_file("matrices/" + r + "/" + c + "/" + m, root_ + "/matrices/" + r + "/" + c + "/" + m + ".json");
+        add_file("matrices/" + r + "/" + c + "/" + m,
+                 root_ + "/matrices/" + r + "/" + c + "/" + m + ".json");
   return out + "}";
 }
 
@@ -262,15 +274,18 @@ void DafStore::close() {
   std::optional<sdk::Lock> turn;
   if (!building_) turn.emplace(storage_.lock(root_));
   for (const auto& [axis, length] : declared_axes_)
-    invalid(final_path_ + ": axis '" + axis + "' (" + std::to_string(length) +
-            " entries) was used by a property but its entries were never written (write_strings axes/" + axis + ")");
+    invalid(
+        final_path_ + ": axis '" + axis + "' (" + std::to_string(length) +
+        " entries) was used by a property but its entries were never written (write_strings axes/" +
+        axis + ")");
   std::vector<NodeRef> written;
   for (auto& [node, p] : pending_arrays_) commit_array(p), written.push_back(p.ref), dirty_ = true;
   for (auto& [node, p] : pending_sparse_) commit_sparse(p), written.push_back(p.ref), dirty_ = true;
   forget_cached();
   // Transposed copies, unless the other orientation was itself written now.
   std::set<std::string> explicit_nodes;
-  for (const NodeRef& ref : written) explicit_nodes.insert(ref.rows + "/" + ref.cols + "/" + ref.name);
+  for (const NodeRef& ref : written)
+    explicit_nodes.insert(ref.rows + "/" + ref.cols + "/" + ref.name);
   for (const NodeRef& ref : written)
     if (relayout_ && ref.kind == NodeRef::Matrix && ref.rows != ref.cols &&
         !explicit_nodes.count(ref.cols + "/" + ref.rows + "/" + ref.name))

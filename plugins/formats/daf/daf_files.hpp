@@ -24,11 +24,15 @@ namespace sdk = stowage::sdk;
 // held in memory (a packed component), under its file's name.
 class Mapped {
  public:
-  Mapped(const sdk::Storage& storage, const std::string& path) : path_(path), bytes_(storage.map(path)) {
+  Mapped(const sdk::Storage& storage, const std::string& path)
+      : path_(path), bytes_(storage.map(path)) {
     data_ = bytes_.data(), size_ = bytes_.size();
   }
   Mapped(std::string path, std::vector<unsigned char> bytes)
-      : path_(std::move(path)), memory_(std::move(bytes)), data_(memory_.data()), size_(memory_.size()) {}
+      : path_(std::move(path)),
+        memory_(std::move(bytes)),
+        data_(memory_.data()),
+        size_(memory_.size()) {}
   Mapped(const Mapped&) = delete;
   Mapped& operator=(const Mapped&) = delete;
   const unsigned char* data() const { return data_; }
@@ -45,7 +49,8 @@ class Mapped {
 
 // A whole small file (JSON) as text. At most max_size + 1 bytes are read, so
 // a bogus huge file costs neither the memory nor the transfer.
-inline std::string read_small_text(const sdk::Storage& storage, const std::string& path, uint64_t max_size) {
+inline std::string read_small_text(const sdk::Storage& storage, const std::string& path,
+                                   uint64_t max_size) {
   sdk::Bytes b = storage.read(path, 0, max_size + 1);
   if (b.size() > max_size)
     sdk::corrupt(path + ": file is more than the " + std::to_string(max_size) + " bytes allowed");
@@ -57,12 +62,14 @@ inline bool is_file(const sdk::Storage& storage, const std::string& path) {
 }
 
 // rm -f: a missing file is fine, real failures are STOWAGE_IO.
-inline void remove_file(const sdk::Storage& storage, const std::string& path) { storage.remove_if_exists(path, 0); }
+inline void remove_file(const sdk::Storage& storage, const std::string& path) {
+  storage.remove_if_exists(path, 0);
+}
 
 // Names of the files in a directory ending in `suffix`, suffix stripped,
 // sorted; a missing directory has none (git drops empty directories).
-inline std::vector<std::string> names_with_suffix(const sdk::Storage& storage, const std::string& dir,
-                                                  std::string_view suffix) {
+inline std::vector<std::string> names_with_suffix(const sdk::Storage& storage,
+                                                  const std::string& dir, std::string_view suffix) {
   std::vector<std::string> names;
   std::vector<std::string> entries;
   try {
@@ -72,7 +79,8 @@ inline std::vector<std::string> names_with_suffix(const sdk::Storage& storage, c
     throw;
   }
   for (const std::string& name : entries) {  // directories end in '/' and never match
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
         name.find(".stowage-tmp.") == std::string::npos)
       names.push_back(name.substr(0, name.size() - suffix.size()));
   }

@@ -20,7 +20,8 @@ Json parse_object(std::string_view text, const std::string& file) {
 
 std::string string_field(const Json& j, const char* key, const std::string& file) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) corrupt(file + ": \"" + key + "\" is missing or not a string");
+  if (it == j.end() || !it->is_string())
+    corrupt(file + ": \"" + key + "\" is missing or not a string");
   return it->get<std::string>();
 }
 
@@ -45,7 +46,8 @@ Json checked_integer(const Json& v, const std::string& what, bool from_file) {
   }
   if (v.is_number_integer()) {
     int64_t s = v.get<int64_t>();
-    if (s < 0 && !std::numeric_limits<Int>::is_signed) return reject(std::to_string(s) + " is negative");
+    if (s < 0 && !std::numeric_limits<Int>::is_signed)
+      return reject(std::to_string(s) + " is negative");
     if constexpr (std::numeric_limits<Int>::is_signed) {
       if (s < std::numeric_limits<Int>::min() || s > std::numeric_limits<Int>::max())
         return reject(std::to_string(s) + " does not fit the declared type");
@@ -75,14 +77,22 @@ Json normalize(ElType type, const Json& v, const std::string& what, bool from_fi
       if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
         return Json(v.get<int64_t>() == 1);  // dafr writes Bool scalars as 0/1
       return reject(v.dump() + " is not a Bool");
-    case ElType::Int8: return checked_integer<int8_t>(v, what, from_file);
-    case ElType::Int16: return checked_integer<int16_t>(v, what, from_file);
-    case ElType::Int32: return checked_integer<int32_t>(v, what, from_file);
-    case ElType::Int64: return checked_integer<int64_t>(v, what, from_file);
-    case ElType::UInt8: return checked_integer<uint8_t>(v, what, from_file);
-    case ElType::UInt16: return checked_integer<uint16_t>(v, what, from_file);
-    case ElType::UInt32: return checked_integer<uint32_t>(v, what, from_file);
-    case ElType::UInt64: return checked_integer<uint64_t>(v, what, from_file);
+    case ElType::Int8:
+      return checked_integer<int8_t>(v, what, from_file);
+    case ElType::Int16:
+      return checked_integer<int16_t>(v, what, from_file);
+    case ElType::Int32:
+      return checked_integer<int32_t>(v, what, from_file);
+    case ElType::Int64:
+      return checked_integer<int64_t>(v, what, from_file);
+    case ElType::UInt8:
+      return checked_integer<uint8_t>(v, what, from_file);
+    case ElType::UInt16:
+      return checked_integer<uint16_t>(v, what, from_file);
+    case ElType::UInt32:
+      return checked_integer<uint32_t>(v, what, from_file);
+    case ElType::UInt64:
+      return checked_integer<uint64_t>(v, what, from_file);
     case ElType::Float32:
     case ElType::Float64: {
       if (!v.is_number()) return reject(v.dump() + " is not a number");
@@ -128,7 +138,8 @@ std::string julia_format(Float v) {
   if (point > -4 && point <= 6) {  // fixed notation, as Julia's print
     if (point <= 0) return sign + "0." + std::string(static_cast<size_t>(-point), '0') + digits;
     if (point >= n) return sign + digits + std::string(static_cast<size_t>(point - n), '0') + ".0";
-    return sign + digits.substr(0, static_cast<size_t>(point)) + "." + digits.substr(static_cast<size_t>(point));
+    return sign + digits.substr(0, static_cast<size_t>(point)) + "." +
+           digits.substr(static_cast<size_t>(point));
   }
   std::string mantissa = digits.substr(0, 1) + "." + (n > 1 ? digits.substr(1) : "0");
   return sign + mantissa + "e" + std::to_string(point - 1);
@@ -170,7 +181,8 @@ Json normalize_scalar(ElType type, const Json& value, const std::string& what) {
 ElType infer_scalar_type(const Json& value, const std::string& what) {
   if (value.is_boolean()) return ElType::Bool;
   if (value.is_number_unsigned())
-    return value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? ElType::UInt64 : ElType::Int64;
+    return value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? ElType::UInt64
+                                                                    : ElType::Int64;
   if (value.is_number_integer()) return ElType::Int64;
   if (value.is_number_float()) return ElType::Float64;
   if (value.is_string()) return ElType::String;
@@ -184,9 +196,15 @@ std::string julia_float(float v) { return julia_format(v); }
 std::string format_scalar(const Scalar& s) {
   std::string value;
   switch (s.type) {
-    case ElType::Float32: value = julia_float(static_cast<float>(s.value.get<double>())); break;
-    case ElType::Float64: value = julia_float(s.value.get<double>()); break;
-    default: value = s.value.dump(-1, ' ', false, Json::error_handler_t::strict); break;
+    case ElType::Float32:
+      value = julia_float(static_cast<float>(s.value.get<double>()));
+      break;
+    case ElType::Float64:
+      value = julia_float(s.value.get<double>());
+      break;
+    default:
+      value = s.value.dump(-1, ' ', false, Json::error_handler_t::strict);
+      break;
   }
   return std::string("{\"type\":\"") + julia_name(s.type) + "\",\"value\":" + value + "}\n";
 }
@@ -206,9 +224,11 @@ std::optional<Packing> parse_packing(const Json& j, const std::string& file) {
     unsupported(file + ": unknown packed_format " + it->dump());
   Packing p;
   auto cs = j.find("chunk_shape");
-  if (cs == j.end() || !cs->is_array() || cs->empty()) corrupt(file + ": packed data without a chunk_shape");
+  if (cs == j.end() || !cs->is_array() || cs->empty())
+    corrupt(file + ": packed data without a chunk_shape");
   for (const Json& d : *cs) {
-    if (!d.is_number_unsigned() || d.get<uint64_t>() == 0) corrupt(file + ": bad chunk_shape " + cs->dump());
+    if (!d.is_number_unsigned() || d.get<uint64_t>() == 0)
+      corrupt(file + ": bad chunk_shape " + cs->dump());
     p.chunk_shape.push_back(d.get<uint64_t>());
   }
   p.compression = string_field(j, "compression", file);
@@ -229,7 +249,8 @@ ElType parse_component(const Json& j, const char* name, const std::string& file,
   ElType t = type_field(j, "eltype", file);
   auto n = j.find("n_elements");
   if (n_elements && n != j.end()) {
-    if (!n->is_number_unsigned()) corrupt(file + ": \"" + std::string(name) + ".n_elements\" is not a count");
+    if (!n->is_number_unsigned())
+      corrupt(file + ": \"" + std::string(name) + ".n_elements\" is not a count");
     *n_elements = n->get<uint64_t>();
   }
   if (auto p = parse_packing(j, file)) d.packed.emplace_back(name, *p);
@@ -255,7 +276,8 @@ Descriptor parse_descriptor(std::string_view text, const std::string& file, bool
     d.indtype = type_field(j, "indtype", file);
   } else {  // v1.1 schema: one dense descriptor per component
     d.v11_schema = true;
-    if (!j.contains(index_key)) corrupt(file + ": sparse descriptor without \"eltype\" or \"" + index_key + "\"");
+    if (!j.contains(index_key))
+      corrupt(file + ": sparse descriptor without \"eltype\" or \"" + index_key + "\"");
     d.indtype = parse_component(j[index_key], index_key, file, &d.n_indices, d);
     if (matrix) {
       if (!j.contains("colptr")) corrupt(file + ": sparse matrix descriptor without \"colptr\"");
@@ -264,9 +286,11 @@ Descriptor parse_descriptor(std::string_view text, const std::string& file, bool
         corrupt(file + ": colptr and rowval have different element types");
     }
     d.nzval_in_descriptor = j.contains("nzval");
-    d.eltype = d.nzval_in_descriptor ? parse_component(j["nzval"], "nzval", file, nullptr, d) : ElType::Bool;
+    d.eltype = d.nzval_in_descriptor ? parse_component(j["nzval"], "nzval", file, nullptr, d)
+                                     : ElType::Bool;
   }
-  if (!is_integer(d.indtype)) corrupt(file + ": index type " + julia_name(d.indtype) + " is not an integer type");
+  if (!is_integer(d.indtype))
+    corrupt(file + ": index type " + julia_name(d.indtype) + " is not an integer type");
   return d;
 }
 
@@ -274,9 +298,11 @@ std::string format_descriptor(const Descriptor& d, bool matrix, bool v11, uint64
                               uint64_t n_colptr) {
   std::string el = julia_name(d.eltype), ind = julia_name(d.indtype);
   if (!d.sparse) return "{\"format\":\"dense\",\"eltype\":\"" + el + "\"}\n";
-  if (!v11) return "{\"format\":\"sparse\",\"eltype\":\"" + el + "\",\"indtype\":\"" + ind + "\"}\n";
+  if (!v11)
+    return "{\"format\":\"sparse\",\"eltype\":\"" + el + "\",\"indtype\":\"" + ind + "\"}\n";
   auto component = [](const std::string& type, uint64_t n) {
-    return "{\"format\":\"dense\",\"eltype\":\"" + type + "\",\"n_elements\":" + std::to_string(n) + "}";
+    return "{\"format\":\"dense\",\"eltype\":\"" + type + "\",\"n_elements\":" + std::to_string(n) +
+           "}";
   };
   std::string out = "{\"format\":\"sparse\",";
   if (matrix) {

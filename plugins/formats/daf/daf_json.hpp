@@ -59,11 +59,11 @@ struct Packing {
 struct Descriptor {
   bool sparse = false;
   ElType eltype = ElType::Float64;
-  ElType indtype = ElType::UInt32;   // sparse only
-  bool v11_schema = false;           // sparse: per-component descriptors
-  bool nzval_in_descriptor = true;   // v1.1: whether an "nzval" component is declared
-  std::optional<uint64_t> n_indices; // v1.1 n_elements of nzind / rowval
-  std::optional<uint64_t> n_colptr;  // v1.1 n_elements of colptr
+  ElType indtype = ElType::UInt32;    // sparse only
+  bool v11_schema = false;            // sparse: per-component descriptors
+  bool nzval_in_descriptor = true;    // v1.1: whether an "nzval" component is declared
+  std::optional<uint64_t> n_indices;  // v1.1 n_elements of nzind / rowval
+  std::optional<uint64_t> n_colptr;   // v1.1 n_elements of colptr
   // Packed data, by component ("" = the dense property itself).
   std::vector<std::pair<std::string, Packing>> packed;
   bool is_packed(const std::string& component) const;

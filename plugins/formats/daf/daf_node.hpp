@@ -15,8 +15,18 @@
 namespace daf {
 
 struct NodeRef {
-  enum Kind { Root, AxesGroup, VectorsGroup, MatricesGroup, VectorAxisGroup, MatrixRowsGroup,
-              MatrixPairGroup, Axis, Vector, Matrix };
+  enum Kind {
+    Root,
+    AxesGroup,
+    VectorsGroup,
+    MatricesGroup,
+    VectorAxisGroup,
+    MatrixRowsGroup,
+    MatrixPairGroup,
+    Axis,
+    Vector,
+    Matrix
+  };
   Kind kind = Root;
   std::string rows;  // the axis (Axis, Vector, VectorAxisGroup) or rows axis
   std::string cols;  // the columns axis of a matrix
@@ -30,9 +40,10 @@ inline NodeRef parse_node(std::string_view node) {
   std::vector<std::string> p = stowage::sdk::split_node_path(node);
   NodeRef r;
   auto not_found = [&]() -> NodeRef {
-    stowage::sdk::fail(STOWAGE_NOT_FOUND, "no node '" + std::string(node) +
-                                              "' in a Daf repository (nodes are axes/<axis>, "
-                                              "vectors/<axis>/<name>, matrices/<rows>/<cols>/<name>)");
+    stowage::sdk::fail(STOWAGE_NOT_FOUND,
+                       "no node '" + std::string(node) +
+                           "' in a Daf repository (nodes are axes/<axis>, "
+                           "vectors/<axis>/<name>, matrices/<rows>/<cols>/<name>)");
   };
   if (p.empty()) return r;
   if (p[0] == "axes") {
@@ -66,7 +77,8 @@ inline void check_name(const std::string& name, const char* what) {
       invalid(std::string("invalid Daf ") + what + " name '" + name +
               "': it is used as a file name and may not contain '/', NUL or a newline");
   if (name.size() > 240)
-    invalid(std::string("invalid Daf ") + what + " name '" + name.substr(0, 40) + "...': longer than 240 bytes");
+    invalid(std::string("invalid Daf ") + what + " name '" + name.substr(0, 40) +
+            "...': longer than 240 bytes");
 }
 
 }  // namespace daf

@@ -12,13 +12,17 @@ class ArrayNode final : public sdk::ArrayNode {
  public:
   ArrayNode(DafStore& store, std::string node, std::shared_ptr<const Property> stored)
       : store_(store), node_(std::move(node)), stored_(std::move(stored)) {}
-  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) override {
     return store_.read_chunk(node_, stored_.get(), index, out, capacity, chunk_shape);
   }
-  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+  void write_chunk(const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) override {
     store_.write_chunk(node_, index, in, size, chunk_shape);
   }
-  bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(node_, stored_.get(), index); }
+  bool chunk_exists(const uint64_t* index) override {
+    return store_.chunk_exists(node_, stored_.get(), index);
+  }
 
  private:
   DafStore& store_;
@@ -31,12 +35,15 @@ class SparseNode final : public sdk::SparseNode {
  public:
   SparseNode(DafStore& store, std::string node, std::shared_ptr<const Property> stored)
       : store_(store), node_(std::move(node)), stored_(std::move(stored)) {}
-  uint64_t count(uint64_t begin, uint64_t end) override { return stored().sparse_count(begin, end); }
+  uint64_t count(uint64_t begin, uint64_t end) override {
+    return stored().sparse_count(begin, end);
+  }
   void read(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* indices, void* values,
             uint64_t nnz_capacity) override {
     stored().read_sparse(begin, end, indptr, indices, values, nnz_capacity);
   }
-  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices, const void* values) override {
+  void append(uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
+              const void* values) override {
     store_.append_sparse(node_, n_major, indptr, indices, values);
   }
 
@@ -52,8 +59,11 @@ class SparseNode final : public sdk::SparseNode {
 
 class PropertyStringsNode final : public sdk::StringsNode {
  public:
-  explicit PropertyStringsNode(std::shared_ptr<const Property> stored) : stored_(std::move(stored)) {}
-  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override { stored_->read_strings(begin, end, item); }
+  explicit PropertyStringsNode(std::shared_ptr<const Property> stored)
+      : stored_(std::move(stored)) {}
+  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override {
+    stored_->read_strings(begin, end, item);
+  }
 
  private:
   std::shared_ptr<const Property> stored_;

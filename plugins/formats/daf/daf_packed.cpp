@@ -13,8 +13,9 @@ using sdk::corrupt;
 
 namespace {
 
-constexpr uint64_t kEmptyChunk = UINT64_MAX;     // Zarr sharding: a chunk never written
-constexpr uint64_t kDeflateMaxRatio = 1032;  // no codec here expands a payload more than deflate can
+constexpr uint64_t kEmptyChunk = UINT64_MAX;  // Zarr sharding: a chunk never written
+constexpr uint64_t kDeflateMaxRatio =
+    1032;  // no codec here expands a payload more than deflate can
 
 // The codec chain of a DataAxesFormats compression name.
 struct Codec {
@@ -25,12 +26,16 @@ struct Codec {
 Codec codec_for(const sdk::Host& host, const Packing& p, const std::string& file) {
   Codec c;
   std::string name = p.compression;
-  if (name == "gzip" || name == "gzip_shuffle") c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"gzip"})");
-  else if (name == "zstd") c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"zstd"})");
+  if (name == "gzip" || name == "gzip_shuffle")
+    c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"gzip"})");
+  else if (name == "zstd")
+    c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"zstd"})");
   else if (name == "blosc_zstd_bitshuffle" || name == "blosc_lz4_bitshuffle")
-    c.codec = std::make_unique<sdk::HostCodec>(host, R"({"type":"blosc"})");  // blosc undoes its own shuffle
+    c.codec = std::make_unique<sdk::HostCodec>(
+        host, R"({"type":"blosc"})");  // blosc undoes its own shuffle
   else
-    sdk::unsupported(file + ": packed compression \"" + name + "\" is not supported (gzip, gzip_shuffle, zstd and "
+    sdk::unsupported(file + ": packed compression \"" + name +
+                     "\" is not supported (gzip, gzip_shuffle, zstd and "
                      "blosc_* are)");
   c.unshuffle = name == "gzip_shuffle";
   return c;
@@ -54,12 +59,14 @@ std::vector<unsigned char> decode(const Codec& c, const unsigned char* in, size_
     std::vector<unsigned char> out(exact);
     size_t got = c.codec->decode(in, n, out.data(), out.size());
     if (got != exact)
-      corrupt(file + ": a chunk decodes to " + std::to_string(got) + " bytes, expected " + std::to_string(exact));
+      corrupt(file + ": a chunk decodes to " + std::to_string(got) + " bytes, expected " +
+              std::to_string(exact));
     return out;
   }
   // The buffer grows, but never past what the payload can expand to.
   size_t limit = kDeflateMaxRatio * n + (64 << 10);
-  for (size_t capacity = std::min(limit, std::max<size_t>(64 << 10, 4 * n));; capacity = std::min(limit, 2 * capacity)) {
+  for (size_t capacity = std::min(limit, std::max<size_t>(64 << 10, 4 * n));;
+       capacity = std::min(limit, 2 * capacity)) {
     std::vector<unsigned char> out(capacity);
     try {
       out.resize(c.codec->decode(in, n, out.data(), out.size()));
@@ -72,12 +79,13 @@ std::vector<unsigned char> decode(const Codec& c, const unsigned char* in, size_
 
 // Calls chunk(origin, payload) for every chunk of the shard, with `origin`
 // the chunk's grid position (Julia order). Missing chunks get an empty payload.
-void for_each_chunk(const std::string& file, std::string_view shard, const Packing& p,
-                    const std::vector<uint64_t>& shape,
-                    const std::function<void(const std::vector<uint64_t>&, const unsigned char*, size_t)>& chunk) {
+void for_each_chunk(
+    const std::string& file, std::string_view shard, const Packing& p,
+    const std::vector<uint64_t>& shape,
+    const std::function<void(const std::vector<uint64_t>&, const unsigned char*, size_t)>& chunk) {
   if (p.chunk_shape.size() != shape.size())
-    corrupt(file + ": chunk_shape has " + std::to_string(p.chunk_shape.size()) + " dimensions, the data " +
-            std::to_string(shape.size()));
+    corrupt(file + ": chunk_shape has " + std::to_string(p.chunk_shape.size()) +
+            " dimensions, the data " + std::to_string(shape.size()));
   // A chunk larger than the data (beyond Julia's 8 KiB target) is not
   // something DataAxesFormats writes; refuse it before allocating for it.
   uint64_t chunk_elements = 1, elements = 1;
@@ -99,7 +107,8 @@ void for_each_chunk(const std::string& file, std::string_view shard, const Packi
   const auto* bytes = reinterpret_cast<const unsigned char*>(shard.data());
   std::vector<uint64_t> at(shape.size(), 0);
   for (uint64_t k = 0; k < n_chunks; ++k) {
-    uint64_t offset = sdk::load_le<uint64_t>(bytes + 16 * k), nbytes = sdk::load_le<uint64_t>(bytes + 16 * k + 8);
+    uint64_t offset = sdk::load_le<uint64_t>(bytes + 16 * k),
+             nbytes = sdk::load_le<uint64_t>(bytes + 16 * k + 8);
     if (offset == kEmptyChunk && nbytes == kEmptyChunk) {
       chunk(at, nullptr, 0);
     } else {
@@ -132,19 +141,24 @@ uint64_t product(const std::vector<uint64_t>& v) {
 
 std::vector<unsigned char> read_packed_numeric(const sdk::Host& host, const std::string& zip_path,
                                                std::string_view shard, const Packing& packing,
-                                               const std::vector<uint64_t>& shape, size_t element_size) {
+                                               const std::vector<uint64_t>& shape,
+                                               size_t element_size) {
   if (shape.empty() || shape.size() > 2) corrupt(zip_path + ": packed data of unexpected rank");
   Codec codec = codec_for(host, packing, zip_path);
   std::vector<unsigned char> out(product(shape) * element_size);
   size_t chunk_bytes = product(packing.chunk_shape) * element_size;
-  for_each_chunk(zip_path, shard, packing, shape, [&](const std::vector<uint64_t>& at, const unsigned char* in, size_t n) {
-    if (!in) return;  // never written: zeros
-    std::vector<unsigned char> chunk = decode(codec, in, n, chunk_bytes, zip_path);
-    if (codec.unshuffle) unshuffle_bytes(chunk, element_size);
-    for_each_run(shape, packing.chunk_shape, at, [&](uint64_t from, uint64_t to, uint64_t count) {
-      std::memcpy(out.data() + to * element_size, chunk.data() + from * element_size, count * element_size);
-    });
-  });
+  for_each_chunk(zip_path, shard, packing, shape,
+                 [&](const std::vector<uint64_t>& at, const unsigned char* in, size_t n) {
+                   if (!in) return;  // never written: zeros
+                   std::vector<unsigned char> chunk = decode(codec, in, n, chunk_bytes, zip_path);
+                   if (codec.unshuffle) unshuffle_bytes(chunk, element_size);
+                   for_each_run(shape, packing.chunk_shape, at,
+                                [&](uint64_t from, uint64_t to, uint64_t count) {
+                                  std::memcpy(out.data() + to * element_size,
+                                              chunk.data() + from * element_size,
+                                              count * element_size);
+                                });
+                 });
   return out;
 }
 
@@ -155,26 +169,32 @@ std::vector<std::string> read_packed_strings(const sdk::Host& host, const std::s
   Codec codec = codec_for(host, packing, zip_path);
   std::vector<std::string> out(product(shape));
   uint64_t per_chunk = product(packing.chunk_shape);
-  for_each_chunk(zip_path, shard, packing, shape, [&](const std::vector<uint64_t>& at, const unsigned char* in, size_t n) {
-    if (!in) return;
-    std::vector<unsigned char> chunk = decode(codec, in, n, 0, zip_path);
-    // vlen-utf8: u32 count, then (u32 length, bytes) per value.
-    std::vector<std::string> values;
-    size_t pos = 4;
-    if (chunk.size() < 4 || sdk::load_le<uint32_t>(chunk.data()) != per_chunk)
-      corrupt(zip_path + ": a string chunk does not hold " + std::to_string(per_chunk) + " values");
-    for (uint64_t i = 0; i < per_chunk; ++i) {
-      if (chunk.size() - pos < 4) corrupt(zip_path + ": a string chunk is truncated");
-      uint32_t len = sdk::load_le<uint32_t>(chunk.data() + pos);
-      pos += 4;
-      if (chunk.size() - pos < len) corrupt(zip_path + ": a string chunk is truncated");
-      values.emplace_back(reinterpret_cast<const char*>(chunk.data() + pos), len);
-      pos += len;
-    }
-    for_each_run(shape, packing.chunk_shape, at, [&](uint64_t from, uint64_t to, uint64_t count) {
-      for (uint64_t i = 0; i < count; ++i) out[to + i] = std::move(values[from + i]);
-    });
-  });
+  for_each_chunk(zip_path, shard, packing, shape,
+                 [&](const std::vector<uint64_t>& at, const unsigned char* in, size_t n) {
+                   if (!in) return;
+                   std::vector<unsigned char> chunk = decode(codec, in, n, 0, zip_path);
+                   // vlen-utf8: u32 count, then (u32 length, bytes) per value.
+                   std::vector<std::string> values;
+                   size_t pos = 4;
+                   if (chunk.size() < 4 || sdk::load_le<uint32_t>(chunk.data()) != per_chunk)
+                     corrupt(zip_path + ": a string chunk does not hold " +
+                             std::to_string(per_chunk) + " values");
+                   for (uint64_t i = 0; i < per_chunk; ++i) {
+                     if (chunk.size() - pos < 4)
+                       corrupt(zip_path + ": a string chunk is truncated");
+                     uint32_t len = sdk::load_le<uint32_t>(chunk.data() + pos);
+                     pos += 4;
+                     if (chunk.size() - pos < len)
+                       corrupt(zip_path + ": a string chunk is truncated");
+                     values.emplace_back(reinterpret_cast<const char*>(chunk.data() + pos), len);
+                     pos += len;
+                   }
+                   for_each_run(shape, packing.chunk_shape, at,
+                                [&](uint64_t from, uint64_t to, uint64_t count) {
+                                  for (uint64_t i = 0; i < count; ++i)
+                                    out[to + i] = std::move(values[from + i]);
+                                });
+                 });
   return out;
 }
 

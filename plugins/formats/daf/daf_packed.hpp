@@ -14,7 +14,6 @@
 
 #include <stowage/plugin.hpp>
 
-
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,14 +24,17 @@ namespace daf {
 // (Julia dims, e.g. {rows, cols} or {n}), column-major, padding cropped.
 // `shard` is the whole file (read by the caller through the storage layer),
 // `zip_path` its name for errors; its codecs come from `host`.
-std::vector<unsigned char> read_packed_numeric(const stowage::sdk::Host& host, const std::string& zip_path,
-                                               std::string_view shard, const Packing& packing,
-                                               const std::vector<uint64_t>& shape, size_t element_size);
+std::vector<unsigned char> read_packed_numeric(const stowage::sdk::Host& host,
+                                               const std::string& zip_path, std::string_view shard,
+                                               const Packing& packing,
+                                               const std::vector<uint64_t>& shape,
+                                               size_t element_size);
 
 // The decoded strings (vlen-utf8 chunks: u32 count, then u32 length + bytes
 // per value) of an array of `shape`, column-major, padding cropped.
-std::vector<std::string> read_packed_strings(const stowage::sdk::Host& host, const std::string& zip_path,
-                                             std::string_view shard, const Packing& packing,
+std::vector<std::string> read_packed_strings(const stowage::sdk::Host& host,
+                                             const std::string& zip_path, std::string_view shard,
+                                             const Packing& packing,
                                              const std::vector<uint64_t>& shape);
 
 }  // namespace daf

@@ -9,6 +9,7 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     R"( "description": "format written to a new repository; [1,1] keeps metadata.json in sync"},)"
     R"( "relayout": {"type": "boolean", "default": false,)"
     R"( "description": "also write the transpose of each matrix written, like Julia's set_matrix!"}})",
-    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL | STOWAGE_CAP_DENSE |
-        STOWAGE_CAP_SPARSE | STOWAGE_CAP_STRINGS | STOWAGE_CAP_GROUPS | STOWAGE_CAP_MERGES_AT_CLOSE,
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL |
+        STOWAGE_CAP_DENSE | STOWAGE_CAP_SPARSE | STOWAGE_CAP_STRINGS | STOWAGE_CAP_GROUPS |
+        STOWAGE_CAP_MERGES_AT_CLOSE,
     nullptr)

@@ -1,10 +1,10 @@
 // A stored vector or matrix property, validated and opened for reading.
 //
-// Numeric dense data is mapped (Storage::map: a memory map of a local file) and copied into the caller's buffer
-// (files are replaced by rename, never rewritten in place, so a map stays
-// valid); sparse components are memory-mapped too and converted (1-based Julia indices of
-// any integer type to 0-based uint64 indptr / uint32 indices); String data is
-// loaded once, densified, and kept column-major.
+// Numeric dense data is mapped (Storage::map: a memory map of a local file) and copied into the
+// caller's buffer (files are replaced by rename, never rewritten in place, so a map stays valid);
+// sparse components are memory-mapped too and converted (1-based Julia indices of any integer type
+// to 0-based uint64 indptr / uint32 indices); String data is loaded once, densified, and kept
+// column-major.
 #pragma once
 
 #include "daf_files.hpp"
@@ -24,8 +24,8 @@ namespace daf {
 struct Property {
   sdk::Host host;        // of the store: packed components decode through its codecs
   sdk::Storage storage;  // where the files are (reads of packed components, relayout)
-  std::string node;  // "vectors/cell/x"
-  std::string base;  // file path without suffix: <root>/vectors/cell/x
+  std::string node;      // "vectors/cell/x"
+  std::string base;      // file path without suffix: <root>/vectors/cell/x
   bool matrix = false;
   uint64_t rows = 0, cols = 1;  // vectors: cols == 1
   Descriptor desc;
@@ -48,7 +48,8 @@ struct Property {
   bool all_true() const { return desc.sparse && !is_string() && !values; }
 
   // Kind "array" (dense, or sparse vector densified per chunk).
-  void read_chunk(const uint64_t* chunk_index, void* out, size_t capacity, uint64_t* chunk_shape) const;
+  void read_chunk(const uint64_t* chunk_index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) const;
   // Kind "sparse" (CSC matrices).
   uint64_t sparse_count(uint64_t begin, uint64_t end) const;
   void read_sparse(uint64_t begin, uint64_t end, uint64_t* indptr, uint32_t* out_indices,
@@ -66,7 +67,8 @@ struct Property {
 // whose axes have `rows` and `cols` entries (cols = 1 for vectors).
 std::shared_ptr<const Property> load_property(const sdk::Host& host, const sdk::Storage& storage,
                                               const std::string& root, const NodeRef& ref,
-                                              const std::string& node, uint64_t rows, uint64_t cols);
+                                              const std::string& node, uint64_t rows,
+                                              uint64_t cols);
 
 // Every file suffix a property may use (for deletes).
 const std::vector<std::string>& property_suffixes();

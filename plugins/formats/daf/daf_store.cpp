@@ -33,12 +33,16 @@ Options parse_options(std::string_view text) {
   const Json j = sdk::parse_json_object<Json>(text, "daf: the open options");
   if (auto it = j.find("version"); it != j.end()) {
     o.version_given = true;
-    if (*it == Json::array({1, 0})) o.version = {1, 0};
-    else if (*it == Json::array({1, 1})) o.version = {1, 1};
-    else invalid("daf: option \"version\" must be [1,0] or [1,1], got " + it->dump());
+    if (*it == Json::array({1, 0}))
+      o.version = {1, 0};
+    else if (*it == Json::array({1, 1}))
+      o.version = {1, 1};
+    else
+      invalid("daf: option \"version\" must be [1,0] or [1,1], got " + it->dump());
   }
   if (auto it = j.find("relayout"); it != j.end()) {
-    if (!it->is_boolean()) invalid("daf: option \"relayout\" must be true or false, got " + it->dump());
+    if (!it->is_boolean())
+      invalid("daf: option \"relayout\" must be true or false, got " + it->dump());
     o.relayout = it->get<bool>();
   }
   return o;
@@ -47,7 +51,8 @@ Options parse_options(std::string_view text) {
 OJson dims_json(const NodeRef& ref) {
   OJson dims = OJson::array();
   dims.push_back({{"name", ref.rows}, {"labels", "axes/" + ref.rows}});
-  if (ref.kind == NodeRef::Matrix) dims.push_back({{"name", ref.cols}, {"labels", "axes/" + ref.cols}});
+  if (ref.kind == NodeRef::Matrix)
+    dims.push_back({{"name", ref.cols}, {"labels", "axes/" + ref.cols}});
   return dims;
 }
 
@@ -63,7 +68,8 @@ OJson array_json(const NodeRef& ref, ElType t, const Tiling& tiling) {
   j["dtype"] = info(t).dtype;
   j["shape"] = shape_json(matrix, tiling.rows, tiling.cols);
   // Matrices: tiles stored column-major like the .data file (order F).
-  j["chunks"] = matrix ? OJson::array({tiling.tile_rows, tiling.tile_cols}) : OJson::array({tiling.tile_rows});
+  j["chunks"] = matrix ? OJson::array({tiling.tile_rows, tiling.tile_cols})
+                       : OJson::array({tiling.tile_rows});
   j["byte_order"] = "little";
   j["order"] = matrix ? "F" : "C";
   j["codec"] = nullptr;
@@ -88,27 +94,29 @@ OJson property_storage(const Descriptor& d, uint64_t nnz) {
 
 // ---- opening ------------------------------------------------------------------------
 
-int32_t DafStore::identify(const sdk::Probe& probe) {
-  return probe.has_file("daf.json") ? 100 : 0;
-}
+int32_t DafStore::identify(const sdk::Probe& probe) { return probe.has_file("daf.json") ? 100 : 0; }
 
-std::unique_ptr<sdk::Store> DafStore::open(const sdk::Host& host, std::string_view path, uint32_t mode,
-                                           std::string_view options) {
+std::unique_ptr<sdk::Store> DafStore::open(const sdk::Host& host, std::string_view path,
+                                           uint32_t mode, std::string_view options) {
   return std::make_unique<DafStore>(host, std::string(path), mode, options);
 }
 
 DafStore::DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::string_view options)
     : storage_(sdk::Storage::for_location(host, path)),
-      final_path_(strip_trailing_slashes(std::move(path))), mode_(mode) {
+      final_path_(strip_trailing_slashes(std::move(path))),
+      mode_(mode) {
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("daf: unknown open mode " + std::to_string(mode));
   Options opts = parse_options(options);
   relayout_ = opts.relayout;
   const int32_t kind = storage_.kind(final_path_);
   bool exists = kind != STOWAGE_ENTRY_ABSENT;
-  if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(final_path_ + ": not a directory (a Daf repository is one)");
+  if (exists && kind != STOWAGE_ENTRY_DIRECTORY)
+    invalid(final_path_ + ": not a directory (a Daf repository is one)");
   bool is_daf = exists && is_file(storage_, final_path_ + "/daf.json");
   if (mode == STOWAGE_MODE_TRUNCATE && exists && !is_daf && !storage_.list(final_path_).empty())
-    invalid(final_path_ + ": refusing to replace a non-empty directory that is not a Daf repository (no daf.json)");
+    invalid(
+        final_path_ +
+        ": refusing to replace a non-empty directory that is not a Daf repository (no daf.json)");
   if (mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists)) {
     building_ = true;
     version_ = opts.version;
@@ -122,15 +130,18 @@ DafStore::DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::
   std::string daf_json = root_ + "/daf.json";
   version_ = parse_daf_json(read_small_text(storage_, daf_json, kMaxJsonBytes), daf_json);
   if (storage_.is_directory(root_ + "/.reorder.backup"))
-    host.log(STOWAGE_LOG_WARNING, root_ + ": has .reorder.backup/, an interrupted reorder_axes!; data may be inconsistent");
+    host.log(
+        STOWAGE_LOG_WARNING,
+        root_ + ": has .reorder.backup/, an interrupted reorder_axes!; data may be inconsistent");
   if (opts.version_given && opts.version != version_)
     host.log(STOWAGE_LOG_WARNING, final_path_ + ": keeping the repository's own format version " +
-                                      std::to_string(version_[0]) + "." + std::to_string(version_[1]));
+                                      std::to_string(version_[0]) + "." +
+                                      std::to_string(version_[1]));
 }
 
 DafStore::~DafStore() {
   pending_arrays_.clear();  // their staged files go first, before the directory they sit in
-  if (building_) {  // never published: leave nothing behind
+  if (building_) {          // never published: leave nothing behind
     try {
       storage_.remove_if_exists(root_);
     } catch (...) {  // a hidden leftover directory, harmless; a throwing destructor is not
@@ -145,7 +156,9 @@ std::string DafStore::property_dir(const NodeRef& ref) const {
   return root_ + "/vectors/" + ref.rows;
 }
 
-std::string DafStore::property_base(const NodeRef& ref) const { return property_dir(ref) + "/" + ref.name; }
+std::string DafStore::property_base(const NodeRef& ref) const {
+  return property_dir(ref) + "/" + ref.name;
+}
 
 std::vector<std::string> DafStore::axis_names() const { return names_in(root_ + "/axes", ".txt"); }
 
@@ -157,7 +170,8 @@ std::shared_ptr<const std::vector<std::string>> DafStore::axis_entries(const std
   }
   std::string file = axis_file(axis);
   if (!is_file(storage_, file)) return nullptr;
-  auto entries = std::make_shared<const std::vector<std::string>>(split_lines(storage_.read_text(file), file));
+  auto entries =
+      std::make_shared<const std::vector<std::string>>(split_lines(storage_.read_text(file), file));
   std::lock_guard<std::mutex> lock(cache_mutex_);
   return axes_.emplace(axis, entries).first->second;
 }
@@ -172,8 +186,8 @@ uint64_t DafStore::required_axis_length(const std::string& axis, const std::stri
   if (auto n = axis_length(axis)) return *n;
   auto declared = declared_axes_.find(axis);
   if (declared != declared_axes_.end()) return declared->second;
-  sdk::fail(STOWAGE_NOT_FOUND, root_ + ": " + node + " refers to axis '" + axis + "', which does not exist (no axes/" +
-                                   axis + ".txt)");
+  sdk::fail(STOWAGE_NOT_FOUND, root_ + ": " + node + " refers to axis '" + axis +
+                                   "', which does not exist (no axes/" + axis + ".txt)");
 }
 
 std::shared_ptr<const Property> DafStore::load(const NodeRef& ref, std::string_view node) {
@@ -193,7 +207,9 @@ void DafStore::forget_cached() {
 std::vector<std::string> DafStore::list(std::string_view node) {
   NodeRef ref = parse_node(node);
   auto need_axis = [&](const std::string& a) {
-    if (!axis_length(a)) sdk::fail(STOWAGE_NOT_FOUND, root_ + ": no axis '" + a + "' (node '" + std::string(node) + "')");
+    if (!axis_length(a))
+      sdk::fail(STOWAGE_NOT_FOUND,
+                root_ + ": no axis '" + a + "' (node '" + std::string(node) + "')");
   };
   auto with_pending = [&](std::vector<std::string> names, const std::string& prefix) {
     for (const auto& [path, p] : pending_arrays_)
@@ -205,19 +221,25 @@ std::vector<std::string> DafStore::list(std::string_view node) {
     return names;
   };
   switch (ref.kind) {
-    case NodeRef::Root: return {"axes", "vectors", "matrices"};
+    case NodeRef::Root:
+      return {"axes", "vectors", "matrices"};
     case NodeRef::AxesGroup:
     case NodeRef::VectorsGroup:
-    case NodeRef::MatricesGroup: return axis_names();
-    case NodeRef::MatrixRowsGroup: need_axis(ref.rows); return axis_names();
+    case NodeRef::MatricesGroup:
+      return axis_names();
+    case NodeRef::MatrixRowsGroup:
+      need_axis(ref.rows);
+      return axis_names();
     case NodeRef::VectorAxisGroup:
       need_axis(ref.rows);
-      return with_pending(names_in(root_ + "/vectors/" + ref.rows, ".json"), "vectors/" + ref.rows + "/");
+      return with_pending(names_in(root_ + "/vectors/" + ref.rows, ".json"),
+                          "vectors/" + ref.rows + "/");
     case NodeRef::MatrixPairGroup:
       need_axis(ref.rows), need_axis(ref.cols);
       return with_pending(names_in(root_ + "/matrices/" + ref.rows + "/" + ref.cols, ".json"),
                           "matrices/" + ref.rows + "/" + ref.cols + "/");
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -258,16 +280,21 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
     OJson j = array_json(ref, p.eltype, p.tiling);
     j["dims"] = dims_json(ref);
     j["attributes"] = OJson::object();
-    j["storage"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", p.store_sparse ? "sparse" : "dense"}};
+    j["storage"] = {{"daf_eltype", julia_name(p.eltype)},
+                    {"daf_storage", p.store_sparse ? "sparse" : "dense"}};
     return j.dump();
   }
   if (auto it = pending_sparse_.find(key); it != pending_sparse_.end()) {
     const PendingSparse& p = it->second;
-    OJson j{{"kind", "sparse"}, {"dtype", info(p.eltype).dtype}, {"shape", {p.rows, p.cols}}, {"layout", "csc"},
+    OJson j{{"kind", "sparse"},
+            {"dtype", info(p.eltype).dtype},
+            {"shape", {p.rows, p.cols}},
+            {"layout", "csc"},
             {"nnz", p.colptr.back()}};
     j["dims"] = dims_json(ref);
     j["attributes"] = OJson::object();
-    j["storage"] = {{"daf_eltype", julia_name(p.eltype)}, {"daf_storage", "sparse"},
+    j["storage"] = {{"daf_eltype", julia_name(p.eltype)},
+                    {"daf_storage", "sparse"},
                     {"daf_indtype", julia_name(p.indtype)}};
     return j.dump();
   }
@@ -276,8 +303,11 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
   if (p->is_string()) {
     j = {{"kind", "strings"}, {"shape", shape_json(matrix, p->rows, p->cols)}};
   } else if (p->is_sparse_matrix()) {
-    j = {{"kind", "sparse"}, {"dtype", info(p->desc.eltype).dtype}, {"shape", {p->rows, p->cols}},
-         {"layout", "csc"}, {"nnz", p->nnz}};
+    j = {{"kind", "sparse"},
+         {"dtype", info(p->desc.eltype).dtype},
+         {"shape", {p->rows, p->cols}},
+         {"layout", "csc"},
+         {"nnz", p->nnz}};
   } else {
     j = array_json(ref, p->desc.eltype, p->tiling);
   }
@@ -291,8 +321,9 @@ std::string DafStore::describe_property(const NodeRef& ref, std::string_view nod
 
 // ---- reads ------------------------------------------------------------------------------------
 
-bool DafStore::read_chunk(const std::string& node, const Property* stored, const uint64_t* chunk_index, void* out,
-                          size_t capacity, uint64_t* chunk_shape) {
+bool DafStore::read_chunk(const std::string& node, const Property* stored,
+                          const uint64_t* chunk_index, void* out, size_t capacity,
+                          uint64_t* chunk_shape) {
   {
     std::unique_lock<std::mutex> lock(pending_mutex_);
     auto it = pending_arrays_.find(node);
@@ -308,7 +339,8 @@ bool DafStore::read_chunk(const std::string& node, const Property* stored, const
 }
 
 // A stored dense property holds every chunk; one being written, those written.
-bool DafStore::chunk_exists(const std::string& node, const Property* stored, const uint64_t* chunk_index) {
+bool DafStore::chunk_exists(const std::string& node, const Property* stored,
+                            const uint64_t* chunk_index) {
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     auto it = pending_arrays_.find(node);

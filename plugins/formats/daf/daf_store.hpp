@@ -42,9 +42,9 @@ struct PendingArray {
   NodeRef ref;
   std::string base;
   ElType eltype = ElType::Float64;
-  Tiling tiling;                 // the chunk grid (rows, cols, tile sizes)
-  bool store_sparse = false;     // asked for sparse storage (daf_storage: sparse)
-  sdk::Staged data;              // becomes <base>.data (or is read back to build the sparse files)
+  Tiling tiling;              // the chunk grid (rows, cols, tile sizes)
+  bool store_sparse = false;  // asked for sparse storage (daf_storage: sparse)
+  sdk::Staged data;           // becomes <base>.data (or is read back to build the sparse files)
   std::unique_ptr<std::atomic<bool>[]> written;  // per chunk
 };
 
@@ -61,8 +61,8 @@ struct PendingSparse {
 class DafStore : public sdk::Store {
  public:
   static int32_t identify(const sdk::Probe& probe);
-  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
-                                          std::string_view options);
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
+                                          uint32_t mode, std::string_view options);
 
   DafStore(const sdk::Host& host, std::string path, uint32_t mode, std::string_view options);
   ~DafStore() override;
@@ -82,13 +82,13 @@ class DafStore : public sdk::Store {
   // The data of one property, for its node handle. `stored` is the property
   // as the handle loaded it (nullptr for one created in this session); a
   // property written in this session is read back from its staged file.
-  bool read_chunk(const std::string& node, const Property* stored, const uint64_t* chunk_index, void* out,
-                  size_t capacity, uint64_t* chunk_shape);
-  void write_chunk(const std::string& node, const uint64_t* chunk_index, const void* in, size_t size,
-                   const uint64_t* chunk_shape);
+  bool read_chunk(const std::string& node, const Property* stored, const uint64_t* chunk_index,
+                  void* out, size_t capacity, uint64_t* chunk_shape);
+  void write_chunk(const std::string& node, const uint64_t* chunk_index, const void* in,
+                   size_t size, const uint64_t* chunk_shape);
   bool chunk_exists(const std::string& node, const Property* stored, const uint64_t* chunk_index);
-  void append_sparse(const std::string& node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
-                     const void* values);
+  void append_sparse(const std::string& node, uint64_t n_major, const uint64_t* indptr,
+                     const uint32_t* indices, const void* values);
 
  private:
   // ---- layout
@@ -116,19 +116,20 @@ class DafStore : public sdk::Store {
   void create_repository();
   void add_axis_directories(const std::string& axis);
   void write_axis(const NodeRef& ref, const std::vector<std::string_view>& values);
-  void write_string_property(const NodeRef& ref, std::string_view node, const std::vector<std::string_view>& values);
+  void write_string_property(const NodeRef& ref, std::string_view node,
+                             const std::vector<std::string_view>& values);
   void create_array(const NodeRef& ref, std::string_view node, const Json& description);
   void create_sparse(const NodeRef& ref, std::string_view node, const Json& description);
   PendingArray& pending_array_for_write(const NodeRef& ref, std::string_view node);
   PendingArray start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows, uint64_t cols);
   void write_tile(PendingArray& p, const Tiling::Tile& t, const void* in);
-  bool read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out, size_t capacity,
-                          uint64_t* chunk_shape) const;
+  bool read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out,
+                          size_t capacity, uint64_t* chunk_shape) const;
   uint64_t declared_axis_length(const std::string& axis, uint64_t length, const std::string& node);
   void delete_property_files(const std::string& base);
   void delete_axis(const std::string& axis);
-  void write_descriptor(const std::string& base, const Descriptor& d, bool matrix, uint64_t n_indices,
-                        uint64_t n_colptr);
+  void write_descriptor(const std::string& base, const Descriptor& d, bool matrix,
+                        uint64_t n_indices, uint64_t n_colptr);
   void commit_array(PendingArray& p);
   void commit_dense(PendingArray& p);
   void commit_as_sparse(PendingArray& p);
@@ -146,8 +147,8 @@ class DafStore : public sdk::Store {
   bool closed_ = false;
   uint32_t mode_;
   Version version_{1, 0};
-  bool relayout_ = false;   // option "relayout": write transposed copies too
-  bool dirty_ = false;      // something was written (metadata.json needs a rebuild)
+  bool relayout_ = false;  // option "relayout": write transposed copies too
+  bool dirty_ = false;     // something was written (metadata.json needs a rebuild)
 
   // Axis entries, read once: every property's shape needs its axes' lengths.
   std::mutex cache_mutex_;

@@ -16,7 +16,8 @@ inline std::vector<std::string> split_lines(std::string_view data, const std::st
   std::vector<std::string> lines;
   if (data.empty()) return lines;
   if (data.back() != '\n')
-    stowage::sdk::corrupt(file + ": the last line has no final newline (Daf line files end with '\\n')");
+    stowage::sdk::corrupt(file +
+                          ": the last line has no final newline (Daf line files end with '\\n')");
   size_t start = 0;
   while (start < data.size()) {
     size_t nl = data.find('\n', start);

@@ -39,7 +39,8 @@ struct Tiling {
       t.tile_cols = std::clamp<uint64_t>(kTileBytes / column_bytes, 1, std::max<uint64_t>(cols, 1));
     } else {
       t.tile_cols = std::clamp<uint64_t>(cols, 1, kTileCols);
-      t.tile_rows = std::clamp<uint64_t>(kTileBytes / (t.tile_cols * es), 1, std::max<uint64_t>(rows, 1));
+      t.tile_rows =
+          std::clamp<uint64_t>(kTileBytes / (t.tile_cols * es), 1, std::max<uint64_t>(rows, 1));
     }
     return t;
   }

@@ -27,7 +27,8 @@ std::string string_or(const Json& j, const char* key, const std::string& fallbac
 std::vector<uint64_t> shape_of(const Json& d, std::string_view node) {
   std::vector<uint64_t> shape;
   auto it = d.find("shape");
-  if (it == d.end() || !it->is_array()) invalid(std::string(node) + ": the description has no \"shape\"");
+  if (it == d.end() || !it->is_array())
+    invalid(std::string(node) + ": the description has no \"shape\"");
   for (const Json& v : *it) {
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
       invalid(std::string(node) + ": bad shape " + it->dump());
@@ -70,14 +71,16 @@ void refuse_property_attributes(const Json& attributes, std::string_view node) {
   if (!attributes.is_object()) return;
   for (const auto& [key, value] : attributes.items())
     if (key.compare(0, 4, "daf_") != 0)
-      sdk::unsupported(std::string(node) + ": Daf keeps user attributes only on the root (as scalars); got '" +
-                       key + "'");
+      sdk::unsupported(std::string(node) +
+                       ": Daf keeps user attributes only on the root (as scalars); got '" + key +
+                       "'");
 }
 
 void check_vector_name(const NodeRef& ref) {
   check_name(ref.name, "property");
   if (ref.kind == NodeRef::Vector && (ref.name == "name" || ref.name == "index"))
-    invalid("vectors/" + ref.rows + "/" + ref.name + ": '" + ref.name + "' is a reserved Daf vector name");
+    invalid("vectors/" + ref.rows + "/" + ref.name + ": '" + ref.name +
+            "' is a reserved Daf vector name");
 }
 
 }  // namespace
@@ -93,7 +96,8 @@ void DafStore::require_writable(std::string_view what) const {
 void DafStore::create_repository() {
   storage_.make_directory(root_);
   storage_.write(root_ + "/daf.json", format_daf_json(version_));
-  for (const char* dir : {"scalars", "axes", "vectors", "matrices"}) storage_.make_directory(root_ + "/" + dir);
+  for (const char* dir : {"scalars", "axes", "vectors", "matrices"})
+    storage_.make_directory(root_ + "/" + dir);
   dirty_ = true;  // a [1,1] repository gets its metadata.json at close
 }
 
@@ -107,18 +111,19 @@ void DafStore::add_axis_directories(const std::string& axis) {
   }
 }
 
-uint64_t DafStore::declared_axis_length(const std::string& axis, uint64_t length, const std::string& node) {
+uint64_t DafStore::declared_axis_length(const std::string& axis, uint64_t length,
+                                        const std::string& node) {
   check_name(axis, "axis");
   if (auto n = axis_length(axis)) {
     if (*n != length)
-      invalid(node + ": length " + std::to_string(length) + " does not match axis '" + axis + "' with " +
-              std::to_string(*n) + " entries");
+      invalid(node + ": length " + std::to_string(length) + " does not match axis '" + axis +
+              "' with " + std::to_string(*n) + " entries");
     return length;
   }
   auto [it, added] = declared_axes_.emplace(axis, length);
   if (!added && it->second != length)
-    invalid(node + ": length " + std::to_string(length) + " does not match axis '" + axis + "' declared with " +
-            std::to_string(it->second) + " entries");
+    invalid(node + ": length " + std::to_string(length) + " does not match axis '" + axis +
+            "' declared with " + std::to_string(it->second) + " entries");
   return length;
 }
 
@@ -128,16 +133,18 @@ void DafStore::write_axis(const NodeRef& ref, const std::vector<std::string_view
   std::set<std::string_view> seen;
   for (std::string_view v : values) {
     check_line_value(v, "axes/" + axis);
-    if (!seen.insert(v).second) invalid("axes/" + axis + ": duplicate entry '" + std::string(v) + "'");
+    if (!seen.insert(v).second)
+      invalid("axes/" + axis + ": duplicate entry '" + std::string(v) + "'");
   }
   if (auto existing = axis_entries(axis)) {
     if (std::equal(existing->begin(), existing->end(), values.begin(), values.end())) return;
-    invalid("axes/" + axis + ": the axis exists with other entries; remove it first (this deletes its properties)");
+    invalid("axes/" + axis +
+            ": the axis exists with other entries; remove it first (this deletes its properties)");
   }
   auto declared = declared_axes_.find(axis);
   if (declared != declared_axes_.end() && declared->second != values.size())
-    invalid("axes/" + axis + ": " + std::to_string(values.size()) + " entries, but properties created on it have " +
-            std::to_string(declared->second));
+    invalid("axes/" + axis + ": " + std::to_string(values.size()) +
+            " entries, but properties created on it have " + std::to_string(declared->second));
   storage_.write(axis_file(axis), join_lines(values, "axes/" + axis));
   declared_axes_.erase(axis);
   forget_cached();
@@ -145,8 +152,8 @@ void DafStore::write_axis(const NodeRef& ref, const std::vector<std::string_view
   dirty_ = true;
 }
 
-void DafStore::write_descriptor(const std::string& base, const Descriptor& d, bool matrix, uint64_t n_indices,
-                                uint64_t n_colptr) {
+void DafStore::write_descriptor(const std::string& base, const Descriptor& d, bool matrix,
+                                uint64_t n_indices, uint64_t n_colptr) {
   storage_.write(base + ".json", format_descriptor(d, matrix, v11(), n_indices, n_colptr));
 }
 
@@ -158,13 +165,16 @@ void DafStore::delete_axis(const std::string& axis) {
   remove_file(storage_, axis_file(axis));
   storage_.remove_if_exists(root_ + "/vectors/" + axis);
   storage_.remove_if_exists(root_ + "/matrices/" + axis);
-  for (const std::string& other : axis_names()) storage_.remove_if_exists(root_ + "/matrices/" + other + "/" + axis);
+  for (const std::string& other : axis_names())
+    storage_.remove_if_exists(root_ + "/matrices/" + other + "/" + axis);
   for (auto* pending : {&pending_arrays_}) {
     for (auto it = pending->begin(); it != pending->end();)
-      it = (it->second.ref.rows == axis || it->second.ref.cols == axis) ? pending->erase(it) : std::next(it);
+      it = (it->second.ref.rows == axis || it->second.ref.cols == axis) ? pending->erase(it)
+                                                                        : std::next(it);
   }
   for (auto it = pending_sparse_.begin(); it != pending_sparse_.end();)
-    it = (it->second.ref.rows == axis || it->second.ref.cols == axis) ? pending_sparse_.erase(it) : std::next(it);
+    it = (it->second.ref.rows == axis || it->second.ref.cols == axis) ? pending_sparse_.erase(it)
+                                                                      : std::next(it);
 }
 
 // ---- create / remove / attributes ---------------------------------------------------------
@@ -175,7 +185,8 @@ void DafStore::create(std::string_view node, std::string_view json) {
   Json d = sdk::parse_json_object<Json>(json, std::string(node) + ": the description");
   std::string kind = string_or(d, "kind", "");
   if (ref.kind == NodeRef::Axis) {
-    if (kind != "strings") invalid(std::string(node) + ": an axis is a string array, not '" + kind + "'");
+    if (kind != "strings")
+      invalid(std::string(node) + ": an axis is a string array, not '" + kind + "'");
     std::vector<uint64_t> shape = shape_of(d, node);
     if (shape.size() != 1) invalid(std::string(node) + ": an axis is one-dimensional");
     declared_axis_length(ref.rows, shape[0], std::string(node));
@@ -191,7 +202,8 @@ void DafStore::create(std::string_view node, std::string_view json) {
   if (kind == "sparse") return create_sparse(ref, node, d);
   if (kind == "strings") {  // the values come with write_strings
     std::vector<uint64_t> shape = shape_of(d, node);
-    if (shape.size() != (ref.kind == NodeRef::Matrix ? 2u : 1u)) invalid(std::string(node) + ": wrong rank");
+    if (shape.size() != (ref.kind == NodeRef::Matrix ? 2u : 1u))
+      invalid(std::string(node) + ": wrong rank");
     declared_axis_length(ref.rows, shape[0], std::string(node));
     if (ref.kind == NodeRef::Matrix) declared_axis_length(ref.cols, shape[1], std::string(node));
     return;
@@ -203,13 +215,13 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
   bool matrix = ref.kind == NodeRef::Matrix;
   std::vector<uint64_t> shape = shape_of(d, node);
   if (shape.size() != (matrix ? 2u : 1u))
-    invalid(std::string(node) + ": a Daf " + (matrix ? "matrix has 2" : "vector has 1") + " dimension(s), got " +
-            std::to_string(shape.size()));
+    invalid(std::string(node) + ": a Daf " + (matrix ? "matrix has 2" : "vector has 1") +
+            " dimension(s), got " + std::to_string(shape.size()));
   ElType eltype = numeric_dtype(d, node);
   // Its .data file holds every element: refused before an axis is declared or a byte written.
   if (!stowage::sdk::addressable(shape, element_size(eltype)))
-    invalid(std::string(node) + ": shape " + stowage::sdk::extents_text(shape) + " of " + string_or(d, "dtype", "") +
-            " is more bytes than a 64-bit offset can address");
+    invalid(std::string(node) + ": shape " + stowage::sdk::extents_text(shape) + " of " +
+            string_or(d, "dtype", "") + " is more bytes than a 64-bit offset can address");
   uint64_t rows = declared_axis_length(ref.rows, shape[0], std::string(node));
   uint64_t cols = matrix ? declared_axis_length(ref.cols, shape[1], std::string(node)) : 1;
   storage_.make_directory(property_dir(ref));
@@ -222,7 +234,8 @@ void DafStore::create_array(const NodeRef& ref, std::string_view node, const Jso
 
 // A staged .data file of the full size (a sparse file: nothing is written
 // yet, holes read as zeros), and no chunk written yet.
-PendingArray DafStore::start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows, uint64_t cols) {
+PendingArray DafStore::start_pending_array(const NodeRef& ref, ElType eltype, uint64_t rows,
+                                           uint64_t cols) {
   PendingArray p;
   p.ref = ref;
   p.base = property_base(ref);
@@ -235,10 +248,13 @@ PendingArray DafStore::start_pending_array(const NodeRef& ref, ElType eltype, ui
 }
 
 void DafStore::create_sparse(const NodeRef& ref, std::string_view node, const Json& d) {
-  if (ref.kind != NodeRef::Matrix) sdk::unsupported(std::string(node) + ": a sparse node must be a matrix");
+  if (ref.kind != NodeRef::Matrix)
+    sdk::unsupported(std::string(node) + ": a sparse node must be a matrix");
   if (string_or(d, "layout", "csc") != "csc")
-    sdk::unsupported(std::string(node) + ": Daf stores sparse matrices as CSC; write the CSR data as the CSC of "
-                     "the transpose, matrices/" + ref.cols + "/" + ref.rows + "/" + ref.name);
+    sdk::unsupported(std::string(node) +
+                     ": Daf stores sparse matrices as CSC; write the CSR data as the CSC of "
+                     "the transpose, matrices/" +
+                     ref.cols + "/" + ref.rows + "/" + ref.name);
   std::vector<uint64_t> shape = shape_of(d, node);
   if (shape.size() != 2) invalid(std::string(node) + ": a sparse matrix has 2 dimensions");
   PendingSparse p;
@@ -249,7 +265,8 @@ void DafStore::create_sparse(const NodeRef& ref, std::string_view node, const Js
   p.cols = declared_axis_length(ref.cols, shape[1], std::string(node));
   uint64_t nnz = 0;  // optional: sizes the index type
   if (auto it = d.find("nnz"); it != d.end()) {
-    if (!it->is_number_unsigned()) invalid(std::string(node) + ": \"nnz\" must be a count, got " + it->dump());
+    if (!it->is_number_unsigned())
+      invalid(std::string(node) + ": \"nnz\" must be a count, got " + it->dump());
     nnz = it->get<uint64_t>();
   }
   p.indtype = choose_indtype(d, std::max(p.rows, nnz + 1));
@@ -265,7 +282,8 @@ void DafStore::remove(std::string_view node) {
   require_writable("remove " + std::string(node));
   NodeRef ref = parse_node(node);
   if (ref.kind == NodeRef::Axis) {
-    if (!axis_length(ref.rows)) sdk::fail(STOWAGE_NOT_FOUND, root_ + ": no axis '" + ref.rows + "'");
+    if (!axis_length(ref.rows))
+      sdk::fail(STOWAGE_NOT_FOUND, root_ + ": no axis '" + ref.rows + "'");
     delete_axis(ref.rows);
   } else if (ref.is_property()) {
     std::string key(node);
@@ -274,7 +292,8 @@ void DafStore::remove(std::string_view node) {
       sdk::fail(STOWAGE_NOT_FOUND, root_ + ": no property " + key);
     delete_property_files(property_base(ref));
   } else {
-    invalid(std::string(node) + ": Daf groups cannot be removed (remove the axes or properties in them)");
+    invalid(std::string(node) +
+            ": Daf groups cannot be removed (remove the axes or properties in them)");
   }
   forget_cached();
   dirty_ = true;
@@ -300,7 +319,8 @@ void DafStore::set_scalars(const Json& attributes) {
     std::string what = "scalar '" + name + "'";
     Scalar s;
     if (types.contains(name)) {
-      auto t = types[name].is_string() ? parse_julia_name(types[name].get<std::string>()) : std::nullopt;
+      auto t =
+          types[name].is_string() ? parse_julia_name(types[name].get<std::string>()) : std::nullopt;
       if (!t) invalid(what + ": unknown Daf type " + types[name].dump());
       s.type = *t;
     } else {
@@ -309,7 +329,8 @@ void DafStore::set_scalars(const Json& attributes) {
     s.value = normalize_scalar(s.type, value, what);
     std::string file = root_ + "/scalars/" + name + ".json";
     std::string text = format_scalar(s);
-    if (!is_file(storage_, file) || read_small_text(storage_, file, kMaxJsonBytes) != text) storage_.write(file, text);
+    if (!is_file(storage_, file) || read_small_text(storage_, file, kMaxJsonBytes) != text)
+      storage_.write(file, text);
     keep.insert(name);
   }
   for (const std::string& name : names_in(root_ + "/scalars", ".json"))
@@ -340,8 +361,8 @@ PendingArray& DafStore::pending_array_for_write(const NodeRef& ref, std::string_
   return pending_arrays_.emplace(std::string(node), std::move(p)).first->second;
 }
 
-bool DafStore::read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out, size_t capacity,
-                                  uint64_t* chunk_shape) const {
+bool DafStore::read_pending_chunk(const PendingArray& p, const uint64_t* chunk_index, void* out,
+                                  size_t capacity, uint64_t* chunk_shape) const {
   Tiling::Tile t = p.tiling.tile(chunk_index, p.base);
   if (!p.written[t.flat]) return false;
   size_t es = element_size(p.eltype);
@@ -365,8 +386,8 @@ void DafStore::write_tile(PendingArray& p, const Tiling::Tile& t, const void* in
   p.written[t.flat] = true;
 }
 
-void DafStore::write_chunk(const std::string& node, const uint64_t* chunk_index, const void* in, size_t size,
-                           const uint64_t* chunk_shape) {
+void DafStore::write_chunk(const std::string& node, const uint64_t* chunk_index, const void* in,
+                           size_t size, const uint64_t* chunk_shape) {
   require_writable("write " + node);
   NodeRef ref = parse_node(node);
   PendingArray& p = pending_array_for_write(ref, node);
@@ -381,16 +402,17 @@ void DafStore::write_chunk(const std::string& node, const uint64_t* chunk_index,
 
 // ---- sparse matrices ----------------------------------------------------------------------------
 
-void DafStore::append_sparse(const std::string& node, uint64_t n_major, const uint64_t* indptr, const uint32_t* indices,
-                             const void* values) {
+void DafStore::append_sparse(const std::string& node, uint64_t n_major, const uint64_t* indptr,
+                             const uint32_t* indices, const void* values) {
   require_writable("append to " + std::string(node));
   auto it = pending_sparse_.find(std::string(node));
-  if (it == pending_sparse_.end()) invalid(std::string(node) + ": create() the sparse matrix before appending");
+  if (it == pending_sparse_.end())
+    invalid(std::string(node) + ": create() the sparse matrix before appending");
   PendingSparse& p = it->second;
   uint64_t done = p.colptr.size() - 1;
   if (n_major > p.cols - done)
-    invalid(std::string(node) + ": appending " + std::to_string(n_major) + " columns after " + std::to_string(done) +
-            " exceeds the " + std::to_string(p.cols) + " columns");
+    invalid(std::string(node) + ": appending " + std::to_string(n_major) + " columns after " +
+            std::to_string(done) + " exceeds the " + std::to_string(p.cols) + " columns");
   if (indptr[0] != 0) invalid(std::string(node) + ": indptr must start at 0");
   size_t es = element_size(p.eltype), is = element_size(p.indtype);
   const auto* vals = static_cast<const unsigned char*>(values);
@@ -398,7 +420,8 @@ void DafStore::append_sparse(const std::string& node, uint64_t n_major, const ui
   rowbuf.reserve(indptr[n_major] * is), valbuf.reserve(indptr[n_major] * es);
   uint64_t nnz = p.colptr.back();
   for (uint64_t c = 0; c < n_major; ++c) {
-    if (indptr[c + 1] < indptr[c]) invalid(std::string(node) + ": indptr decreases at column " + std::to_string(done + c));
+    if (indptr[c + 1] < indptr[c])
+      invalid(std::string(node) + ": indptr decreases at column " + std::to_string(done + c));
     int64_t prev = -1;
     for (uint64_t k = indptr[c]; k < indptr[c + 1]; ++k) {
       if (indices[k] >= p.rows || static_cast<int64_t>(indices[k]) <= prev)
@@ -409,8 +432,8 @@ void DafStore::append_sparse(const std::string& node, uint64_t n_major, const ui
       // differ on whether they look at .nzval at all.
       if (p.eltype == ElType::Bool && vals[k] == 0) continue;
       if (nnz + 1 >= max_index(p.indtype))
-        invalid(std::string(node) + ": more stored values than index type " + julia_name(p.indtype) +
-                " can address; declare \"nnz\" in create()");
+        invalid(std::string(node) + ": more stored values than index type " +
+                julia_name(p.indtype) + " can address; declare \"nnz\" in create()");
       rowbuf.resize(rowbuf.size() + is);
       store_index(rowbuf.data() + rowbuf.size() - is, p.indtype, 0, indices[k] + 1);
       valbuf.insert(valbuf.end(), vals + k * es, vals + (k + 1) * es);
@@ -424,7 +447,8 @@ void DafStore::append_sparse(const std::string& node, uint64_t n_major, const ui
   p.nzval.append(valbuf.data(), valbuf.size());
 }
 
-// ---- strings -------------------------------------------------------------------------------------
+// ---- strings
+// -------------------------------------------------------------------------------------
 
 void DafStore::write_strings(std::string_view node, const std::vector<std::string_view>& values) {
   require_writable("write " + std::string(node));

@@ -29,7 +29,8 @@ class DatadingsStore : public sdk::Store {
     if (probe.is_directory()) return 0;
     // Every sample is a msgpack map: a file starting otherwise is not a
     // dataset, and needs no look at its siblings.
-    if (probe.is_file() && !probe.header().empty() && !starts_with_msgpack_map(probe.header())) return 0;
+    if (probe.is_file() && !probe.header().empty() && !starts_with_msgpack_map(probe.header()))
+      return 0;
     std::string path(probe.path());
     try {
       sdk::Storage storage = sdk::Storage::for_location(probe.host(), path);
@@ -56,8 +57,8 @@ class DatadingsStore : public sdk::Store {
     return path.substr(0, at) + "." + path.substr(at) + ".stowage-commit";
   }
 
-  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path_view, uint32_t mode,
-                                          std::string_view options) {
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path_view,
+                                          uint32_t mode, std::string_view options) {
     std::string path(path_view);
     bool use_map = map_option(path, options);
     sdk::Storage storage = sdk::Storage::for_location(host, path);
@@ -65,8 +66,10 @@ class DatadingsStore : public sdk::Store {
     // this store sees its dataset whole.
     storage.recover(path);
     auto store = std::make_unique<DatadingsStore>();
-    bool write = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !storage.is_file(path));
-    if (mode > STOWAGE_MODE_TRUNCATE) sdk::invalid(path + ": unknown open mode " + std::to_string(mode));
+    bool write =
+        mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !storage.is_file(path));
+    if (mode > STOWAGE_MODE_TRUNCATE)
+      sdk::invalid(path + ": unknown open mode " + std::to_string(mode));
     if (write)
       store->writer_ = std::make_unique<Writer>(storage, path);
     else
@@ -84,7 +87,8 @@ class DatadingsStore : public sdk::Store {
     if (options.empty()) return true;
     json o = sdk::parse_json_object(options, path + ": the open options");
     if (!o.contains("mmap")) return true;
-    if (!o["mmap"].is_boolean()) sdk::invalid(path + ": open option \"mmap\" must be true or false");
+    if (!o["mmap"].is_boolean())
+      sdk::invalid(path + ": open option \"mmap\" must be true or false");
     return o["mmap"].get<bool>();
   }
 
@@ -121,7 +125,9 @@ class DatadingsStore : public sdk::Store {
 
   // ---- the record set ----
 
-  void read_records(uint64_t begin, uint64_t end, const sdk::ItemFn& item) { reading("").read(begin, end, item); }
+  void read_records(uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
+    reading("").read(begin, end, item);
+  }
 
   std::string record_key(uint64_t index) {
     return std::string(writer_ ? writer_->key(index) : reader_->key(index));
@@ -132,7 +138,8 @@ class DatadingsStore : public sdk::Store {
   }
 
   // The reader checks the Bloom filter of every key before it looks any up.
-  void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes, uint8_t* present) {
+  void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes,
+                     uint8_t* present) {
     if (reader_) return reader_->contains(count, keys, key_sizes, present);
     for (uint64_t i = 0; i < count; ++i)
       present[i] = writer_->find(std::string_view(keys[i], key_sizes[i])).has_value() ? 1 : 0;
@@ -140,7 +147,8 @@ class DatadingsStore : public sdk::Store {
 
   void append_records(uint64_t count, const void* const* records, const uint64_t* sizes) {
     if (!writer_)
-      sdk::unsupported(path_ + ": datadings datasets are written once; open with mode "
+      sdk::unsupported(path_ +
+                       ": datadings datasets are written once; open with mode "
                        "truncate (or create, for a new path) to write a dataset");
     writer_->append(count, records, sizes);
   }
@@ -200,10 +208,13 @@ class DatadingsRecords final : public sdk::RecordsNode {
  public:
   explicit DatadingsRecords(DatadingsStore& store) : store_(store) {}
   uint64_t count() override { return store_.count(); }
-  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override { store_.read_records(begin, end, item); }
+  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override {
+    store_.read_records(begin, end, item);
+  }
   std::string key(uint64_t index) override { return store_.record_key(index); }
   std::optional<uint64_t> find_key(std::string_view key) override { return store_.find_key(key); }
-  void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes, uint8_t* present) override {
+  void contains_keys(uint64_t count, const char* const* keys, const uint64_t* key_sizes,
+                     uint8_t* present) override {
     store_.contains_keys(count, keys, key_sizes, present);
   }
   void append(uint64_t count, const void* const* records, const uint64_t* sizes) override {

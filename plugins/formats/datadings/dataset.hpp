@@ -115,8 +115,8 @@ class Reader {
   // read samples in place from the data file held by the storage (the
   // default; the "mmap" open option), where that is a read-only memory map
   // (a local file); else, and with "mmap": false, with ranged reads.
-  Reader(const stowage::sdk::Storage& storage, const std::string& data_path, const stowage::sdk::Host& host,
-         bool use_map = true);
+  Reader(const stowage::sdk::Storage& storage, const std::string& data_path,
+         const stowage::sdk::Host& host, bool use_map = true);
 
   bool legacy() const { return legacy_; }
   uint64_t count();
@@ -166,7 +166,8 @@ class Reader {
   stowage::sdk::Bytes map_;  // the data file, mapped (and watched) on the first read
   BufferPool buffers_;       // for ranged reads
 
-  Once map_once_, count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_, presence_once_;
+  Once map_once_, count_once_, offsets_once_, keys_once_, hashes_once_, filter_once_,
+      presence_once_;
   uint64_t count_ = 0;
   std::vector<uint64_t> offsets_;
   KeyList keys_;

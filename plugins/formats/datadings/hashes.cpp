@@ -23,7 +23,8 @@ Blake2s::Blake2s(const uint8_t* salt) {
   param.fanout = 1;
   param.depth = 1;
   if (salt) std::memcpy(param.salt, salt, BLAKE2S_SALTBYTES);
-  if (blake2s_init_param(&initial_, &param) != 0) fail(STOWAGE_INTERNAL, "blake2s_init_param failed");
+  if (blake2s_init_param(&initial_, &param) != 0)
+    fail(STOWAGE_INTERNAL, "blake2s_init_param failed");
 }
 
 void Blake2s::digest(std::string_view data, uint8_t out[32]) const {
@@ -76,7 +77,8 @@ BloomFilter::BloomFilter(uint64_t n, double p) : n_(n), p_(p) {
   if (n < 2) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: at least 2 elements required");
   if (!(p > 0 && p < 1)) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: p must be in (0, 1)");
   std::optional<uint64_t> bits = bloom_num_bits(n, p);
-  if (!bits) fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: n and p give more bits than 64 bits can count");
+  if (!bits)
+    fail(STOWAGE_INVALID_ARGUMENT, "Bloom filter: n and p give more bits than 64 bits can count");
   num_bits_ = *bits;
   num_hashes_ = bloom_num_hashes(num_bits_, n);
   set_wrap();
@@ -102,8 +104,8 @@ BloomFilter BloomFilter::parse(std::string bytes, const std::string& path) {
             ", p=" + std::to_string(f.p_) + ")");
   std::optional<uint64_t> bits = bloom_num_bits(f.n_, f.p_);
   if (!bits)
-    corrupt(path + ": Bloom filter header (n=" + std::to_string(f.n_) + ", p=" + std::to_string(f.p_) +
-            ") asks for more bits than 64 bits can count");
+    corrupt(path + ": Bloom filter header (n=" + std::to_string(f.n_) +
+            ", p=" + std::to_string(f.p_) + ") asks for more bits than 64 bits can count");
   f.num_bits_ = *bits;
   if (f.num_bits_ != 8 * (bytes.size() - header_size))
     corrupt(path + ": Bloom filter for n=" + std::to_string(f.n_) + ", p=" + std::to_string(f.p_) +
@@ -126,7 +128,11 @@ BloomFilter BloomFilter::parse(std::string bytes, const std::string& path) {
 class BloomFilter::Bits {
  public:
   Bits(uint64_t h1, uint64_t h2, const BloomFilter& f)
-      : x_(h1), h2_(h2), m_(f.num_bits_), bit_(f.mod(h1)), step_(f.mod(h2)),
+      : x_(h1),
+        h2_(h2),
+        m_(f.num_bits_),
+        bit_(f.mod(h1)),
+        step_(f.mod(h2)),
         wrapped_step_(add(step_, m_ - f.wrap_)) {}
   uint64_t next() {
     uint64_t bit = bit_;

@@ -101,7 +101,8 @@ class BloomFilter {
   // remainder by direct computation", 2019: exact for every 64-bit a).
   uint64_t mod(uint64_t a) const {
     unsigned __int128 low = inverse_ * a;
-    unsigned __int128 high = (static_cast<unsigned __int128>(static_cast<uint64_t>(low)) * num_bits_) >> 64;
+    unsigned __int128 high =
+        (static_cast<unsigned __int128>(static_cast<uint64_t>(low)) * num_bits_) >> 64;
     return static_cast<uint64_t>((high + (low >> 64) * num_bits_) >> 64);
   }
   // The key's bit positions, in order (see hashes.cpp).
@@ -111,7 +112,7 @@ class BloomFilter {
   uint64_t n_ = 0;
   double p_ = 0;
   uint64_t num_bits_ = 0, num_hashes_ = 0;
-  uint64_t wrap_ = 0;  // 2^64 mod num_bits
+  uint64_t wrap_ = 0;              // 2^64 mod num_bits
   unsigned __int128 inverse_ = 0;  // ceil(2^128 / num_bits), for mod()
   std::string bits_;
 };
@@ -132,7 +133,9 @@ class FingerprintTable {
   std::optional<uint64_t> find(uint64_t fingerprint) const;
   bool contains(uint64_t fingerprint) const { return slot_of(fingerprint) != no_slot; }
   // Starts loading the fingerprint's first slot into the cache.
-  void prefetch(uint64_t fingerprint) const { __builtin_prefetch(&slot_fingerprint_[home(fingerprint)]); }
+  void prefetch(uint64_t fingerprint) const {
+    __builtin_prefetch(&slot_fingerprint_[home(fingerprint)]);
+  }
   // Position of the first fingerprint equal to an earlier one, if any.
   std::optional<uint64_t> first_duplicate() const { return duplicate_; }
 

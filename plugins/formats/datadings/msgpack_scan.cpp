@@ -27,8 +27,9 @@ ScanError parse_whole(std::string_view bytes, V& v) {
   size_t off = 0;
   bool ok = msgpack::parse(bytes.data(), bytes.size(), off, v);
   if (!v.error.empty()) return v.error;
-  if (v.truncated) return "truncated: the msgpack object needs more than its " +
-                          std::to_string(bytes.size()) + " bytes";
+  if (v.truncated)
+    return "truncated: the msgpack object needs more than its " + std::to_string(bytes.size()) +
+           " bytes";
   if (!ok || v.malformed)
     return "not valid msgpack (bad byte at offset " + std::to_string(v.error_offset) + ")";
   if (off != bytes.size())
@@ -166,8 +167,9 @@ struct KeysVisitor : Visitor {
   bool start_array(uint32_t n) {
     if (depth != 0) return not_a_key();
     // Each key takes at least one byte: a larger count is a lie.
-    if (n > size) return refuse("declares " + std::to_string(n) + " keys in " +
-                                std::to_string(size) + " bytes");
+    if (n > size)
+      return refuse("declares " + std::to_string(n) + " keys in " + std::to_string(size) +
+                    " bytes");
     keys.reserve(n, size);
     ++depth;
     return true;
@@ -207,8 +209,9 @@ struct LegacyIndexVisitor : Visitor {
   }
   bool start_map(uint32_t n) {
     if (depth != 0) return wrong("a nested map");
-    if (n > size / 2) return refuse("declares " + std::to_string(n) + " entries in " +
-                                    std::to_string(size) + " bytes");
+    if (n > size / 2)
+      return refuse("declares " + std::to_string(n) + " entries in " + std::to_string(size) +
+                    " bytes");
     keys.reserve(n, size);
     offsets.reserve(n + 1);
     ++depth;
@@ -243,7 +246,8 @@ ScanError check_one_object(std::string_view bytes) {
   const auto* const end = begin + bytes.size();
   const auto* p = begin;
   auto truncated = [&] {
-    return "truncated: the msgpack object needs more than its " + std::to_string(bytes.size()) + " bytes";
+    return "truncated: the msgpack object needs more than its " + std::to_string(bytes.size()) +
+           " bytes";
   };
   // The big-endian length field of `width` bytes at p, stepped over.
   auto length = [&](int width, uint64_t& out) {
@@ -258,35 +262,103 @@ ScanError check_one_object(std::string_view bytes) {
     const unsigned char b = *p++;
     --due;
     uint64_t n = 0, skip = 0;
-    if (b <= 0x7f || b >= 0xe0) continue;                 // fixint
-    if (b <= 0x8f) { due += 2 * uint64_t(b & 0x0f); continue; }  // fixmap
-    if (b <= 0x9f) { due += b & 0x0f; continue; }          // fixarray
-    if (b <= 0xbf) skip = b & 0x1f;                        // fixstr
-    else switch (b) {
-      case 0xc0: case 0xc2: case 0xc3: continue;           // nil, false, true
-      case 0xc1: return "not valid msgpack (bad byte at offset " + std::to_string(p - 1 - begin) + ")";
-      case 0xc4: case 0xd9: if (!length(1, skip)) return truncated(); break;  // bin8, str8
-      case 0xc5: case 0xda: if (!length(2, skip)) return truncated(); break;
-      case 0xc6: case 0xdb: if (!length(4, skip)) return truncated(); break;
-      case 0xc7: if (!length(1, skip)) return truncated(); ++skip; break;  // ext: type byte, data
-      case 0xc8: if (!length(2, skip)) return truncated(); ++skip; break;
-      case 0xc9: if (!length(4, skip)) return truncated(); ++skip; break;
-      case 0xca: skip = 4; break;                          // float32
-      case 0xcb: skip = 8; break;
-      case 0xcc: case 0xd0: skip = 1; break;               // (u)int8
-      case 0xcd: case 0xd1: skip = 2; break;
-      case 0xce: case 0xd2: skip = 4; break;
-      case 0xcf: case 0xd3: skip = 8; break;
-      case 0xd4: skip = 2; break;                          // fixext 1, 2, 4, 8, 16
-      case 0xd5: skip = 3; break;
-      case 0xd6: skip = 5; break;
-      case 0xd7: skip = 9; break;
-      case 0xd8: skip = 17; break;
-      case 0xdc: if (!length(2, n)) return truncated(); due += n; continue;       // array16
-      case 0xdd: if (!length(4, n)) return truncated(); due += n; continue;
-      case 0xde: if (!length(2, n)) return truncated(); due += 2 * n; continue;   // map16
-      case 0xdf: if (!length(4, n)) return truncated(); due += 2 * n; continue;
-    }
+    if (b <= 0x7f || b >= 0xe0) continue;  // fixint
+    if (b <= 0x8f) {
+      due += 2 * uint64_t(b & 0x0f);
+      continue;
+    }  // fixmap
+    if (b <= 0x9f) {
+      due += b & 0x0f;
+      continue;
+    }  // fixarray
+    if (b <= 0xbf)
+      skip = b & 0x1f;  // fixstr
+    else
+      switch (b) {
+        case 0xc0:
+        case 0xc2:
+        case 0xc3:
+          continue;  // nil, false, true
+        case 0xc1:
+          return "not valid msgpack (bad byte at offset " + std::to_string(p - 1 - begin) + ")";
+        case 0xc4:
+        case 0xd9:
+          if (!length(1, skip)) return truncated();
+          break;  // bin8, str8
+        case 0xc5:
+        case 0xda:
+          if (!length(2, skip)) return truncated();
+          break;
+        case 0xc6:
+        case 0xdb:
+          if (!length(4, skip)) return truncated();
+          break;
+        case 0xc7:
+          if (!length(1, skip)) return truncated();
+          ++skip;
+          break;  // ext: type byte, data
+        case 0xc8:
+          if (!length(2, skip)) return truncated();
+          ++skip;
+          break;
+        case 0xc9:
+          if (!length(4, skip)) return truncated();
+          ++skip;
+          break;
+        case 0xca:
+          skip = 4;
+          break;  // float32
+        case 0xcb:
+          skip = 8;
+          break;
+        case 0xcc:
+        case 0xd0:
+          skip = 1;
+          break;  // (u)int8
+        case 0xcd:
+        case 0xd1:
+          skip = 2;
+          break;
+        case 0xce:
+        case 0xd2:
+          skip = 4;
+          break;
+        case 0xcf:
+        case 0xd3:
+          skip = 8;
+          break;
+        case 0xd4:
+          skip = 2;
+          break;  // fixext 1, 2, 4, 8, 16
+        case 0xd5:
+          skip = 3;
+          break;
+        case 0xd6:
+          skip = 5;
+          break;
+        case 0xd7:
+          skip = 9;
+          break;
+        case 0xd8:
+          skip = 17;
+          break;
+        case 0xdc:
+          if (!length(2, n)) return truncated();
+          due += n;
+          continue;  // array16
+        case 0xdd:
+          if (!length(4, n)) return truncated();
+          due += n;
+          continue;
+        case 0xde:
+          if (!length(2, n)) return truncated();
+          due += 2 * n;
+          continue;  // map16
+        case 0xdf:
+          if (!length(4, n)) return truncated();
+          due += 2 * n;
+          continue;
+      }
     if (skip > static_cast<uint64_t>(end - p)) return truncated();
     p += skip;
   }
@@ -329,10 +401,14 @@ bool is_utf8(std::string_view s) {
     }
     size_t len;
     uint32_t cp;
-    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-    else return false;
+    if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07;
+    else
+      return false;
     if (i + len > n) return false;
     for (size_t k = 1; k < len; ++k) {
       unsigned char cc = static_cast<unsigned char>(s[i + k]);

@@ -59,8 +59,7 @@ std::optional<uint64_t> container_count(std::string_view prefix, bool want_map);
 ScanError parse_keys(std::string_view bytes, KeyList& keys);
 
 // Parses a legacy .index file: one msgpack map of str key -> uint offset.
-ScanError parse_legacy_index(std::string_view bytes, KeyList& keys,
-                             std::vector<uint64_t>& offsets);
+ScanError parse_legacy_index(std::string_view bytes, KeyList& keys, std::vector<uint64_t>& offsets);
 
 // True if the bytes are valid UTF-8 (keys are Python str).
 bool is_utf8(std::string_view s);

@@ -33,7 +33,8 @@ std::string md5_file(const stowage::sdk::Storage& storage, const std::string& pa
 // one: the map's pages are 4 KiB and the hardware prefetcher stops at each
 // page end (figures in docs/performance.md).
 void prefetch(const char* p, uint64_t size) {
-  for (uint64_t at = 0; at < std::min<uint64_t>(size, 16 << 10); at += 64) __builtin_prefetch(p + at);
+  for (uint64_t at = 0; at < std::min<uint64_t>(size, 16 << 10); at += 64)
+    __builtin_prefetch(p + at);
 }
 
 }  // namespace
@@ -106,7 +107,8 @@ Reader::Reader(const stowage::sdk::Storage& storage, const std::string& data_pat
   // data file before the first sample.
   const int32_t kind = storage_.kind(paths_.data, &data_size_);
   if (kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, paths_.data + ": no such file");
-  if (kind != STOWAGE_ENTRY_FILE) invalid(paths_.data + ": is a directory; a datadings dataset is named by its data file");
+  if (kind != STOWAGE_ENTRY_FILE)
+    invalid(paths_.data + ": is a directory; a datadings dataset is named by its data file");
   if (storage_.is_file(paths_.offsets)) {
     legacy_ = false;
   } else if (storage_.is_file(paths_.legacy_index)) {
@@ -189,8 +191,8 @@ void Reader::check_offsets(const std::string& source) {
   for (size_t i = 1; i < offsets_.size(); ++i) {
     if (offsets_[i] > data_size_)
       corrupt(source + ": offset " + std::to_string(i) + " (" + std::to_string(offsets_[i]) +
-              ") is past the end of " + base_name(paths_.data) + " (" +
-              std::to_string(data_size_) + " bytes)");
+              ") is past the end of " + base_name(paths_.data) + " (" + std::to_string(data_size_) +
+              " bytes)");
     if (offsets_[i] <= offsets_[i - 1])
       corrupt(source + ": offsets are not increasing: offset " + std::to_string(i) + " is " +
               std::to_string(offsets_[i]) + " after " + std::to_string(offsets_[i - 1]));
@@ -202,7 +204,8 @@ void Reader::check_offsets(const std::string& source) {
 
 void Reader::load_keys() {
   std::optional<stowage::sdk::Bytes> bytes = storage_.read_if_exists(paths_.keys);
-  if (!bytes) fail(STOWAGE_NOT_FOUND, paths_.keys + ": no such file; the dataset's keys are unknown");
+  if (!bytes)
+    fail(STOWAGE_NOT_FOUND, paths_.keys + ": no such file; the dataset's keys are unknown");
   KeyList keys;
   ScanError error = parse_keys(bytes->text(), keys);
   if (!error.empty()) corrupt(paths_.keys + ": " + error);
@@ -221,7 +224,8 @@ void Reader::load_legacy_index() {
   // The legacy index has start offsets only; the data file size ends the last.
   offsets.push_back(data_size_);
   offsets_ = std::move(offsets);
-  if (offsets_.size() > 1) check_offsets(paths_.legacy_index);
+  if (offsets_.size() > 1)
+    check_offsets(paths_.legacy_index);
   else if (data_size_ != 0)
     corrupt(paths_.legacy_index + ": lists no samples but " + base_name(paths_.data) + " has " +
             std::to_string(data_size_) + " bytes");
@@ -269,7 +273,8 @@ void Reader::load_filter() {
   if (legacy_) return;
   std::optional<stowage::sdk::Bytes> bytes = storage_.read_if_exists(paths_.filter);
   if (!bytes) return;
-  filter_ = std::make_unique<BloomFilter>(BloomFilter::parse(std::string(bytes->text()), paths_.filter));
+  filter_ =
+      std::make_unique<BloomFilter>(BloomFilter::parse(std::string(bytes->text()), paths_.filter));
 }
 
 // ---- Reader: access ------------------------------------------------------------------
@@ -312,7 +317,8 @@ void Reader::read_ranges(uint64_t begin, uint64_t end, const stowage::sdk::ItemF
     char* bytes = buffer.get(lead + want) + lead;
     uint64_t got = 0, now = 0;
     if (!storage_.read_into_if_exists(paths_.data, off[first], bytes, want, &got, &now))
-      fail(STOWAGE_NOT_FOUND, paths_.data + ": no such file (it was there when the dataset was opened)");
+      fail(STOWAGE_NOT_FOUND,
+           paths_.data + ": no such file (it was there when the dataset was opened)");
     require_data_until(off[end], now);
     if (got != want) require_data_until(off[first] + want, off[first] + got);
     for (uint64_t i = first; i < last; ++i)
@@ -471,15 +477,16 @@ nlohmann::ordered_json Reader::verify() {
     if (!entry["ok"].get<bool>()) differs.push_back(name);
     files.push_back(std::move(entry));
   }
-  std::string message = "all " + std::to_string(files.size()) + " files match " + base_name(paths_.md5);
+  std::string message =
+      "all " + std::to_string(files.size()) + " files match " + base_name(paths_.md5);
   if (!differs.empty()) {
     message = "";
-    for (const std::string& name : differs)
-      message += (message.empty() ? "" : ", ") + name;
+    for (const std::string& name : differs) message += (message.empty() ? "" : ", ") + name;
     message += (differs.size() == 1 ? " differs from its md5 in " : " differ from their md5 in ") +
                base_name(paths_.md5);
   }
-  return json{{"ok", differs.empty()}, {"differs", differs}, {"message", message}, {"files", files}};
+  return json{
+      {"ok", differs.empty()}, {"differs", differs}, {"message", message}, {"files", files}};
 }
 
 }  // namespace datadings

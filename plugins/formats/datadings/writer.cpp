@@ -155,8 +155,7 @@ void Writer::commit() {
   // Every index file is complete in a staged file before the publish.
   std::string contents[4] = {offsets_file(offsets_), keys_file(keys_),
                              key_hashes_file(HashIndex::for_keys(keys_)), filter_file(keys_)};
-  const std::string* names[4] = {&paths_.offsets, &paths_.keys, &paths_.key_hashes,
-                                 &paths_.filter};
+  const std::string* names[4] = {&paths_.offsets, &paths_.keys, &paths_.key_hashes, &paths_.filter};
   // datadings' md5 order: data, offsets, keys, key_hashes, filter.
   std::string md5_text = data_md5_.hex() + "  " + base_name(paths_.data) + "\n";
   // The six files change together: the storage publishes them as one set

@@ -25,7 +25,8 @@ void validate_footer(const Footer& f, uint64_t file_size, const std::string& fil
   if (f.rows < 0) sdk::corrupt(where + "negative row count " + std::to_string(f.rows));
   if (f.cols < 0) sdk::corrupt(where + "negative column count " + std::to_string(f.cols));
   if (f.rows_per_block < 1)
-    sdk::corrupt(where + "rows per block is " + std::to_string(f.rows_per_block) + ", must be >= 1");
+    sdk::corrupt(where + "rows per block is " + std::to_string(f.rows_per_block) +
+                 ", must be >= 1");
   const uint64_t strings_end = file_size - kFooterSize;
   if (f.metadata_offset > strings_end)
     sdk::corrupt(where + "metadata offset " + std::to_string(f.metadata_offset) +
@@ -53,7 +54,8 @@ Footer parse_footer(const uint8_t* p, uint64_t file_size, const std::string& fil
     sdk::corrupt(file + ": file is " + std::to_string(file_size) +
                  " bytes, too short for the 44-byte datg footer (truncated?)");
   if (std::memcmp(p + 40, kMagic, 4) != 0)
-    sdk::corrupt(file + ": not a datg file: the last 4 bytes are not the magic \"UMCG\" "
+    sdk::corrupt(file +
+                 ": not a datg file: the last 4 bytes are not the magic \"UMCG\" "
                  "(truncated or not datg)");
   for (int i = 36; i < 39; ++i)
     if (p[i] != 0)
@@ -61,9 +63,8 @@ Footer parse_footer(const uint8_t* p, uint64_t file_size, const std::string& fil
                    hex_byte(p[i]) + ", must be 0 (file from a newer format version?)");
   const uint8_t flag = p[39];
   if (flag != kFlagLz4Block && flag != kFlagLz4Frame)
-    sdk::fail(STOWAGE_UNSUPPORTED,
-              file + ": datg footer: flag byte is " + hex_byte(flag) +
-                  "; only 0x00 (LZ4Block) and 0x01 (LZ4 frame) are defined");
+    sdk::fail(STOWAGE_UNSUPPORTED, file + ": datg footer: flag byte is " + hex_byte(flag) +
+                                       "; only 0x00 (LZ4Block) and 0x01 (LZ4 frame) are defined");
   Footer f;
   f.created_seconds = static_cast<int64_t>(sdk::load_be<uint64_t>(p + 0));
   f.rows = static_cast<int32_t>(sdk::load_be<uint32_t>(p + 8));
@@ -134,13 +135,14 @@ Metadata parse_metadata(std::string_view bytes, const std::string& file) {
 std::string encode_metadata(const Metadata& m) {
   std::string out;
   const std::pair<const std::string*, const char*> fields[3] = {
-      {&m.dataset_name, "dataset_name"}, {&m.row_entity, "row_entity"},
+      {&m.dataset_name, "dataset_name"},
+      {&m.row_entity, "row_entity"},
       {&m.column_entity, "column_entity"}};
   for (const auto& [value, name] : fields) {
-    const std::string encoded = utf8_to_modified_utf8(*value, std::string("datg attribute ") + name);
+    const std::string encoded =
+        utf8_to_modified_utf8(*value, std::string("datg attribute ") + name);
     if (encoded.size() > 65535)
-      sdk::invalid(std::string("datg attribute ") + name + " is " +
-                   std::to_string(encoded.size()) +
+      sdk::invalid(std::string("datg attribute ") + name + " is " + std::to_string(encoded.size()) +
                    " bytes in modified UTF-8; Java's writeUTF allows at most 65535");
     uint8_t length[2];
     sdk::store_be<uint16_t>(length, static_cast<uint16_t>(encoded.size()));
@@ -180,8 +182,8 @@ uint32_t read_java_unit(std::string_view s, size_t& pos, const std::string& what
   const auto byte = [&](size_t i) { return static_cast<uint8_t>(s[i]); };
   const uint8_t b = byte(pos);
   const auto bad = [&](const std::string& why) -> uint32_t {
-    sdk::corrupt(what + ": bad modified UTF-8 at byte " + std::to_string(pos) + " (" +
-                 hex_byte(b) + "): " + why);
+    sdk::corrupt(what + ": bad modified UTF-8 at byte " + std::to_string(pos) + " (" + hex_byte(b) +
+                 "): " + why);
   };
   if (b < 0x80) {
     pos += 1;
@@ -194,9 +196,9 @@ uint32_t read_java_unit(std::string_view s, size_t& pos, const std::string& what
   if (s.size() - pos < length) return bad("the sequence is cut off by the end of the string");
   for (size_t i = 1; i < length; ++i)
     if ((byte(pos + i) & 0xC0) != 0x80) return bad("missing continuation byte");
-  uint32_t unit = length == 2 ? ((b & 0x1Fu) << 6) | (byte(pos + 1) & 0x3Fu)
-                              : ((b & 0x0Fu) << 12) | ((byte(pos + 1) & 0x3Fu) << 6) |
-                                    (byte(pos + 2) & 0x3Fu);
+  uint32_t unit =
+      length == 2 ? ((b & 0x1Fu) << 6) | (byte(pos + 1) & 0x3Fu)
+                  : ((b & 0x0Fu) << 12) | ((byte(pos + 1) & 0x3Fu) << 6) | (byte(pos + 2) & 0x3Fu);
   pos += length;
   return unit;
 }

@@ -25,7 +25,8 @@ constexpr uint64_t kMaxGzipRatio = 1032;
 std::string gunzip(const sdk::Bytes& compressed, const std::string& path) {
   const uint64_t limit = compressed.size() * kMaxGzipRatio + 1024;
   z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) sdk::fail(STOWAGE_INTERNAL, path + ": inflateInit2 failed");
+  if (inflateInit2(&z, 15 + 16) != Z_OK)
+    sdk::fail(STOWAGE_INTERNAL, path + ": inflateInit2 failed");
   std::string out;
   z.next_in = const_cast<Bytef*>(compressed.data());
   z.avail_in = static_cast<uInt>(compressed.size());
@@ -53,7 +54,8 @@ std::string gunzip(const sdk::Bytes& compressed, const std::string& path) {
   if (rc == Z_STREAM_END) return out;
   if (rc == Z_BUF_ERROR) sdk::corrupt(path + ": gzip stream is truncated");
   if (out.size() > limit) sdk::corrupt(path + ": gzip stream inflates beyond any real name file");
-  sdk::corrupt(path + ": not a valid gzip file (" + (message.empty() ? "zlib error" : message) + ")");
+  sdk::corrupt(path + ": not a valid gzip file (" + (message.empty() ? "zlib error" : message) +
+               ")");
 }
 
 }  // namespace
@@ -61,7 +63,8 @@ std::string gunzip(const sdk::Bytes& compressed, const std::string& path) {
 NameList read_name_file(const sdk::Storage& storage, const std::string& path, uint64_t expected,
                         const char* axis) {
   const std::optional<sdk::Bytes> compressed = storage.read_if_exists(path);
-  if (!compressed) sdk::fail(STOWAGE_NOT_FOUND, path + ": the datg " + axis + " name file is missing");
+  if (!compressed)
+    sdk::fail(STOWAGE_NOT_FOUND, path + ": the datg " + axis + " name file is missing");
   const std::string text = gunzip(*compressed, path);
   NameList names;
   names.reserve(expected);
@@ -105,9 +108,8 @@ void check_names_writable(const std::vector<std::string>& names, const char* axi
                    " is not valid UTF-8");
     auto [it, inserted] = seen.emplace(name, i);
     if (!inserted)
-      sdk::invalid(std::string("datg ") + axis + " names must be unique: '" + name +
-                   "' is both " + axis + " " + std::to_string(it->second) + " and " +
-                   std::to_string(i));
+      sdk::invalid(std::string("datg ") + axis + " names must be unique: '" + name + "' is both " +
+                   axis + " " + std::to_string(it->second) + " and " + std::to_string(i));
     if (!warned && name.find_first_of("\"\\") != std::string::npos) {
       host.log(STOWAGE_LOG_WARNING, std::string("datg ") + axis + " name '" + name +
                                         "' contains '\"' or '\\', which the Java reader "

@@ -34,8 +34,8 @@ class NameList {
 
 // Reads a name file that must hold exactly `expected` lines; `axis` ("row" or
 // "column") words the errors. CR, LF and CRLF all end a line.
-NameList read_name_file(const stowage::sdk::Storage& storage, const std::string& path, uint64_t expected,
-                        const char* axis);
+NameList read_name_file(const stowage::sdk::Storage& storage, const std::string& path,
+                        uint64_t expected, const char* axis);
 
 // Checks names before writing: no TAB/CR/LF (the format cannot escape them),
 // valid UTF-8, and unique (the reference writer refuses duplicates).

@@ -49,15 +49,18 @@ datg::Metadata metadata_from(const json& attributes, datg::Metadata metadata) {
   std::string others;
   for (auto it = attributes.begin(); it != attributes.end(); ++it) {
     const std::string& key = it.key();
-    if (key == kDatasetName) metadata.dataset_name = string_attribute(attributes, kDatasetName);
-    else if (key == kRowEntity) metadata.row_entity = string_attribute(attributes, kRowEntity);
-    else if (key == kColumnEntity) metadata.column_entity = string_attribute(attributes, kColumnEntity);
+    if (key == kDatasetName)
+      metadata.dataset_name = string_attribute(attributes, kDatasetName);
+    else if (key == kRowEntity)
+      metadata.row_entity = string_attribute(attributes, kRowEntity);
+    else if (key == kColumnEntity)
+      metadata.column_entity = string_attribute(attributes, kColumnEntity);
     else if (key != kCreated)  // kept by keep_created()
       others += (others.empty() ? "'" : ", '") + key + "'";
   }
   if (!others.empty())
-    sdk::unsupported(std::string("datg keeps only the attributes ") + kDatasetName + ", " + kRowEntity + ", " +
-                     kColumnEntity + " and " + kCreated + ", not " + others);
+    sdk::unsupported(std::string("datg keeps only the attributes ") + kDatasetName + ", " +
+                     kRowEntity + ", " + kColumnEntity + " and " + kCreated + ", not " + others);
   return metadata;
 }
 
@@ -65,7 +68,8 @@ datg::Metadata metadata_from(const json& attributes, datg::Metadata metadata) {
 void keep_created(const json& attributes, datg::Writer& writer) {
   if (!attributes.is_object() || !attributes.contains(kCreated)) return;
   const json& v = attributes[kCreated];
-  if (!v.is_number_integer()) sdk::invalid(std::string("datg attribute \"") + kCreated + "\" must be an integer");
+  if (!v.is_number_integer())
+    sdk::invalid(std::string("datg attribute \"") + kCreated + "\" must be an integer");
   writer.set_created_seconds(v.get<int64_t>());
 }
 
@@ -103,7 +107,8 @@ datg::Footer layout_from(const json& d, const sdk::Host& host) {
   f.rows = json_count(d["shape"][0], "the row count");
   f.cols = json_count(d["shape"][1], "the column count");
   if (f.cols > datg::kMaxWriterColumns)
-    sdk::invalid("datg: " + std::to_string(f.cols) + " columns; the datg specification allows "
+    sdk::invalid("datg: " + std::to_string(f.cols) +
+                 " columns; the datg specification allows "
                  "writers at most 4,194,304");
   if (f.rows > datg::kMaxWriterRows)
     sdk::invalid("datg: " + std::to_string(f.rows) + " rows; the datg writer allows at most " +
@@ -120,13 +125,14 @@ datg::Footer layout_from(const json& d, const sdk::Host& host) {
     } else {
       // Another format's tiles (e.g. from a conversion): datg blocks are whole rows.
       host.log(STOWAGE_LOG_INFO, "datg blocks are whole rows: chunks " + c.dump() + " become [" +
-                                     std::to_string(f.rows_per_block) + ", " + std::to_string(f.cols) + "]");
+                                     std::to_string(f.rows_per_block) + ", " +
+                                     std::to_string(f.cols) + "]");
     }
   }
   if (d.contains("codec") && !d["codec"].is_null() &&
       !(d["codec"].is_object() && d["codec"].value("type", "") == "lz4"))
-    host.log(STOWAGE_LOG_WARNING, "datg always compresses with LZ4 frames; codec " + d["codec"].dump() +
-                                      " is not used");
+    host.log(STOWAGE_LOG_WARNING,
+             "datg always compresses with LZ4 frames; codec " + d["codec"].dump() + " is not used");
   if (f.rows_per_block * std::max<int64_t>(f.cols, 1) * 8 > datg::kMaxBlockBytes)
     sdk::invalid("datg: a block of " + std::to_string(f.rows_per_block) + " rows of " +
                  std::to_string(f.cols) + " doubles exceeds the writer's 2,000,000,000 bytes");
@@ -164,7 +170,8 @@ class DatgStore : public sdk::Store {
   static int32_t identify(const sdk::Probe& probe) {
     const std::string_view path = probe.path();
     if (probe.is_directory()) return 0;
-    if (probe.is_file() && ends_with(path, ".datg")) return has_datg_magic(probe.trailer(), probe.size()) ? 100 : 10;
+    if (probe.is_file() && ends_with(path, ".datg"))
+      return has_datg_magic(probe.trailer(), probe.size()) ? 100 : 10;
     if (probe.is_file()) return 0;  // a file named by its own name is not a base name
     // A base name ("x" for x.datg), or a .datg a killed writer left as a
     // journal: ask the storage.
@@ -181,8 +188,8 @@ class DatgStore : public sdk::Store {
     }
   }
 
-  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path, uint32_t mode,
-                                          std::string_view options) {
+  static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
+                                          uint32_t mode, std::string_view options) {
     datg::DatasetPaths paths(path);
     const sdk::Storage storage = sdk::Storage::for_location(host, paths.matrix);
     // A writer killed while renaming its four files into place: finish its
@@ -198,7 +205,8 @@ class DatgStore : public sdk::Store {
     return store;
   }
 
-  DatgStore(const sdk::Storage& storage, datg::DatasetPaths paths) : storage_(storage), paths_(std::move(paths)) {}
+  DatgStore(const sdk::Storage& storage, datg::DatasetPaths paths)
+      : storage_(storage), paths_(std::move(paths)) {}
 
   std::vector<std::string> list(std::string_view node) override {
     check_root(node);
@@ -242,9 +250,10 @@ class DatgStore : public sdk::Store {
         metadata_from(d.contains("attributes") ? d["attributes"] : json(), datg::Metadata{});
     metadata = entities_from_dims(d, metadata);
     double fill = 0;
-    if (d.contains("fill_value") && d["fill_value"].is_number()) fill = d["fill_value"].get<double>();
-    writer_ = std::make_unique<datg::Writer>(storage_, paths_, host(), layout_from(d, host()), metadata, fill,
-                                             max_pending_bytes_);
+    if (d.contains("fill_value") && d["fill_value"].is_number())
+      fill = d["fill_value"].get<double>();
+    writer_ = std::make_unique<datg::Writer>(storage_, paths_, host(), layout_from(d, host()),
+                                             metadata, fill, max_pending_bytes_);
     if (d.contains("attributes")) keep_created(d["attributes"], *writer_);
   }
 
@@ -274,7 +283,8 @@ class DatgStore : public sdk::Store {
     return writer_->read_block(block, out, size);
   }
 
-  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) {
+  void write_chunk(const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) {
     recording_failure([&] {
       writer("write_chunk");
       const uint64_t block = checked_block(index);
@@ -300,7 +310,9 @@ class DatgStore : public sdk::Store {
       return;
     }
     const auto& names = writer("read_strings").names(rows);
-    if (!names) sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": " + (rows ? kRowsNode : kColsNode) + " not written yet");
+    if (!names)
+      sdk::fail(STOWAGE_NOT_FOUND,
+                paths_.matrix + ": " + (rows ? kRowsNode : kColsNode) + " not written yet");
     for (uint64_t i = begin; i < clip(begin, end, names->size()); ++i)
       item((*names)[i].data(), (*names)[i].size());
   }
@@ -317,15 +329,16 @@ class DatgStore : public sdk::Store {
     if (!writer_) return;  // reading, or nothing was ever created
     std::unique_ptr<datg::Writer> writer = std::move(writer_);
     if (!first_error_.empty())
-      sdk::fail(STOWAGE_IO, paths_.matrix + ": not written, an earlier write failed: " +
-                                first_error_);
+      sdk::fail(STOWAGE_IO,
+                paths_.matrix + ": not written, an earlier write failed: " + first_error_);
     writer->commit();
   }
 
  private:
   const datg::Footer& footer() const {
     if (reader_) return reader_->footer();
-    if (!writer_) sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": the datg array is not created yet");
+    if (!writer_)
+      sdk::fail(STOWAGE_NOT_FOUND, paths_.matrix + ": the datg array is not created yet");
     return writer_->footer();
   }
 
@@ -353,14 +366,16 @@ class DatgStore : public sdk::Store {
   }
 
   static uint64_t clip(uint64_t begin, uint64_t end, uint64_t size) {
-    if (begin > size) sdk::invalid("datg: string range starts at " + std::to_string(begin) +
-                                   " beyond the " + std::to_string(size) + " names");
+    if (begin > size)
+      sdk::invalid("datg: string range starts at " + std::to_string(begin) + " beyond the " +
+                   std::to_string(size) + " names");
     return std::min(end, size);
   }
 
   void must_be_writable(const char* op) const {
     if (!writable_)
-      sdk::unsupported(paths_.matrix + ": " + op + ": a datg file cannot be changed in place; "
+      sdk::unsupported(paths_.matrix + ": " + op +
+                       ": a datg file cannot be changed in place; "
                        "write a new one (open mode \"w\")");
   }
 
@@ -403,10 +418,12 @@ class DatgStore : public sdk::Store {
 class DatgArray final : public sdk::ArrayNode {
  public:
   explicit DatgArray(DatgStore& store) : store_(store) {}
-  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) override {
     return store_.read_chunk(index, out, capacity, chunk_shape);
   }
-  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+  void write_chunk(const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) override {
     store_.write_chunk(index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(index); }
@@ -418,7 +435,9 @@ class DatgArray final : public sdk::ArrayNode {
 class DatgLabels final : public sdk::StringsNode {
  public:
   DatgLabels(DatgStore& store, bool rows) : store_(store), rows_(rows) {}
-  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override { store_.read_strings(rows_, begin, end, item); }
+  void read(uint64_t begin, uint64_t end, const sdk::ItemFn& item) override {
+    store_.read_strings(rows_, begin, end, item);
+  }
 
  private:
   DatgStore& store_;
@@ -426,7 +445,8 @@ class DatgLabels final : public sdk::StringsNode {
 };
 
 std::unique_ptr<sdk::Node> DatgStore::open_node(std::string_view node) {
-  if (node == kRowsNode || node == kColsNode) return std::make_unique<DatgLabels>(*this, node == kRowsNode);
+  if (node == kRowsNode || node == kColsNode)
+    return std::make_unique<DatgLabels>(*this, node == kRowsNode);
   check_root(node);
   footer();  // NOT_FOUND before create()
   return std::make_unique<DatgArray>(*this);

@@ -35,8 +35,8 @@ DatasetPaths::DatasetPaths(std::string_view path) {
   cols = base + ".cols.txt.gz";
 }
 
-void decode_container(const uint8_t* data, size_t data_size, const sdk::HostCodec& codec, uint8_t flag,
-                      void* out, size_t size, const Describe& what) {
+void decode_container(const uint8_t* data, size_t data_size, const sdk::HostCodec& codec,
+                      uint8_t flag, void* out, size_t size, const Describe& what) {
   check_container_magic(data, data_size, flag, what);
   size_t written = 0;
   try {
@@ -76,9 +76,9 @@ void BlockCache::put(uint64_t block, const void* data, size_t size) {
     entries_.push_back({block, std::move(bytes), ++clock_});
     return;
   }
-  Entry& oldest = *std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-    return a.last_use < b.last_use;
-  });
+  Entry& oldest =
+      *std::min_element(entries_.begin(), entries_.end(),
+                        [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
   oldest = {block, std::move(bytes), ++clock_};
 }
 
@@ -103,7 +103,8 @@ Reader::Reader(const sdk::Storage& storage, const DatasetPaths& paths, const sdk
 
   const uint64_t strings_size = size_ - kFooterSize - footer_.metadata_offset;
   const uint8_t* strings = read_range(footer_.metadata_offset, size_ - kFooterSize, held);
-  metadata_ = parse_metadata(std::string_view(reinterpret_cast<const char*>(strings), strings_size), paths_.matrix);
+  metadata_ = parse_metadata(std::string_view(reinterpret_cast<const char*>(strings), strings_size),
+                             paths_.matrix);
 
   row_names_ = read_name_file(storage_, paths_.rows, static_cast<uint64_t>(footer_.rows), "row");
   col_names_ = read_name_file(storage_, paths_.cols, static_cast<uint64_t>(footer_.cols), "column");
@@ -120,11 +121,13 @@ const uint8_t* Reader::read_range(uint64_t begin, uint64_t end, sdk::Bytes& held
   held = storage_.read(paths_.matrix, begin, end - begin);
   if (held.size() != end - begin)
     sdk::corrupt(paths_.matrix + ": file is truncated (wanted " + std::to_string(end - begin) +
-                 " bytes at offset " + std::to_string(begin) + ", got " + std::to_string(held.size()) + ")");
+                 " bytes at offset " + std::to_string(begin) + ", got " +
+                 std::to_string(held.size()) + ")");
   return held.data();
 }
 
-void Reader::decode_range(uint64_t begin, uint64_t end, void* out, size_t size, const Describe& what) {
+void Reader::decode_range(uint64_t begin, uint64_t end, void* out, size_t size,
+                          const Describe& what) {
   if (whole_.data()) {
     decode_container(whole_.data() + begin, end - begin, *codec_, footer_.flag, out, size, what);
     return;
@@ -146,12 +149,12 @@ void Reader::load_index() {
   for (uint64_t b = 0; b < n; ++b) {
     // Offsets must increase and leave room for a container before the next one.
     if (offsets_[b] >= offsets_[b + 1] || offsets_[b + 1] - offsets_[b] < kMinContainerSize)
-      sdk::corrupt(paths_.matrix + ": block index: block " + std::to_string(b) + " at offset " +
-                   std::to_string(static_cast<int64_t>(offsets_[b])) +
-                   (b + 1 < n ? " is not well before block " + std::to_string(b + 1) + " at " +
-                                    std::to_string(offsets_[b + 1])
-                              : " is not well before the index at " +
-                                    std::to_string(footer_.index_offset)));
+      sdk::corrupt(
+          paths_.matrix + ": block index: block " + std::to_string(b) + " at offset " +
+          std::to_string(static_cast<int64_t>(offsets_[b])) +
+          (b + 1 < n ? " is not well before block " + std::to_string(b + 1) + " at " +
+                           std::to_string(offsets_[b + 1])
+                     : " is not well before the index at " + std::to_string(footer_.index_offset)));
   }
 }
 

@@ -40,8 +40,8 @@ class Describe {
   std::string (*call_)(const void*);
 };
 // Decodes a container held in memory.
-void decode_container(const uint8_t* data, size_t data_size, const stowage::sdk::HostCodec& codec, uint8_t flag,
-                      void* out, size_t size, const Describe& what);
+void decode_container(const uint8_t* data, size_t data_size, const stowage::sdk::HostCodec& codec,
+                      uint8_t flag, void* out, size_t size, const Describe& what);
 
 // A few recently decoded blocks, so reading the rows of one block one by one
 // decodes it once.
@@ -67,7 +67,8 @@ class BlockCache {
 class Reader {
  public:
   // Reads through `storage` (the backend of paths.matrix).
-  Reader(const stowage::sdk::Storage& storage, const DatasetPaths& paths, const stowage::sdk::Host& host);
+  Reader(const stowage::sdk::Storage& storage, const DatasetPaths& paths,
+         const stowage::sdk::Host& host);
 
   const Footer& footer() const { return footer_; }
   const Metadata& metadata() const { return metadata_; }
@@ -89,9 +90,9 @@ class Reader {
 
   stowage::sdk::Storage storage_;
   DatasetPaths paths_;
-  uint64_t size_ = 0;          // of the matrix file
-  stowage::sdk::Bytes whole_;  // the whole matrix mapped, where the backend maps
-  stowage::sdk::BufferPool buffers_;         // else blocks are read into these
+  uint64_t size_ = 0;                 // of the matrix file
+  stowage::sdk::Bytes whole_;         // the whole matrix mapped, where the backend maps
+  stowage::sdk::BufferPool buffers_;  // else blocks are read into these
   Footer footer_;
   Metadata metadata_;
   NameList row_names_, col_names_;

@@ -21,14 +21,15 @@ uint64_t ScratchFile::append(const void* data, size_t size) {
 void ScratchFile::read_at(void* out, size_t size, uint64_t offset) const {
   const uint64_t got = staged_.read_at(offset, out, size);
   if (got != size)
-    sdk::corrupt(staged_.key() + " (being written): wanted " + std::to_string(size) + " bytes at offset " +
-                 std::to_string(offset) + ", got " + std::to_string(got));
+    sdk::corrupt(staged_.key() + " (being written): wanted " + std::to_string(size) +
+                 " bytes at offset " + std::to_string(offset) + ", got " + std::to_string(got));
 }
 
 // ---- writer ---------------------------------------------------------------------------
 
 Writer::Writer(const sdk::Storage& storage, const DatasetPaths& paths, const sdk::Host& host,
-               const Footer& footer, Metadata metadata, double fill_value, uint64_t max_pending_bytes)
+               const Footer& footer, Metadata metadata, double fill_value,
+               uint64_t max_pending_bytes)
     : storage_(storage),
       paths_(paths),
       footer_(footer),
@@ -70,8 +71,8 @@ void Writer::write_block(uint64_t block, const void* data, size_t size) {
   if (block >= offset_.size())
     sdk::invalid(block_name(block) + ": out of range (" + std::to_string(offset_.size()) +
                  " blocks)");
-  const size_t expected = static_cast<size_t>(rows_in_block(footer_, block)) *
-                          static_cast<size_t>(footer_.cols) * 8;
+  const size_t expected =
+      static_cast<size_t>(rows_in_block(footer_, block)) * static_cast<size_t>(footer_.cols) * 8;
   if (size != expected)
     sdk::invalid(block_name(block) + ": got " + std::to_string(size) + " bytes, expected " +
                  std::to_string(expected));
@@ -150,8 +151,8 @@ bool Writer::has_block(uint64_t block) {
 }
 
 std::vector<uint8_t> Writer::fill_block(uint64_t block) {
-  const size_t count = static_cast<size_t>(rows_in_block(footer_, block)) *
-                       static_cast<size_t>(footer_.cols);
+  const size_t count =
+      static_cast<size_t>(rows_in_block(footer_, block)) * static_cast<size_t>(footer_.cols);
   uint64_t bits;
   std::memcpy(&bits, &fill_value_, 8);
   std::vector<uint64_t> values(count + 1, 0);
@@ -202,7 +203,8 @@ void Writer::commit() {
   footer_.index_offset = file_->append(encoded_index.data(), encoded_index.size());
   const std::string strings = encode_metadata(metadata_);
   footer_.metadata_offset = file_->append(strings.data(), strings.size());
-  footer_.created_seconds = created_seconds_ ? *created_seconds_ : static_cast<int64_t>(std::time(nullptr));
+  footer_.created_seconds =
+      created_seconds_ ? *created_seconds_ : static_cast<int64_t>(std::time(nullptr));
   const auto footer = encode_footer(footer_);
   file_->append(footer.data(), footer.size());
 

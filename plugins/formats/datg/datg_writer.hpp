@@ -30,7 +30,8 @@ namespace datg {
 // to and read back, hashing what is appended.
 class ScratchFile {
  public:
-  ScratchFile(const stowage::sdk::Storage& storage, const std::string& path) : staged_(storage.stage(path)) {}
+  ScratchFile(const stowage::sdk::Storage& storage, const std::string& path)
+      : staged_(storage.stage(path)) {}
   // Appends bytes and returns the offset they start at.
   uint64_t append(const void* data, size_t size);
   // Exactly `size` bytes at offset (else CORRUPT).
@@ -51,9 +52,8 @@ class Writer {
   // `footer` gives rows, cols and rows_per_block (already validated). Encoded
   // blocks waiting for an earlier one are kept up to `max_pending_bytes`;
   // beyond that they go to the file out of order and commit() compacts.
-  Writer(const stowage::sdk::Storage& storage, const DatasetPaths& paths, const stowage::sdk::Host& host,
-         const Footer& footer,
-         Metadata metadata, double fill_value,
+  Writer(const stowage::sdk::Storage& storage, const DatasetPaths& paths,
+         const stowage::sdk::Host& host, const Footer& footer, Metadata metadata, double fill_value,
          uint64_t max_pending_bytes = kDefaultMaxPendingBytes);
   static constexpr uint64_t kDefaultMaxPendingBytes = 256u << 20;
 
@@ -104,14 +104,14 @@ class Writer {
   stowage::sdk::BufferPool encode_buffers_;  // LZ4's bound-sized output, before the exact copy
   std::unique_ptr<ScratchFile> file_;
 
-  std::mutex mutex_;  // guards everything below
+  std::mutex mutex_;                                  // guards everything below
   std::map<uint64_t, std::vector<uint8_t>> pending_;  // encoded, not yet in the file
   uint64_t pending_bytes_ = 0;
   std::vector<uint64_t> offset_, size_;  // per block, once in the file
   std::vector<bool> in_file_;            // per block: offset_/size_ are valid
-  uint64_t next_ = 0;           // blocks [0, next_) are in the file
-  uint64_t written_above_ = 0;  // 1 + the highest block written so far
-  bool relocated_ = false;      // some block was appended out of order
+  uint64_t next_ = 0;                    // blocks [0, next_) are in the file
+  uint64_t written_above_ = 0;           // 1 + the highest block written so far
+  bool relocated_ = false;               // some block was appended out of order
 };
 
 }  // namespace datg

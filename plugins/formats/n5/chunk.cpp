@@ -45,11 +45,13 @@ ChunkHeader parse_chunk_header(const uint8_t* data, size_t available, size_t ndi
 
 ChunkHeader parse_object_header(const uint8_t* data, size_t available, const std::string& file) {
   if (available < 6)
-    corrupt(file + ": chunk is " + std::to_string(available) + " bytes, too short for an object header");
+    corrupt(file + ": chunk is " + std::to_string(available) +
+            " bytes, too short for an object header");
   ChunkHeader h;
   h.mode = load_be<uint16_t>(data);
   if (h.mode != kModeObject)
-    corrupt(file + ": an object dataset's chunk must have mode 2, found mode " + std::to_string(h.mode));
+    corrupt(file + ": an object dataset's chunk must have mode 2, found mode " +
+            std::to_string(h.mode));
   h.size = 6;
   h.elements = load_be<uint32_t>(data + 2);
   h.dims_product = h.elements;

@@ -21,9 +21,9 @@ constexpr size_t max_header_size(size_t ndim) { return 8 + 4 * ndim; }
 
 struct ChunkHeader {
   uint16_t mode = kModeDefault;
-  size_t size = 0;             // header bytes; the payload follows
-  uint64_t elements = 0;       // product of dims (mode 0) or numElements (mode 1)
-  uint64_t dims_product = 0;   // product of the header dims
+  size_t size = 0;            // header bytes; the payload follows
+  uint64_t elements = 0;      // product of dims (mode 0) or numElements (mode 1)
+  uint64_t dims_product = 0;  // product of the header dims
 };
 
 // Parses the header of a mode 0 or 1 chunk of a dataset of `ndim`
@@ -32,8 +32,7 @@ struct ChunkHeader {
 // Any disagreement with the dataset is CORRUPT naming `file`; header dims
 // may be smaller than the block (cropped edge chunks) but never larger.
 ChunkHeader parse_chunk_header(const uint8_t* data, size_t available, size_t ndim,
-                               const uint64_t* block_c, uint64_t* shape_c,
-                               const std::string& file);
+                               const uint64_t* block_c, uint64_t* shape_c, const std::string& file);
 
 // Parses the 6-byte header of an object (mode 2) chunk: numElements is the
 // payload's byte count.

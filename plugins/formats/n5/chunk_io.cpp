@@ -43,7 +43,8 @@ bool all_zero(const void* data, size_t n) {
 // was removed while open, an error naming the chunk. One stat per missing chunk.
 bool absent_chunk(const sdk::Storage& storage, const std::string& dir, const std::string& path) {
   if (!storage.is_file(dir + kAttributesFile))
-    fail(STOWAGE_NOT_FOUND, path + ": the dataset was removed while open (" + dir + kAttributesFile + " is gone)");
+    fail(STOWAGE_NOT_FOUND,
+         path + ": the dataset was removed while open (" + dir + kAttributesFile + " is gone)");
   return false;
 }
 
@@ -52,7 +53,8 @@ bool absent_chunk(const sdk::Storage& storage, const std::string& dir, const std
 bool chunk_stored(const sdk::Storage& storage, const std::string& dir, const std::string& path) {
   const int32_t kind = storage.kind(path);
   if (kind == STOWAGE_ENTRY_FILE) return true;
-  if (kind == STOWAGE_ENTRY_DIRECTORY) fail(STOWAGE_IO, path + ": is a directory, not a chunk file");
+  if (kind == STOWAGE_ENTRY_DIRECTORY)
+    fail(STOWAGE_IO, path + ": is a directory, not a chunk file");
   uint8_t none = 0;
   uint64_t got = 0;  // stat calls a path through a file absent: an open says it is broken
   if (storage.read_into_if_exists(path, 0, &none, 0, &got)) return true;
@@ -101,8 +103,8 @@ bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8
   const uint64_t payload = got - h.size;
   if (ds.raw) {
     if (payload < bytes)
-      corrupt(path + ": truncated payload: " + std::to_string(payload) + " bytes, the header needs " +
-              std::to_string(bytes));
+      corrupt(path + ": truncated payload: " + std::to_string(payload) +
+              " bytes, the header needs " + std::to_string(bytes));
     std::memcpy(out, file + h.size, bytes);
     return true;
   }
@@ -114,20 +116,22 @@ bool N5Store::read_numeric(const OpenDataset& ds, const std::string& path, uint8
 uint64_t N5Store::dense_bytes(const OpenDataset& ds, const ChunkHeader& h, const std::string& path,
                               size_t capacity) {
   if (h.elements != h.dims_product)
-    unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) + " elements for a block of " +
-                std::to_string(h.dims_product) + "; it cannot be read as a dense array");
+    unsupported(path + ": varlength chunk holds " + std::to_string(h.elements) +
+                " elements for a block of " + std::to_string(h.dims_product) +
+                "; it cannot be read as a dense array");
   const uint64_t bytes = h.elements * ds.meta.type.size;
   if (bytes > capacity)
-    invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " + std::to_string(capacity) +
-            "-byte buffer");
+    invalid(path + ": chunk of " + std::to_string(bytes) + " bytes does not fit the " +
+            std::to_string(capacity) + "-byte buffer");
   return bytes;
 }
 
 // A raw chunk in one scattered read (one preadv, one ranged GET): the (mode
 // 0) header into scratch, the payload straight into `out`, no copy. nullopt when the
 // header is not mode 0 (the caller reads it whole instead).
-std::optional<bool> N5Store::read_raw_scattered(const OpenDataset& ds, const std::string& path, uint8_t* out,
-                                                size_t capacity, uint64_t* chunk_shape) {
+std::optional<bool> N5Store::read_raw_scattered(const OpenDataset& ds, const std::string& path,
+                                                uint8_t* out, size_t capacity,
+                                                uint64_t* chunk_shape) {
   const size_t ndim = ds.meta.ndim();
   const size_t header = default_header_size(ndim);
   sdk::BufferPool::Lease head = scratch_.take(header);
@@ -137,12 +141,12 @@ std::optional<bool> N5Store::read_raw_scattered(const OpenDataset& ds, const std
   if (size > kMaxChunkBytes + max_header_size(ndim))
     corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
   if (got >= 2 && sdk::load_be<uint16_t>(head.data()) != kModeDefault) return std::nullopt;
-  ChunkHeader h = parse_chunk_header(head.data(), std::min<uint64_t>(got, header), ndim, ds.meta.chunks.data(),
-                                     chunk_shape, path);
+  ChunkHeader h = parse_chunk_header(head.data(), std::min<uint64_t>(got, header), ndim,
+                                     ds.meta.chunks.data(), chunk_shape, path);
   const uint64_t bytes = dense_bytes(ds, h, path, capacity);
   if (got - h.size < bytes)
-    corrupt(path + ": truncated payload: " + std::to_string(got - h.size) + " bytes, the header needs " +
-            std::to_string(bytes));
+    corrupt(path + ": truncated payload: " + std::to_string(got - h.size) +
+            " bytes, the header needs " + std::to_string(bytes));
   return true;
 }
 
@@ -155,8 +159,8 @@ void N5Store::decode(const OpenDataset& ds, const std::string& path, const uint8
     fail(e.code(), path + ": " + e.what());
   }
   if (written != bytes)
-    corrupt(path + ": payload decodes to " + std::to_string(written) +
-            " bytes, the header needs " + std::to_string(bytes));
+    corrupt(path + ": payload decodes to " + std::to_string(written) + " bytes, the header needs " +
+            std::to_string(bytes));
 }
 
 // Reads a string (mode 1) or object (mode 2) chunk: its decoded payload, of
@@ -182,7 +186,8 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
   } else {
     h = parse_chunk_header(buf, size, ds.meta.ndim(), ds.meta.chunks.data(), dims.data(), path);
     if (h.mode != kModeVarlength)
-      corrupt(path + ": a string chunk must be varlength (mode 1), found mode " + std::to_string(h.mode));
+      corrupt(path + ": a string chunk must be varlength (mode 1), found mode " +
+              std::to_string(h.mode));
     *count = h.dims_product;
   }
   // numElements is the payload's decoded byte length for both types. Unlike
@@ -194,8 +199,7 @@ std::optional<std::string> N5Store::read_variable(const OpenDataset& ds, const s
     corrupt(path + ": declares " + std::to_string(h.elements) + " payload bytes for " +
             std::to_string(stored) + " stored bytes");
   std::string out(h.elements, '\0');
-  decode(ds, path, buf + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()),
-         out.size());
+  decode(ds, path, buf + h.size, size - h.size, reinterpret_cast<uint8_t*>(out.data()), out.size());
   return out;
 }
 
@@ -222,7 +226,8 @@ void N5Store::write_chunk(const OpenDataset& ds, const uint64_t* index, const vo
   }
   size_t header = default_header_size(meta.ndim());
   if (header + size > kMaxChunkBytes && ds.raw)
-    invalid(path + ": the chunk is " + std::to_string(header + size) + " bytes, over N5's 2 GiB limit");
+    invalid(path + ": the chunk is " + std::to_string(header + size) +
+            " bytes, over N5's 2 GiB limit");
   if (ds.raw) {  // the payload is the input: no copy
     sdk::BufferPool::Lease head = scratch_.take(header);
     write_default_header(head.data(), chunk_shape, meta.ndim());
@@ -250,7 +255,8 @@ bool N5Store::chunk_exists(const OpenDataset& ds, const uint64_t* index) const {
   return chunk_stored(storage_, ds.dir, chunk_path(ds.dir, index, ds.meta.ndim()));
 }
 
-std::unique_ptr<sdk::ChunkLock> N5Store::lock_chunk(const OpenDataset& ds, const uint64_t* index) const {
+std::unique_ptr<sdk::ChunkLock> N5Store::lock_chunk(const OpenDataset& ds,
+                                                    const uint64_t* index) const {
   return sdk::lock_chunk_key(storage_, chunk_path(ds.dir, index, ds.meta.ndim()));
 }
 
@@ -259,7 +265,8 @@ std::unique_ptr<sdk::ChunkLock> N5Store::lock_chunk(const OpenDataset& ds, const
 void N5Store::write_file(const std::string& path, std::initializer_list<Piece> pieces) const {
   sdk::Staged file = storage_.stage(path);
   for (const Piece& p : pieces) file.append(p.first, p.second);
-  storage_.publish(file, STOWAGE_PUBLISH_REPLACE | (options_.durable ? STOWAGE_PUBLISH_DURABLE : 0));
+  storage_.publish(file,
+                   STOWAGE_PUBLISH_REPLACE | (options_.durable ? STOWAGE_PUBLISH_DURABLE : 0));
 }
 
 // ---- string datasets (N5 Java's "string" dataType, 1-D) -------------------------
@@ -286,7 +293,8 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
   json user = json::object();
   if (std::optional<json> old = storage_.is_directory(dir) ? read_attributes(dir) : std::nullopt;
       old && is_dataset(*old)) {
-    if ((*old)["dataType"] != "string") invalid(dir + ": is a numeric dataset, not a string dataset");
+    if ((*old)["dataType"] != "string")
+      invalid(dir + ": is a numeric dataset, not a string dataset");
     user = user_attributes(*old, parts.empty());
     Dataset was = parse_dataset(*old, dir + kAttributesFile);
     meta.chunks = was.chunks;
@@ -306,9 +314,11 @@ void N5Store::write_strings(std::string_view node, const std::vector<std::string
     uint64_t count = std::min<uint64_t>(meta.chunks[0], values.size() - first);
     payload.clear();
     for (uint64_t i = first; i < first + count; ++i) (payload += values[i]) += '\0';
-    if (payload.size() > kMaxChunkBytes) invalid(dir + ": a block of strings exceeds N5's 2 GiB limit");
+    if (payload.size() > kMaxChunkBytes)
+      invalid(dir + ": a block of strings exceeds N5's 2 GiB limit");
     uint8_t header[max_header_size(1)];
-    size_t header_size = write_varlength_header(header, &count, 1, static_cast<uint32_t>(payload.size()));
+    size_t header_size =
+        write_varlength_header(header, &count, 1, static_cast<uint32_t>(payload.size()));
     uint64_t chunk = first / meta.chunks[0];
     write_variable(*ds, chunk_path(dir, &chunk, 1), header, header_size, payload);
   }
@@ -323,16 +333,19 @@ void N5Store::write_variable(const OpenDataset& ds, const std::string& path, con
   std::memcpy(buf.data(), header, header_size);
   size_t encoded;
   try {
-    encoded = codec.encode(payload.data(), payload.size(), buf.data() + header_size, buf->size() - header_size);
+    encoded = codec.encode(payload.data(), payload.size(), buf.data() + header_size,
+                           buf->size() - header_size);
   } catch (const sdk::Error& e) {
     fail(e.code(), path + ": " + e.what());
   }
   if (header_size + encoded > kMaxChunkBytes)
-    invalid(path + ": the encoded block is " + std::to_string(header_size + encoded) + " bytes, over N5's 2 GiB limit");
+    invalid(path + ": the encoded block is " + std::to_string(header_size + encoded) +
+            " bytes, over N5's 2 GiB limit");
   write_file(path, {{buf.data(), header_size + encoded}});
 }
 
-void N5Store::read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
+void N5Store::read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end,
+                           const sdk::ItemFn& item) {
   const Dataset& meta = ds.meta;
   if (meta.ndim() != 1) invalid(ds.dir + ": read_strings needs a 1-D string dataset");
   end = std::min(end, meta.shape[0]);
@@ -364,7 +377,6 @@ void N5Store::read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end, 
   }
 }
 
-
 // ---- object datasets (N5's "object" dataType): one record per block -------------
 
 std::string N5Store::object_path(const OpenDataset& ds, uint64_t index) const {
@@ -376,7 +388,8 @@ std::string N5Store::object_path(const OpenDataset& ds, uint64_t index) const {
   return chunk_path(ds.dir, grid_index.data(), grid_index.size());
 }
 
-void N5Store::read_records(const OpenDataset& ds, uint64_t begin, uint64_t end, const sdk::ItemFn& item) {
+void N5Store::read_records(const OpenDataset& ds, uint64_t begin, uint64_t end,
+                           const sdk::ItemFn& item) {
   end = std::min(end, ds.meta.block_count());
   for (uint64_t i = begin; i < end; ++i) {
     std::optional<std::string> bytes = read_variable(ds, object_path(ds, i), nullptr);
@@ -404,7 +417,8 @@ void N5Store::append_records(const OpenDataset& ds, uint64_t count, const void* 
 
 // The key of a record is its block's path inside the dataset ("0/1", N5 order).
 std::string N5Store::record_key(const OpenDataset& ds, uint64_t index) const {
-  if (index >= ds.meta.block_count()) invalid(ds.dir + ": record " + std::to_string(index) + " is out of range");
+  if (index >= ds.meta.block_count())
+    invalid(ds.dir + ": record " + std::to_string(index) + " is out of range");
   return object_path(ds, index).substr(ds.dir.size() + 1);
 }
 
@@ -417,7 +431,8 @@ std::optional<uint64_t> N5Store::find_record(const OpenDataset& ds, std::string_
   for (; d < ndim && at <= key.size(); ++d) {
     size_t slash = std::min(key.find('/', at), key.size());
     std::string_view part = key.substr(at, slash - at);
-    if (part.empty() || part.size() > 19 || part.find_first_not_of("0123456789") != std::string_view::npos)
+    if (part.empty() || part.size() > 19 ||
+        part.find_first_not_of("0123456789") != std::string_view::npos)
       return std::nullopt;
     position[d] = std::stoull(std::string(part));
     at = slash + 1;
@@ -425,7 +440,7 @@ std::optional<uint64_t> N5Store::find_record(const OpenDataset& ds, std::string_
   if (d != ndim || at != key.size() + 1) return std::nullopt;
   uint64_t index = 0;
   for (size_t k = ndim; k-- > 0;) {  // C order of the grid: N5's last dimension is the slowest
-    const size_t c = ndim - 1 - k;     // the grid's C-order dimension of N5 dimension k
+    const size_t c = ndim - 1 - k;   // the grid's C-order dimension of N5 dimension k
     if (position[k] >= ds.meta.grid(c)) return std::nullopt;
     index = index * ds.meta.grid(c) + position[k];
   }

@@ -12,12 +12,18 @@ using stowage::sdk::unsupported;
 
 std::optional<DataType> find_data_type(std::string_view name) {
   static const std::array<DataType, 12> types = {{
-      {"uint8", ElementKind::numeric, 1},   {"int8", ElementKind::numeric, 1},
-      {"uint16", ElementKind::numeric, 2},  {"int16", ElementKind::numeric, 2},
-      {"uint32", ElementKind::numeric, 4},  {"int32", ElementKind::numeric, 4},
-      {"uint64", ElementKind::numeric, 8},  {"int64", ElementKind::numeric, 8},
-      {"float32", ElementKind::numeric, 4}, {"float64", ElementKind::numeric, 8},
-      {"string", ElementKind::string, 0},   {"object", ElementKind::object, 0},
+      {"uint8", ElementKind::numeric, 1},
+      {"int8", ElementKind::numeric, 1},
+      {"uint16", ElementKind::numeric, 2},
+      {"int16", ElementKind::numeric, 2},
+      {"uint32", ElementKind::numeric, 4},
+      {"int32", ElementKind::numeric, 4},
+      {"uint64", ElementKind::numeric, 8},
+      {"int64", ElementKind::numeric, 8},
+      {"float32", ElementKind::numeric, 4},
+      {"float64", ElementKind::numeric, 8},
+      {"string", ElementKind::string, 0},
+      {"object", ElementKind::object, 0},
   }};
   for (const DataType& t : types)
     if (t.name == name) return t;
@@ -25,8 +31,8 @@ std::optional<DataType> find_data_type(std::string_view name) {
 }
 
 bool is_dataset_key(std::string_view key) {
-  return key == "dimensions" || key == "blockSize" || key == "dataType" ||
-         key == "compression" || key == "compressionType" || key == "codecs";
+  return key == "dimensions" || key == "blockSize" || key == "dataType" || key == "compression" ||
+         key == "compressionType" || key == "codecs";
 }
 
 bool is_dataset(const json& attributes) {
@@ -45,7 +51,8 @@ uint64_t Dataset::grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chu
 uint64_t Dataset::block_count() const {
   uint64_t n = 1;
   for (size_t d = 0; d < ndim(); ++d) {
-    if (grid(d) != 0 && n > UINT64_MAX / grid(d)) corrupt("n5: the block grid has over 2^64 blocks");
+    if (grid(d) != 0 && n > UINT64_MAX / grid(d))
+      corrupt("n5: the block grid has over 2^64 blocks");
     n *= grid(d);
   }
   return n;
@@ -54,8 +61,8 @@ uint64_t Dataset::block_count() const {
 namespace {
 
 // An array of integers in [min, max], reversed into C order.
-std::vector<uint64_t> parse_extents(const json& attrs, const char* key, uint64_t min,
-                                    uint64_t max, const std::string& file) {
+std::vector<uint64_t> parse_extents(const json& attrs, const char* key, uint64_t min, uint64_t max,
+                                    const std::string& file) {
   const json& a = attrs.at(key);
   if (!a.is_array() || a.empty())
     corrupt(file + ": \"" + key + "\" must be a non-empty array of integers, got " + a.dump());
@@ -90,7 +97,8 @@ json parse_compression(const json& attrs, const std::string& file) {
     return json{{"type", t}};
   }
   if (attrs.contains("codecs") && attrs["codecs"].is_array() && !attrs["codecs"].empty())
-    unsupported(file + ": the dataset uses N5 4.x \"codecs\" (experimental sharding), which "
+    unsupported(file +
+                ": the dataset uses N5 4.x \"codecs\" (experimental sharding), which "
                 "this plugin does not read");
   return json{{"type", "raw"}};
 }
@@ -157,7 +165,8 @@ std::optional<long> version_major(const json& version) {
 json parse_attributes(std::string_view text, const std::string& file) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded()) corrupt(file + ": not valid JSON (or not UTF-8)");
-  if (!j.is_object()) corrupt(file + ": must hold a JSON object, got " + std::string(j.type_name()));
+  if (!j.is_object())
+    corrupt(file + ": must hold a JSON object, got " + std::string(j.type_name()));
   return j;
 }
 

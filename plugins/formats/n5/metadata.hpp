@@ -33,9 +33,9 @@ constexpr int kNewestMajor = 4;
 enum class ElementKind { numeric, string, object };
 
 struct DataType {
-  std::string name;       // N5's dataType ("uint16", "string", ...)
+  std::string name;  // N5's dataType ("uint16", "string", ...)
   ElementKind kind;
-  size_t size;            // bytes per element; 0 for string/object
+  size_t size;  // bytes per element; 0 for string/object
 };
 
 // The dataType of a name, or nullopt if N5 does not know it.
@@ -54,9 +54,9 @@ struct Dataset {
   std::vector<uint64_t> chunks;  // C order: reversed `blockSize`
   json compression;              // the codec config (legacy compressionType mapped)
   size_t ndim() const { return shape.size(); }
-  uint64_t chunk_elements() const;       // product of `chunks`
-  uint64_t grid(size_t d) const;         // number of chunks along C dimension d
-  uint64_t block_count() const;          // number of chunks in the grid
+  uint64_t chunk_elements() const;  // product of `chunks`
+  uint64_t grid(size_t d) const;    // number of chunks along C dimension d
+  uint64_t block_count() const;     // number of chunks in the grid
 };
 
 // Parses a dataset's attributes; `file` names attributes.json in errors.

@@ -85,7 +85,8 @@ Dataset dataset_from_description(const sdk::Host& host, const json& d) {
       invalid("n5 create: chunks " + d["chunks"].dump() + " of " + dtype +
               " exceed N5's 2 GiB chunk limit");
   // what the host's open refuses (the block grid too, which block_count counts)
-  if (const std::string why = sdk::array_size_problem(ds.shape, ds.chunks, ds.type.size, dtype); !why.empty())
+  if (const std::string why = sdk::array_size_problem(ds.shape, ds.chunks, ds.type.size, dtype);
+      !why.empty())
     invalid("n5 create: " + why);
   if (d.contains("fill_value") && !d["fill_value"].is_null() &&
       !(d["fill_value"].is_number() && d["fill_value"].get<double>() == 0))
@@ -115,7 +116,8 @@ Dataset variable_dataset(const sdk::Host& host, const json& d, const std::string
   ds.type = *find_data_type(kind == "strings" ? "string" : "object");
   if (kind == "strings") {
     ds.shape = {0};
-    ds.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1, INT32_MAX) : std::vector<uint64_t>{kStringBlock};
+    ds.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1, INT32_MAX)
+                                     : std::vector<uint64_t>{kStringBlock};
     if (ds.chunks.size() != 1) invalid(dir + ": N5 string datasets here are one-dimensional");
   } else {
     ds.shape = d.contains("shape") ? description_extents(d, "shape", 0, INT64_MAX)
@@ -125,8 +127,8 @@ Dataset variable_dataset(const sdk::Host& host, const json& d, const std::string
     if (ds.chunks.size() != ds.shape.size() || ds.shape.empty())
       invalid(dir + ": an object dataset needs \"shape\" and \"chunks\" of the same rank");
     if (!sdk::countable_grid(ds.shape, ds.chunks))  // its records are counted by block_count
-      invalid(dir + ": shape " + sdk::extents_text(ds.shape) + " in chunks " + sdk::extents_text(ds.chunks) +
-              " is more than 2^64 blocks");
+      invalid(dir + ": shape " + sdk::extents_text(ds.shape) + " in chunks " +
+              sdk::extents_text(ds.chunks) + " is more than 2^64 blocks");
   }
   ds.compression = canonical_compression(host, d.value("codec", json()), 1);
   return ds;
@@ -161,7 +163,8 @@ Options parse_options(std::string_view text) {
   json j = sdk::parse_json_object(text, "n5: the open options");
   auto flag = [&](const char* key, bool& out) {
     if (!j.contains(key)) return;
-    if (!j[key].is_boolean()) invalid(std::string("n5: option \"") + key + "\" must be true or false");
+    if (!j[key].is_boolean())
+      invalid(std::string("n5: option \"") + key + "\" must be true or false");
     out = j[key].get<bool>();
   };
   flag("write_empty_chunks", o.write_empty_chunks);
@@ -199,9 +202,8 @@ int32_t N5Store::identify(const sdk::Probe& probe) {
   return score_directory(sdk::Storage::for_location(probe.host(), path), path, has_attributes);
 }
 
-std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host,
-                                          std::string_view path_view, uint32_t mode,
-                                          std::string_view options_json) {
+std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host, std::string_view path_view,
+                                          uint32_t mode, std::string_view options_json) {
   std::string root(path_view);
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("n5: empty container path");
@@ -211,7 +213,8 @@ std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host,
   bool exists = kind != STOWAGE_ENTRY_ABSENT;
   bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("n5: unknown open mode " + std::to_string(mode));
-  if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(root + ": is a file; an N5 container is a directory");
+  if (exists && kind != STOWAGE_ENTRY_DIRECTORY)
+    invalid(root + ": is a file; an N5 container is a directory");
   if (!exists && !fresh) fail(STOWAGE_NOT_FOUND, root + ": no such N5 container");
 
   if (fresh) {
@@ -254,7 +257,8 @@ std::optional<json> N5Store::read_attributes(const std::string& dir) const {
     if (e.code() == STOWAGE_NOT_FOUND) return std::nullopt;
     throw;
   }
-  if (text->size() > kMaxAttributesBytes) corrupt(file + ": too large for attributes (over 256 MiB)");
+  if (text->size() > kMaxAttributesBytes)
+    corrupt(file + ": too large for attributes (over 256 MiB)");
   return parse_attributes(std::string(text->text()), file);
 }
 
@@ -277,7 +281,8 @@ void N5Store::require_outside_datasets(const std::vector<std::string>& parts) co
   for (size_t i = 0; i < parts.size(); ++i) {
     std::optional<json> attrs = read_attributes(dir);
     if (attrs && is_dataset(*attrs))
-      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside dataset '" + sdk::join_node_path(parts, i) +
+      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside dataset '" +
+                                  sdk::join_node_path(parts, i) +
                                   "' (its chunk directories are not nodes)");
     dir += "/" + parts[i];
   }
@@ -300,7 +305,8 @@ std::shared_ptr<const OpenDataset> N5Store::open_dataset(std::string_view node) 
   require_outside_datasets(parts);
   std::optional<json> attrs = read_attributes(dir);
   if (!attrs || !is_dataset(*attrs)) return nullptr;
-  return std::make_shared<const OpenDataset>(host(), dir, parse_dataset(*attrs, dir + kAttributesFile));
+  return std::make_shared<const OpenDataset>(host(), dir,
+                                             parse_dataset(*attrs, dir + kAttributesFile));
 }
 
 // ---- the tree ------------------------------------------------------------------
@@ -318,7 +324,8 @@ std::vector<std::string> N5Store::list(std::string_view node) {
     // Groups and datasets are directories (names ending in '/'). A node
     // stowage::copy is still writing (or a killed copy left) is not part of
     // the container until it is moved into place.
-    if (name.empty() || name.back() != '/' || name.rfind(stowage::sdk::kStagingPrefix, 0) == 0) continue;
+    if (name.empty() || name.back() != '/' || name.rfind(stowage::sdk::kStagingPrefix, 0) == 0)
+      continue;
     name.pop_back();
     names.push_back(std::move(name));
   }
@@ -351,12 +358,15 @@ std::string N5Store::describe_node(std::string_view node) {
       if (ds.ndim() != 1)
         unsupported(dir + ": string datasets with " + std::to_string(ds.ndim()) +
                     " dimensions are not supported (only 1-D)");
-      return json{{"kind", "strings"}, {"shape", ds.shape}, {"chunks", ds.chunks}, {"codec", ds.compression},
+      return json{{"kind", "strings"},
+                  {"shape", ds.shape},
+                  {"chunks", ds.chunks},
+                  {"codec", ds.compression},
                   {"attributes", user}}
           .dump();
     case ElementKind::object:  // one record per block
-      return json{{"kind", "records"}, {"count", ds.block_count()}, {"shape", ds.shape},
-                  {"chunks", ds.chunks}, {"codec", ds.compression}, {"attributes", user}}
+      return json{{"kind", "records"},   {"count", ds.block_count()}, {"shape", ds.shape},
+                  {"chunks", ds.chunks}, {"codec", ds.compression},   {"attributes", user}}
           .dump();
   }
   fail(STOWAGE_INTERNAL, dir + ": unhandled element kind");
@@ -382,10 +392,11 @@ void N5Store::create(std::string_view node, std::string_view text) {
     std::vector<std::string> children = list(node);
     if (!children.empty()) {
       std::string names;
-      for (size_t i = 0; i < children.size() && i < 3; ++i) names += (i ? ", '" : "'") + children[i] + "'";
+      for (size_t i = 0; i < children.size() && i < 3; ++i)
+        names += (i ? ", '" : "'") + children[i] + "'";
       if (children.size() > 3) names += ", ...";
-      invalid(dir + ": group '" + std::string(node) + "' has nodes (" + names + "); it cannot become a " + kind +
-              ": remove them first");
+      invalid(dir + ": group '" + std::string(node) + "' has nodes (" + names +
+              "); it cannot become a " + kind + ": remove them first");
     }
     // Its attributes stay, under the description's (as a group's do when created again).
     json kept = user_attributes(attrs, parts.empty());
@@ -437,14 +448,16 @@ void N5Store::set_attributes(std::string_view node, std::string_view text) {
       invalid(dir + ": \"" + it.key() + "\" is an N5 dataset key, not a user attribute");
     if (!(parts.empty() && it.key() == "n5")) attrs[it.key()] = it.value();
   }
-  if (!dataset && is_dataset(attrs)) invalid(dir + ": these attributes would make the group a dataset");
+  if (!dataset && is_dataset(attrs))
+    invalid(dir + ": these attributes would make the group a dataset");
   write_attributes(dir, attrs);
 }
 
 void N5Store::remove(std::string_view node) {
   require_writable("remove");
   std::vector<std::string> parts = sdk::split_node_path(node);
-  if (parts.empty()) invalid(root_ + ": cannot remove the root; open with mode \"w\" to replace it");
+  if (parts.empty())
+    invalid(root_ + ": cannot remove the root; open with mode \"w\" to replace it");
   std::string dir = node_dir(parts);
   require_existing(dir, node);
   require_outside_datasets(parts);
@@ -457,7 +470,8 @@ void N5Store::remove(std::string_view node) {
 // succeed and the last rename wins, whole.
 void N5Store::move_node(std::string_view from, std::string_view to, bool replace) {
   require_writable("move");
-  std::vector<std::string> from_parts = sdk::split_node_path(from), to_parts = sdk::split_node_path(to);
+  std::vector<std::string> from_parts = sdk::split_node_path(from),
+                           to_parts = sdk::split_node_path(to);
   if (from_parts.empty() || to_parts.empty()) invalid(root_ + ": cannot move the root");
   std::string from_dir = node_dir(from_parts), to_dir = node_dir(to_parts);
   require_existing(from_dir, from);

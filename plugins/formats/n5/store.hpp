@@ -33,7 +33,9 @@ Options parse_options(std::string_view json_text);
 // codec (made on first use).
 struct OpenDataset {
   OpenDataset(const stowage::sdk::Host& host, std::string dir_, Dataset meta_)
-      : dir(std::move(dir_)), meta(std::move(meta_)), codec(host, meta.compression.dump(), dir),
+      : dir(std::move(dir_)),
+        meta(std::move(meta_)),
+        codec(host, meta.compression.dump(), dir),
         raw(meta.compression["type"] == "raw") {}
   std::string dir;
   Dataset meta;
@@ -44,8 +46,8 @@ struct OpenDataset {
 class N5Store final : public stowage::sdk::Store {
  public:
   static int32_t identify(const stowage::sdk::Probe& probe);
-  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host, std::string_view path,
-                                                   uint32_t mode,
+  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host,
+                                                   std::string_view path, uint32_t mode,
                                                    std::string_view options_json);
 
   N5Store(stowage::sdk::Storage storage, std::string root, bool writable, Options options);
@@ -69,16 +71,20 @@ class N5Store final : public stowage::sdk::Store {
   void write_chunk(const OpenDataset& ds, const uint64_t* chunk_index, const void* in, size_t size,
                    const uint64_t* chunk_shape);
   bool chunk_exists(const OpenDataset& ds, const uint64_t* chunk_index) const;
-  std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk(const OpenDataset& ds, const uint64_t* chunk_index) const;
-  void read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
+  std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk(const OpenDataset& ds,
+                                                      const uint64_t* chunk_index) const;
+  void read_strings(const OpenDataset& ds, uint64_t begin, uint64_t end,
+                    const stowage::sdk::ItemFn& item);
   // N5 "object" datasets are record sets: record i is block i (C order of
   // the block grid), its bytes the block's decoded payload; its key the
   // block's path in the dataset ("0/1").
-  void read_records(const OpenDataset& ds, uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
+  void read_records(const OpenDataset& ds, uint64_t begin, uint64_t end,
+                    const stowage::sdk::ItemFn& item);
   std::string record_key(const OpenDataset& ds, uint64_t index) const;
   std::optional<uint64_t> find_record(const OpenDataset& ds, std::string_view key) const;
   // Writes the next records into blocks 0, 1, ... of an object dataset made by create.
-  void append_records(const OpenDataset& ds, uint64_t count, const void* const* records, const uint64_t* sizes);
+  void append_records(const OpenDataset& ds, uint64_t count, const void* const* records,
+                      const uint64_t* sizes);
 
  private:
   std::string node_dir(const std::vector<std::string>& parts) const;
@@ -91,10 +97,10 @@ class N5Store final : public stowage::sdk::Store {
   // The dataset at `node`, parsed; nullptr for a group.
   std::shared_ptr<const OpenDataset> open_dataset(std::string_view node) const;
 
-  bool read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out,
-                    size_t capacity, uint64_t* chunk_shape);
-  std::optional<bool> read_raw_scattered(const OpenDataset& ds, const std::string& path, uint8_t* out,
-                                         size_t capacity, uint64_t* chunk_shape);
+  bool read_numeric(const OpenDataset& ds, const std::string& path, uint8_t* out, size_t capacity,
+                    uint64_t* chunk_shape);
+  std::optional<bool> read_raw_scattered(const OpenDataset& ds, const std::string& path,
+                                         uint8_t* out, size_t capacity, uint64_t* chunk_shape);
   static uint64_t dense_bytes(const OpenDataset& ds, const ChunkHeader& h, const std::string& path,
                               size_t capacity);
   std::optional<std::string> read_variable(const OpenDataset& ds, const std::string& path,

@@ -49,8 +49,8 @@ class LiteralParser {
       : text_(text), base_(base), file_(file) {}
 
   [[noreturn]] void malformed(const std::string& what) const {
-    corrupt(file_ + ": malformed .npy header at byte " + std::to_string(base_ + pos_) + ": " + what +
-            " in " + quoted_text());
+    corrupt(file_ + ": malformed .npy header at byte " + std::to_string(base_ + pos_) + ": " +
+            what + " in " + quoted_text());
   }
 
   void skip_spaces() {
@@ -120,7 +120,8 @@ class LiteralParser {
     while (true) {
       shape.push_back(integer_literal());
       if (shape.size() > kMaxDims)
-        unsupported(file_ + ": .npy shape has more than " + std::to_string(kMaxDims) + " dimensions");
+        unsupported(file_ + ": .npy shape has more than " + std::to_string(kMaxDims) +
+                    " dimensions");
       if (accept(')')) {
         if (shape.size() == 1) malformed("a one-element shape needs a trailing comma");
         return shape;
@@ -134,7 +135,8 @@ class LiteralParser {
   void expect_padding() {
     for (; pos_ < text_.size(); ++pos_) {
       char c = text_[pos_];
-      if (c != ' ' && c != '\t' && c != '\r' && c != '\n') malformed("unexpected text after the dict");
+      if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+        malformed("unexpected text after the dict");
     }
   }
 
@@ -167,21 +169,25 @@ void apply_descr(const std::string& descr, Header& h, const std::string& file) {
   const char kind = descr[i++];
   std::string digits = descr.substr(i);
   if (std::strchr("cUSaOVMm", kind)) refuse("complex, string, object, void and time types");
-  if (digits.empty() || digits.size() > 2 || digits.find_first_not_of("0123456789") != std::string::npos)
+  if (digits.empty() || digits.size() > 2 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
     refuse("not a plain numeric type");
   const int size = std::stoi(digits);
-  static const struct { char kind; int size; const char* dtype; } kTypes[] = {
-      {'b', 1, "bool"},    {'i', 1, "int8"},   {'i', 2, "int16"},   {'i', 4, "int32"},
-      {'i', 8, "int64"},   {'u', 1, "uint8"},  {'u', 2, "uint16"},  {'u', 4, "uint32"},
-      {'u', 8, "uint64"},  {'f', 4, "float32"}, {'f', 8, "float64"}};
+  static const struct {
+    char kind;
+    int size;
+    const char* dtype;
+  } kTypes[] = {{'b', 1, "bool"},   {'i', 1, "int8"},    {'i', 2, "int16"},  {'i', 4, "int32"},
+                {'i', 8, "int64"},  {'u', 1, "uint8"},   {'u', 2, "uint16"}, {'u', 4, "uint32"},
+                {'u', 8, "uint64"}, {'f', 4, "float32"}, {'f', 8, "float64"}};
   for (const auto& t : kTypes) {
     if (t.kind == kind && t.size == size) {
       h.dtype = t.dtype;
       h.element_size = static_cast<size_t>(size);
       // '|' (not applicable) and '=' (native) mean the writer's host order,
       // which numpy only writes for single bytes.
-      h.big_endian = order == '>' || ((order == '|' || order == '=') &&
-                                      !stowage::sdk::host_is_little_endian());
+      h.big_endian = order == '>' ||
+                     ((order == '|' || order == '=') && !stowage::sdk::host_is_little_endian());
       return;
     }
   }
@@ -203,7 +209,8 @@ Header parse_header(std::string_view bytes, const std::string& file) {
     if (!seen.insert(key).second) p.malformed("key '" + key + "' appears twice");
     p.expect(':');
     if (key == "descr") {
-      if (p.peek_list()) unsupported(file + ": .npy structured dtypes (a list descr) are not supported");
+      if (p.peek_list())
+        unsupported(file + ": .npy structured dtypes (a list descr) are not supported");
       apply_descr(p.string_literal(), h, file);
     } else if (key == "fortran_order") {
       h.fortran_order = p.boolean_literal();
@@ -240,8 +247,8 @@ Header parse_header(std::string_view bytes, const std::string& file) {
 
 std::string descr_for(std::string_view dtype, const std::string& file) {
   static const std::pair<std::string_view, const char*> kDescrs[] = {
-      {"bool", "|b1"},   {"int8", "|i1"},   {"int16", "<i2"},   {"int32", "<i4"},
-      {"int64", "<i8"},  {"uint8", "|u1"},  {"uint16", "<u2"},  {"uint32", "<u4"},
+      {"bool", "|b1"},   {"int8", "|i1"},    {"int16", "<i2"},  {"int32", "<i4"},
+      {"int64", "<i8"},  {"uint8", "|u1"},   {"uint16", "<u2"}, {"uint32", "<u4"},
       {"uint64", "<u8"}, {"float32", "<f4"}, {"float64", "<f8"}};
   for (const auto& [name, descr] : kDescrs)
     if (name == dtype) return descr;
@@ -250,7 +257,8 @@ std::string descr_for(std::string_view dtype, const std::string& file) {
 
 std::string format_header(std::string_view dtype, const std::vector<uint64_t>& shape,
                           const std::string& file) {
-  std::string dict = "{'descr': '" + descr_for(dtype, file) + "', 'fortran_order': False, 'shape': (";
+  std::string dict =
+      "{'descr': '" + descr_for(dtype, file) + "', 'fortran_order': False, 'shape': (";
   for (size_t d = 0; d < shape.size(); ++d) dict += (d ? ", " : "") + std::to_string(shape[d]);
   dict += shape.size() == 1 ? ",), }" : "), }";
   // Version 1.0 has a 2-byte length; 2.0 a 4-byte one.

@@ -24,13 +24,13 @@ inline constexpr size_t kMaxDims = 64;
 
 // What the header says, mapped onto stowage's data model.
 struct Header {
-  std::string dtype;           // stowage dtype name: "bool", "int8", ..., "float64"
-  size_t element_size = 0;     // bytes per element
-  bool big_endian = false;     // byte order of the data
-  bool fortran_order = false;  // element order of the data
-  std::vector<uint64_t> shape; // as written (C-order list of extents)
-  uint64_t data_offset = 0;    // where the data starts
-  uint64_t data_size = 0;      // element count * element_size
+  std::string dtype;            // stowage dtype name: "bool", "int8", ..., "float64"
+  size_t element_size = 0;      // bytes per element
+  bool big_endian = false;      // byte order of the data
+  bool fortran_order = false;   // element order of the data
+  std::vector<uint64_t> shape;  // as written (C-order list of extents)
+  uint64_t data_offset = 0;     // where the data starts
+  uint64_t data_size = 0;       // element count * element_size
 
   uint64_t element_count() const;
 };

@@ -28,7 +28,8 @@ using nlohmann::json;
 constexpr uint64_t kDefaultChunkBytes = 4 << 20;
 
 // Copies the first `size` bytes of `from` into `to`, a few MiB at a time.
-void copy_into(const sdk::Storage& storage, const std::string& from, sdk::Staged& to, uint64_t size) {
+void copy_into(const sdk::Storage& storage, const std::string& from, sdk::Staged& to,
+               uint64_t size) {
   constexpr uint64_t kPiece = 8 << 20;
   std::vector<uint8_t> buffer(static_cast<size_t>(std::min(size, kPiece)));
   for (uint64_t at = 0; at < size; at += kPiece) {
@@ -55,7 +56,10 @@ std::string as_named(const std::string& path) {
 class NpyStore final : public sdk::Store {
  public:
   NpyStore(const sdk::Host& host, std::string path, uint32_t mode, uint64_t chunk_bytes)
-      : storage_(sdk::Storage::for_location(host, path)), path_(std::move(path)), mode_(mode), chunk_bytes_(chunk_bytes) {
+      : storage_(sdk::Storage::for_location(host, path)),
+        path_(std::move(path)),
+        mode_(mode),
+        chunk_bytes_(chunk_bytes) {
     const bool exists = storage_.exists(path_);
     if (mode_ == STOWAGE_MODE_READ || mode_ == STOWAGE_MODE_UPDATE) {
       if (!exists) sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no such file");
@@ -117,8 +121,8 @@ class NpyStore final : public sdk::Store {
     check_node(node);
     npy::SlabLayout::Slab s = layout_.slab(index, path_);
     if (s.size > capacity)
-      sdk::invalid(path_ + ": chunk of " + std::to_string(s.size) + " bytes does not fit a buffer of " +
-                   std::to_string(capacity));
+      sdk::invalid(path_ + ": chunk of " + std::to_string(s.size) +
+                   " bytes does not fit a buffer of " + std::to_string(capacity));
     const uint64_t offset = header_.data_offset + s.offset;
     if (writing_.load())
       read_back(offset, out, s.size);
@@ -136,7 +140,8 @@ class NpyStore final : public sdk::Store {
     for (size_t d = 0; d < s.shape.size(); ++d)
       if (chunk_shape[d] != s.shape[d])
         sdk::invalid(path_ + ": chunk shape along dimension " + std::to_string(d) + " is " +
-                     std::to_string(chunk_shape[d]) + ", the slab has " + std::to_string(s.shape[d]));
+                     std::to_string(chunk_shape[d]) + ", the slab has " +
+                     std::to_string(s.shape[d]));
     if (size != s.size)
       sdk::invalid(path_ + ": chunk of " + std::to_string(size) + " bytes, the slab has " +
                    std::to_string(s.size));
@@ -147,7 +152,8 @@ class NpyStore final : public sdk::Store {
   void close() override {
     if (!writing_.load()) {
       if (mode_ == STOWAGE_MODE_TRUNCATE && !has_array_)
-        log(STOWAGE_LOG_WARNING, as_named(path_) + ": closed without an array; no .npy file written");
+        log(STOWAGE_LOG_WARNING,
+            as_named(path_) + ": closed without an array; no .npy file written");
       return;
     }
     writing_.store(false);
@@ -161,24 +167,28 @@ class NpyStore final : public sdk::Store {
     const sdk::Bytes prefix = storage_.read(path_, 0, npy::kPreambleSize);
     uint64_t header_size = npy::parse_preamble(prefix.text(), path_);
     if (header_size > file_size)
-      sdk::corrupt(path_ + ": file is truncated: the .npy header declares " + std::to_string(header_size) +
-                   " bytes, the file has " + std::to_string(file_size));
+      sdk::corrupt(path_ + ": file is truncated: the .npy header declares " +
+                   std::to_string(header_size) + " bytes, the file has " +
+                   std::to_string(file_size));
     if (header_size > npy::kMaxHeaderSize)
-      sdk::unsupported(path_ + ": .npy header of " + std::to_string(header_size) + " bytes (limit " +
-                       std::to_string(npy::kMaxHeaderSize) + ")");
+      sdk::unsupported(path_ + ": .npy header of " + std::to_string(header_size) +
+                       " bytes (limit " + std::to_string(npy::kMaxHeaderSize) + ")");
     const sdk::Bytes bytes = storage_.read(path_, 0, header_size);
-    if (bytes.size() != header_size) sdk::corrupt(path_ + ": file shrank while its header was read");
+    if (bytes.size() != header_size)
+      sdk::corrupt(path_ + ": file shrank while its header was read");
     npy::Header h = npy::parse_header(bytes.text(), path_);
     if (h.data_size > file_size - h.data_offset)
-      sdk::corrupt(path_ + ": file is truncated: the .npy header declares " + std::to_string(h.data_size) +
-                   " bytes of data after byte " + std::to_string(h.data_offset) + ", the file has " +
+      sdk::corrupt(path_ + ": file is truncated: the .npy header declares " +
+                   std::to_string(h.data_size) + " bytes of data after byte " +
+                   std::to_string(h.data_offset) + ", the file has " +
                    std::to_string(file_size - h.data_offset));
     set_array(std::move(h));
   }
 
   void set_array(npy::Header h) {
     header_ = std::move(h);
-    layout_ = npy::SlabLayout(header_.shape, header_.element_size, header_.fortran_order, chunk_bytes_);
+    layout_ =
+        npy::SlabLayout(header_.shape, header_.element_size, header_.fortran_order, chunk_bytes_);
     has_array_ = true;
   }
 
@@ -186,8 +196,10 @@ class NpyStore final : public sdk::Store {
   [[noreturn]] void refuse_attributes(const json& attributes) const {
     std::string keys;
     if (attributes.is_object())
-      for (auto& [key, value] : attributes.items()) keys += (keys.empty() ? "'" : ", '") + key + "'";
-    sdk::unsupported(path_ + ": .npy files hold no attributes (given " + (keys.empty() ? attributes.dump() : keys) + ")");
+      for (auto& [key, value] : attributes.items())
+        keys += (keys.empty() ? "'" : ", '") + key + "'";
+    sdk::unsupported(path_ + ": .npy files hold no attributes (given " +
+                     (keys.empty() ? attributes.dump() : keys) + ")");
   }
 
   npy::Header header_from_description(std::string_view description) const {
@@ -195,28 +207,33 @@ class NpyStore final : public sdk::Store {
     std::string kind = d.value("kind", "");
     if (kind != "array")
       sdk::unsupported(path_ + ": .npy holds a dense array, not a '" + kind + "' node");
-    if (!d.contains("dtype") || !d["dtype"].is_string()) sdk::invalid(path_ + ": the description lacks a dtype");
-    if (!d.contains("shape") || !d["shape"].is_array()) sdk::invalid(path_ + ": the description lacks a shape");
+    if (!d.contains("dtype") || !d["dtype"].is_string())
+      sdk::invalid(path_ + ": the description lacks a dtype");
+    if (!d.contains("shape") || !d["shape"].is_array())
+      sdk::invalid(path_ + ": the description lacks a shape");
     if (d.contains("attributes") && !d["attributes"].is_null() && !d["attributes"].empty())
       refuse_attributes(d["attributes"]);
     npy::Header h;
     h.dtype = d["dtype"].get<std::string>();
     npy::descr_for(h.dtype, path_);  // refuses dtypes .npy cannot hold
     static const std::pair<const char*, size_t> kSizes[] = {
-        {"bool", 1}, {"int8", 1}, {"uint8", 1}, {"int16", 2}, {"uint16", 2}, {"int32", 4},
+        {"bool", 1},   {"int8", 1},    {"uint8", 1}, {"int16", 2},  {"uint16", 2}, {"int32", 4},
         {"uint32", 4}, {"float32", 4}, {"int64", 8}, {"uint64", 8}, {"float64", 8}};
     for (const auto& [name, size] : kSizes)
       if (h.dtype == name) h.element_size = size;
     if (d["shape"].size() > npy::kMaxDims)
-      sdk::unsupported(path_ + ": .npy holds at most " + std::to_string(npy::kMaxDims) + " dimensions");
+      sdk::unsupported(path_ + ": .npy holds at most " + std::to_string(npy::kMaxDims) +
+                       " dimensions");
     uint64_t bytes = h.element_size;
     bool empty = false;
     for (const json& e : d["shape"]) {
-      if (!e.is_number_unsigned()) sdk::invalid(path_ + ": shape entries must be non-negative integers");
+      if (!e.is_number_unsigned())
+        sdk::invalid(path_ + ": shape entries must be non-negative integers");
       uint64_t extent = e.get<uint64_t>();
       h.shape.push_back(extent);
       empty = empty || extent == 0;
-      if (extent == 0) continue;  // the others still multiply (strides): the reader refuses them too
+      if (extent == 0)
+        continue;  // the others still multiply (strides): the reader refuses them too
       if (bytes > (uint64_t{1} << 62) / extent)
         sdk::invalid(path_ + ": array of shape " + d["shape"].dump() + " is too large");
       bytes *= extent;
@@ -226,8 +243,9 @@ class NpyStore final : public sdk::Store {
   }
 
   void check_node(std::string_view node) const {
-    if (!node.empty()) sdk::fail(STOWAGE_NOT_FOUND, path_ + ": an .npy file has only the root node \"\", not '" +
-                                                        std::string(node) + "'");
+    if (!node.empty())
+      sdk::fail(STOWAGE_NOT_FOUND, path_ + ": an .npy file has only the root node \"\", not '" +
+                                       std::string(node) + "'");
     if (!has_array_) sdk::fail(STOWAGE_NOT_FOUND, path_ + ": no array has been created yet");
   }
 
@@ -238,7 +256,8 @@ class NpyStore final : public sdk::Store {
   // Exactly `size` bytes of the file being written, at offset.
   void read_back(uint64_t offset, void* out, uint64_t size) const {
     if (temp_.read_at(offset, out, size) != size)
-      sdk::corrupt(path_ + " (being written): the staged file ends before byte " + std::to_string(offset + size));
+      sdk::corrupt(path_ + " (being written): the staged file ends before byte " +
+                   std::to_string(offset + size));
   }
 
   // The first write into an existing file copies it to a staged file, so the
@@ -269,10 +288,12 @@ class NpyStore final : public sdk::Store {
 class NpyArray final : public sdk::ArrayNode {
  public:
   explicit NpyArray(NpyStore& store) : store_(store) {}
-  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) override {
     return store_.read_chunk("", index, out, capacity, chunk_shape);
   }
-  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+  void write_chunk(const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) override {
     store_.write_chunk("", index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override {
@@ -301,7 +322,8 @@ struct NpyFormat {
   static std::unique_ptr<sdk::Store> open(const sdk::Host& host, std::string_view path,
                                           uint32_t mode, std::string_view options) {
     if (path.empty()) sdk::invalid("npy: empty path");
-    static const sdk::Params params = {sdk::Param::integer("chunk_bytes", kDefaultChunkBytes, 1, 1 << 30)};
+    static const sdk::Params params = {
+        sdk::Param::integer("chunk_bytes", kDefaultChunkBytes, 1, 1 << 30)};
     sdk::CodecConfig cfg(options, "npy", params);
     uint64_t chunk_bytes = static_cast<uint64_t>(cfg.integer("chunk_bytes"));
     return std::make_unique<NpyStore>(host, std::string(path), mode, chunk_bytes);
@@ -312,7 +334,8 @@ const char* const kExtensions[] = {".npy", nullptr};
 
 }  // namespace
 
-STOWAGE_DEFINE_FORMAT_PLUGIN(NpyFormat, "npy", "1.0.0",
-                             "NumPy .npy: one dense numeric array (versions 1.0-3.0, C or Fortran order)",
-                             R"({"chunk_bytes": {"type": "integer", "default": 4194304, "min": 1, "max": 1073741824}})",
-                             STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_DENSE, kExtensions)
+STOWAGE_DEFINE_FORMAT_PLUGIN(
+    NpyFormat, "npy", "1.0.0",
+    "NumPy .npy: one dense numeric array (versions 1.0-3.0, C or Fortran order)",
+    R"({"chunk_bytes": {"type": "integer", "default": 4194304, "min": 1, "max": 1073741824}})",
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_DENSE, kExtensions)

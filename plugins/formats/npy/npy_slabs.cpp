@@ -36,8 +36,9 @@ SlabLayout::Slab SlabLayout::slab(const uint64_t* index, const std::string& file
   for (size_t d = 0; d < shape_.size(); ++d) {
     uint64_t origin = index[d] * chunks_[d];
     if (index[d] >= (shape_[d] + chunks_[d] - 1) / chunks_[d])
-      stowage::sdk::invalid(file + ": chunk index " + std::to_string(index[d]) + " is outside dimension " +
-                            std::to_string(d) + " of size " + std::to_string(shape_[d]));
+      stowage::sdk::invalid(file + ": chunk index " + std::to_string(index[d]) +
+                            " is outside dimension " + std::to_string(d) + " of size " +
+                            std::to_string(shape_[d]));
     s.shape[d] = std::min(chunks_[d], shape_[d] - origin);
     first += origin * strides_[d];
     elements *= s.shape[d];

@@ -28,8 +28,8 @@ class SlabLayout {
   std::vector<uint64_t> grid() const;
 
   struct Slab {
-    uint64_t offset = 0;  // bytes from the start of the data
-    uint64_t size = 0;    // bytes
+    uint64_t offset = 0;          // bytes from the start of the data
+    uint64_t size = 0;            // bytes
     std::vector<uint64_t> shape;  // the chunk clipped to the array (C order)
   };
   // The slab of chunk `index` (ndim entries); INVALID_ARGUMENT outside the

@@ -22,15 +22,21 @@ namespace {
 class ArrayNode final : public sdk::ArrayNode {
  public:
   ArrayNode(ZarrStore& store, std::shared_ptr<OpenArray> a) : store_(store), a_(std::move(a)) {}
-  bool read_chunk(const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) override {
+  bool read_chunk(const uint64_t* index, void* out, size_t capacity,
+                  uint64_t* chunk_shape) override {
     return store_.read_chunk(*a_, index, out, capacity, chunk_shape);
   }
-  void write_chunk(const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape) override {
+  void write_chunk(const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape) override {
     store_.write_chunk(*a_, index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(*a_, index); }
-  std::unique_ptr<sdk::ChunkLock> lock_chunk(const uint64_t* index) override { return store_.lock_chunk(*a_, index); }
-  void unlock_chunk(std::unique_ptr<sdk::ChunkLock> lock) override { store_.unlock_chunk(*a_, std::move(lock)); }
+  std::unique_ptr<sdk::ChunkLock> lock_chunk(const uint64_t* index) override {
+    return store_.lock_chunk(*a_, index);
+  }
+  void unlock_chunk(std::unique_ptr<sdk::ChunkLock> lock) override {
+    store_.unlock_chunk(*a_, std::move(lock));
+  }
   void flush() override { store_.flush(*a_); }
 
  private:
@@ -43,8 +49,8 @@ class ArrayNode final : public sdk::ArrayNode {
 void check_index(const ArrayMeta& meta, const uint64_t* index, const std::string& dir) {
   for (size_t d = 0; d < meta.ndim(); ++d)
     if (index[d] >= meta.grid(d))
-      invalid(dir + ": chunk index " + std::to_string(index[d]) + " along dimension " + std::to_string(d) +
-              " is outside the grid of " + std::to_string(meta.grid(d)));
+      invalid(dir + ": chunk index " + std::to_string(index[d]) + " along dimension " +
+              std::to_string(d) + " is outside the grid of " + std::to_string(meta.grid(d)));
 }
 
 // "<array>/<i0>.<i1>..." (or with '/'); a 0-d array's one chunk is "0".
@@ -74,8 +80,8 @@ void fill(uint8_t* out, uint64_t elements, const FillValue& value) {
 // Copies a chunk of `extent` (the part of an edge chunk inside the array,
 // as the host hands it) into a whole chunk of `full`, both in the same
 // element order, row by row along the fastest dimension.
-void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::vector<uint64_t> full, bool fortran,
-           size_t item) {
+void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst,
+           std::vector<uint64_t> full, bool fortran, size_t item) {
   if (fortran) {  // the fastest dimension first: reversed, it is C order
     std::reverse(extent.begin(), extent.end());
     std::reverse(full.begin(), full.end());
@@ -102,27 +108,28 @@ void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::
   }
 }
 
-const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir, const uint64_t* chunk_shape,
-                           const void* in, size_t size, sdk::BufferPool& scratch,
+const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir,
+                           const uint64_t* chunk_shape, const void* in, size_t size,
+                           sdk::BufferPool& scratch,
                            std::optional<sdk::BufferPool::Lease>& padded) {
   uint64_t elements = 1;
   bool whole = true;
   for (size_t d = 0; d < meta.ndim(); ++d) {
     if (chunk_shape[d] == 0 || chunk_shape[d] > meta.chunks[d])
-      invalid(dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " + std::to_string(d) +
-              " is not in 1.." + std::to_string(meta.chunks[d]));
+      invalid(dir + ": chunk shape " + std::to_string(chunk_shape[d]) + " along dimension " +
+              std::to_string(d) + " is not in 1.." + std::to_string(meta.chunks[d]));
     elements *= chunk_shape[d];
     whole = whole && chunk_shape[d] == meta.chunks[d];
   }
   if (size != elements * meta.type.size)
-    invalid(dir + ": write_chunk got " + std::to_string(size) + " bytes for " + std::to_string(elements) +
-            " elements of " + meta.type.name);
+    invalid(dir + ": write_chunk got " + std::to_string(size) + " bytes for " +
+            std::to_string(elements) + " elements of " + meta.type.name);
   const auto* chunk = static_cast<const uint8_t*>(in);
   if (whole) return chunk;
   padded.emplace(scratch.take(meta.chunk_bytes()));
   fill(padded->data(), meta.chunk_elements(), meta.fill);
-  embed(chunk, std::vector<uint64_t>(chunk_shape, chunk_shape + meta.ndim()), padded->data(), meta.chunks,
-        meta.fortran, meta.type.size);
+  embed(chunk, std::vector<uint64_t>(chunk_shape, chunk_shape + meta.ndim()), padded->data(),
+        meta.chunks, meta.fortran, meta.type.size);
   return padded->data();
 }
 
@@ -134,15 +141,16 @@ std::unique_ptr<sdk::Node> ZarrStore::open_node(std::string_view node) {
 
 // A chunk file's `size` bytes at `file` into the array's chunk at `out`:
 // through the compressor, then the filters (last first) when there are any.
-void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size, uint8_t* out) {
+void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size,
+                             uint8_t* out) {
   const FilterChain* filters = a.meta.filter_chain.get();
   const uint64_t stored = filters ? filters->encoded_bytes() : a.meta.chunk_bytes();
   std::optional<sdk::BufferPool::Lease> decoded;
   const uint8_t* chunk = file;
   if (a.uncompressed) {
     if (size != stored)
-      corrupt(key + ": chunk file is " + std::to_string(size) + " bytes; an uncompressed chunk of this array is " +
-              std::to_string(stored));
+      corrupt(key + ": chunk file is " + std::to_string(size) +
+              " bytes; an uncompressed chunk of this array is " + std::to_string(stored));
   } else {
     uint8_t* into = out;
     if (filters) into = decoded.emplace(scratch_.take(stored)).data();
@@ -153,21 +161,22 @@ void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file
       fail(e.code(), key + ": " + e.what());
     }
     if (written != stored)
-      corrupt(key + ": chunk decodes to " + std::to_string(written) + " bytes; a chunk of this array is " +
-              std::to_string(stored));
+      corrupt(key + ": chunk decodes to " + std::to_string(written) +
+              " bytes; a chunk of this array is " + std::to_string(stored));
     chunk = into;
   }
   if (filters) decode_filters(*filters, chunk, out, scratch_);
 }
 
-bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
+bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
+                           uint64_t* chunk_shape) {
   if (a.v3) return read_chunk_v3(a, index, out, capacity, chunk_shape);
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);
   const uint64_t bytes = meta.chunk_bytes();
   if (bytes > capacity)
-    invalid(a.dir + ": a chunk of " + std::to_string(bytes) + " bytes does not fit the " + std::to_string(capacity) +
-            "-byte buffer");
+    invalid(a.dir + ": a chunk of " + std::to_string(bytes) + " bytes does not fit the " +
+            std::to_string(capacity) + "-byte buffer");
   std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);
   const std::string key = chunk_key(a, index);
   auto* dst = static_cast<uint8_t*>(out);
@@ -176,12 +185,13 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
   const FilterChain* filters = meta.filter_chain.get();
   const uint64_t stored = filters ? filters->encoded_bytes() : bytes;
   bool found;
-  if (a.uncompressed && !filters) {  // the file is the chunk: read straight into the caller's buffer
+  if (a.uncompressed &&
+      !filters) {  // the file is the chunk: read straight into the caller's buffer
     uint64_t got = 0, size = 0;
     found = storage_.read_into_if_exists(key, 0, dst, bytes, &got, &size);
     if (found && size != bytes)
-      corrupt(key + ": chunk file is " + std::to_string(size) + " bytes; an uncompressed chunk of this array is " +
-              std::to_string(bytes));
+      corrupt(key + ": chunk file is " + std::to_string(size) +
+              " bytes; an uncompressed chunk of this array is " + std::to_string(bytes));
   } else {
     // Read whole into pooled scratch (no allocation, no zero-filling per
     // chunk): its size is unknown until read, so the first read asks for
@@ -192,7 +202,8 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
     found = storage_.read_into_if_exists(key, 0, file.data(), want, &got);
     if (found && got == want) {
       const uint64_t size = storage_.size(key);
-      if (size > 2 * kMaxChunkBytes) corrupt(key + ": chunk file is " + std::to_string(size) + " bytes, over 4 GiB");
+      if (size > 2 * kMaxChunkBytes)
+        corrupt(key + ": chunk file is " + std::to_string(size) + " bytes, over 4 GiB");
       file->resize(size);  // grown: the first `got` bytes stay
       storage_.read_exact(key, got, file.data() + got, size - got);
       got = size;
@@ -214,7 +225,8 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
   const void* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   std::optional<sdk::BufferPool::Lease> filtered;
   if (meta.filter_chain) {
-    filtered.emplace(encode_filters(*meta.filter_chain, static_cast<const uint8_t*>(chunk), scratch_));
+    filtered.emplace(
+        encode_filters(*meta.filter_chain, static_cast<const uint8_t*>(chunk), scratch_));
     chunk = filtered->data();
   }
   const uint64_t stored = meta.filter_chain ? meta.filter_chain->encoded_bytes() : bytes;
@@ -264,7 +276,8 @@ bool ZarrStore::chunk_exists(const OpenArray& a, const uint64_t* index) const {
 // array was removed while open, an error naming the chunk. One stat per
 // missing chunk (per missing shard and handle, sharded).
 bool ZarrStore::absent_chunk(const OpenArray& a, const std::string& key) const {
-  const std::string meta = consolidated_ ? root_ + "/" + kConsolidatedFile : a.dir + "/" + (a.v3 ? kV3File : kArrayFile);
+  const std::string meta =
+      consolidated_ ? root_ + "/" + kConsolidatedFile : a.dir + "/" + (a.v3 ? kV3File : kArrayFile);
   if (!storage_.is_file(meta))
     sdk::fail(STOWAGE_NOT_FOUND, key + ": the array was removed while open (" + meta + " is gone)");
   return false;

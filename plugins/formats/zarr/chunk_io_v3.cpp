@@ -39,8 +39,10 @@ Where locate(const OpenArray& a, const uint64_t* index) {
       w.inner = w.inner * l.per_shard[d] + index[d] % l.per_shard[d];
     }
   w.key = a.dir + '/';
-  if (l.default_keys) w.key += 'c';
-  else if (w.shard.empty()) w.key += '0';
+  if (l.default_keys)
+    w.key += 'c';
+  else if (w.shard.empty())
+    w.key += '0';
   for (size_t d = 0; d < w.shard.size(); ++d) {
     if (d || l.default_keys) w.key += l.separator;
     w.key += std::to_string(w.shard[d]);
@@ -59,13 +61,14 @@ bool all_fill(const uint8_t* chunk, uint64_t elements, const FillValue& fill) {
 
 // A whole file into pooled scratch: the first read asks for what a chunk
 // can take, more is read only for an incompressible one.
-bool ZarrStore::read_whole(const std::string& key, std::optional<sdk::BufferPool::Lease>& lease, uint64_t want,
-                           uint64_t* got) {
+bool ZarrStore::read_whole(const std::string& key, std::optional<sdk::BufferPool::Lease>& lease,
+                           uint64_t want, uint64_t* got) {
   sdk::BufferPool::Lease& file = lease.emplace(scratch_.take(want));
   if (!storage_.read_into_if_exists(key, 0, file.data(), want, got)) return false;
   if (*got == want) {
     const uint64_t size = storage_.size(key);
-    if (size > 2 * kMaxChunkBytes) corrupt(key + ": chunk file is " + std::to_string(size) + " bytes, over 4 GiB");
+    if (size > 2 * kMaxChunkBytes)
+      corrupt(key + ": chunk file is " + std::to_string(size) + " bytes, over 4 GiB");
     file->resize(size);
     storage_.read_exact(key, *got, file.data() + *got, size - *got);
     *got = size;
@@ -88,14 +91,15 @@ ShardIndex ZarrStore::stored_index(const V3Layout& l, const std::string& key,
   if (!is_file) return ShardIndex();
   const uint64_t index_bytes = l.index_bytes();
   if (size < index_bytes)
-    corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " + std::to_string(index_bytes) +
-            "-byte index (truncated)");
+    corrupt(key + ": shard is " + std::to_string(size) + " bytes, shorter than its " +
+            std::to_string(index_bytes) + "-byte index (truncated)");
   std::vector<uint8_t> buf(index_bytes);
   storage_.read_exact(key, l.index_at_end ? size - index_bytes : 0, buf.data(), index_bytes);
   return decode_shard_index(buf.data(), l, key, size);
 }
 
-std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, const std::string& key) const {
+std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a,
+                                                         const std::string& key) const {
   V3State& state = *a.v3;
   // Where stowage writes (local files, memory), a cached index is kept
   // only while the shard is as large as when it was read: another writer
@@ -107,36 +111,41 @@ std::shared_ptr<const ShardIndex> ZarrStore::shard_index(const OpenArray& a, con
     if (auto it = state.indexes.find(key); it != state.indexes.end()) return it->second;
   }
   uint64_t size = 0;
-  const bool is_file = stored(a, key, &size);  // a directory there, or a file on the path, is an error
+  const bool is_file =
+      stored(a, key, &size);  // a directory there, or a file on the path, is an error
   if (others_write) {
     std::lock_guard<std::mutex> lock(state.mutex);
-    if (auto it = state.indexes.find(key);
-        it != state.indexes.end() && it->second->exists == is_file && it->second->file_size == (is_file ? size : 0))
+    if (auto it = state.indexes.find(key); it != state.indexes.end() &&
+                                           it->second->exists == is_file &&
+                                           it->second->file_size == (is_file ? size : 0))
       return it->second;
   }
-  auto index = std::make_shared<ShardIndex>(stored_index(*a.meta.v3, key, std::make_pair(is_file, size)));
+  auto index =
+      std::make_shared<ShardIndex>(stored_index(*a.meta.v3, key, std::make_pair(is_file, size)));
   std::lock_guard<std::mutex> lock(state.mutex);
   return state.indexes.insert_or_assign(key, std::move(index)).first->second;
 }
 
-bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape) {
+bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
+                              uint64_t* chunk_shape) {
   const ArrayMeta& meta = a.meta;
   const V3Layout& l = *meta.v3;
   check_index(meta, index, a.dir);
   const uint64_t bytes = meta.chunk_bytes();
   if (bytes > capacity)
-    invalid(a.dir + ": a chunk of " + std::to_string(bytes) + " bytes does not fit the " + std::to_string(capacity) +
-            "-byte buffer");
+    invalid(a.dir + ": a chunk of " + std::to_string(bytes) + " bytes does not fit the " +
+            std::to_string(capacity) + "-byte buffer");
   std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);
   const Where w = locate(a, index);
   auto* dst = static_cast<uint8_t*>(out);
   bool found = false;
-  if (!l.sharded && l.codecs.empty()) {  // the file is the chunk: read straight into the caller's buffer
+  if (!l.sharded &&
+      l.codecs.empty()) {  // the file is the chunk: read straight into the caller's buffer
     uint64_t got = 0, size = 0;
     found = storage_.read_into_if_exists(w.key, 0, dst, bytes, &got, &size);
     if (found && size != bytes)
-      corrupt(w.key + ": chunk file is " + std::to_string(size) + " bytes; an uncompressed chunk of this array is " +
-              std::to_string(bytes));
+      corrupt(w.key + ": chunk file is " + std::to_string(size) +
+              " bytes; an uncompressed chunk of this array is " + std::to_string(bytes));
   } else if (!l.sharded) {
     std::optional<sdk::BufferPool::Lease> file;
     uint64_t got = 0;
@@ -147,11 +156,14 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
     if (std::optional<std::vector<uint8_t>> pending = pending_inner(w.key, w.inner)) {
       found = !pending->empty();
       if (found) a.v3->decode(l, pending->data(), pending->size(), dst, bytes, w.key);
-    } else if (std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key); shard->exists && !shard->empty(w.inner)) {
+    } else if (std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key);
+               shard->exists && !shard->empty(w.inner)) {
       const uint64_t offset = shard->entry[2 * w.inner], size = shard->entry[2 * w.inner + 1];
-      if (size > 2 * kMaxChunkBytes) corrupt(w.key + ": inner chunk " + std::to_string(w.inner) + " is over 4 GiB");
+      if (size > 2 * kMaxChunkBytes)
+        corrupt(w.key + ": inner chunk " + std::to_string(w.inner) + " is over 4 GiB");
       const std::string which = w.key + " (inner chunk " + std::to_string(w.inner) + ")";
-      if (l.codecs.empty() && size <= bytes) {  // uncompressed: into the caller's buffer, as unsharded (no copy)
+      if (l.codecs.empty() &&
+          size <= bytes) {  // uncompressed: into the caller's buffer, as unsharded (no copy)
         storage_.read_exact(w.key, offset, dst, size);
         a.v3->decode(l, dst, size, dst, bytes, which);  // checks the size
         return true;
@@ -292,7 +304,8 @@ static void append_inner(PendingShard& p, uint64_t i, const std::vector<uint8_t>
 
 // Inner chunk `i` of a shard (p.mutex held): into the file if its turn has
 // come, with every waiting one whose turn follows; else it waits.
-void ZarrStore::add_inner_chunk(const std::string& key, PendingShard& p, uint64_t i, std::vector<uint8_t> encoded) {
+void ZarrStore::add_inner_chunk(const std::string& key, PendingShard& p, uint64_t i,
+                                std::vector<uint8_t> encoded) {
   if (p.state[i] == PendingShard::in_file) {
     // Written again: the new bytes go at the end; the old ones stay as
     // unused space, which the format allows (the index says where chunks are).
@@ -313,7 +326,8 @@ void ZarrStore::add_inner_chunk(const std::string& key, PendingShard& p, uint64_
 // Publishes a shard (p.mutex held): the chunks still waiting, with `merge`
 // those it lacks from the shard on disk (read once, its index checked), and
 // the index.
-void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge, std::unique_lock<std::mutex>& lock) {
+void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge,
+                             std::unique_lock<std::mutex>& lock) {
   const V3Layout& l = *p.layout;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
@@ -348,8 +362,10 @@ void ZarrStore::finish_shard(const std::string& key, PendingShard& p, bool merge
     }
   }
   const std::vector<uint8_t> index = shard_index_bytes(p.entry, l);
-  if (l.index_at_end) p.file->append(index.data(), index.size());
-  else p.file->write_at(0, index.data(), index.size());
+  if (l.index_at_end)
+    p.file->append(index.data(), index.size());
+  else
+    p.file->write_at(0, index.data(), index.size());
   storage_.publish(*p.file);
   p.file.reset();
 }
@@ -365,7 +381,8 @@ std::shared_ptr<PendingShard> ZarrStore::pending_shard(const std::string& key) c
 
 // The encoded bytes of an inner chunk written through this store whose
 // shard is not published yet (empty: all fill value), or none.
-std::optional<std::vector<uint8_t>> ZarrStore::pending_inner(const std::string& key, uint64_t inner) const {
+std::optional<std::vector<uint8_t>> ZarrStore::pending_inner(const std::string& key,
+                                                             uint64_t inner) const {
   std::shared_ptr<PendingShard> p = pending_shard(key);
   if (!p) return std::nullopt;
   std::lock_guard<std::mutex> lock(p->mutex);
@@ -385,7 +402,8 @@ bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const
     std::lock_guard<std::mutex> lock(p->mutex);
     if (p->holds(w.inner)) return !p->holds_empty(w.inner);
   }
-  std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key);  // the index only: nothing decoded
+  std::shared_ptr<const ShardIndex> shard =
+      shard_index(a, w.key);  // the index only: nothing decoded
   return shard->exists && !shard->empty(w.inner);
 }
 

@@ -24,15 +24,16 @@ bool missing_chunk(const ArrayMeta& meta, uint8_t* out);
 
 // Copies a chunk of `extent` (the part of an edge chunk inside the array)
 // into a whole chunk of `full`, both in the same element order.
-void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst, std::vector<uint64_t> full, bool fortran,
-           size_t item);
+void embed(const uint8_t* src, std::vector<uint64_t> extent, uint8_t* dst,
+           std::vector<uint64_t> full, bool fortran, size_t item);
 
 // The whole chunk a write_chunk call stands for: `in` itself, or for an edge
 // chunk (chunk_shape inside the array smaller than the chunks) a copy in
 // `padded` with the fill value around it, since Zarr stores edge chunks
 // whole. INVALID_ARGUMENT naming `dir` for a shape or size that does not fit.
-const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir, const uint64_t* chunk_shape,
-                           const void* in, size_t size, stowage::sdk::BufferPool& scratch,
+const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir,
+                           const uint64_t* chunk_shape, const void* in, size_t size,
+                           stowage::sdk::BufferPool& scratch,
                            std::optional<stowage::sdk::BufferPool::Lease>& padded);
 
 }  // namespace zarr

@@ -3,7 +3,8 @@
 // plugins/codecs/<id>/; numcodecs' are its classes' __init__ arguments.
 //
 //   numcodecs                                      host codec
-//   {"id":"blosc","cname","clevel","shuffle",      {"type":"blosc", same keys, "typesize": item size}
+//   {"id":"blosc","cname","clevel","shuffle",      {"type":"blosc", same keys, "typesize": item
+//   size}
 //    "blocksize"}
 //   {"id":"zlib","level"}                          {"type":"gzip","level","useZlib":true}
 //   {"id":"gzip","level"}                          {"type":"gzip","level"}
@@ -11,7 +12,7 @@
 //   {"id":"lzma","format":1,"check","preset",      {"type":"xz","preset"}  (.xz streams; other
 //    "filters":null}                                formats and filter chains are refused)
 //   {"id":"zstd","level"}                          {"type":"zstd","level"}
-//   {"id":"lz4","acceleration"}                    {"type":"lz4","framing":"numcodecs","acceleration"}
+//   {"id":"lz4","acceleration"} {"type":"lz4","framing":"numcodecs","acceleration"}
 //
 // numcodecs' LZ4 is a 4-byte little-endian size and one LZ4 block, not
 // N5's LZ4Block stream: the lz4 plugin's "numcodecs" framing.

@@ -18,7 +18,8 @@ namespace {
 bool is_metadata_key(const std::string& key) {
   for (const char* name : {kGroupFile, kArrayFile, kAttributesFile}) {
     const std::string n = name;
-    if (key == n || (key.size() > n.size() && key.compare(key.size() - n.size() - 1, std::string::npos, "/" + n) == 0))
+    if (key == n || (key.size() > n.size() &&
+                     key.compare(key.size() - n.size() - 1, std::string::npos, "/" + n) == 0))
       return true;
   }
   return false;
@@ -28,9 +29,11 @@ bool is_metadata_key(const std::string& key) {
 
 Consolidated Consolidated::parse(std::string_view text, const std::string& file) {
   const json j = parse_object(text, file);
-  if (!j.contains("zarr_consolidated_format")) corrupt(file + ": has no \"zarr_consolidated_format\"");
+  if (!j.contains("zarr_consolidated_format"))
+    corrupt(file + ": has no \"zarr_consolidated_format\"");
   if (j["zarr_consolidated_format"] != 1)
-    unsupported(file + ": \"zarr_consolidated_format\" " + j["zarr_consolidated_format"].dump() + " (this reads 1)");
+    unsupported(file + ": \"zarr_consolidated_format\" " + j["zarr_consolidated_format"].dump() +
+                " (this reads 1)");
   if (!j.contains("metadata") || !j["metadata"].is_object())
     corrupt(file + ": \"metadata\" must be an object of metadata files, got " +
             (j.contains("metadata") ? j["metadata"].dump() : std::string("none")));
@@ -38,7 +41,8 @@ Consolidated Consolidated::parse(std::string_view text, const std::string& file)
   for (auto it = j["metadata"].begin(); it != j["metadata"].end(); ++it) {
     if (!is_metadata_key(it.key())) continue;  // zarr-python keeps only these; others are ignored
     if (!it.value().is_object())
-      corrupt(file + ": \"" + it.key() + "\" must hold a JSON object, got " + std::string(it.value().type_name()));
+      corrupt(file + ": \"" + it.key() + "\" must hold a JSON object, got " +
+              std::string(it.value().type_name()));
     c.entries_[it.key()] = it.value();
   }
   if (!c.entries_.count(kGroupFile) && !c.entries_.count(kArrayFile))
@@ -55,7 +59,8 @@ std::optional<std::string> Consolidated::text(const std::string& key) const {
 std::vector<std::string> Consolidated::children(const std::string& dir) const {
   const std::string prefix = dir.empty() ? "" : dir + "/";
   std::set<std::string> names;
-  for (auto it = entries_.lower_bound(prefix); it != entries_.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+  for (auto it = entries_.lower_bound(prefix);
+       it != entries_.end() && it->first.rfind(prefix, 0) == 0; ++it) {
     const std::string rest = it->first.substr(prefix.size());
     const size_t slash = rest.find('/');
     if (slash == std::string::npos || slash == 0) continue;
@@ -66,7 +71,8 @@ std::vector<std::string> Consolidated::children(const std::string& dir) const {
 }
 
 std::string consolidated_text(const std::map<std::string, json>& entries) {
-  nlohmann::json metadata = nlohmann::json::object();  // std::map: keys sorted, as zarr-python's sort_keys
+  nlohmann::json metadata =
+      nlohmann::json::object();  // std::map: keys sorted, as zarr-python's sort_keys
   for (const auto& [key, value] : entries) metadata[key] = nlohmann::json::parse(value.dump());
   const nlohmann::json j = {{"metadata", metadata}, {"zarr_consolidated_format", 1}};
   return j.dump(4, ' ', true, nlohmann::json::error_handler_t::strict);
@@ -81,7 +87,8 @@ void ZarrStore::open_consolidated(const json& options, bool existed) {
   if (!option.is_null() && !option.is_boolean())
     invalid("zarr: the open option \"consolidated\" must be true or false, got " + option.dump());
   if (version_ == 3) {  // v3 has no .zmetadata
-    if (option == true) invalid(root_ + ": consolidated metadata (.zmetadata) is Zarr v2's; this store is v3");
+    if (option == true)
+      invalid(root_ + ": consolidated metadata (.zmetadata) is Zarr v2's; this store is v3");
     return;
   }
   const std::string file = root_ + "/" + kConsolidatedFile;
@@ -122,7 +129,8 @@ void ZarrStore::close_consolidated() {
 }
 
 // Every node's metadata files under `dir`, read from the files themselves.
-void ZarrStore::collect_metadata(const std::string& dir, std::map<std::string, json>& entries) const {
+void ZarrStore::collect_metadata(const std::string& dir,
+                                 std::map<std::string, json>& entries) const {
   const std::string prefix = dir == root_ ? "" : relative(dir) + "/";
   for (const char* name : {kGroupFile, kArrayFile, kAttributesFile})
     if (std::optional<std::string> text = read_metadata(dir + "/" + name))

@@ -2,11 +2,14 @@
 // astype. zarr-python runs them in list order on a chunk before the
 // compressor, and undoes them in reverse order after it:
 //
-//   {"id":"delta","dtype":"<i4","astype":"<i2"}   x[0], x[1]-x[0], ... computed in dtype, stored as astype
+//   {"id":"delta","dtype":"<i4","astype":"<i2"}   x[0], x[1]-x[0], ... computed in dtype, stored as
+//   astype
 //                                                 (decode: a running sum in dtype, numpy's cumsum)
-//   {"id":"shuffle","elementsize":4}              byte k of element i goes to k*count + i (blosc's shuffle,
+//   {"id":"shuffle","elementsize":4}              byte k of element i goes to k*count + i (blosc's
+//   shuffle,
 //                                                 without blosc); elementsize <= 1 copies
-//   {"id":"astype","encode_dtype":"<f4",          each element cast to encode_dtype (numpy's astype:
+//   {"id":"astype","encode_dtype":"<f4",          each element cast to encode_dtype (numpy's
+//   astype:
 //    "decode_dtype":"<f8"}                         floats truncate to integers, integers wrap)
 //
 // The semantics are numcodecs 0.11's (numcodecs/delta.py, shuffle.py,
@@ -45,11 +48,13 @@ struct FilterChain {
 // The filters of a .zarray's "filters" value; null for null or an empty
 // list. Malformed entries are CORRUPT naming `file`, a filter other than
 // the three UNSUPPORTED naming `file` and its id.
-std::shared_ptr<const FilterChain> parse_filters(const json& filters, uint64_t chunk_bytes, const std::string& file);
+std::shared_ptr<const FilterChain> parse_filters(const json& filters, uint64_t chunk_bytes,
+                                                 const std::string& file);
 
 // Undoes every filter, last first: `in` holds chain.encoded_bytes(), `out`
 // receives chain.bytes[0]. Intermediate steps use `scratch`.
-void decode_filters(const FilterChain& chain, const uint8_t* in, uint8_t* out, stowage::sdk::BufferPool& scratch);
+void decode_filters(const FilterChain& chain, const uint8_t* in, uint8_t* out,
+                    stowage::sdk::BufferPool& scratch);
 
 // Applies every filter, first first, to a whole chunk `in` of
 // chain.bytes[0]; the result (chain.encoded_bytes()) is in the lease.

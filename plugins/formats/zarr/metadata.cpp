@@ -24,27 +24,31 @@ struct TypeRow {
   const char* name;
 };
 constexpr TypeRow kTypes[] = {
-    {'b', 1, "bool"},   {'i', 1, "int8"},   {'i', 2, "int16"},   {'i', 4, "int32"},   {'i', 8, "int64"},
-    {'u', 1, "uint8"},  {'u', 2, "uint16"}, {'u', 4, "uint32"},  {'u', 8, "uint64"},  {'f', 4, "float32"},
-    {'f', 8, "float64"},
+    {'b', 1, "bool"},   {'i', 1, "int8"},    {'i', 2, "int16"},   {'i', 4, "int32"},
+    {'i', 8, "int64"},  {'u', 1, "uint8"},   {'u', 2, "uint16"},  {'u', 4, "uint32"},
+    {'u', 8, "uint64"}, {'f', 4, "float32"}, {'f', 8, "float64"},
 };
 
 }  // namespace
 
 DataType parse_data_type(const json& dtype, const std::string& file) {
   if (dtype.is_array())
-    unsupported(file + ": structured data type " + dtype.dump() + " is not supported (numeric and bool only)");
+    unsupported(file + ": structured data type " + dtype.dump() +
+                " is not supported (numeric and bool only)");
   if (!dtype.is_string()) corrupt(file + ": \"dtype\" must be a string, got " + dtype.dump());
   const std::string& s = dtype.get_ref<const std::string&>();
   // numpy's typestr: a byte order, a kind letter, a size in bytes.
   const bool well_formed = s.size() >= 3 && (s[0] == '<' || s[0] == '>' || s[0] == '|') &&
-                           s.find_first_not_of("0123456789", 2) == std::string::npos && s.size() <= 6;
-  if (!well_formed) corrupt(file + ": \"dtype\" \"" + s + "\" is not a numpy type string such as \"<u2\"");
+                           s.find_first_not_of("0123456789", 2) == std::string::npos &&
+                           s.size() <= 6;
+  if (!well_formed)
+    corrupt(file + ": \"dtype\" \"" + s + "\" is not a numpy type string such as \"<u2\"");
   const size_t size = std::stoul(s.substr(2));
   for (const TypeRow& t : kTypes) {
     if (t.kind != s[1] || t.size != size) continue;
     if (s[0] == '|' && size > 1)
-      corrupt(file + ": \"dtype\" \"" + s + "\" has no byte order ('|') but " + std::to_string(size) + " bytes");
+      corrupt(file + ": \"dtype\" \"" + s + "\" has no byte order ('|') but " +
+              std::to_string(size) + " bytes");
     return DataType{s, t.name, t.kind, t.size, s[0] == '>' && size > 1};
   }
   unsupported(file + ": \"dtype\" \"" + s +
@@ -54,7 +58,10 @@ DataType parse_data_type(const json& dtype, const std::string& file) {
 std::optional<DataType> data_type_for(std::string_view name, bool big_endian) {
   for (const TypeRow& t : kTypes) {
     if (name != t.name && !(name == "boolean" && t.kind == 'b')) continue;
-    std::string typestr = std::string(1, t.size == 1 ? '|' : big_endian ? '>' : '<') + t.kind + std::to_string(t.size);
+    std::string typestr = std::string(1, t.size == 1  ? '|'
+                                         : big_endian ? '>'
+                                                      : '<') +
+                          t.kind + std::to_string(t.size);
     return DataType{typestr, t.name, t.kind, t.size, big_endian && t.size > 1};
   }
   return std::nullopt;
@@ -78,7 +85,8 @@ FillValue integer_fill(const json& v, const DataType& t, const std::string& file
   FillValue f;
   f.in_file = v;
   const auto bad = [&] {
-    corrupt(file + ": \"fill_value\" " + v.dump() + " is not a value of \"dtype\" \"" + t.typestr + "\"");
+    corrupt(file + ": \"fill_value\" " + v.dump() + " is not a value of \"dtype\" \"" + t.typestr +
+            "\"");
   };
   if (!v.is_number()) bad();
   const bool is_signed = t.kind == 'i';
@@ -86,10 +94,12 @@ FillValue integer_fill(const json& v, const DataType& t, const std::string& file
   if (v.is_number_float()) {
     const double d = v.get<double>();
     if (!std::isfinite(d) || d != std::floor(d)) bad();
-    const double lo = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0, hi = std::ldexp(1.0, is_signed ? bits - 1 : bits);
+    const double lo = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0,
+                 hi = std::ldexp(1.0, is_signed ? bits - 1 : bits);
     if (d < lo || d >= hi) bad();
     f.for_host = d;
-    f.in_file = is_signed ? json(static_cast<int64_t>(d)) : json(static_cast<uint64_t>(d));  // 0.0 written back as 0
+    f.in_file = is_signed ? json(static_cast<int64_t>(d))
+                          : json(static_cast<uint64_t>(d));  // 0.0 written back as 0
     f.bytes = is_signed ? element_bytes<int64_t>(static_cast<int64_t>(d), false)
                         : element_bytes<uint64_t>(static_cast<uint64_t>(d), false);
   } else if (is_signed) {
@@ -127,9 +137,11 @@ FillValue float_fill(const json& v, const DataType& t, const std::string& file) 
     d = v == "Infinity" ? HUGE_VAL : -HUGE_VAL;
     f.for_host = v;
   } else {
-    corrupt(file + ": \"fill_value\" " + v.dump() + " is not a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
+    corrupt(file + ": \"fill_value\" " + v.dump() +
+            " is not a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
   }
-  f.bytes = t.size == 4 ? element_bytes<float>(static_cast<float>(d), t.big_endian) : element_bytes<double>(d, t.big_endian);
+  f.bytes = t.size == 4 ? element_bytes<float>(static_cast<float>(d), t.big_endian)
+                        : element_bytes<double>(d, t.big_endian);
   return f;
 }
 
@@ -171,15 +183,19 @@ uint64_t ArrayMeta::chunk_elements() const {
 
 namespace {
 
-std::vector<uint64_t> parse_extents(const json& meta, const char* key, uint64_t min, const std::string& file) {
+std::vector<uint64_t> parse_extents(const json& meta, const char* key, uint64_t min,
+                                    const std::string& file) {
   if (!meta.contains(key)) corrupt(file + ": has no \"" + key + "\"");
   const json& a = meta[key];
-  if (!a.is_array()) corrupt(file + ": \"" + key + "\" must be an array of integers, got " + a.dump());
+  if (!a.is_array())
+    corrupt(file + ": \"" + key + "\" must be an array of integers, got " + a.dump());
   std::vector<uint64_t> out;
   for (const json& v : a) {
-    const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    const bool non_negative =
+        v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
     if (!non_negative || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
-      corrupt(file + ": \"" + key + "\" has " + v.dump() + "; each entry must be an integer >= " + std::to_string(min));
+      corrupt(file + ": \"" + key + "\" has " + v.dump() +
+              "; each entry must be an integer >= " + std::to_string(min));
     out.push_back(v.get<uint64_t>());
   }
   return out;
@@ -190,26 +206,29 @@ std::vector<uint64_t> parse_extents(const json& meta, const char* key, uint64_t 
 json parse_object(std::string_view text, const std::string& file) {
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded()) corrupt(file + ": not valid JSON");
-  if (!j.is_object()) corrupt(file + ": must hold a JSON object, got " + std::string(j.type_name()));
+  if (!j.is_object())
+    corrupt(file + ": must hold a JSON object, got " + std::string(j.type_name()));
   return j;
 }
 
 ArrayMeta parse_array(std::string_view text, const std::string& file) {
   json meta = parse_object(text, file);
   if (!meta.contains("zarr_format")) corrupt(file + ": has no \"zarr_format\"");
-  if (meta["zarr_format"] != 2) unsupported(file + ": \"zarr_format\" " + meta["zarr_format"].dump() + " (this reads 2)");
+  if (meta["zarr_format"] != 2)
+    unsupported(file + ": \"zarr_format\" " + meta["zarr_format"].dump() + " (this reads 2)");
   ArrayMeta a;
   if (!meta.contains("dtype")) corrupt(file + ": has no \"dtype\"");
   a.type = parse_data_type(meta["dtype"], file);
   a.shape = parse_extents(meta, "shape", 0, file);
   a.chunks = parse_extents(meta, "chunks", 1, file);
   if (a.shape.size() != a.chunks.size())
-    corrupt(file + ": \"shape\" has " + std::to_string(a.shape.size()) + " entries but \"chunks\" has " +
-            std::to_string(a.chunks.size()));
+    corrupt(file + ": \"shape\" has " + std::to_string(a.shape.size()) +
+            " entries but \"chunks\" has " + std::to_string(a.chunks.size()));
   uint64_t bytes = a.type.size;
   for (uint64_t c : a.chunks)
     if (c > kMaxChunkBytes || (bytes *= c) > kMaxChunkBytes)
-      unsupported(file + ": a chunk of " + meta["chunks"].dump() + " " + a.type.typestr + " is over 2 GiB");
+      unsupported(file + ": a chunk of " + meta["chunks"].dump() + " " + a.type.typestr +
+                  " is over 2 GiB");
   uint64_t grid = 1;  // the number of chunks must be countable
   for (size_t d = 0; d < a.ndim(); ++d)
     if (a.grid(d) && grid > UINT64_MAX / a.grid(d))
@@ -219,7 +238,8 @@ ArrayMeta parse_array(std::string_view text, const std::string& file) {
       grid *= a.grid(d);
 
   const json order = meta.value("order", json("C"));
-  if (order != "C" && order != "F") corrupt(file + ": \"order\" must be \"C\" or \"F\", got " + order.dump());
+  if (order != "C" && order != "F")
+    corrupt(file + ": \"order\" must be \"C\" or \"F\", got " + order.dump());
   a.fortran = order == "F";
   const json separator = meta.value("dimension_separator", json("."));
   if (separator != "." && separator != "/")
@@ -249,8 +269,6 @@ json array_json(const ArrayMeta& a) {
   return j;
 }
 
-std::string to_text(const json& j) {
-  return j.dump(4, ' ', true, json::error_handler_t::strict);
-}
+std::string to_text(const json& j) { return j.dump(4, ' ', true, json::error_handler_t::strict); }
 
 }  // namespace zarr

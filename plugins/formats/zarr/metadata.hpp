@@ -76,11 +76,11 @@ struct ArrayMeta {
   bool fortran = false;  // "order": "F"
   char separator = '.';  // dimension_separator
   FillValue fill;
-  json compressor;       // numcodecs' config as in the file (null: none)
-  json codec;            // the host codec it translates to (null: none)
-  json filters;          // numcodecs' filters as in the file (null: none)
+  json compressor;  // numcodecs' config as in the file (null: none)
+  json codec;       // the host codec it translates to (null: none)
+  json filters;     // numcodecs' filters as in the file (null: none)
   std::shared_ptr<const FilterChain> filter_chain;  // parsed (null: none)
-  std::shared_ptr<const V3Layout> v3;  // Zarr v3 only: keys, codec chain, sharding
+  std::shared_ptr<const V3Layout> v3;               // Zarr v3 only: keys, codec chain, sharding
 
   size_t ndim() const { return shape.size(); }
   uint64_t grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chunks[d]; }

@@ -27,13 +27,17 @@ const json& field(const json& j, const char* key, const std::string& file, const
   return j[key];
 }
 
-std::vector<uint64_t> extents(const json& a, const char* what, uint64_t min, const std::string& file) {
-  if (!a.is_array()) corrupt(file + ": \"" + what + "\" must be an array of integers, got " + a.dump());
+std::vector<uint64_t> extents(const json& a, const char* what, uint64_t min,
+                              const std::string& file) {
+  if (!a.is_array())
+    corrupt(file + ": \"" + what + "\" must be an array of integers, got " + a.dump());
   std::vector<uint64_t> out;
   for (const json& v : a) {
-    const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    const bool non_negative =
+        v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
     if (!non_negative || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
-      corrupt(file + ": \"" + what + "\" has " + v.dump() + "; each entry must be an integer >= " + std::to_string(min));
+      corrupt(file + ": \"" + what + "\" has " + v.dump() +
+              "; each entry must be an integer >= " + std::to_string(min));
     out.push_back(v.get<uint64_t>());
   }
   return out;
@@ -45,31 +49,43 @@ std::pair<std::string, json> codec_parts(const json& c, const std::string& file)
   if (!c.is_object() || !c.contains("name") || !c["name"].is_string())
     corrupt(file + ": a codec must be an object with a string \"name\", got " + c.dump());
   json config = c.value("configuration", json::object());
-  if (!config.is_object()) corrupt(file + ": codec \"" + c["name"].get<std::string>() + "\": \"configuration\" must be an object");
+  if (!config.is_object())
+    corrupt(file + ": codec \"" + c["name"].get<std::string>() +
+            "\": \"configuration\" must be an object");
   return {c["name"].get<std::string>(), config};
 }
 
-int64_t config_int(const json& config, const char* key, int64_t fallback, const std::string& file, const std::string& codec) {
+int64_t config_int(const json& config, const char* key, int64_t fallback, const std::string& file,
+                   const std::string& codec) {
   if (!config.contains(key)) return fallback;
   if (!config[key].is_number_integer())
-    corrupt(file + ": codec \"" + codec + "\": \"" + key + "\" must be an integer, got " + config[key].dump());
+    corrupt(file + ": codec \"" + codec + "\": \"" + key + "\" must be an integer, got " +
+            config[key].dump());
   return config[key].get<int64_t>();
 }
 
 // A bytes -> bytes codec of zarr.json; UNSUPPORTED for one not listed here.
-BytesCodec bytes_codec(const std::string& name, const json& config, size_t item_size, const std::string& file) {
+BytesCodec bytes_codec(const std::string& name, const json& config, size_t item_size,
+                       const std::string& file) {
   BytesCodec c;
   if (name == "crc32c") {
     c.crc32c = true;
   } else if (name == "gzip") {
-    c.host = json{{"type", "gzip"}, {"level", config_int(config, "level", 5, file, name)}, {"useZlib", false}};
+    c.host = json{{"type", "gzip"},
+                  {"level", config_int(config, "level", 5, file, name)},
+                  {"useZlib", false}};
   } else if (name == "zstd") {
     // A "checksum" is a frame flag the zstd plugin checks when decoding.
     c.host = json{{"type", "zstd"}, {"level", config_int(config, "level", 0, file, name)}};
   } else if (name == "blosc") {
     const json shuffle = config.value("shuffle", json("noshuffle"));
-    int code = shuffle == "noshuffle" ? 0 : shuffle == "shuffle" ? 1 : shuffle == "bitshuffle" ? 2 : -1;
-    if (code < 0) corrupt(file + ": codec \"blosc\": \"shuffle\" " + shuffle.dump() + " is not noshuffle, shuffle or bitshuffle");
+    int code = shuffle == "noshuffle"    ? 0
+               : shuffle == "shuffle"    ? 1
+               : shuffle == "bitshuffle" ? 2
+                                         : -1;
+    if (code < 0)
+      corrupt(file + ": codec \"blosc\": \"shuffle\" " + shuffle.dump() +
+              " is not noshuffle, shuffle or bitshuffle");
     const json cname = config.value("cname", json("lz4"));
     if (!cname.is_string()) corrupt(file + ": codec \"blosc\": \"cname\" must be a string");
     c.host = json{{"type", "blosc"},
@@ -79,7 +95,8 @@ BytesCodec bytes_codec(const std::string& name, const json& config, size_t item_
                   {"blocksize", config_int(config, "blocksize", 0, file, name)},
                   {"typesize", config_int(config, "typesize", int64_t(item_size), file, name)}};
   } else {
-    unsupported(file + ": codec \"" + name + "\" is not supported (bytes, transpose, gzip, zstd, blosc, crc32c and "
+    unsupported(file + ": codec \"" + name +
+                "\" is not supported (bytes, transpose, gzip, zstd, blosc, crc32c and "
                 "sharding_indexed are)");
   }
   return c;
@@ -94,8 +111,10 @@ struct Chain {
   const json* sharding = nullptr;
 };
 
-Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::string& file, bool inner) {
-  if (!codecs.is_array() || codecs.empty()) corrupt(file + ": \"codecs\" must be a non-empty array");
+Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::string& file,
+                  bool inner) {
+  if (!codecs.is_array() || codecs.empty())
+    corrupt(file + ": \"codecs\" must be a non-empty array");
   Chain chain;
   bool seen_array_to_bytes = false, seen_transpose = false;
   for (const json& c : codecs) {
@@ -104,54 +123,69 @@ Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::
       if (seen_array_to_bytes) corrupt(file + ": codec \"transpose\" must come before \"bytes\"");
       if (seen_transpose) unsupported(file + ": two \"transpose\" codecs are not supported");
       seen_transpose = true;
-      const std::vector<uint64_t> order = extents(field(config, "order", file, "codec \"transpose\""), "order", 0, file);
+      const std::vector<uint64_t> order =
+          extents(field(config, "order", file, "codec \"transpose\""), "order", 0, file);
       bool identity = order.size() == ndim, reversed = order.size() == ndim;
       for (size_t d = 0; d < order.size(); ++d) {
         identity = identity && order[d] == d;
         reversed = reversed && order[d] == ndim - 1 - d;
       }
-      if (order.size() != ndim) corrupt(file + ": codec \"transpose\": \"order\" " + json(order).dump() + " is no permutation of the dimensions");
+      if (order.size() != ndim)
+        corrupt(file + ": codec \"transpose\": \"order\" " + json(order).dump() +
+                " is no permutation of the dimensions");
       if (!identity && !reversed)
         unsupported(file + ": codec \"transpose\" with \"order\" " + json(order).dump() +
                     " is not supported (only C order, the identity, and F order, the reversal)");
       chain.fortran = reversed && !identity;
     } else if (name == "bytes" || name == "sharding_indexed") {
-      if (seen_array_to_bytes) corrupt(file + ": codec \"" + name + "\" follows another array -> bytes codec");
+      if (seen_array_to_bytes)
+        corrupt(file + ": codec \"" + name + "\" follows another array -> bytes codec");
       seen_array_to_bytes = true;
       if (name == "sharding_indexed") {
         if (inner) unsupported(file + ": nested \"sharding_indexed\" codecs are not supported");
-        if (seen_transpose) unsupported(file + ": \"transpose\" before \"sharding_indexed\" is not supported");
+        if (seen_transpose)
+          unsupported(file + ": \"transpose\" before \"sharding_indexed\" is not supported");
         chain.sharding = &c;
         continue;
       }
       chain.has_bytes = true;
       const json endian = config.value("endian", json(item_size == 1 ? "little" : ""));
       if (endian != "little" && endian != "big")
-        corrupt(file + ": codec \"bytes\": \"endian\" must be \"little\" or \"big\", got " + endian.dump());
+        corrupt(file + ": codec \"bytes\": \"endian\" must be \"little\" or \"big\", got " +
+                endian.dump());
       chain.big_endian = endian == "big" && item_size > 1;
     } else {
-      if (!seen_array_to_bytes) corrupt(file + ": codec \"" + name + "\" comes before the array -> bytes codec (\"bytes\")");
+      if (!seen_array_to_bytes)
+        corrupt(file + ": codec \"" + name +
+                "\" comes before the array -> bytes codec (\"bytes\")");
       if (chain.sharding)
-        unsupported(file + ": codec \"" + name + "\" after \"sharding_indexed\" is not supported (it would need whole shards)");
+        unsupported(file + ": codec \"" + name +
+                    "\" after \"sharding_indexed\" is not supported (it would need whole shards)");
       chain.codecs.push_back(bytes_codec(name, config, item_size, file));
     }
   }
-  if (!seen_array_to_bytes) corrupt(file + ": \"codecs\" has no array -> bytes codec (\"bytes\" or \"sharding_indexed\")");
+  if (!seen_array_to_bytes)
+    corrupt(file + ": \"codecs\" has no array -> bytes codec (\"bytes\" or \"sharding_indexed\")");
   return chain;
 }
 
 // The index codecs of a shard: "bytes" (either endian) and an optional crc32c.
 void parse_index_codecs(const json& codecs, V3Layout& layout, const std::string& file) {
-  if (!codecs.is_array() || codecs.empty()) corrupt(file + ": sharding \"index_codecs\" must be a non-empty array");
+  if (!codecs.is_array() || codecs.empty())
+    corrupt(file + ": sharding \"index_codecs\" must be a non-empty array");
   auto [first, config] = codec_parts(codecs[0], file);
-  if (first != "bytes") unsupported(file + ": sharding \"index_codecs\" must start with \"bytes\", got \"" + first + "\"");
+  if (first != "bytes")
+    unsupported(file + ": sharding \"index_codecs\" must start with \"bytes\", got \"" + first +
+                "\"");
   const json endian = config.value("endian", json("little"));
-  if (endian != "little" && endian != "big") corrupt(file + ": index codec \"bytes\": bad \"endian\" " + endian.dump());
+  if (endian != "little" && endian != "big")
+    corrupt(file + ": index codec \"bytes\": bad \"endian\" " + endian.dump());
   layout.index_big_endian = endian == "big";
   for (size_t i = 1; i < codecs.size(); ++i) {
     auto [name, unused] = codec_parts(codecs[i], file);
     if (name != "crc32c" || layout.index_crc32c)
-      unsupported(file + ": sharding index codec \"" + name + "\" is not supported (bytes and one crc32c are)");
+      unsupported(file + ": sharding index codec \"" + name +
+                  "\" is not supported (bytes and one crc32c are)");
     layout.index_crc32c = true;
   }
 }
@@ -161,41 +195,48 @@ void parse_sharding(const json& codec, ArrayMeta& a, V3Layout& layout, const std
   const json config = codec_parts(codec, file).second;
   layout.sharded = true;
   layout.shard = a.chunks;
-  a.chunks = extents(field(config, "chunk_shape", file, "codec \"sharding_indexed\""), "chunk_shape", 1, file);
+  a.chunks = extents(field(config, "chunk_shape", file, "codec \"sharding_indexed\""),
+                     "chunk_shape", 1, file);
   if (a.chunks.size() != a.ndim())
-    corrupt(file + ": sharding \"chunk_shape\" has " + std::to_string(a.chunks.size()) + " entries for " +
-            std::to_string(a.ndim()) + " dimensions");
+    corrupt(file + ": sharding \"chunk_shape\" has " + std::to_string(a.chunks.size()) +
+            " entries for " + std::to_string(a.ndim()) + " dimensions");
   layout.per_shard.resize(a.ndim());
   layout.chunks_per_shard = 1;
   for (size_t d = 0; d < a.ndim(); ++d) {
     if (layout.shard[d] % a.chunks[d])
-      corrupt(file + ": shard shape " + json(layout.shard).dump() + " is not a multiple of the inner chunk shape " +
-              json(a.chunks).dump());
+      corrupt(file + ": shard shape " + json(layout.shard).dump() +
+              " is not a multiple of the inner chunk shape " + json(a.chunks).dump());
     layout.per_shard[d] = layout.shard[d] / a.chunks[d];
     if (layout.chunks_per_shard > UINT64_MAX / 16 / layout.per_shard[d])
-      corrupt(file + ": shard shape " + json(layout.shard).dump() + " in inner chunks " + json(a.chunks).dump() +
-              " has too many inner chunks to index (the count overflows)");
+      corrupt(file + ": shard shape " + json(layout.shard).dump() + " in inner chunks " +
+              json(a.chunks).dump() + " has too many inner chunks to index (the count overflows)");
     layout.chunks_per_shard *= layout.per_shard[d];
   }
   // Indexes are read whole; beyond 2^24 entries (256 MiB) is not a real shard.
   if (layout.chunks_per_shard > (uint64_t(1) << 24))
-    unsupported(file + ": " + std::to_string(layout.chunks_per_shard) + " inner chunks per shard is over 2^24");
-  const Chain inner = parse_chain(field(config, "codecs", file, "codec \"sharding_indexed\""), a.ndim(), a.type.size, file, true);
+    unsupported(file + ": " + std::to_string(layout.chunks_per_shard) +
+                " inner chunks per shard is over 2^24");
+  const Chain inner = parse_chain(field(config, "codecs", file, "codec \"sharding_indexed\""),
+                                  a.ndim(), a.type.size, file, true);
   a.fortran = inner.fortran;
   a.type = *data_type_for(a.type.name, inner.big_endian);
   layout.codecs = inner.codecs;
-  parse_index_codecs(field(config, "index_codecs", file, "codec \"sharding_indexed\""), layout, file);
+  parse_index_codecs(field(config, "index_codecs", file, "codec \"sharding_indexed\""), layout,
+                     file);
   const json location = config.value("index_location", json("end"));
   if (location != "start" && location != "end")
-    corrupt(file + ": sharding \"index_location\" must be \"start\" or \"end\", got " + location.dump());
+    corrupt(file + ": sharding \"index_location\" must be \"start\" or \"end\", got " +
+            location.dump());
   layout.index_at_end = location == "end";
 }
 
 // "0x7fc00000": a float's bits, as v3 allows for NaN payloads.
 FillValue hex_float_fill(const std::string& s, const DataType& t, const std::string& file) {
   const size_t digits = 2 * t.size;
-  if (s.size() != 2 + digits || s.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos)
-    corrupt(file + ": \"fill_value\" \"" + s + "\" is not " + std::to_string(digits) + " hex digits after 0x");
+  if (s.size() != 2 + digits ||
+      s.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos)
+    corrupt(file + ": \"fill_value\" \"" + s + "\" is not " + std::to_string(digits) +
+            " hex digits after 0x");
   const uint64_t bits = std::stoull(s.substr(2), nullptr, 16);
   double d;
   if (t.size == 4) {
@@ -206,10 +247,13 @@ FillValue hex_float_fill(const std::string& s, const DataType& t, const std::str
   } else {
     std::memcpy(&d, &bits, 8);
   }
-  const json as = std::isnan(d) ? json("NaN") : std::isinf(d) ? json(d > 0 ? "Infinity" : "-Infinity") : json(d);
+  const json as = std::isnan(d)   ? json("NaN")
+                  : std::isinf(d) ? json(d > 0 ? "Infinity" : "-Infinity")
+                                  : json(d);
   FillValue f = parse_fill_value(as, t, file);
   f.in_file = s;
-  for (size_t i = 0; i < t.size; ++i) f.bytes[t.big_endian ? t.size - 1 - i : i] = uint8_t(bits >> (8 * i));
+  for (size_t i = 0; i < t.size; ++i)
+    f.bytes[t.big_endian ? t.size - 1 - i : i] = uint8_t(bits >> (8 * i));
   return f;
 }
 
@@ -217,7 +261,8 @@ FillValue hex_float_fill(const std::string& s, const DataType& t, const std::str
 
 std::string v3_node_type(const json& doc, const std::string& file) {
   if (!doc.is_object()) corrupt(file + ": must hold a JSON object");
-  if (doc.value("zarr_format", json()) != 3) corrupt(file + ": \"zarr_format\" must be 3, got " + doc.value("zarr_format", json()).dump());
+  if (doc.value("zarr_format", json()) != 3)
+    corrupt(file + ": \"zarr_format\" must be 3, got " + doc.value("zarr_format", json()).dump());
   const json type = doc.value("node_type", json());
   if (type != "group" && type != "array")
     corrupt(file + ": \"node_type\" must be \"group\" or \"array\", got " + type.dump());
@@ -229,7 +274,9 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
   ArrayMeta a;
   auto layout = std::make_shared<V3Layout>();
   const json& dtype = field(doc, "data_type", file, "the array");
-  if (!dtype.is_string()) unsupported(file + ": \"data_type\" " + dtype.dump() + " is not supported (a name such as \"uint16\")");
+  if (!dtype.is_string())
+    unsupported(file + ": \"data_type\" " + dtype.dump() +
+                " is not supported (a name such as \"uint16\")");
   const std::string name = dtype.get<std::string>();
   std::optional<DataType> type = name == "boolean" ? std::nullopt : data_type_for(name, false);
   if (!type)
@@ -240,16 +287,18 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
 
   const json& grid = field(doc, "chunk_grid", file, "the array");
   auto [grid_name, grid_config] = codec_parts(grid, file);
-  if (grid_name != "regular") unsupported(file + ": chunk grid \"" + grid_name + "\" is not supported (regular is)");
+  if (grid_name != "regular")
+    unsupported(file + ": chunk grid \"" + grid_name + "\" is not supported (regular is)");
   a.chunks = extents(field(grid_config, "chunk_shape", file, "chunk_grid"), "chunk_shape", 1, file);
   if (a.chunks.size() != a.shape.size())
-    corrupt(file + ": \"shape\" has " + std::to_string(a.shape.size()) + " entries but \"chunk_shape\" has " +
-            std::to_string(a.chunks.size()));
+    corrupt(file + ": \"shape\" has " + std::to_string(a.shape.size()) +
+            " entries but \"chunk_shape\" has " + std::to_string(a.chunks.size()));
 
   const json keys = doc.value("chunk_key_encoding", json{{"name", "default"}});
   auto [key_name, key_config] = codec_parts(keys, file);
   if (key_name != "default" && key_name != "v2")
-    unsupported(file + ": chunk key encoding \"" + key_name + "\" is not supported (default and v2 are)");
+    unsupported(file + ": chunk key encoding \"" + key_name +
+                "\" is not supported (default and v2 are)");
   layout->default_keys = key_name == "default";
   const json separator = key_config.value("separator", json(layout->default_keys ? "/" : "."));
   if (separator != "." && separator != "/")
@@ -300,9 +349,11 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
 json v3_codec_json(const BytesCodec& c) {
   if (c.crc32c) return json{{"name", "crc32c"}};
   const std::string type = c.host.value("type", "");
-  if (type == "gzip") return json{{"name", "gzip"}, {"configuration", {{"level", c.host.value("level", 5)}}}};
+  if (type == "gzip")
+    return json{{"name", "gzip"}, {"configuration", {{"level", c.host.value("level", 5)}}}};
   if (type == "zstd")
-    return json{{"name", "zstd"}, {"configuration", {{"level", c.host.value("level", 0)}, {"checksum", false}}}};
+    return json{{"name", "zstd"},
+                {"configuration", {{"level", c.host.value("level", 0)}, {"checksum", false}}}};
   // blosc
   static const char* const kShuffle[] = {"noshuffle", "shuffle", "bitshuffle"};
   const int shuffle = std::clamp(c.host.value("shuffle", 1), 0, 2);
@@ -334,7 +385,8 @@ std::vector<BytesCodec> v3_codecs_for_host(const json& codec, size_t item_size) 
                   {"blocksize", codec.value("blocksize", 0)},
                   {"typesize", item_size}};
   } else {
-    unsupported("zarr create: codec \"" + type + "\" has no Zarr v3 codec (gzip, zstd and blosc do)");
+    unsupported("zarr create: codec \"" + type +
+                "\" has no Zarr v3 codec (gzip, zstd and blosc do)");
   }
   return {c};
 }
@@ -348,23 +400,27 @@ json array_json_v3(const ArrayMeta& a, const json& attributes, const json& dimen
     for (size_t d = 0; d < n; ++d) order.push_back(n - 1 - d);
     chunk_codecs.push_back(json{{"name", "transpose"}, {"configuration", {{"order", order}}}});
   }
-  chunk_codecs.push_back(json{{"name", "bytes"}, {"configuration", {{"endian", a.type.big_endian ? "big" : "little"}}}});
+  chunk_codecs.push_back(json{
+      {"name", "bytes"}, {"configuration", {{"endian", a.type.big_endian ? "big" : "little"}}}});
   for (const BytesCodec& c : l.codecs) chunk_codecs.push_back(v3_codec_json(c));
   json codecs = chunk_codecs;
   if (l.sharded)
-    codecs = json::array({json{{"name", "sharding_indexed"},
-                               {"configuration",
-                                {{"chunk_shape", a.chunks},
-                                 {"codecs", chunk_codecs},
-                                 {"index_codecs", json::array({json{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
-                                                               json{{"name", "crc32c"}}})},
-                                 {"index_location", l.index_at_end ? "end" : "start"}}}}});
+    codecs = json::array(
+        {json{{"name", "sharding_indexed"},
+              {"configuration",
+               {{"chunk_shape", a.chunks},
+                {"codecs", chunk_codecs},
+                {"index_codecs",
+                 json::array({json{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                              json{{"name", "crc32c"}}})},
+                {"index_location", l.index_at_end ? "end" : "start"}}}}});
   json j = json::object();
   j["zarr_format"] = 3;
   j["node_type"] = "array";
   j["shape"] = a.shape;
   j["data_type"] = a.type.name;
-  j["chunk_grid"] = json{{"name", "regular"}, {"configuration", {{"chunk_shape", l.sharded ? l.shard : a.chunks}}}};
+  j["chunk_grid"] = json{{"name", "regular"},
+                         {"configuration", {{"chunk_shape", l.sharded ? l.shard : a.chunks}}}};
   j["chunk_key_encoding"] = json{{"name", l.default_keys ? "default" : "v2"},
                                  {"configuration", {{"separator", std::string(1, l.separator)}}}};
   j["fill_value"] = a.fill.in_file;

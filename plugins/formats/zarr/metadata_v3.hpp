@@ -16,7 +16,7 @@ namespace zarr {
 // One bytes -> bytes codec of a chain: a host codec plugin (gzip, zstd,
 // blosc) or crc32c, which the plugin does itself (a checksum appended).
 struct BytesCodec {
-  json host;            // the host codec's config; null for crc32c
+  json host;  // the host codec's config; null for crc32c
   bool crc32c = false;
 };
 
@@ -29,9 +29,9 @@ struct V3Layout {
   std::vector<BytesCodec> codecs;
   // sharding_indexed: the shard shape (elements) and its index.
   bool sharded = false;
-  std::vector<uint64_t> shard;       // chunk_grid's chunk_shape
-  std::vector<uint64_t> per_shard;   // inner chunks per shard along each dimension
-  uint64_t chunks_per_shard = 1;     // their product
+  std::vector<uint64_t> shard;      // chunk_grid's chunk_shape
+  std::vector<uint64_t> per_shard;  // inner chunks per shard along each dimension
+  uint64_t chunks_per_shard = 1;    // their product
   bool index_at_end = true;
   bool index_big_endian = false;
   bool index_crc32c = false;

@@ -15,6 +15,7 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     R"( "description": "the Zarr version of a store this open creates; an existing store keeps its own"},)"
     R"( "consolidated": {"type": "boolean", "default": null,)"
     R"( "description": "v2: read .zmetadata unless false; true keeps it up to date when writing"}})",
-    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE | STOWAGE_CAP_GROUPS |
-        STOWAGE_CAP_MOVE_NODES | STOWAGE_CAP_SHARED_WRITES | STOWAGE_CAP_SHARDS,
+    STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE |
+        STOWAGE_CAP_GROUPS | STOWAGE_CAP_MOVE_NODES | STOWAGE_CAP_SHARED_WRITES |
+        STOWAGE_CAP_SHARDS,
     kZarrExtensions)

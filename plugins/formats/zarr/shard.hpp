@@ -26,14 +26,15 @@ constexpr uint64_t kEmptyEntry = UINT64_MAX;
 // A shard's index, checked: every entry lies in the shard's data and none
 // overlaps another.
 struct ShardIndex {
-  bool exists = false;          // no shard file: every inner chunk is missing
+  bool exists = false;  // no shard file: every inner chunk is missing
   uint64_t file_size = 0;
   std::vector<uint64_t> entry;  // offset, nbytes per inner chunk (C order)
   bool empty(uint64_t i) const { return entry[2 * i] == kEmptyEntry; }
 };
 
 // Decodes and checks an index (its bytes as stored); CORRUPT naming `key`.
-ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, const std::string& key, uint64_t file_size);
+ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, const std::string& key,
+                              uint64_t file_size);
 
 // The encoded index of a shard: `entry` holds offset, nbytes per inner
 // chunk (kEmptyEntry twice for an empty one), in the layout's byte order,
@@ -44,7 +45,8 @@ std::vector<uint8_t> shard_index_bytes(const std::vector<uint64_t>& entry, const
 // the indexes of the shards it read (invalidated when it writes a shard).
 struct V3State {
   V3State(const stowage::sdk::Host& host, const V3Layout& layout, const std::string& file);
-  std::vector<std::unique_ptr<stowage::sdk::LazyHostCodec>> codecs;  // per layout.codecs; null for crc32c
+  std::vector<std::unique_ptr<stowage::sdk::LazyHostCodec>>
+      codecs;  // per layout.codecs; null for crc32c
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const ShardIndex>> indexes;
 
@@ -52,7 +54,8 @@ struct V3State {
   void decode(const V3Layout& layout, const uint8_t* in, size_t size, uint8_t* out, size_t bytes,
               const std::string& key);
   // A chunk's bytes through the chain, as stored.
-  std::vector<uint8_t> encode(const V3Layout& layout, const uint8_t* in, size_t bytes, const std::string& key);
+  std::vector<uint8_t> encode(const V3Layout& layout, const uint8_t* in, size_t bytes,
+                              const std::string& key);
 };
 
 // A shard being written through the store. Its inner chunks go into a
@@ -68,18 +71,18 @@ struct PendingShard {
   PendingShard(const ArrayMeta& meta, const std::vector<uint64_t>& shard);
 
   std::shared_ptr<const V3Layout> layout;
-  std::mutex mutex;                                  // one writer at a time
-  bool done = false;                                 // published: writers start a new one
-  bool decided = false, placed = false;              // on the first chunk: see place_inner_chunk
-  uint64_t slot_bytes = 0;                           // placed: every inner chunk's size and stride
-  int in_flight = 0;                                 // placed writes under way outside `mutex`
-  std::condition_variable idle;                      // in_flight went to 0
-  std::optional<stowage::sdk::Staged> file;          // none while the store has too many open
-  std::vector<uint64_t> entry;                       // offset, nbytes per inner chunk
+  std::mutex mutex;                          // one writer at a time
+  bool done = false;                         // published: writers start a new one
+  bool decided = false, placed = false;      // on the first chunk: see place_inner_chunk
+  uint64_t slot_bytes = 0;                   // placed: every inner chunk's size and stride
+  int in_flight = 0;                         // placed writes under way outside `mutex`
+  std::condition_variable idle;              // in_flight went to 0
+  std::optional<stowage::sdk::Staged> file;  // none while the store has too many open
+  std::vector<uint64_t> entry;               // offset, nbytes per inner chunk
   std::vector<State> state;
-  std::vector<std::vector<uint8_t>> early;           // encoded chunks waiting for their turn
-  uint64_t next = 0;                                 // the first inner chunk not in the file
-  uint64_t count = 0, expected = 0;                  // inner chunks written, and inside the array
+  std::vector<std::vector<uint8_t>> early;  // encoded chunks waiting for their turn
+  uint64_t next = 0;                        // the first inner chunk not in the file
+  uint64_t count = 0, expected = 0;         // inner chunks written, and inside the array
 
   // Inner chunk i was written and is held here (mutex held): the shard is
   // not published yet, and the chunk waits in memory or is in the file.

@@ -60,13 +60,15 @@ json array_description(const ArrayMeta& a, const json& attributes) {
 
 // Extents from a create() description: an array of integers >= min.
 std::vector<uint64_t> description_extents(const json& d, const char* key, uint64_t min) {
-  if (!d.contains(key) || !d[key].is_array()) invalid(std::string("zarr create: \"") + key + "\" must be an array of integers");
+  if (!d.contains(key) || !d[key].is_array())
+    invalid(std::string("zarr create: \"") + key + "\" must be an array of integers");
   std::vector<uint64_t> out;
   for (const json& v : d[key]) {
-    const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    const bool non_negative =
+        v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
     if (!non_negative || v.get<uint64_t>() < min || v.get<uint64_t>() > uint64_t(INT64_MAX))
-      invalid(std::string("zarr create: \"") + key + "\" has " + v.dump() + "; each entry must be an integer >= " +
-              std::to_string(min));
+      invalid(std::string("zarr create: \"") + key + "\" has " + v.dump() +
+              "; each entry must be an integer >= " + std::to_string(min));
     out.push_back(v.get<uint64_t>());
   }
   return out;
@@ -79,14 +81,15 @@ std::vector<uint64_t> description_extents(const json& d, const char* key, uint64
 // *.zarr without them, else 0. Only names are looked at: no file is read.
 int32_t ZarrStore::identify(const sdk::Probe& probe) {
   if (!probe.is_directory()) return 0;
-  if (probe.has_file(kGroupFile) || probe.has_file(kArrayFile) || probe.has_file(kV3File)) return 100;
+  if (probe.has_file(kGroupFile) || probe.has_file(kArrayFile) || probe.has_file(kV3File))
+    return 100;
   const std::string_view path = probe.path();
   const bool zarr_name = path.size() > 5 && path.substr(path.size() - 5) == ".zarr";
   return zarr_name ? 80 : 0;
 }
 
-std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_view path, uint32_t mode,
-                                            std::string_view options_json) {
+std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_view path,
+                                            uint32_t mode, std::string_view options_json) {
   std::string root(path);
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (root.empty()) invalid("zarr: empty store path");
@@ -102,12 +105,15 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   sdk::Storage storage = sdk::Storage::for_location(host, root);
   const int32_t kind = storage.kind(root);
   const bool exists = kind != STOWAGE_ENTRY_ABSENT;
-  if (exists && kind != STOWAGE_ENTRY_DIRECTORY) invalid(root + ": is a file; a Zarr store is a directory");
+  if (exists && kind != STOWAGE_ENTRY_DIRECTORY)
+    invalid(root + ": is a file; a Zarr store is a directory");
   const bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
   if (!exists && !fresh) fail(STOWAGE_NOT_FOUND, root + ": no such Zarr store");
   if (exists && (mode != STOWAGE_MODE_TRUNCATE || !asked)) {
-    if (storage.is_file(root + "/" + kV3File)) version = 3;
-    else if (storage.is_file(root + "/" + kGroupFile) || storage.is_file(root + "/" + kArrayFile)) version = 2;
+    if (storage.is_file(root + "/" + kV3File))
+      version = 3;
+    else if (storage.is_file(root + "/" + kGroupFile) || storage.is_file(root + "/" + kArrayFile))
+      version = 2;
   }
   auto store = std::make_unique<ZarrStore>(storage, root, mode != STOWAGE_MODE_READ, version);
   store->open_consolidated(options, exists && mode != STOWAGE_MODE_TRUNCATE);
@@ -121,8 +127,8 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
     storage.make_directory(root);
     store->write_group(root, json::object());
   } else if (found == Kind::none) {
-    fail(STOWAGE_NOT_FOUND, root + ": is not a Zarr store (it has no " + kGroupFile + ", " + kArrayFile + " or " +
-                                kV3File + ")");
+    fail(STOWAGE_NOT_FOUND, root + ": is not a Zarr store (it has no " + kGroupFile + ", " +
+                                kArrayFile + " or " + kV3File + ")");
   }
   return store;
 }
@@ -161,18 +167,20 @@ void ZarrStore::require_outside_arrays(const std::vector<std::string>& parts) co
   std::string dir = root_;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (kind_of(dir) == Kind::array)
-      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside array '" + sdk::join_node_path(parts, i) +
+      fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": is inside array '" +
+                                  sdk::join_node_path(parts, i) +
                                   "' (its chunk directories are not nodes)");
     dir += "/" + parts[i];
   }
 }
 
-ZarrStore::Kind ZarrStore::require_node(const std::vector<std::string>& parts, std::string_view node) const {
+ZarrStore::Kind ZarrStore::require_node(const std::vector<std::string>& parts,
+                                        std::string_view node) const {
   require_outside_arrays(parts);
   const Kind kind = kind_of(node_dir(parts));
   if (kind == Kind::none)
-    fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": no group or array '" + std::string(node) + "' (no " + kGroupFile +
-                                " or " + kArrayFile + ")");
+    fail(STOWAGE_NOT_FOUND, node_dir(parts) + ": no group or array '" + std::string(node) +
+                                "' (no " + kGroupFile + " or " + kArrayFile + ")");
   return kind;
 }
 
@@ -246,9 +254,9 @@ std::string ZarrStore::describe(std::string_view node) {
   const Kind kind = require_node(parts, node);
   const std::string dir = node_dir(parts);
   json attributes = read_attributes(dir);
-  json d = kind == Kind::group  ? json{{"kind", "group"}, {"attributes", attributes}}
-           : version_ == 3 ? json::parse(describe_array_v3(*open_array(dir), attributes))
-                           : array_description(open_array(dir)->meta, attributes);
+  json d = kind == Kind::group ? json{{"kind", "group"}, {"attributes", attributes}}
+           : version_ == 3     ? json::parse(describe_array_v3(*open_array(dir), attributes))
+                               : array_description(open_array(dir)->meta, attributes);
   if (parts.empty()) d["store"] = store_facts();
   return d.dump();
 }
@@ -256,10 +264,13 @@ std::string ZarrStore::describe(std::string_view node) {
 // What this store writes (plugin.h, "store"): v2 has no shards; its groups
 // hold OME-NGFF 0.4 multiscales, v3's 0.5 (under "ome").
 json ZarrStore::store_facts() const {
-  const json shards = version_ == 3 ? json(true)
-                                    : json("Zarr v2 has no shards (sharding_indexed is v3's; open with zarr_version=3)");
-  return {{"shards", shards},
-          {"multiscales", {{"convention", "ome-ngff"}, {"version", version_ == 3 ? "0.5" : "0.4"}}}};
+  const json shards =
+      version_ == 3
+          ? json(true)
+          : json("Zarr v2 has no shards (sharding_indexed is v3's; open with zarr_version=3)");
+  return {
+      {"shards", shards},
+      {"multiscales", {{"convention", "ome-ngff"}, {"version", version_ == 3 ? "0.5" : "0.4"}}}};
 }
 
 void ZarrStore::create(std::string_view node, std::string_view text) {
@@ -270,13 +281,16 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
   const std::string dir = node_dir(parts);
   require_outside_arrays(parts);
   const Kind existing = kind_of(dir);
-  if (existing == Kind::array) invalid(dir + ": array '" + std::string(node) + "' already exists; remove it first");
+  if (existing == Kind::array)
+    invalid(dir + ": array '" + std::string(node) + "' already exists; remove it first");
   json attributes = d.value("attributes", json::object());
   if (!attributes.is_object()) invalid("zarr create: \"attributes\" must be an object");
   const std::string kind = d.value("kind", "group");
   if (kind != "group" && kind != "array")
-    unsupported("zarr create: cannot create a node of kind \"" + kind + "\" (Zarr v2 holds groups and arrays)");
-  if (kind == "array") check_array_description(dir, d);  // before any byte: no group left of a refused array
+    unsupported("zarr create: cannot create a node of kind \"" + kind +
+                "\" (Zarr v2 holds groups and arrays)");
+  if (kind == "array")
+    check_array_description(dir, d);  // before any byte: no group left of a refused array
 
   // Every ancestor is a group, as zarr-python makes them.
   std::string ancestor = root_;
@@ -294,7 +308,8 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
     return;
   }
   if (existing == Kind::group) {  // an empty group becomes the array
-    if (!list(node).empty()) invalid(dir + ": group '" + std::string(node) + "' has nodes; it cannot become an array");
+    if (!list(node).empty())
+      invalid(dir + ": group '" + std::string(node) + "' has nodes; it cannot become an array");
     storage_.remove_if_exists(dir + "/" + kGroupFile, 0);
     storage_.remove_if_exists(dir + "/" + kAttributesFile, 0);
   }
@@ -306,10 +321,12 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
 // order, shape, chunks (at most 2 GiB each), C or F order, fill value.
 ArrayMeta description_meta(const json& d, int version) {
   ArrayMeta a;
-  if (!d.contains("dtype") || !d["dtype"].is_string()) invalid("zarr create: an array needs a string \"dtype\"");
+  if (!d.contains("dtype") || !d["dtype"].is_string())
+    invalid("zarr create: an array needs a string \"dtype\"");
   const std::string byte_order = d.value("byte_order", "little");
   if (byte_order != "little" && byte_order != "big")
-    invalid("zarr create: \"byte_order\" must be \"little\" or \"big\", got \"" + byte_order + "\"");
+    invalid("zarr create: \"byte_order\" must be \"little\" or \"big\", got \"" + byte_order +
+            "\"");
   std::optional<DataType> type = data_type_for(d["dtype"].get<std::string>(), byte_order == "big");
   if (!type)
     unsupported("zarr create: no Zarr data type for \"" + d["dtype"].get<std::string>() +
@@ -319,16 +336,20 @@ ArrayMeta description_meta(const json& d, int version) {
   a.shape = description_extents(d, "shape", 0);
   a.chunks = d.contains("chunks") ? description_extents(d, "chunks", 1)
                                   : sdk::c_order_chunks(a.shape, a.type.size, uint64_t(4) << 20);
-  if (a.chunks.size() != a.shape.size()) invalid("zarr create: \"shape\" and \"chunks\" differ in rank");
+  if (a.chunks.size() != a.shape.size())
+    invalid("zarr create: \"shape\" and \"chunks\" differ in rank");
   uint64_t bytes = a.type.size;
   for (uint64_t c : a.chunks)
     if (c > kMaxChunkBytes || (bytes *= c) > kMaxChunkBytes)
-      invalid("zarr create: chunks " + json(a.chunks).dump() + " of " + a.type.name + " are over 2 GiB");
+      invalid("zarr create: chunks " + json(a.chunks).dump() + " of " + a.type.name +
+              " are over 2 GiB");
   // what parse_array and the host's open refuse (a chunk grid over 2^64)
-  if (const std::string why = sdk::array_size_problem(a.shape, a.chunks, a.type.size, a.type.name); !why.empty())
+  if (const std::string why = sdk::array_size_problem(a.shape, a.chunks, a.type.size, a.type.name);
+      !why.empty())
     invalid("zarr create: " + why);
   const std::string order = d.value("order", "C");
-  if (order != "C" && order != "F") invalid("zarr create: \"order\" must be \"C\" or \"F\", got \"" + order + "\"");
+  if (order != "C" && order != "F")
+    invalid("zarr create: \"order\" must be \"C\" or \"F\", got \"" + order + "\"");
   a.fortran = order == "F";
   a.fill = parse_fill_value(d.value("fill_value", json(0)), a.type, "zarr create");
   return a;
@@ -366,7 +387,9 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   ArrayMeta a = description_meta(d, 2);
 
   if (d.contains("shards") && !d["shards"].is_null())
-    invalid(dir + ": \"shards\" needs a Zarr v3 store; this one is v2 (open a new store with {\"zarr_version\": 3})");
+    invalid(
+        dir +
+        ": \"shards\" needs a Zarr v3 store; this one is v2 (open a new store with {\"zarr_version\": 3})");
   const json storage = d.value("storage", json::object());
   const json separator = storage.value("dimension_separator", json("."));
   if (separator != "." && separator != "/")
@@ -380,7 +403,8 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   a.codec = canonical_codec(prepare_codec(d.value("codec", json()), a.type.size), dir);
   if (!a.codec.is_null()) a.compressor = compressor_for_codec(a.codec);
 
-  if (json dims = d.value("dims", json()); dims.is_array() && dims.size() == a.ndim() && !attributes.contains("_ARRAY_DIMENSIONS")) {
+  if (json dims = d.value("dims", json());
+      dims.is_array() && dims.size() == a.ndim() && !attributes.contains("_ARRAY_DIMENSIONS")) {
     json names = json::array();
     for (const json& dim : dims)
       if (dim.is_object() && dim.contains("name") && dim["name"].is_string() && dim["name"] != "")
@@ -406,7 +430,8 @@ void ZarrStore::remove(std::string_view node) {
   require_writable("remove");
   metadata_changing();
   std::vector<std::string> parts = sdk::split_node_path(node);
-  if (parts.empty()) invalid(root_ + ": cannot remove the root; open with mode \"w\" to replace it");
+  if (parts.empty())
+    invalid(root_ + ": cannot remove the root; open with mode \"w\" to replace it");
   require_node(parts, node);
   storage_.remove(node_dir(parts), STOWAGE_REMOVE_RECURSIVE);
 }
@@ -416,7 +441,8 @@ void ZarrStore::remove(std::string_view node) {
 void ZarrStore::move_node(std::string_view from, std::string_view to, bool replace) {
   require_writable("move");
   metadata_changing();
-  std::vector<std::string> from_parts = sdk::split_node_path(from), to_parts = sdk::split_node_path(to);
+  std::vector<std::string> from_parts = sdk::split_node_path(from),
+                           to_parts = sdk::split_node_path(to);
   if (from_parts.empty() || to_parts.empty()) invalid(root_ + ": cannot move the root");
   require_node(from_parts, from);
   require_outside_arrays(to_parts);

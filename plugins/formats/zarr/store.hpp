@@ -27,20 +27,23 @@ namespace zarr {
 // An array as its node handle holds it: .zarray parsed once, and its codec.
 struct OpenArray {
   OpenArray(const stowage::sdk::Host& host, std::string dir_, ArrayMeta meta_)
-      : dir(std::move(dir_)), meta(std::move(meta_)), uncompressed(meta.codec.is_null()),
+      : dir(std::move(dir_)),
+        meta(std::move(meta_)),
+        uncompressed(meta.codec.is_null()),
         codec(host, meta.codec.dump(), dir + "/" + kArrayFile) {}
   std::string dir;
   ArrayMeta meta;
-  bool uncompressed;  // no compressor: the file is the chunk
+  bool uncompressed;                          // no compressor: the file is the chunk
   mutable stowage::sdk::LazyHostCodec codec;  // never made when uncompressed
-  std::shared_ptr<V3State> v3;  // Zarr v3 only (shard.hpp)
+  std::shared_ptr<V3State> v3;                // Zarr v3 only (shard.hpp)
 };
 
 class ZarrStore final : public stowage::sdk::Store {
  public:
   static int32_t identify(const stowage::sdk::Probe& probe);
-  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host, std::string_view path,
-                                                   uint32_t mode, std::string_view options_json);
+  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host& host,
+                                                   std::string_view path, uint32_t mode,
+                                                   std::string_view options_json);
 
   ZarrStore(stowage::sdk::Storage storage, std::string root, bool writable, int version = 2);
   // Publishes the shards still incomplete, merged with those on disk
@@ -58,15 +61,18 @@ class ZarrStore final : public stowage::sdk::Store {
   void move_node(std::string_view from, std::string_view to, bool replace) override;
 
   // The chunks of one array, for its node handle (chunk_io.cpp).
-  bool read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
-  void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
+  bool read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
+                  uint64_t* chunk_shape);
+  void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,
+                   const uint64_t* chunk_shape);
   bool chunk_exists(const OpenArray& a, const uint64_t* index) const;
   // Writers taking turns on a chunk written in part (stowage_array_vtable.lock_chunk).
   std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk(OpenArray& a, const uint64_t* index);
   void unlock_chunk(OpenArray& a, std::unique_ptr<stowage::sdk::ChunkLock> lock);
   // Publishes the shards of `a` this store holds in part, each merged under its lock.
   void flush(OpenArray& a);
-  void decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size, uint8_t* out);
+  void decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size,
+                    uint8_t* out);
 
  private:
   enum class Kind { none, group, array };
@@ -95,21 +101,26 @@ class ZarrStore final : public stowage::sdk::Store {
   void create_array_v3(const std::string& dir, const json& description, json attributes);
   void check_array_description(const std::string& dir, const json& description) const;
   void set_attributes_v3(const std::string& dir, const json& attributes);
-  bool read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity, uint64_t* chunk_shape);
-  void write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size, const uint64_t* chunk_shape);
+  bool read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
+                     uint64_t* chunk_shape);
+  void write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size,
+                      const uint64_t* chunk_shape);
   bool chunk_exists_v3(const OpenArray& a, const uint64_t* index) const;
   std::shared_ptr<const ShardIndex> shard_index(const OpenArray& a, const std::string& key) const;
   ShardIndex stored_index(const V3Layout& l, const std::string& key,
                           std::optional<std::pair<bool, uint64_t>> stat = std::nullopt) const;
-  bool read_whole(const std::string& key, std::optional<stowage::sdk::BufferPool::Lease>& file, uint64_t want,
-                  uint64_t* got);
+  bool read_whole(const std::string& key, std::optional<stowage::sdk::BufferPool::Lease>& file,
+                  uint64_t want, uint64_t* got);
   std::shared_ptr<PendingShard> pending_shard(const std::string& key) const;
   std::optional<std::vector<uint8_t>> pending_inner(const std::string& key, uint64_t inner) const;
-  bool place_inner_chunk(const std::string& key, const std::shared_ptr<PendingShard>& p, const ArrayMeta& meta,
-                         uint64_t inner, const uint8_t* chunk, std::unique_lock<std::mutex>& lock);
-  void add_inner_chunk(const std::string& key, PendingShard& p, uint64_t inner, std::vector<uint8_t> encoded);
+  bool place_inner_chunk(const std::string& key, const std::shared_ptr<PendingShard>& p,
+                         const ArrayMeta& meta, uint64_t inner, const uint8_t* chunk,
+                         std::unique_lock<std::mutex>& lock);
+  void add_inner_chunk(const std::string& key, PendingShard& p, uint64_t inner,
+                       std::vector<uint8_t> encoded);
   bool open_shard_file(const std::string& key, PendingShard& p, bool must);
-  void finish_shard(const std::string& key, PendingShard& p, bool merge, std::unique_lock<std::mutex>& lock);
+  void finish_shard(const std::string& key, PendingShard& p, bool merge,
+                    std::unique_lock<std::mutex>& lock);
   void publish_pending_shards();
   std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk_v3(OpenArray& a, const uint64_t* index);
   void publish_shard_held(const OpenArray& a, const std::string& key);
@@ -118,7 +129,7 @@ class ZarrStore final : public stowage::sdk::Store {
 
   // Consolidated metadata (consolidated.cpp).
   void open_consolidated(const json& options, bool existed);
-  std::string relative(const std::string& path) const;  // "" for the root
+  std::string relative(const std::string& path) const;       // "" for the root
   std::string metadata_name(const std::string& file) const;  // how errors name a metadata file
   void metadata_changing();  // before any change to the tree's metadata
   void write_consolidated();
@@ -135,7 +146,7 @@ class ZarrStore final : public stowage::sdk::Store {
   std::atomic<size_t> pending_count_{0};
   static constexpr int kMaxOpenShardFiles = 64;
   std::atomic<int> open_shard_files_{0};
-  stowage::sdk::BufferPool scratch_;  // chunk files read or encoded whole
+  stowage::sdk::BufferPool scratch_;          // chunk files read or encoded whole
   std::optional<Consolidated> consolidated_;  // read only: the tree's metadata, from .zmetadata
   bool consolidate_on_close_ = false;         // writable: close() writes .zmetadata
   bool metadata_changed_ = false;             // writable: .zmetadata removed, to be rewritten

@@ -71,12 +71,13 @@ void apply_shards(V3Layout& layout, const json& d, const ArrayMeta& a) {
   if (!d.contains("shards") || d["shards"].is_null()) return;
   layout.sharded = true;
   layout.shard = description_extents(d, "shards", 1);
-  if (layout.shard.size() != a.ndim()) invalid("zarr create: \"shards\" and \"shape\" differ in rank");
+  if (layout.shard.size() != a.ndim())
+    invalid("zarr create: \"shards\" and \"shape\" differ in rank");
   layout.per_shard.resize(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) {
     if (layout.shard[i] % a.chunks[i])
-      invalid("zarr create: \"shards\" " + json(layout.shard).dump() + " is not a multiple of \"chunks\" " +
-              json(a.chunks).dump());
+      invalid("zarr create: \"shards\" " + json(layout.shard).dump() +
+              " is not a multiple of \"chunks\" " + json(a.chunks).dump());
     layout.per_shard[i] = layout.shard[i] / a.chunks[i];
     layout.chunks_per_shard *= layout.per_shard[i];
     if (layout.chunks_per_shard > (uint64_t(1) << 24))
@@ -96,8 +97,10 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
   if (storage.value("zarr_format", json()) == 3 && storage.contains("chunk_key_encoding")) {
     const json keys = storage["chunk_key_encoding"];
     layout->default_keys = keys.value("name", "default") != "v2";
-    const json separator = keys.value("configuration", json::object()).value("separator", json(layout->default_keys ? "/" : "."));
-    if (separator != "." && separator != "/") invalid("zarr create: chunk key separator " + separator.dump());
+    const json separator = keys.value("configuration", json::object())
+                               .value("separator", json(layout->default_keys ? "/" : "."));
+    if (separator != "." && separator != "/")
+      invalid("zarr create: chunk key separator " + separator.dump());
     layout->separator = separator.get<std::string>()[0];
   }
 
@@ -111,10 +114,13 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
   a.codec = layout->codecs.empty() ? json() : layout->codecs[0].host;
 
   json names = nullptr;
-  if (json dims = d.value("dims", json()); dims.is_array() && dims.size() == a.ndim() && a.ndim() > 0) {
+  if (json dims = d.value("dims", json());
+      dims.is_array() && dims.size() == a.ndim() && a.ndim() > 0) {
     names = json::array();
     for (const json& dim : dims)
-      names.push_back(dim.is_object() && dim.value("name", json()).is_string() && dim["name"] != "" ? dim["name"] : json());
+      names.push_back(dim.is_object() && dim.value("name", json()).is_string() && dim["name"] != ""
+                          ? dim["name"]
+                          : json());
   }
   a.v3 = layout;
   storage_.make_directory(dir);

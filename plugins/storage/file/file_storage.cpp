@@ -17,13 +17,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdio.h>  // renameat2, RENAME_EXCHANGE
+#include <stdio.h>     // renameat2, RENAME_EXCHANGE
 #include <sys/file.h>  // flock
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <signal.h>  // kill(pid, 0)
+#include <signal.h>   // kill(pid, 0)
 #include <sys/uio.h>  // preadv
-#include <climits>  // IOV_MAX
+#include <climits>    // IOV_MAX
 #include <unistd.h>
 
 #include <algorithm>
@@ -187,7 +187,8 @@ std::string temp_path_for(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::string suffix = ".stowage-tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  const std::string suffix =
+      ".stowage-tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   return dir + hidden_name(base, suffix, 4);  // 4: replace_atomically's ".old"
 }
 
@@ -222,9 +223,11 @@ pid_t staged_pid(const std::string& name) {
   const std::string rest = name.substr(at + 13);  // "<pid>.<n>"
   const size_t dot = rest.find('.');
   const auto digits = [](const std::string& t) {
-    return !t.empty() && t.size() <= 18 && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !t.empty() && t.size() <= 18 &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
-  if (dot == std::string::npos || !digits(rest.substr(0, dot)) || !digits(rest.substr(dot + 1))) return 0;
+  if (dot == std::string::npos || !digits(rest.substr(0, dot)) || !digits(rest.substr(dot + 1)))
+    return 0;
   const long long pid = std::stoll(rest.substr(0, dot));
   return pid > 0 && pid <= INT_MAX ? static_cast<pid_t>(pid) : 0;
 }
@@ -246,7 +249,8 @@ double process_start(pid_t pid) {
   if (paren == std::string::npos) return 0;
   std::istringstream fields(line.substr(paren + 1));
   std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i)  // field 22: start time, in clock ticks after boot
+  for (int i = 3; i <= 22 && fields >> field;
+       ++i)  // field 22: start time, in clock ticks after boot
     if (i == 22) return double(boot) + std::stod(field) / double(::sysconf(_SC_CLK_TCK));
   return 0;
 }
@@ -266,7 +270,8 @@ void remove_dead_temporaries(const std::string& dir) {
   bool journal = false;
   while (dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (name.size() > 15 && name.compare(name.size() - 15, 15, ".stowage-commit") == 0) journal = true;
+    if (name.size() > 15 && name.compare(name.size() - 15, 15, ".stowage-commit") == 0)
+      journal = true;
     const pid_t pid = staged_pid(name);
     struct stat st;
     if (pid == 0 || ::lstat((dir + name).c_str(), &st) != 0) continue;
@@ -286,7 +291,8 @@ void make_directories(const std::string& path) {
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
   size_t slash = path.find_last_of('/', path.size() - (path.back() == '/' ? 2 : 1));
   if (slash != std::string::npos && slash > 0) make_directories(path.substr(0, slash));
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) io_fail(path, "cannot create directory", errno);
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    io_fail(path, "cannot create directory", errno);
 }
 
 // ---- one writer at a time ----------------------------------------------------------
@@ -339,7 +345,8 @@ class KeyLock : public BackendLock {
     }
   }
   ~KeyLock() override {
-    if (held_) ::unlink(path_.c_str());  // before the descriptor closes: no one holds a removed file's lock
+    if (held_)
+      ::unlink(path_.c_str());  // before the descriptor closes: no one holds a removed file's lock
   }
   bool held() const override { return held_; }
 
@@ -426,11 +433,13 @@ class StagedFile : public StagedBackendFile {
 // something has that name: atomically where the file system has
 // RENAME_NOREPLACE, else checked just before the rename.
 void rename_no_replace(const std::string& made, const std::string& final_path) {
-  if (::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) == 0)
+    return;
   int e = errno;
   struct stat st;
   if (e == EINVAL || e == ENOSYS || e == ENOTSUP) {
-    if (::lstat(final_path.c_str(), &st) != 0 && ::rename(made.c_str(), final_path.c_str()) == 0) return;
+    if (::lstat(final_path.c_str(), &st) != 0 && ::rename(made.c_str(), final_path.c_str()) == 0)
+      return;
     e = ::lstat(final_path.c_str(), &st) == 0 ? EEXIST : errno;
   }
   if (e == EEXIST) invalid(final_path + ": exists");
@@ -447,14 +456,17 @@ std::string replace_atomically(const std::string& made, const std::string& final
   struct stat st;
   const bool exists = ::lstat(final_path.c_str(), &st) == 0;
   if (!exists || !S_ISDIR(st.st_mode)) {
-    if (::rename(made.c_str(), final_path.c_str()) != 0) io_fail(final_path, "cannot rename into place", errno);
+    if (::rename(made.c_str(), final_path.c_str()) != 0)
+      io_fail(final_path, "cannot rename into place", errno);
     return "";
   }
-  if (::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0) return made;
+  if (::renameat2(AT_FDCWD, made.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0)
+    return made;
   if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
     io_fail(final_path, "cannot exchange the old version with the new one", errno);
   std::string old = temp_path_for(final_path) + ".old";
-  if (::rename(final_path.c_str(), old.c_str()) != 0) io_fail(final_path, "cannot move the old version aside", errno);
+  if (::rename(final_path.c_str(), old.c_str()) != 0)
+    io_fail(final_path, "cannot move the old version aside", errno);
   if (::rename(made.c_str(), final_path.c_str()) != 0) {
     int e = errno;
     (void)::rename(old.c_str(), final_path.c_str());  // put the old one back
@@ -491,7 +503,8 @@ using Renames = std::vector<std::pair<std::string, std::string>>;  // temporary,
 std::string relative_to(const std::string& dir, const std::string& path) {
   if (!dir.empty() && path.compare(0, dir.size(), dir) == 0) return path.substr(dir.size());
   if (dir.empty() && path.find('/') == std::string::npos) return path;
-  invalid(path + ": a file set must live beside its journal in " + (dir.empty() ? "the current directory" : dir));
+  invalid(path + ": a file set must live beside its journal in " +
+          (dir.empty() ? "the current directory" : dir));
 }
 
 // A journal's names stay below its directory: relative, no "..", no empty parts.
@@ -537,10 +550,12 @@ Renames parse_journal(const std::string& journal, const std::string& text) {
 std::string read_small_file(const std::string& path, uint64_t max_size) {
   Fd fd = open_file(path, O_RDONLY);
   uint64_t size = file_size(fd.fd, path);
-  if (size > max_size) corrupt(path + ": file is " + std::to_string(size) + " bytes, more than the " +
-                               std::to_string(max_size) + " allowed");
+  if (size > max_size)
+    corrupt(path + ": file is " + std::to_string(size) + " bytes, more than the " +
+            std::to_string(max_size) + " allowed");
   std::string text(size, '\0');
-  if (read_at(fd.fd, text.data(), size, 0, path) != size) corrupt(path + ": file shrank while being read");
+  if (read_at(fd.fd, text.data(), size, 0, path) != size)
+    corrupt(path + ": file shrank while being read");
   return text;
 }
 
@@ -556,7 +571,8 @@ class FileStorage : public ReadableStorage,
 
   KeyStat stat(std::string_view key) override { return stat_path(path_of(key)); }
 
-  stowage_view read(std::string_view key, uint64_t offset, uint64_t length, uint32_t flags) override {
+  stowage_view read(std::string_view key, uint64_t offset, uint64_t length,
+                    uint32_t flags) override {
     const std::string path = path_of(key);
     Fd fd = open_file(path, O_RDONLY);
     const uint64_t size = file_size(fd.fd, path);
@@ -566,13 +582,15 @@ class FileStorage : public ReadableStorage,
     if (flags & STOWAGE_READ_KEEP) {
       stowage_view v = map(fd.fd, path, begin, n);
       // Watched: the map keeps the descriptor, so view_size is one fstat.
-      if (flags & STOWAGE_READ_WATCH) static_cast<MappedBytes*>(v.owner)->fd = std::exchange(fd.fd, -1);
+      if (flags & STOWAGE_READ_WATCH)
+        static_cast<MappedBytes*>(v.owner)->fd = std::exchange(fd.fd, -1);
       return v;
     }
     auto* owner = new HeapBytes;
     try {
       owner->bytes.resize(n);
-      if (read_at(fd.fd, owner->bytes.data(), n, begin, path) != n) corrupt(path + ": file shrank while being read");
+      if (read_at(fd.fd, owner->bytes.data(), n, begin, path) != n)
+        corrupt(path + ": file shrank while being read");
     } catch (...) {
       delete owner;
       throw;
@@ -587,8 +605,8 @@ class FileStorage : public ReadableStorage,
 
   // One open, one fstat (only when asked) and one preadv: an N5 raw chunk's
   // header and payload in one call.
-  uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
-                      uint64_t* file_size) override {
+  uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts,
+                      size_t count, uint64_t* file_size) override {
     const std::string path = path_of(key);
     int fd;
     do {
@@ -605,7 +623,8 @@ class FileStorage : public ReadableStorage,
       if (parts[i].size) rest.push_back(iovec{parts[i].data, static_cast<size_t>(parts[i].size)});
     uint64_t got = 0;
     for (size_t first = 0; first < rest.size();) {
-      ssize_t r = ::preadv(fd, rest.data() + first, static_cast<int>(std::min<size_t>(rest.size() - first, IOV_MAX)),
+      ssize_t r = ::preadv(fd, rest.data() + first,
+                           static_cast<int>(std::min<size_t>(rest.size() - first, IOV_MAX)),
                            static_cast<off_t>(offset + got));
       if (r < 0) {
         if (errno == EINTR) continue;
@@ -613,7 +632,8 @@ class FileStorage : public ReadableStorage,
       }
       if (r == 0) break;
       got += static_cast<uint64_t>(r);
-      for (size_t n = static_cast<size_t>(r); n > 0 && first < rest.size();) {  // skip what was filled
+      for (size_t n = static_cast<size_t>(r);
+           n > 0 && first < rest.size();) {  // skip what was filled
         size_t take = std::min(n, rest[first].iov_len);
         rest[first].iov_base = static_cast<char*>(rest[first].iov_base) + take;
         rest[first].iov_len -= take;
@@ -660,10 +680,12 @@ class FileStorage : public ReadableStorage,
 
   // Under the key's lock: no other conditional put or lock_key holder can
   // change the key between the comparison and the rename.
-  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected, uint32_t flags) override {
+  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected,
+                  uint32_t flags) override {
     auto& file = static_cast<StagedFile&>(*f);
     KeyLock turn(file.final_path(), false);
-    if (!turn.held()) unsupported(file.shown() + ": cannot put conditionally: this file system refuses flock");
+    if (!turn.held())
+      unsupported(file.shown() + ": cannot put conditionally: this file system refuses flock");
     const KeyStat now = stat_path(file.final_path());
     if (expected.empty() ? now.kind != STOWAGE_ENTRY_ABSENT : now.version != expected) return false;
     file.finish(flags & STOWAGE_PUBLISH_DURABLE);
@@ -702,7 +724,8 @@ class FileStorage : public ReadableStorage,
     const std::string path = path_of(key);
     make_directories(directory_of(path));
     sweep_once(directory_of(path));
-    return first_free_temp_name(path, path, [](const std::string& t) { return ::mkdir(t.c_str(), 0755) == 0; });
+    return first_free_temp_name(path, path,
+                                [](const std::string& t) { return ::mkdir(t.c_str(), 0755) == 0; });
   }
 
   void remove(std::string_view key, uint32_t flags) override {
@@ -728,7 +751,8 @@ class FileStorage : public ReadableStorage,
     return true;
   }
 
-  void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags) override {
+  void move(const std::vector<std::pair<std::string, std::string>>& renames,
+            uint32_t flags) override {
     if (renames.size() > 1) {
       std::vector<std::pair<std::string, std::string>> paths;
       for (const auto& [from, to] : renames) paths.emplace_back(path_of(from), path_of(to));
@@ -779,7 +803,8 @@ class FileStorage : public ReadableStorage,
   static std::optional<bool> entry_is_directory(const std::string& path, unsigned char type) {
     if (type != DT_UNKNOWN && type != DT_LNK) return type == DT_DIR;
     struct stat st;
-    if (type == DT_UNKNOWN && ::lstat(path.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) return S_ISDIR(st.st_mode);
+    if (type == DT_UNKNOWN && ::lstat(path.c_str(), &st) == 0 && !S_ISLNK(st.st_mode))
+      return S_ISDIR(st.st_mode);
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return std::nullopt;
     return false;  // a link to a file, or a dangling one (reading it says so)
   }
@@ -787,9 +812,11 @@ class FileStorage : public ReadableStorage,
   // The backend's own temporaries and journals are not entries.
   static bool is_staging_name(const std::string& name) {
     auto ends = [&](std::string_view tail) {
-      return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+      return name.size() > tail.size() &&
+             name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
     };
-    return name.find(".stowage-tmp.") != std::string::npos || ends(".stowage-commit") || ends(".stowage-lock");
+    return name.find(".stowage-tmp.") != std::string::npos || ends(".stowage-commit") ||
+           ends(".stowage-lock");
   }
 
   static stowage_view map(int fd, const std::string& path, uint64_t begin, uint64_t n) {
@@ -799,7 +826,8 @@ class FileStorage : public ReadableStorage,
     void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(aligned));
     if (base == MAP_FAILED) io_fail(path, "cannot map", errno);
     auto* owner = new MappedBytes{base, length};
-    return stowage_view{static_cast<const uint8_t*>(base) + (begin - aligned), n, owner, MappedBytes::release};
+    return stowage_view{static_cast<const uint8_t*>(base) + (begin - aligned), n, owner,
+                        MappedBytes::release};
   }
 
   static void publish_one(StagedFile& file, uint32_t flags) {
@@ -832,8 +860,9 @@ class FileStorage : public ReadableStorage,
 
   // Renames complete entries (temporary -> final) as one change: the
   // journal beside the first final path is the commit point.
-  static void commit_renames(const std::vector<std::pair<std::string, std::string>>& renames, bool durable,
-                             const std::function<void()>& on_commit_point = [] {}) {
+  static void commit_renames(
+      const std::vector<std::pair<std::string, std::string>>& renames, bool durable,
+      const std::function<void()>& on_commit_point = [] {}) {
     const std::string first = renames.at(0).second;
     const std::string dir = directory_of(first), journal = journal_for(first);
     Renames relative;
@@ -846,7 +875,8 @@ class FileStorage : public ReadableStorage,
     // renames at a time, so the last commit wins whole.
     DirectoryLock turn(dir);
     struct stat st;
-    const bool abandoned = ::lstat(journal.c_str(), &st) == 0;  // a killed writer's, never recovered
+    const bool abandoned =
+        ::lstat(journal.c_str(), &st) == 0;  // a killed writer's, never recovered
     StagedFile journal_file(journal, first);
     journal_file.write_at(0, text.data(), text.size());
     journal_file.finish(durable);
@@ -860,5 +890,6 @@ class FileStorage : public ReadableStorage,
 
 }  // namespace
 
-STOWAGE_DEFINE_STORAGE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs", "{}",
-                              STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_MAP, nullptr)
+STOWAGE_DEFINE_STORAGE_PLUGIN(FileStorage, "file", "1.0.0", "local files: paths, or file:// URLs",
+                              "{}", STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_MAP,
+                              nullptr)

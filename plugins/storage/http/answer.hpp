@@ -32,13 +32,13 @@ struct Body {
   std::vector<uint8_t>* grow = nullptr;
   // per attempt
   bool started = false;
-  bool keep = false;     // a 200/206 answer: its body is the file
-  uint64_t skip = 0;     // bytes still to skip (a 200 answer to a ranged GET)
-  uint64_t received = 0; // bytes the server sent
+  bool keep = false;      // a 200/206 answer: its body is the file
+  uint64_t skip = 0;      // bytes still to skip (a 200 answer to a ranged GET)
+  uint64_t received = 0;  // bytes the server sent
   uint64_t kept = 0;
-  size_t part = 0;       // read_into: the buffer the next byte goes to...
-  uint64_t part_at = 0;  // ...and where in it
-  bool full = false;     // stopped on purpose: limit bytes kept
+  size_t part = 0;         // read_into: the buffer the next byte goes to...
+  uint64_t part_at = 0;    // ...and where in it
+  bool full = false;       // stopped on purpose: limit bytes kept
   bool no_memory = false;  // a growing buffer could not grow (thrown after the transfer returns)
 
   void restart() {
@@ -55,7 +55,8 @@ struct Body {
     skip = status == 200 ? offset : 0;
     if (keep && grow && content_length > 0 && static_cast<uint64_t>(content_length) > skip) {
       try {  // one allocation for a whole file, not log2(size) of them
-        grow->reserve(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(content_length) - skip, limit)));
+        grow->reserve(static_cast<size_t>(
+            std::min<uint64_t>(static_cast<uint64_t>(content_length) - skip, limit)));
       } catch (const std::exception&) {  // a bogus length: grow as the bytes come
       }
     }

@@ -17,7 +17,7 @@ namespace {
 namespace http = boost::beast::http;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kHeadBuffer = 4096;         // a head (nginx: about 250 bytes) and the body's first bytes
+constexpr size_t kHeadBuffer = 4096;  // a head (nginx: about 250 bytes) and the body's first bytes
 constexpr size_t kMaxHead = 64 * 1024;       // a longer head is declined
 constexpr uint64_t kMaxErrorPage = 1 << 16;  // read to keep the connection; a longer one closes it
 constexpr size_t kScratch = 256 * 1024;      // bodies that go through Body::take (see get)
@@ -31,7 +31,8 @@ constexpr long kMaxReceive = 512L * 1024;
 // A request's end, as libcurl's CURLOPT_TIMEOUT_MS: 0 is none.
 class Deadline {
  public:
-  explicit Deadline(int64_t ms) : none_(ms == 0), at_(Clock::now() + std::chrono::milliseconds(ms)), ms_(ms) {}
+  explicit Deadline(int64_t ms)
+      : none_(ms == 0), at_(Clock::now() + std::chrono::milliseconds(ms)), ms_(ms) {}
   // For poll(): -1 without a deadline, 0 once it has passed.
   int left_ms() const {
     if (none_) return -1;
@@ -93,8 +94,9 @@ struct DirectGet::Connection {
   std::string server;  // Origin::connect_url
   bool reused = false;
   char error[CURL_ERROR_SIZE] = {0};  // libcurl's text for a failed connect, send or recv
-  std::vector<char> head = std::vector<char>(kHeadBuffer);  // an answer's head and the body's first bytes
-  std::vector<char> scratch;                                // body bytes that cannot go in place
+  std::vector<char> head =
+      std::vector<char>(kHeadBuffer);  // an answer's head and the body's first bytes
+  std::vector<char> scratch;           // body bytes that cannot go in place
 
   ~Connection() {
     if (handle) curl_easy_cleanup(handle);
@@ -134,8 +136,8 @@ struct DirectGet::Connection {
 
   // Receives an answer's head into `parser`. The bytes after it (the
   // body's first) are head[*parsed, *filled).
-  Exchange receive_head(http::response_parser<http::empty_body>& parser, size_t* parsed, size_t* filled,
-                        const Deadline& d, Reply& r) {
+  Exchange receive_head(http::response_parser<http::empty_body>& parser, size_t* parsed,
+                        size_t* filled, const Deadline& d, Reply& r) {
     *parsed = *filled = 0;
     while (!parser.is_header_done()) {
       if (*filled == head.size()) {
@@ -172,12 +174,14 @@ struct DirectGet::Connection {
         if (code == CURLE_OK) b.placed(got);
       } else {
         scratch.resize(kScratch);
-        code = receive(scratch.data(), static_cast<size_t>(std::min<uint64_t>(kScratch, left)), &got, d);
+        code = receive(scratch.data(), static_cast<size_t>(std::min<uint64_t>(kScratch, left)),
+                       &got, d);
         if (code == CURLE_OK) go_on = b.take(scratch.data(), got);
       }
       if (code == CURLE_OPERATION_TIMEDOUT) return timed_out(d, b.received, r);
       if (code != CURLE_OK) return failed(code, error, r);
-      if (got == 0) return failed(CURLE_PARTIAL_FILE, "the connection closed before the body ended", r);
+      if (got == 0)
+        return failed(CURLE_PARTIAL_FILE, "the connection closed before the body ended", r);
       left -= got;
     }
     // A body stopped before its end (limit bytes kept of a whole file)
@@ -191,8 +195,8 @@ struct DirectGet::Connection {
   }
   static Exchange timed_out(const Deadline& d, uint64_t received, Reply& r) {
     return failed(CURLE_OPERATION_TIMEDOUT,
-                  "timed out after " + std::to_string(d.ms()) + " ms with " + std::to_string(received) +
-                      " bytes received",
+                  "timed out after " + std::to_string(d.ms()) + " ms with " +
+                      std::to_string(received) + " bytes received",
                   r);
   }
 };
@@ -258,8 +262,8 @@ DirectGet::Outcome DirectGet::get(const Origin& o, const std::string& range, Bod
 
 // Sends the request on c and receives the answer: its head into r, its body
 // into b.
-DirectGet::Exchange DirectGet::exchange(Connection& c, const std::string& request, const Deadline& d, Body& b,
-                                        Reply& r) {
+DirectGet::Exchange DirectGet::exchange(Connection& c, const std::string& request,
+                                        const Deadline& d, Body& b, Reply& r) {
   CURLcode code = c.send_all(request, d);
   if (code != CURLE_OK) return c.reused ? Exchange::stale : Connection::failed(code, c.error, r);
   http::response_parser<http::empty_body> parser;
@@ -269,22 +273,26 @@ DirectGet::Exchange DirectGet::exchange(Connection& c, const std::string& reques
 
   const auto& h = parser.get();
   r.status = static_cast<long>(h.result_int());
-  r.status_line = "HTTP/" + std::to_string(h.version() / 10) + "." + std::to_string(h.version() % 10) + " " +
-                  std::to_string(r.status) + " " + std::string(h.reason());
+  r.status_line = "HTTP/" + std::to_string(h.version() / 10) + "." +
+                  std::to_string(h.version() % 10) + " " + std::to_string(r.status) + " " +
+                  std::string(h.reason());
   r.content_range = std::string(h[http::field::content_range]);
   // Redirects and bodies of unknown length are libcurl's.
-  if (r.status < 200 || (r.status >= 300 && r.status < 400) || !parser.content_length()) return Exchange::declined;
+  if (r.status < 200 || (r.status >= 300 && r.status < 400) || !parser.content_length())
+    return Exchange::declined;
   uint64_t length = *parser.content_length();
   r.content_length = static_cast<int64_t>(std::min<uint64_t>(length, INT64_MAX));
   b.start(r.status, r.content_length);
-  if (!b.keep && length > kMaxErrorPage) return Exchange::closed;  // an error page not worth reading
+  if (!b.keep && length > kMaxErrorPage)
+    return Exchange::closed;  // an error page not worth reading
 
   size_t early = static_cast<size_t>(std::min<uint64_t>(filled - parsed, length));
   if (!b.take(c.head.data() + parsed, early)) return Exchange::closed;
   e = c.receive_body(length - early, b, d, r);
   // Bytes past the body, or a server that closes after this answer, leave
   // the connection in no state for another request.
-  if (e == Exchange::reusable && (filled - parsed > early || !parser.keep_alive())) return Exchange::closed;
+  if (e == Exchange::reusable && (filled - parsed > early || !parser.keep_alive()))
+    return Exchange::closed;
   return e;
 }
 

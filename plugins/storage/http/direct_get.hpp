@@ -70,7 +70,8 @@ class DirectGet {
   };
   std::unique_ptr<Connection> take(const Origin& o, Reply& r);
   void give_back(std::unique_ptr<Connection> c);
-  Exchange exchange(Connection& c, const std::string& request, const Deadline& d, Body& b, Reply& r);
+  Exchange exchange(Connection& c, const std::string& request, const Deadline& d, Body& b,
+                    Reply& r);
 
   Timeouts timeouts_;
   std::mutex mutex_;

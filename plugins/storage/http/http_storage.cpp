@@ -82,8 +82,8 @@ int64_t option(const nlohmann::json& j, const char* key, int64_t def, int64_t mi
     invalid(std::string("http storage: \"") + key + "\" must be an integer, got " + v.dump());
   int64_t n = v.get<int64_t>();
   if (n < min || n > max)
-    invalid(std::string("http storage: \"") + key + "\" is " + std::to_string(n) + ", allowed range " +
-            std::to_string(min) + ".." + std::to_string(max));
+    invalid(std::string("http storage: \"") + key + "\" is " + std::to_string(n) +
+            ", allowed range " + std::to_string(min) + ".." + std::to_string(max));
   return n;
 }
 
@@ -92,12 +92,14 @@ Options parse_options(std::string_view text, const std::string& what) {
   const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
   for (const auto& item : j.items()) {
     const std::string& k = item.key();
-    if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms" && k != "direct")
+    if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms" &&
+        k != "direct")
       invalid("http storage: unknown option \"" + k +
               "\" (known: retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct)");
   }
   if (j.contains("direct")) {
-    if (!j["direct"].is_boolean()) invalid("http storage: \"direct\" must be true or false, got " + j["direct"].dump());
+    if (!j["direct"].is_boolean())
+      invalid("http storage: \"direct\" must be true or false, got " + j["direct"].dump());
     o.direct = j["direct"].get<bool>();
   }
   o.retries = option(j, "retries", o.retries, 0, 100);
@@ -162,7 +164,8 @@ size_t write_body(char* data, size_t one, size_t n, void* ctx) {
     long status = 0;
     curl_easy_getinfo(sink.handle, CURLINFO_RESPONSE_CODE, &status);
     curl_off_t length = -1;
-    if (curl_easy_getinfo(sink.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK) length = -1;
+    if (curl_easy_getinfo(sink.handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK)
+      length = -1;
     b.start(status, length);
   }
   return b.take(data, n) ? n : 0;  // 0 stops the transfer (CURLE_WRITE_ERROR)
@@ -227,13 +230,15 @@ std::string status_text(const Reply& r) {
 class HttpStorage : public stowage::sdk::ReadableStorage {
  public:
   HttpStorage(const stowage_host*, std::string_view options_json)
-      : options_(options_json.empty() ? parse_options(environment_options(), "http storage: STOWAGE_HTTP_OPTIONS")
-                                      : parse_options(options_json, "http storage: the options")) {
+      : options_(options_json.empty()
+                     ? parse_options(environment_options(), "http storage: STOWAGE_HTTP_OPTIONS")
+                     : parse_options(options_json, "http storage: the options")) {
     // Thread-safe and reference-counted in the libcurl of Debian 12 (7.88).
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
       fail(STOWAGE_INTERNAL, "http storage: curl_global_init failed");
     if (options_.direct && !proxy_in_environment())
-      direct_ = std::make_unique<DirectGet>(DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
+      direct_ = std::make_unique<DirectGet>(
+          DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
   }
   ~HttpStorage() override {
     direct_.reset();
@@ -246,11 +251,13 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     Reply r = request(url, "HEAD", nullptr);
     bool directory = ends_with_slash(r.effective_url) || ends_with_slash(url);
     if (r.status == 404 || r.status == 410) return {STOWAGE_ENTRY_ABSENT, 0, ""};
-    if (r.status == 405 || r.status == 501) return {STOWAGE_ENTRY_FILE, size_by_range(key, url), ""};  // no HEAD
+    if (r.status == 405 || r.status == 501)
+      return {STOWAGE_ENTRY_FILE, size_by_range(key, url), ""};  // no HEAD
     // nginx answers 403 for a directory it does not list: still a directory.
     if (directory && (r.status == 200 || r.status == 403)) return {STOWAGE_ENTRY_DIRECTORY, 0, ""};
     check_status(key, r);
-    if (r.content_length >= 0) return {STOWAGE_ENTRY_FILE, static_cast<uint64_t>(r.content_length), r.etag};
+    if (r.content_length >= 0)
+      return {STOWAGE_ENTRY_FILE, static_cast<uint64_t>(r.content_length), r.etag};
     return {STOWAGE_ENTRY_FILE, size_by_range(key, url), r.etag};
   }
 
@@ -277,8 +284,8 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   // One ranged GET whose body is copied straight into the parts, the file's
   // size from its Content-Range. (ReadableStorage's default sends a GET per
   // part and a HEAD for the size: three requests per N5 chunk.)
-  uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts, size_t count,
-                      uint64_t* file_size) override {
+  uint64_t read_parts(std::string_view key, uint64_t offset, const stowage_buffer* parts,
+                      size_t count, uint64_t* file_size) override {
     Body b;
     b.offset = offset;
     b.parts = parts;
@@ -296,9 +303,11 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     b.limit = kMaxListing;
     b.grow = &text;
     Reply r = request(url, "GET", &b);
-    if (r.status == 404) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such directory (HTTP 404)");
+    if (r.status == 404)
+      fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such directory (HTTP 404)");
     check_status(key, r);
-    return parse_listing(key, std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
+    return parse_listing(key,
+                         std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
   }
 
  private:
@@ -312,14 +321,16 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     std::string url = to_url(key);
     if (b.limit == 0) {  // nothing to read, but the file must exist
       const stowage::sdk::KeyStat st = stat(key);
-      if (st.kind == STOWAGE_ENTRY_ABSENT) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
+      if (st.kind == STOWAGE_ENTRY_ABSENT)
+        fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
       if (file_size) *file_size = st.size;
       return;
     }
     Origin origin;
     bool direct = direct_ && origin_of(url, &origin);
     Reply r = request(url, "GET", &b, direct ? &origin : nullptr);
-    if (r.status == 404) fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
+    if (r.status == 404)
+      fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
     if (r.status == 416) b.restart();  // the range starts at or after the end
     if (r.status != 416) check_status(key, r);
     // nginx redirects "dir" to "dir/" and answers with the listing
@@ -352,13 +363,15 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   // last attempt. Bodies cut short are caught here (and retried) too. A GET
   // of a plain-http file goes through DirectGet when `direct` is given,
   // through libcurl's transfer from the first attempt DirectGet declines.
-  Reply request(const std::string& url, const char* method, Body* body, const Origin* direct = nullptr) {
+  Reply request(const std::string& url, const char* method, Body* body,
+                const Origin* direct = nullptr) {
     std::optional<CurlPool::Lease> lease;
     Reply r;
     for (int64_t attempt = 0;; ++attempt) {
       r = Reply{};
       if (body) body->restart();
-      if (direct && direct_->get(*direct, range_header(*body), *body, r) == DirectGet::Outcome::answered) {
+      if (direct &&
+          direct_->get(*direct, range_header(*body), *body, r) == DirectGet::Outcome::answered) {
         r.effective_url = url;
         if (body->no_memory) throw std::bad_alloc();
       } else {
@@ -376,7 +389,8 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
       if (!retry || attempt >= options_.retries) {
         return finish(url, body, r, attempt + 1);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_delay_ms << std::min<int64_t>(attempt, 16)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(options_.retry_delay_ms << std::min<int64_t>(attempt, 16)));
     }
   }
 
@@ -407,9 +421,11 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
     if (code != CURLE_OK) curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &r.os_errno);
     curl_off_t cl = -1;
-    if (curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK) r.content_length = cl;
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK)
+      r.content_length = cl;
     char* eff = nullptr;
-    if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff) r.effective_url = eff;
+    if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff)
+      r.effective_url = eff;
     if (body && body->no_memory) throw std::bad_alloc();
     return code;
   }
@@ -417,22 +433,25 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   // "a-b" for curl's CURLOPT_RANGE, or "" for the whole file.
   static std::string range_header(const Body& b) {
     if (b.offset == 0 && b.limit == UINT64_MAX) return "";
-    if (b.limit == UINT64_MAX || b.offset + b.limit < b.offset) return std::to_string(b.offset) + "-";
+    if (b.limit == UINT64_MAX || b.offset + b.limit < b.offset)
+      return std::to_string(b.offset) + "-";
     return std::to_string(b.offset) + "-" + std::to_string(b.offset + b.limit - 1);
   }
 
   // Did the body stop before what the server announced? `why` receives how.
   static bool is_truncated(const Body& b, const Reply& r, std::string* why) {
     if (r.code == CURLE_PARTIAL_FILE) {
-      if (why) *why = "the connection closed before the body ended (" + std::to_string(b.received) + " of " +
-                      std::to_string(r.content_length) + " bytes)";
+      if (why)
+        *why = "the connection closed before the body ended (" + std::to_string(b.received) +
+               " of " + std::to_string(r.content_length) + " bytes)";
       return true;
     }
     if (r.code != CURLE_OK || b.full) return false;
     uint64_t expected = 0;
     if (r.status == 206) {
       uint64_t first = 0, last = 0;
-      if (!parse_content_range(r.content_range, &first, &last)) return false;  // checked in finish()
+      if (!parse_content_range(r.content_range, &first, &last))
+        return false;  // checked in finish()
       expected = last - first + 1;
     } else if (r.status == 200 && r.content_length >= 0) {
       expected = static_cast<uint64_t>(r.content_length);
@@ -440,7 +459,8 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
       return false;
     }
     if (b.received != expected) {
-      if (why) *why = "got " + std::to_string(b.received) + " of " + std::to_string(expected) + " bytes";
+      if (why)
+        *why = "got " + std::to_string(b.received) + " of " + std::to_string(expected) + " bytes";
       return true;
     }
     return r.status == 206 && is_short_range(b, r, why);
@@ -451,13 +471,15 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   // rest would read as the file's end.
   static bool is_short_range(const Body& b, const Reply& r, std::string* why) {
     uint64_t first = 0, last = 0, total = 0;
-    if (!parse_content_range(r.content_range, &first, &last) || !total_size(r, &total)) return false;
+    if (!parse_content_range(r.content_range, &first, &last) || !total_size(r, &total))
+      return false;
     const uint64_t asked_end = b.offset + std::min(b.limit, UINT64_MAX - b.offset);
     if (last + 1 >= std::min(total, asked_end)) return false;
     if (why)
-      *why = "the server sent bytes " + std::to_string(first) + "-" + std::to_string(last) + " of the " +
-             std::to_string(std::min(total, asked_end) - b.offset) + " asked from byte " + std::to_string(b.offset) +
-             " (the file has " + std::to_string(total) + ")";
+      *why = "the server sent bytes " + std::to_string(first) + "-" + std::to_string(last) +
+             " of the " + std::to_string(std::min(total, asked_end) - b.offset) +
+             " asked from byte " + std::to_string(b.offset) + " (the file has " +
+             std::to_string(total) + ")";
     return true;
   }
 
@@ -465,19 +487,23 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   Reply finish(const std::string& url, Body* body, Reply& r, int64_t attempts) {
     std::string after = attempts > 1 ? " (after " + std::to_string(attempts) + " attempts)" : "";
     std::string why;
-    if (body && is_truncated(*body, r, &why)) fail(STOWAGE_CORRUPT, shown(url) + ": truncated body: " + why + after);
+    if (body && is_truncated(*body, r, &why))
+      fail(STOWAGE_CORRUPT, shown(url) + ": truncated body: " + why + after);
     if (r.code != CURLE_OK) {
       std::string text = r.curl_error[0] ? r.curl_error : curl_easy_strerror(r.code);
       // libcurl 7.88 says "Couldn't connect to server": the system says why
-      if (r.code == CURLE_COULDNT_CONNECT && r.os_errno && text.find(std::strerror(static_cast<int>(r.os_errno))) == std::string::npos)
+      if (r.code == CURLE_COULDNT_CONNECT && r.os_errno &&
+          text.find(std::strerror(static_cast<int>(r.os_errno))) == std::string::npos)
         text += " (" + std::string(std::strerror(static_cast<int>(r.os_errno))) + ")";
       fail(STOWAGE_IO, shown(url + ": " + text + after));
     }
-    if (transient_status(r.status)) fail(STOWAGE_IO, shown(url) + ": HTTP " + status_text(r) + after);
+    if (transient_status(r.status))
+      fail(STOWAGE_IO, shown(url) + ": HTTP " + status_text(r) + after);
     if (body && r.status == 206) {
       uint64_t first = 0, last = 0;
       if (!parse_content_range(r.content_range, &first, &last) || first != body->offset)
-        fail(STOWAGE_IO, shown(url) + ": the server answered the range " + std::to_string(body->offset) +
+        fail(STOWAGE_IO, shown(url) + ": the server answered the range " +
+                             std::to_string(body->offset) +
                              "- with \"Content-Range: " + r.content_range + "\"");
     }
     return r;
@@ -487,9 +513,14 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   static void check_status(std::string_view key, const Reply& r) {
     if (r.status >= 200 && r.status < 300) return;
     if (r.status == 404 || r.status == 410)
-      fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP " + std::to_string(r.status) + ")");
-    if (r.status == 403) fail(STOWAGE_IO, shown(std::string(key)) + ": HTTP 403 Forbidden (the server refuses to serve it)");
-    if (r.status == 401) fail(STOWAGE_IO, shown(std::string(key)) + ": HTTP 401 Unauthorized (the server wants credentials)");
+      fail(STOWAGE_NOT_FOUND,
+           shown(std::string(key)) + ": no such file (HTTP " + std::to_string(r.status) + ")");
+    if (r.status == 403)
+      fail(STOWAGE_IO,
+           shown(std::string(key)) + ": HTTP 403 Forbidden (the server refuses to serve it)");
+    if (r.status == 401)
+      fail(STOWAGE_IO,
+           shown(std::string(key)) + ": HTTP 401 Unauthorized (the server wants credentials)");
     fail(STOWAGE_IO, shown(std::string(key)) + ": HTTP " + status_text(r));
   }
 
@@ -508,19 +539,22 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     uint64_t size = 0;
     if (total_size(r, &size)) return size;
     if (r.status == 416) return 0;
-    fail(STOWAGE_IO, shown(std::string(key)) + ": the server tells neither Content-Length nor a Content-Range total");
+    fail(STOWAGE_IO, shown(std::string(key)) +
+                         ": the server tells neither Content-Length nor a Content-Range total");
   }
 
   // nginx `autoindex_format json`: [{"name": "a", "type": "file", ...}, ...].
   static std::vector<std::string> parse_listing(std::string_view key, std::string_view text) {
     nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded() || !j.is_array())
-      unsupported(shown(std::string(key)) +
-                  ": the server's directory listing is not JSON (nginx: autoindex on; autoindex_format json;)");
+      unsupported(
+          shown(std::string(key)) +
+          ": the server's directory listing is not JSON (nginx: autoindex on; autoindex_format json;)");
     std::vector<std::string> names;
     for (const nlohmann::json& e : j) {
       if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
-        fail(STOWAGE_CORRUPT, shown(std::string(key)) + ": a listing entry without a name: " + e.dump());
+        fail(STOWAGE_CORRUPT,
+             shown(std::string(key)) + ": a listing entry without a name: " + e.dump());
       std::string name = e["name"].get<std::string>();
       if (name.empty() || name == "." || name == ".." || name.rfind(".stowage-", 0) == 0) continue;
       if (e.value("type", "") == "directory") name += '/';
@@ -550,5 +584,4 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "timeout_ms": {"type": "integer", "default": 60000, "min": 0, "max": 86400000},)"
     R"( "connect_timeout_ms": {"type": "integer", "default": 10000, "min": 0, "max": 3600000},)"
     R"( "direct": {"type": "boolean", "default": true}})",
-    STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL,
-    stowage_http::kAliases)
+    STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL, stowage_http::kAliases)

@@ -54,7 +54,8 @@ class StagedMemoryFile : public StagedBackendFile {
   void write_at(uint64_t offset, const void* data, size_t size) override {
     std::lock_guard<std::mutex> lock(mutex);
     if (offset + size > bytes.size()) bytes.resize(offset + size);
-    std::copy_n(static_cast<const uint8_t*>(data), size, bytes.begin() + static_cast<ptrdiff_t>(offset));
+    std::copy_n(static_cast<const uint8_t*>(data), size,
+                bytes.begin() + static_cast<ptrdiff_t>(offset));
   }
   uint64_t read_at(uint64_t offset, void* buf, uint64_t capacity) override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -114,9 +115,11 @@ class MemoryStorage : public ReadableStorage,
       if (name.find(".stowage-tmp.") != std::string::npos) return;
       names.insert(slash == std::string::npos && is_file ? name : name + "/");
     };
-    for (auto it = files_.lower_bound(dir + "/"); it != files_.end() && is_under(it->first, dir); ++it)
+    for (auto it = files_.lower_bound(dir + "/"); it != files_.end() && is_under(it->first, dir);
+         ++it)
       add_child(it->first, true);
-    for (auto it = directories_.lower_bound(dir + "/"); it != directories_.end() && is_under(*it, dir); ++it)
+    for (auto it = directories_.lower_bound(dir + "/");
+         it != directories_.end() && is_under(*it, dir); ++it)
       add_child(*it, false);
     return {names.begin(), names.end()};
   }
@@ -137,7 +140,8 @@ class MemoryStorage : public ReadableStorage,
 
   // Compared and put under the one mutex every publish takes, after the
   // key's lock_key holder (a read-modify-write) is done, as the file backend.
-  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected, uint32_t) override {
+  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected,
+                  uint32_t) override {
     auto& file = static_cast<StagedMemoryFile&>(*f);
     HeldKey turn(*this, file.key, false);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -147,7 +151,9 @@ class MemoryStorage : public ReadableStorage,
     return true;
   }
 
-  bool recover(std::string_view) override { return false; }  // a set is put under one mutex: never half done
+  bool recover(std::string_view) override {
+    return false;
+  }  // a set is put under one mutex: never half done
 
   // One mutex per lock name, made on first use and kept (names are few).
   std::unique_ptr<BackendLock> lock(std::string_view key) override {
@@ -183,18 +189,22 @@ class MemoryStorage : public ReadableStorage,
     const std::string k = normalized(key);
     if (files_.erase(k)) return;
     if (!is_directory_locked(k)) fail(STOWAGE_NOT_FOUND, k + ": no such file or directory");
-    if (!(flags & STOWAGE_REMOVE_RECURSIVE) && has_children_locked(k)) invalid(k + ": directory not empty");
+    if (!(flags & STOWAGE_REMOVE_RECURSIVE) && has_children_locked(k))
+      invalid(k + ": directory not empty");
     remove_tree_locked(k);
   }
 
   // Every rename under one lock: a set changes as one.
-  void move(const std::vector<std::pair<std::string, std::string>>& renames, uint32_t flags) override {
+  void move(const std::vector<std::pair<std::string, std::string>>& renames,
+            uint32_t flags) override {
     std::lock_guard<std::mutex> lock(mutex_);
     const bool replace = renames.size() > 1 || (flags & STOWAGE_PUBLISH_REPLACE);
     for (const auto& [from, to] : renames) {
       const std::string source = normalized(from), target = normalized(to);
-      if (!files_.count(source) && !is_directory_locked(source)) fail(STOWAGE_NOT_FOUND, source + ": no such file");
-      if (!replace && (files_.count(target) || is_directory_locked(target))) invalid(target + ": exists");
+      if (!files_.count(source) && !is_directory_locked(source))
+        fail(STOWAGE_NOT_FOUND, source + ": no such file");
+      if (!replace && (files_.count(target) || is_directory_locked(target)))
+        invalid(target + ": exists");
     }
     for (const auto& [from, to] : renames) {
       const std::string target = normalized(to);
@@ -213,24 +223,31 @@ class MemoryStorage : public ReadableStorage,
   }
   KeyStat stat_locked(const std::string& k) const {
     auto it = files_.find(k);
-    if (it == files_.end()) return {is_directory_locked(k) ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_ABSENT, 0, ""};
+    if (it == files_.end())
+      return {is_directory_locked(k) ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_ABSENT, 0, ""};
     const uint64_t g = it->second.generation;
-    return {STOWAGE_ENTRY_FILE, it->second.content->size(), std::string(reinterpret_cast<const char*>(&g), sizeof g)};
+    return {STOWAGE_ENTRY_FILE, it->second.content->size(),
+            std::string(reinterpret_cast<const char*>(&g), sizeof g)};
   }
   void put_locked(StagedMemoryFile& file) {
-    files_[file.key] = Entry{std::make_shared<const std::vector<uint8_t>>(std::move(file.bytes)), ++generation_};
+    files_[file.key] =
+        Entry{std::make_shared<const std::vector<uint8_t>>(std::move(file.bytes)), ++generation_};
   }
   bool has_children_locked(const std::string& dir) const {
     auto f = files_.lower_bound(dir + "/");
     auto d = directories_.lower_bound(dir + "/");
-    return (f != files_.end() && is_under(f->first, dir)) || (d != directories_.end() && is_under(*d, dir));
+    return (f != files_.end() && is_under(f->first, dir)) ||
+           (d != directories_.end() && is_under(*d, dir));
   }
-  bool is_directory_locked(const std::string& k) const { return directories_.count(k) || has_children_locked(k); }
+  bool is_directory_locked(const std::string& k) const {
+    return directories_.count(k) || has_children_locked(k);
+  }
   void remove_tree_locked(const std::string& dir) {
     directories_.erase(dir);
     for (auto it = files_.lower_bound(dir + "/"); it != files_.end() && is_under(it->first, dir);)
       it = files_.erase(it);
-    for (auto it = directories_.lower_bound(dir + "/"); it != directories_.end() && is_under(*it, dir);)
+    for (auto it = directories_.lower_bound(dir + "/");
+         it != directories_.end() && is_under(*it, dir);)
       it = directories_.erase(it);
   }
   // Renames a file, or a directory and everything under it.
@@ -242,12 +259,14 @@ class MemoryStorage : public ReadableStorage,
       return;
     }
     std::vector<std::pair<std::string, Entry>> files;
-    for (auto it = files_.lower_bound(source + "/"); it != files_.end() && is_under(it->first, source);) {
+    for (auto it = files_.lower_bound(source + "/");
+         it != files_.end() && is_under(it->first, source);) {
       files.emplace_back(moved(it->first), it->second);
       it = files_.erase(it);
     }
     std::vector<std::string> dirs{target};
-    for (auto it = directories_.lower_bound(source + "/"); it != directories_.end() && is_under(*it, source);) {
+    for (auto it = directories_.lower_bound(source + "/");
+         it != directories_.end() && is_under(*it, source);) {
       dirs.push_back(moved(*it));
       it = directories_.erase(it);
     }
@@ -300,5 +319,6 @@ const char* const kAliases[] = {"mem", nullptr};
 
 }  // namespace
 
-STOWAGE_DEFINE_STORAGE_PLUGIN(MemoryStorage, "memory", "1.0.0", "files held in the process (mem://name/...)", "{}",
+STOWAGE_DEFINE_STORAGE_PLUGIN(MemoryStorage, "memory", "1.0.0",
+                              "files held in the process (mem://name/...)", "{}",
                               STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE, kAliases)

@@ -37,7 +37,8 @@ inline bool addressable(const std::vector<uint64_t>& dims, uint64_t element_size
 
 // Whether the chunk grid of `shape` in `chunks` (same rank, no zero chunk)
 // has at most 2^64 - 1 chunks.
-inline bool countable_grid(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& chunks) {
+inline bool countable_grid(const std::vector<uint64_t>& shape,
+                           const std::vector<uint64_t>& chunks) {
   uint64_t count = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
     const uint64_t grid = shape[d] / chunks[d] + (shape[d] % chunks[d] != 0);
@@ -50,19 +51,24 @@ inline bool countable_grid(const std::vector<uint64_t>& shape, const std::vector
 // Why an array of `shape` in `chunks` of `dtype` (element_size bytes) cannot
 // be opened, or "" when it can. The format's own limits (N5's and Zarr's
 // 2 GiB chunks) are its own to check.
-inline std::string array_size_problem(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& chunks,
-                                      uint64_t element_size, std::string_view dtype) {
+inline std::string array_size_problem(const std::vector<uint64_t>& shape,
+                                      const std::vector<uint64_t>& chunks, uint64_t element_size,
+                                      std::string_view dtype) {
   const std::string of = " of " + std::string(dtype);
   if (!addressable(shape, element_size))
     return "shape " + extents_text(shape) + of + " is more bytes than a 64-bit offset can address";
   if (chunks.size() != shape.size())
-    return "chunks " + extents_text(chunks) + " and shape " + extents_text(shape) + " differ in rank";
+    return "chunks " + extents_text(chunks) + " and shape " + extents_text(shape) +
+           " differ in rank";
   for (uint64_t c : chunks)
-    if (c == 0) return "chunks " + extents_text(chunks) + " has an extent of 0; each must be at least 1";
+    if (c == 0)
+      return "chunks " + extents_text(chunks) + " has an extent of 0; each must be at least 1";
   if (!addressable(chunks, element_size))
-    return "chunks " + extents_text(chunks) + of + " are more bytes than a 64-bit offset can address";
+    return "chunks " + extents_text(chunks) + of +
+           " are more bytes than a 64-bit offset can address";
   if (!countable_grid(shape, chunks))
-    return "shape " + extents_text(shape) + " in chunks " + extents_text(chunks) + " is more than 2^64 chunks";
+    return "shape " + extents_text(shape) + " in chunks " + extents_text(chunks) +
+           " is more than 2^64 chunks";
   return "";
 }
 

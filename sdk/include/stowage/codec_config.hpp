@@ -78,7 +78,9 @@ inline std::string schema_json(const Params& params) {
       case Param::Type::integer:
         j = {{"type", "integer"}, {"default", p.int_default}, {"min", p.min}, {"max", p.max}};
         break;
-      case Param::Type::boolean: j = {{"type", "boolean"}, {"default", p.bool_default}}; break;
+      case Param::Type::boolean:
+        j = {{"type", "boolean"}, {"default", p.bool_default}};
+        break;
       case Param::Type::string:
         j = {{"type", "string"}, {"default", p.string_default}, {"enum", p.allowed}};
         break;
@@ -111,11 +113,11 @@ class CodecConfig {
     int64_t v = p.int_default;
     if (has(key)) {
       const nlohmann::json& j = json_[key];
-      bool integral = j.is_number_integer() ||
-                      (j.is_number_float() && j.get<double>() == static_cast<double>(
-                                                                     static_cast<int64_t>(j.get<double>())));
-      if (!integral)
-        invalid(type_ + ": \"" + key + "\" must be an integer, got " + j.dump());
+      bool integral =
+          j.is_number_integer() ||
+          (j.is_number_float() &&
+           j.get<double>() == static_cast<double>(static_cast<int64_t>(j.get<double>())));
+      if (!integral) invalid(type_ + ": \"" + key + "\" must be an integer, got " + j.dump());
       v = j.is_number_integer() ? j.get<int64_t>() : static_cast<int64_t>(j.get<double>());
       if (v < p.min || v > p.max)
         invalid(type_ + ": \"" + key + "\" is " + std::to_string(v) + ", allowed range " +
@@ -132,7 +134,8 @@ class CodecConfig {
     bool v = def ? *def : p.bool_default;
     if (has(key)) {
       const nlohmann::json& j = json_[key];
-      if (!j.is_boolean()) invalid(type_ + ": \"" + key + "\" must be true or false, got " + j.dump());
+      if (!j.is_boolean())
+        invalid(type_ + ": \"" + key + "\" must be true or false, got " + j.dump());
       v = j.get<bool>();
     }
     json_[key] = v;
@@ -170,7 +173,8 @@ class CodecConfig {
   const Param& declared(const char* key, Param::Type type) const {
     for (const Param& p : params_)
       if (p.name == key && p.type == type) return p;
-    fail(STOWAGE_INTERNAL, type_ + ": the codec reads parameter \"" + key + "\" without declaring it");
+    fail(STOWAGE_INTERNAL,
+         type_ + ": the codec reads parameter \"" + key + "\" without declaring it");
   }
 
   std::string type_, given_type_;

@@ -91,8 +91,8 @@ typedef struct stowage_error {
  * write() returns 0 on success and nonzero when the caller cannot take the
  * bytes; the callee then stops and returns STOWAGE_INTERNAL. */
 typedef struct stowage_sink {
-  void *ctx;
-  int (*write)(void *ctx, const void *data, size_t size);
+  void* ctx;
+  int (*write)(void* ctx, const void* data, size_t size);
 } stowage_sink;
 
 /* ---- storage backends (kind "storage"): stowage/storage.h ----------------- */
@@ -114,8 +114,8 @@ struct stowage_host;
  * streams) lives in a context, which one thread uses at a time. The host
  * keeps a small pool of contexts per configuration, so a plugin never needs
  * thread-local state. */
-typedef struct stowage_codec_config_state *stowage_codec_config;
-typedef struct stowage_codec_context_state *stowage_codec_context;
+typedef struct stowage_codec_config_state* stowage_codec_config;
+typedef struct stowage_codec_context_state* stowage_codec_context;
 
 typedef struct stowage_codec_vtable {
   uint32_t struct_size;
@@ -126,16 +126,15 @@ typedef struct stowage_codec_vtable {
    * INVALID_ARGUMENT naming the key and range. `host` is the table of the
    * registry creating it, valid as long as the configuration lives (for
    * log()); it is the same table the plugin's entry point received. */
-  int (*create)(const struct stowage_host *host, const char *config_json,
-                size_t config_size, stowage_codec_config *out,
-                stowage_sink *canonical, stowage_error *err);
+  int (*create)(const struct stowage_host* host, const char* config_json, size_t config_size,
+                stowage_codec_config* out, stowage_sink* canonical, stowage_error* err);
   /* Frees a configuration after all its contexts are destroyed. */
   void (*destroy)(stowage_codec_config config);
   /* A context for one thread at a time. NULL (the function, or *out) means
    * the codec needs none, and encode/decode then receive NULL. A context
    * stays usable after a call on it failed (the host reuses it). */
-  int (*context_create)(stowage_codec_config config, stowage_codec_context *out,
-                        stowage_error *err);
+  int (*context_create)(stowage_codec_config config, stowage_codec_context* out,
+                        stowage_error* err);
   void (*context_destroy)(stowage_codec_context context);
   /* Worst-case encoded size of `size` input bytes (UINT64_MAX: too large).
    * Depends on the configuration alone, so it takes no context. */
@@ -143,16 +142,16 @@ typedef struct stowage_codec_vtable {
   /* Encodes in[0..in_size) into out[0..out_capacity); out_capacity >=
    * bound(in_size) always suffices. `context` is one of this
    * configuration's contexts, used by no other thread during the call. */
-  int (*encode)(stowage_codec_config config, stowage_codec_context context,
-                const void *in, size_t in_size, void *out, size_t out_capacity,
-                size_t *written, stowage_error *err);
+  int (*encode)(stowage_codec_config config, stowage_codec_context context, const void* in,
+                size_t in_size, void* out, size_t out_capacity, size_t* written,
+                stowage_error* err);
   /* Decodes into out[0..out_capacity). The caller knows the decoded size
    * and passes it as the capacity; output never runs past it. A payload
    * that decodes to more than out_capacity, is truncated or is corrupt is
    * STOWAGE_CORRUPT. *written is the number of bytes produced. */
-  int (*decode)(stowage_codec_config config, stowage_codec_context context,
-                const void *in, size_t in_size, void *out, size_t out_capacity,
-                size_t *written, stowage_error *err);
+  int (*decode)(stowage_codec_config config, stowage_codec_context context, const void* in,
+                size_t in_size, void* out, size_t out_capacity, size_t* written,
+                stowage_error* err);
 
   /* -- fields added later go here; the host reads them only when
    *    struct_size covers them (see STOWAGE_CODEC_VTABLE_V1_SIZE). -- */
@@ -160,21 +159,20 @@ typedef struct stowage_codec_vtable {
 
 /* The size of the first codec vtable of ABI 2 (up to `decode`): the least a
  * plugin may declare. */
-#define STOWAGE_CODEC_VTABLE_V1_SIZE \
-  (offsetof(stowage_codec_vtable, decode) + sizeof(void *))
+#define STOWAGE_CODEC_VTABLE_V1_SIZE (offsetof(stowage_codec_vtable, decode) + sizeof(void*))
 
 /* ---- formats (kind "format") ------------------------------------------- */
 
-typedef struct stowage_store_state *stowage_store_handle;
-typedef struct stowage_node_state *stowage_node_handle;
-typedef struct stowage_chunk_lock_state *stowage_chunk_lock;
+typedef struct stowage_store_state* stowage_store_handle;
+typedef struct stowage_node_state* stowage_node_handle;
+typedef struct stowage_chunk_lock_state* stowage_chunk_lock;
 
 /* Open modes, with Julia's Daf meaning. */
 typedef enum stowage_open_mode {
-  STOWAGE_MODE_READ = 0,     /* "r":  existing, read only */
-  STOWAGE_MODE_UPDATE = 1,   /* "r+": existing, read and write */
-  STOWAGE_MODE_CREATE = 2,   /* "w+": create if absent, else read and write */
-  STOWAGE_MODE_TRUNCATE = 3  /* "w":  create, replacing what was there */
+  STOWAGE_MODE_READ = 0,    /* "r":  existing, read only */
+  STOWAGE_MODE_UPDATE = 1,  /* "r+": existing, read and write */
+  STOWAGE_MODE_CREATE = 2,  /* "w+": create if absent, else read and write */
+  STOWAGE_MODE_TRUNCATE = 3 /* "w":  create, replacing what was there */
 } stowage_open_mode;
 
 /* What a node is; each kind but a group has a table of its own. */
@@ -237,16 +235,16 @@ typedef struct stowage_array_vtable {
    * "chunks" (cropped edge chunks) or larger than the array's remaining
    * extent (padded edge chunks); the host clips. Returns STOWAGE_MISSING
    * for a chunk that was never written. */
-  int (*read_chunk)(stowage_node_handle node, const uint64_t *chunk_index, void *out,
-                    size_t out_capacity, uint64_t *chunk_shape, stowage_error *err);
+  int (*read_chunk)(stowage_node_handle node, const uint64_t* chunk_index, void* out,
+                    size_t out_capacity, uint64_t* chunk_shape, stowage_error* err);
   /* Writes a chunk whose shape (clipped to the array) is chunk_shape, with
    * elements in the declared byte_order and order. NULL: read only. */
-  int (*write_chunk)(stowage_node_handle node, const uint64_t *chunk_index, const void *in,
-                     size_t in_size, const uint64_t *chunk_shape, stowage_error *err);
+  int (*write_chunk)(stowage_node_handle node, const uint64_t* chunk_index, const void* in,
+                     size_t in_size, const uint64_t* chunk_shape, stowage_error* err);
   /* *exists = 1 if the chunk is stored, 0 if it was never written (it reads
    * as the fill value). Looks, never decodes: a stat, an index entry. */
-  int (*chunk_exists)(stowage_node_handle node, const uint64_t *chunk_index, int32_t *exists,
-                      stowage_error *err);
+  int (*chunk_exists)(stowage_node_handle node, const uint64_t* chunk_index, int32_t* exists,
+                      stowage_error* err);
   /* -- fields added later go here (see STOWAGE_ARRAY_VTABLE_V1_SIZE) -- */
 
   /* Writers taking turns where a region write covers a chunk in part: the
@@ -258,67 +256,67 @@ typedef struct stowage_array_vtable {
    * it writes in part). unlock_chunk publishes what was written under the
    * lock (a shard, merged with what is stored) and then lets go; the lock
    * is released even when it fails. *out may be NULL (nothing to hold). */
-  int (*lock_chunk)(stowage_node_handle node, const uint64_t *chunk_index, stowage_chunk_lock *out,
-                    stowage_error *err);
-  int (*unlock_chunk)(stowage_node_handle node, stowage_chunk_lock lock, stowage_error *err);
+  int (*lock_chunk)(stowage_node_handle node, const uint64_t* chunk_index, stowage_chunk_lock* out,
+                    stowage_error* err);
+  int (*unlock_chunk)(stowage_node_handle node, stowage_chunk_lock lock, stowage_error* err);
   /* Publishes whatever write_chunk left pending on this node (a shard of
    * which only some chunks were written), each merged with what is stored
    * under its lock. The host calls it before a region write returns: a
    * write that returns is published. */
-  int (*flush)(stowage_node_handle node, stowage_error *err);
+  int (*flush)(stowage_node_handle node, stowage_error* err);
 } stowage_array_vtable;
-#define STOWAGE_ARRAY_VTABLE_V1_SIZE (offsetof(stowage_array_vtable, chunk_exists) + sizeof(void *))
+#define STOWAGE_ARRAY_VTABLE_V1_SIZE (offsetof(stowage_array_vtable, chunk_exists) + sizeof(void*))
 
 /* -- sparse matrices (CSC or CSR; indptr is 64-bit, indices 32-bit) -- */
 typedef struct stowage_sparse_vtable {
   uint32_t struct_size;
   /* Number of stored values in majors [begin, end). */
-  int (*count)(stowage_node_handle node, uint64_t major_begin, uint64_t major_end, uint64_t *nnz,
-               stowage_error *err);
+  int (*count)(stowage_node_handle node, uint64_t major_begin, uint64_t major_end, uint64_t* nnz,
+               stowage_error* err);
   /* indptr gets end-begin+1 entries starting at 0; indices and values get
    * nnz entries (values in the host's byte order, dtype as described). */
-  int (*read)(stowage_node_handle node, uint64_t major_begin, uint64_t major_end, uint64_t *indptr,
-              uint32_t *indices, void *values, uint64_t nnz_capacity, stowage_error *err);
+  int (*read)(stowage_node_handle node, uint64_t major_begin, uint64_t major_end, uint64_t* indptr,
+              uint32_t* indices, void* values, uint64_t nnz_capacity, stowage_error* err);
   /* Appends n_major majors in order (indptr has n_major+1 entries starting
    * at 0). The matrix is complete when every major has been appended. NULL:
    * read only. */
-  int (*append)(stowage_node_handle node, uint64_t n_major, const uint64_t *indptr,
-                const uint32_t *indices, const void *values, stowage_error *err);
+  int (*append)(stowage_node_handle node, uint64_t n_major, const uint64_t* indptr,
+                const uint32_t* indices, const void* values, stowage_error* err);
 } stowage_sparse_vtable;
-#define STOWAGE_SPARSE_VTABLE_V1_SIZE (offsetof(stowage_sparse_vtable, append) + sizeof(void *))
+#define STOWAGE_SPARSE_VTABLE_V1_SIZE (offsetof(stowage_sparse_vtable, append) + sizeof(void*))
 
 /* -- string arrays (written whole with the format's write_strings) -- */
 typedef struct stowage_strings_vtable {
   uint32_t struct_size;
   /* One sink item per string, for elements [begin, end). */
-  int (*read)(stowage_node_handle node, uint64_t begin, uint64_t end, stowage_sink *items,
-              stowage_error *err);
+  int (*read)(stowage_node_handle node, uint64_t begin, uint64_t end, stowage_sink* items,
+              stowage_error* err);
 } stowage_strings_vtable;
-#define STOWAGE_STRINGS_VTABLE_V1_SIZE (offsetof(stowage_strings_vtable, read) + sizeof(void *))
+#define STOWAGE_STRINGS_VTABLE_V1_SIZE (offsetof(stowage_strings_vtable, read) + sizeof(void*))
 
 /* -- record sets (msgpack samples with keys) -- */
 typedef struct stowage_records_vtable {
   uint32_t struct_size;
-  int (*count)(stowage_node_handle node, uint64_t *count, stowage_error *err);
+  int (*count)(stowage_node_handle node, uint64_t* count, stowage_error* err);
   /* One sink item per record (its msgpack bytes), for records [begin, end). */
-  int (*read)(stowage_node_handle node, uint64_t begin, uint64_t end, stowage_sink *items,
-              stowage_error *err);
+  int (*read)(stowage_node_handle node, uint64_t begin, uint64_t end, stowage_sink* items,
+              stowage_error* err);
   /* The key of record `index`, as one sink item. */
-  int (*key)(stowage_node_handle node, uint64_t index, stowage_sink *key, stowage_error *err);
+  int (*key)(stowage_node_handle node, uint64_t index, stowage_sink* key, stowage_error* err);
   /* The index of a key, or STOWAGE_NOT_FOUND. */
-  int (*find_key)(stowage_node_handle node, const char *key, size_t key_size, uint64_t *index,
-                  stowage_error *err);
+  int (*find_key)(stowage_node_handle node, const char* key, size_t key_size, uint64_t* index,
+                  stowage_error* err);
   /* present[i] = 1 if keys[i] is in the key table (after the format's fast
    * check, a Bloom filter say), else 0; many keys in one call, so a format
    * can overlap one key's memory accesses with the next key's hashing. */
-  int (*contains_keys)(stowage_node_handle node, uint64_t count, const char *const *keys,
-                       const uint64_t *key_sizes, uint8_t *present, stowage_error *err);
+  int (*contains_keys)(stowage_node_handle node, uint64_t count, const char* const* keys,
+                       const uint64_t* key_sizes, uint8_t* present, stowage_error* err);
   /* Appends msgpack records in order; each must carry its key as the
    * format requires. NULL: read only. */
-  int (*append)(stowage_node_handle node, uint64_t count, const void *const *records,
-                const uint64_t *sizes, stowage_error *err);
+  int (*append)(stowage_node_handle node, uint64_t count, const void* const* records,
+                const uint64_t* sizes, stowage_error* err);
 } stowage_records_vtable;
-#define STOWAGE_RECORDS_VTABLE_V1_SIZE (offsetof(stowage_records_vtable, append) + sizeof(void *))
+#define STOWAGE_RECORDS_VTABLE_V1_SIZE (offsetof(stowage_records_vtable, append) + sizeof(void*))
 
 /* What open_node fills: the node's kind, its handle and its kind's table
  * (NULL for a group, whose handle the plugin may leave NULL too). The host
@@ -327,7 +325,7 @@ typedef struct stowage_node {
   uint32_t struct_size;
   uint32_t kind; /* stowage_node_kind */
   stowage_node_handle handle;
-  const void *table; /* stowage_array_vtable*, stowage_sparse_vtable*, ... */
+  const void* table; /* stowage_array_vtable*, stowage_sparse_vtable*, ... */
 } stowage_node;
 
 /* What the host learned about a path before asking any format what it is,
@@ -335,27 +333,27 @@ typedef struct stowage_node {
  * a file's first and last bytes, a directory's entry names. Over HTTP that is
  * a stat, two ranged reads or one listing, instead of each format's own
  * requests. Valid during the identify call only. */
-#define STOWAGE_PROBE_HEADER_SIZE 1024 /* a file's first bytes the host reads */
-#define STOWAGE_PROBE_TRAILER_SIZE 64  /* and its last (footers: datg, Parquet, zip) */
+#define STOWAGE_PROBE_HEADER_SIZE 1024  /* a file's first bytes the host reads */
+#define STOWAGE_PROBE_TRAILER_SIZE 64   /* and its last (footers: datg, Parquet, zip) */
 #define STOWAGE_PROBE_KIND_UNKNOWN (-1) /* the storage could not tell (an error, no backend) */
 typedef struct stowage_probe {
   uint32_t struct_size;
   int32_t kind; /* stowage_entry_kind of the path, or STOWAGE_PROBE_KIND_UNKNOWN */
-  const char *path;
+  const char* path;
   size_t path_size;
   uint64_t size; /* a file's size */
   /* A file's first min(size, STOWAGE_PROBE_HEADER_SIZE) bytes, and its last
    * min(size, STOWAGE_PROBE_TRAILER_SIZE); empty for anything else. */
-  const uint8_t *header;
+  const uint8_t* header;
   size_t header_size;
-  const uint8_t *trailer;
+  const uint8_t* trailer;
   size_t trailer_size;
   /* A directory's entry names as the storage lists them (a subdirectory's
    * with a trailing '/'), each followed by a NUL, when listed is 1;
    * listed is 0 when the path is no directory or the backend cannot list it
    * (an HTTP server without directory listings): then a format asks the
    * storage about the names it needs. */
-  const char *entries;
+  const char* entries;
   size_t entries_size;
   uint32_t listed;
 } stowage_probe;
@@ -366,52 +364,47 @@ typedef struct stowage_format_vtable {
   /* 0 = not this format, 100 = certain. Decides from the probe; reads more
    * through the host's storage layer only where the probe cannot tell (a
    * sibling file, a small metadata file). Never fails: 0 when unsure. */
-  int32_t (*identify)(const struct stowage_host *host, const stowage_probe *probe);
+  int32_t (*identify)(const struct stowage_host* host, const stowage_probe* probe);
   /* options_json: a JSON object (may be empty); see the plugin's schema.
    * `host` is the table of the registry opening the store, valid while the
    * store is open: the store logs and creates codecs through it. */
-  int (*open)(const struct stowage_host *host, const char *path,
-              size_t path_size, uint32_t mode,
-              const char *options_json, size_t options_size,
-              stowage_store_handle *out, stowage_error *err);
+  int (*open)(const struct stowage_host* host, const char* path, size_t path_size, uint32_t mode,
+              const char* options_json, size_t options_size, stowage_store_handle* out,
+              stowage_error* err);
   /* Commits pending writes and frees the store, even when it fails. */
-  int (*close)(stowage_store_handle store, stowage_error *err);
+  int (*close)(stowage_store_handle store, stowage_error* err);
 
   /* -- the tree -- */
   /* One sink item per child name (not full paths), in a stable order. */
-  int (*list)(stowage_store_handle store, const char *node, size_t node_size,
-              stowage_sink *names, stowage_error *err);
-  int (*describe)(stowage_store_handle store, const char *node,
-                  size_t node_size, stowage_sink *json, stowage_error *err);
+  int (*list)(stowage_store_handle store, const char* node, size_t node_size, stowage_sink* names,
+              stowage_error* err);
+  int (*describe)(stowage_store_handle store, const char* node, size_t node_size,
+                  stowage_sink* json, stowage_error* err);
   /* Creates a node from a description in describe()'s schema (shape,
    * chunks, dtype, codec...; byte_order/order are the plugin's choice). */
-  int (*create)(stowage_store_handle store, const char *node, size_t node_size,
-                const char *json, size_t json_size, stowage_error *err);
+  int (*create)(stowage_store_handle store, const char* node, size_t node_size, const char* json,
+                size_t json_size, stowage_error* err);
   /* Replaces the user attributes of a node. */
-  int (*set_attributes)(stowage_store_handle store, const char *node,
-                        size_t node_size, const char *json, size_t json_size,
-                        stowage_error *err);
-  int (*remove)(stowage_store_handle store, const char *node, size_t node_size,
-                stowage_error *err);
+  int (*set_attributes)(stowage_store_handle store, const char* node, size_t node_size,
+                        const char* json, size_t json_size, stowage_error* err);
+  int (*remove)(stowage_store_handle store, const char* node, size_t node_size, stowage_error* err);
 
   /* -- node handles: the data of one node, through its kind's table -- */
-  int (*open_node)(stowage_store_handle store, const char *node, size_t node_size,
-                   stowage_node *out, stowage_error *err);
+  int (*open_node)(stowage_store_handle store, const char* node, size_t node_size,
+                   stowage_node* out, stowage_error* err);
   void (*close_node)(stowage_store_handle store, stowage_node_handle node);
 
   /* Writes a whole string array (creating or replacing the node). NULL:
    * the format holds no strings or is read only. */
-  int (*write_strings)(stowage_store_handle store, const char *node,
-                       size_t node_size, uint64_t count,
-                       const char *const *data, const uint64_t *sizes,
-                       stowage_error *err);
+  int (*write_strings)(stowage_store_handle store, const char* node, size_t node_size,
+                       uint64_t count, const char* const* data, const uint64_t* sizes,
+                       stowage_error* err);
 
   /* -- anything else: a named command, JSON in and JSON out (e.g.
    *    datadings "verify"). UNSUPPORTED for names the plugin does not know. */
-  int (*command)(stowage_store_handle store, const char *node,
-                 size_t node_size, const char *name, size_t name_size,
-                 const char *args_json, size_t args_size, stowage_sink *result,
-                 stowage_error *err);
+  int (*command)(stowage_store_handle store, const char* node, size_t node_size, const char* name,
+                 size_t name_size, const char* args_json, size_t args_size, stowage_sink* result,
+                 stowage_error* err);
 
   /* -- added after the first version: the host reads these only when
    *    struct_size covers them (see STOWAGE_FORMAT_VTABLE_V1_SIZE). -- */
@@ -422,9 +415,8 @@ typedef struct stowage_format_vtable {
    * this. With `replace`, an existing `to` is swapped out and removed;
    * without, an existing `to` is INVALID_ARGUMENT. Called only when the
    * descriptor has STOWAGE_CAP_MOVE_NODES. */
-  int (*move_node)(stowage_store_handle store, const char *from,
-                   size_t from_size, const char *to, size_t to_size,
-                   int32_t replace, stowage_error *err);
+  int (*move_node)(stowage_store_handle store, const char* from, size_t from_size, const char* to,
+                   size_t to_size, int32_t replace, stowage_error* err);
 
   /* Frees the store without committing anything: what it has pending (a
    * staged file, a matrix being built, writes kept until close) is dropped;
@@ -437,8 +429,7 @@ typedef struct stowage_format_vtable {
 
 /* The size of the first format vtable (up to `command`): the least a plugin
  * may declare. Later fields are optional. */
-#define STOWAGE_FORMAT_VTABLE_V1_SIZE \
-  (offsetof(stowage_format_vtable, command) + sizeof(void *))
+#define STOWAGE_FORMAT_VTABLE_V1_SIZE (offsetof(stowage_format_vtable, command) + sizeof(void*))
 
 /* ---- what the host gives a plugin -------------------------------------- */
 
@@ -451,7 +442,7 @@ typedef enum stowage_log_level {
 
 /* A codec as the host hands it to a format plugin: a configuration plus
  * the host's pool of contexts, usable from many threads at once. */
-typedef struct stowage_host_codec_state *stowage_host_codec;
+typedef struct stowage_host_codec_state* stowage_host_codec;
 
 /* One table per Registry: a plugin loaded by two registries in one process
  * receives two tables, so it keeps the table it was given with each object
@@ -461,42 +452,37 @@ typedef struct stowage_host_codec_state *stowage_host_codec;
 typedef struct stowage_host {
   uint32_t struct_size;
   uint32_t abi_version;
-  void *ctx;
-  void (*log)(void *ctx, int32_t level, const char *message, size_t size);
+  void* ctx;
+  void (*log)(void* ctx, int32_t level, const char* message, size_t size);
   /* How many worker threads the host uses (a plugin sizing its caches). */
-  uint32_t (*thread_count)(void *ctx);
+  uint32_t (*thread_count)(void* ctx);
   /* Creates a codec through the host's registry from its JSON config, so a
    * format plugin never links a codec plugin, and streams its canonical JSON
    * into `canonical` (may be NULL). The codec is safe to use from many
    * threads at once: the host gives each call a context of its own.
    * Release it with codec_destroy. */
-  int (*codec_create)(void *ctx, const char *config_json, size_t config_size,
-                      stowage_host_codec *out, stowage_sink *canonical,
-                      stowage_error *err);
+  int (*codec_create)(void* ctx, const char* config_json, size_t config_size,
+                      stowage_host_codec* out, stowage_sink* canonical, stowage_error* err);
   void (*codec_destroy)(stowage_host_codec codec);
   uint64_t (*codec_bound)(stowage_host_codec codec, uint64_t size);
-  int (*codec_encode)(stowage_host_codec codec, const void *in, size_t in_size,
-                      void *out, size_t out_capacity, size_t *written,
-                      stowage_error *err);
-  int (*codec_decode)(stowage_host_codec codec, const void *in, size_t in_size,
-                      void *out, size_t out_capacity, size_t *written,
-                      stowage_error *err);
+  int (*codec_encode)(stowage_host_codec codec, const void* in, size_t in_size, void* out,
+                      size_t out_capacity, size_t* written, stowage_error* err);
+  int (*codec_decode)(stowage_host_codec codec, const void* in, size_t in_size, void* out,
+                      size_t out_capacity, size_t* written, stowage_error* err);
 
   /* The storage backend serving `location` (a path, mem://..., http://...),
    * chosen by its scheme and opened once per host; owned by the host, valid
    * while the host is. See stowage/storage.h. */
-  int (*storage)(void *ctx, const char *location, size_t location_size,
-                 const struct stowage_storage_vtable **vtable,
-                 stowage_storage_handle *handle, uint64_t *capabilities,
-                 stowage_error *err);
+  int (*storage)(void* ctx, const char* location, size_t location_size,
+                 const struct stowage_storage_vtable** vtable, stowage_storage_handle* handle,
+                 uint64_t* capabilities, stowage_error* err);
 
   /* -- fields added later go here; a plugin reads them only when
    *    struct_size covers them. -- */
 } stowage_host;
 
 /* The size of the first host table of ABI 2 (up to codec_decode). */
-#define STOWAGE_HOST_V1_SIZE \
-  (offsetof(stowage_host, codec_decode) + sizeof(void *))
+#define STOWAGE_HOST_V1_SIZE (offsetof(stowage_host, codec_decode) + sizeof(void*))
 
 /* ---- the descriptor ----------------------------------------------------- */
 
@@ -505,15 +491,15 @@ typedef struct stowage_host {
 #define STOWAGE_KIND_STORAGE "storage" /* a storage backend: stowage/storage.h */
 
 /* Capability bits. */
-#define STOWAGE_CAP_READ (1ull << 0)       /* r: decodes / reads */
-#define STOWAGE_CAP_WRITE (1ull << 1)      /* w: encodes / writes */
-#define STOWAGE_CAP_THREADSAFE (1ull << 2) /* t: one instance, many threads */
-#define STOWAGE_CAP_PARTIAL (1ull << 3)    /* p: reads part without the rest */
-#define STOWAGE_CAP_DENSE (1ull << 8)      /* format holds dense arrays */
-#define STOWAGE_CAP_SPARSE (1ull << 9)     /* format holds sparse matrices */
-#define STOWAGE_CAP_STRINGS (1ull << 10)   /* format holds string arrays */
-#define STOWAGE_CAP_RECORDS (1ull << 11)   /* format holds record sets */
-#define STOWAGE_CAP_GROUPS (1ull << 12)    /* format holds a tree of nodes */
+#define STOWAGE_CAP_READ (1ull << 0)        /* r: decodes / reads */
+#define STOWAGE_CAP_WRITE (1ull << 1)       /* w: encodes / writes */
+#define STOWAGE_CAP_THREADSAFE (1ull << 2)  /* t: one instance, many threads */
+#define STOWAGE_CAP_PARTIAL (1ull << 3)     /* p: reads part without the rest */
+#define STOWAGE_CAP_DENSE (1ull << 8)       /* format holds dense arrays */
+#define STOWAGE_CAP_SPARSE (1ull << 9)      /* format holds sparse matrices */
+#define STOWAGE_CAP_STRINGS (1ull << 10)    /* format holds string arrays */
+#define STOWAGE_CAP_RECORDS (1ull << 11)    /* format holds record sets */
+#define STOWAGE_CAP_GROUPS (1ull << 12)     /* format holds a tree of nodes */
 #define STOWAGE_CAP_MOVE_NODES (1ull << 13) /* move_node renames a node whole */
 /* Writers through several handles or processes at once lose nothing: each
  * write is published when it returns (N5, Zarr). A format without it
@@ -535,25 +521,25 @@ typedef struct stowage_host {
 #define STOWAGE_CAP_SHARDS (1ull << 24)
 
 typedef struct stowage_plugin {
-  uint32_t abi_version; /* STOWAGE_PLUGIN_ABI the plugin was built with */
-  uint32_t struct_size; /* sizeof(stowage_plugin) the plugin was built with */
-  const char *kind;     /* STOWAGE_KIND_CODEC, STOWAGE_KIND_FORMAT or STOWAGE_KIND_STORAGE */
-  const char *id;       /* [a-z0-9_]+, equal to the id in the file name */
-  const char *version;  /* the plugin's own version */
-  const char *build_info;    /* SDK version, compiler, build type, libraries */
+  uint32_t abi_version;   /* STOWAGE_PLUGIN_ABI the plugin was built with */
+  uint32_t struct_size;   /* sizeof(stowage_plugin) the plugin was built with */
+  const char* kind;       /* STOWAGE_KIND_CODEC, STOWAGE_KIND_FORMAT or STOWAGE_KIND_STORAGE */
+  const char* id;         /* [a-z0-9_]+, equal to the id in the file name */
+  const char* version;    /* the plugin's own version */
+  const char* build_info; /* SDK version, compiler, build type, libraries */
   /* JSON: {"key": {"type","default","min","max","enum","description"}}: a
    * codec's parameters, a format's open options. "on_create": true marks a
    * format option that sets what a new store is made as (its default is what
    * a new store gets, Zarr's "zarr_version"). */
-  const char *params_schema;
+  const char* params_schema;
   uint64_t capabilities;
-  const void *vtable; /* stowage_codec_vtable*, stowage_format_vtable* or stowage_storage_vtable* */
-  const char *description;   /* one line for humans */
-  const char *const *aliases; /* NULL-terminated extra ids (e.g. "zlib"), or NULL */
-  const char *const *extensions; /* NULL-terminated file extensions (".n5"), or NULL */
+  const void* vtable; /* stowage_codec_vtable*, stowage_format_vtable* or stowage_storage_vtable* */
+  const char* description;       /* one line for humans */
+  const char* const* aliases;    /* NULL-terminated extra ids (e.g. "zlib"), or NULL */
+  const char* const* extensions; /* NULL-terminated file extensions (".n5"), or NULL */
 } stowage_plugin;
 
-typedef const stowage_plugin *(*stowage_plugin_entry_fn)(const stowage_host *host);
+typedef const stowage_plugin* (*stowage_plugin_entry_fn)(const stowage_host* host);
 
 #define STOWAGE_PLUGIN_ENTRY_SYMBOL "stowage_plugin_entry"
 

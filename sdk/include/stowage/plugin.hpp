@@ -107,8 +107,10 @@ class Host {
     return n ? n : 1;
   }
   bool offers_codecs() const {
-    return offers(offsetof(stowage_host, codec_create)) && offers(offsetof(stowage_host, codec_destroy)) &&
-           offers(offsetof(stowage_host, codec_bound)) && offers(offsetof(stowage_host, codec_encode)) &&
+    return offers(offsetof(stowage_host, codec_create)) &&
+           offers(offsetof(stowage_host, codec_destroy)) &&
+           offers(offsetof(stowage_host, codec_bound)) &&
+           offers(offsetof(stowage_host, codec_encode)) &&
            offers(offsetof(stowage_host, codec_decode));
   }
 
@@ -137,7 +139,9 @@ class Probe {
   // host's listing, or where it has none (a server without listings), by
   // asking the storage.
   bool has_file(std::string_view name) const { return entry_kind(name) == STOWAGE_ENTRY_FILE; }
-  bool has_directory(std::string_view name) const { return entry_kind(name) == STOWAGE_ENTRY_DIRECTORY; }
+  bool has_directory(std::string_view name) const {
+    return entry_kind(name) == STOWAGE_ENTRY_DIRECTORY;
+  }
   int32_t entry_kind(std::string_view name) const {
     if (!is_directory()) return STOWAGE_ENTRY_ABSENT;
     if (!p_->listed) return stat_kind(std::string(path()) + "/" + std::string(name));
@@ -235,7 +239,8 @@ class HostCodec {
                         return 0;
                       }};
     stowage_error err;
-    int rc = table->codec_create(table->ctx, config_json.data(), config_json.size(), &codec_, &sink, &err);
+    int rc = table->codec_create(table->ctx, config_json.data(), config_json.size(), &codec_, &sink,
+                                 &err);
     if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
   }
   HostCodec(const HostCodec&) = delete;
@@ -429,12 +434,19 @@ class Store {
   // The node's data; NOT_FOUND for a missing node.
   virtual std::unique_ptr<Node> open_node(std::string_view node) = 0;
 
-  virtual void create(std::string_view node, std::string_view json) { no("create"); (void)node; (void)json; }
+  virtual void create(std::string_view node, std::string_view json) {
+    no("create");
+    (void)node;
+    (void)json;
+  }
   virtual void set_attributes(std::string_view node, std::string_view json) {
     (void)node, (void)json;
     no("set_attributes");
   }
-  virtual void remove(std::string_view node) { (void)node; no("remove"); }
+  virtual void remove(std::string_view node) {
+    (void)node;
+    no("remove");
+  }
   // Writes a whole string array, creating or replacing the node.
   virtual void write_strings(std::string_view node, const std::vector<std::string_view>& values) {
     (void)node, (void)values;
@@ -536,13 +548,15 @@ struct CodecTrampolines {
   static int encode(stowage_codec_config c, stowage_codec_context cx, const void* in, size_t n,
                     void* out, size_t cap, size_t* written, stowage_error* err) noexcept {
     return guarded(err, [&] {
-      *written = call(cx, [&](auto&... context) { return self(c)->encode(context..., in, n, out, cap); });
+      *written =
+          call(cx, [&](auto&... context) { return self(c)->encode(context..., in, n, out, cap); });
     });
   }
   static int decode(stowage_codec_config c, stowage_codec_context cx, const void* in, size_t n,
                     void* out, size_t cap, size_t* written, stowage_error* err) noexcept {
     return guarded(err, [&] {
-      *written = call(cx, [&](auto&... context) { return self(c)->decode(context..., in, n, out, cap); });
+      *written =
+          call(cx, [&](auto&... context) { return self(c)->decode(context..., in, n, out, cap); });
     });
   }
 
@@ -580,7 +594,9 @@ struct CodecTrampolines {
 // plugin's node object.
 struct NodeTrampolines {
   template <class N>
-  static N& as(stowage_node_handle h) { return *static_cast<N*>(reinterpret_cast<Node*>(h)); }
+  static N& as(stowage_node_handle h) {
+    return *static_cast<N*>(reinterpret_cast<Node*>(h));
+  }
   static ItemFn to_items(stowage_sink* sink) {
     return [sink](const void* d, size_t n) { emit(sink, d, n); };
   }
@@ -603,9 +619,12 @@ struct NodeTrampolines {
   static int lock_chunk(stowage_node_handle h, const uint64_t* idx, stowage_chunk_lock* out,
                         stowage_error* err) noexcept {
     *out = nullptr;
-    return guarded(err, [&] { *out = reinterpret_cast<stowage_chunk_lock>(as<ArrayNode>(h).lock_chunk(idx).release()); });
+    return guarded(err, [&] {
+      *out = reinterpret_cast<stowage_chunk_lock>(as<ArrayNode>(h).lock_chunk(idx).release());
+    });
   }
-  static int unlock_chunk(stowage_node_handle h, stowage_chunk_lock lock, stowage_error* err) noexcept {
+  static int unlock_chunk(stowage_node_handle h, stowage_chunk_lock lock,
+                          stowage_error* err) noexcept {
     std::unique_ptr<ChunkLock> held(reinterpret_cast<ChunkLock*>(lock));
     return guarded(err, [&] { as<ArrayNode>(h).unlock_chunk(std::move(held)); });
   }
@@ -618,11 +637,13 @@ struct NodeTrampolines {
     return guarded(err, [&] { *nnz = as<SparseNode>(h).count(b, e); });
   }
   static int sparse_read(stowage_node_handle h, uint64_t b, uint64_t e, uint64_t* indptr,
-                         uint32_t* indices, void* values, uint64_t cap, stowage_error* err) noexcept {
+                         uint32_t* indices, void* values, uint64_t cap,
+                         stowage_error* err) noexcept {
     return guarded(err, [&] { as<SparseNode>(h).read(b, e, indptr, indices, values, cap); });
   }
   static int sparse_append(stowage_node_handle h, uint64_t n, const uint64_t* indptr,
-                           const uint32_t* indices, const void* values, stowage_error* err) noexcept {
+                           const uint32_t* indices, const void* values,
+                           stowage_error* err) noexcept {
     return guarded(err, [&] { as<SparseNode>(h).append(n, indptr, indices, values); });
   }
   // strings
@@ -666,20 +687,30 @@ struct NodeTrampolines {
 
   // The table of a node's kind (nullptr for a group).
   static const void* table(stowage_node_kind kind) {
-    static const stowage_array_vtable array = {sizeof(stowage_array_vtable), read_chunk, write_chunk,
-                                               chunk_exists, lock_chunk, unlock_chunk, flush};
-    static const stowage_sparse_vtable sparse = {sizeof(stowage_sparse_vtable), sparse_count, sparse_read,
-                                                 sparse_append};
+    static const stowage_array_vtable array = {sizeof(stowage_array_vtable),
+                                               read_chunk,
+                                               write_chunk,
+                                               chunk_exists,
+                                               lock_chunk,
+                                               unlock_chunk,
+                                               flush};
+    static const stowage_sparse_vtable sparse = {sizeof(stowage_sparse_vtable), sparse_count,
+                                                 sparse_read, sparse_append};
     static const stowage_strings_vtable strings = {sizeof(stowage_strings_vtable), strings_read};
     static const stowage_records_vtable records = {
-        sizeof(stowage_records_vtable), records_count,         records_read,  records_key,
-        records_find_key,               records_contains_keys, records_append};
+        sizeof(stowage_records_vtable), records_count, records_read, records_key, records_find_key,
+        records_contains_keys,          records_append};
     switch (kind) {
-      case STOWAGE_NODE_ARRAY: return &array;
-      case STOWAGE_NODE_SPARSE: return &sparse;
-      case STOWAGE_NODE_STRINGS: return &strings;
-      case STOWAGE_NODE_RECORDS: return &records;
-      default: return nullptr;
+      case STOWAGE_NODE_ARRAY:
+        return &array;
+      case STOWAGE_NODE_SPARSE:
+        return &sparse;
+      case STOWAGE_NODE_STRINGS:
+        return &strings;
+      case STOWAGE_NODE_RECORDS:
+        return &records;
+      default:
+        return nullptr;
     }
   }
 };
@@ -730,8 +761,8 @@ struct FormatTrampolines {
                     size_t js, stowage_error* err) noexcept {
     return guarded(err, [&] { self(h)->create(sv(node, ns), sv(json, js)); });
   }
-  static int set_attributes(stowage_store_handle h, const char* node, size_t ns,
-                            const char* json, size_t js, stowage_error* err) noexcept {
+  static int set_attributes(stowage_store_handle h, const char* node, size_t ns, const char* json,
+                            size_t js, stowage_error* err) noexcept {
     return guarded(err, [&] { self(h)->set_attributes(sv(node, ns), sv(json, js)); });
   }
   static int remove(stowage_store_handle h, const char* node, size_t ns,
@@ -742,7 +773,9 @@ struct FormatTrampolines {
                        stowage_error* err) noexcept {
     return guarded(err, [&] {
       std::unique_ptr<Node> n = self(h)->open_node(sv(node, ns));
-      if (!n) fail(STOWAGE_INTERNAL, "open_node returned no node for '" + std::string(sv(node, ns)) + "'");
+      if (!n)
+        fail(STOWAGE_INTERNAL,
+             "open_node returned no node for '" + std::string(sv(node, ns)) + "'");
       out->kind = static_cast<uint32_t>(n->kind());
       out->table = NodeTrampolines::table(n->kind());
       out->handle = reinterpret_cast<stowage_node_handle>(n.release());
@@ -764,19 +797,30 @@ struct FormatTrampolines {
   static int command(stowage_store_handle h, const char* node, size_t ns, const char* name,
                      size_t nms, const char* args, size_t as, stowage_sink* sink,
                      stowage_error* err) noexcept {
-    return guarded(err, [&] {
-      emit(sink, self(h)->command(sv(node, ns), sv(name, nms), sv(args, as)));
-    });
+    return guarded(
+        err, [&] { emit(sink, self(h)->command(sv(node, ns), sv(name, nms), sv(args, as))); });
   }
-  static int move_node(stowage_store_handle h, const char* from, size_t fs, const char* to, size_t ts,
-                       int32_t replace, stowage_error* err) noexcept {
+  static int move_node(stowage_store_handle h, const char* from, size_t fs, const char* to,
+                       size_t ts, int32_t replace, stowage_error* err) noexcept {
     return guarded(err, [&] { self(h)->move_node(sv(from, fs), sv(to, ts), replace != 0); });
   }
 
   static const stowage_format_vtable* vtable() {
-    static const stowage_format_vtable vt = {
-        sizeof(stowage_format_vtable), identify, open, close, list, describe, create,
-        set_attributes, remove, open_node, close_node, write_strings, command, move_node, discard};
+    static const stowage_format_vtable vt = {sizeof(stowage_format_vtable),
+                                             identify,
+                                             open,
+                                             close,
+                                             list,
+                                             describe,
+                                             create,
+                                             set_attributes,
+                                             remove,
+                                             open_node,
+                                             close_node,
+                                             write_strings,
+                                             command,
+                                             move_node,
+                                             discard};
     return &vt;
   }
 };
@@ -808,23 +852,31 @@ struct FormatTrampolines {
 // The entry point ignores `host`: each object receives its registry's table
 // when it is created (codec create, format open).
 #define STOWAGE_DEFINE_PLUGIN_(KIND, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, VTABLE, ALIASES, \
-                               EXTENSIONS)                                                   \
-  extern "C" STOWAGE_PLUGIN_EXPORT const stowage_plugin* stowage_plugin_entry(               \
-      const stowage_host* host) {                                                            \
-    (void)host;                                                                              \
-    static const stowage_plugin descriptor = {                                               \
-        STOWAGE_PLUGIN_ABI, sizeof(stowage_plugin), KIND, ID, VERSION,                       \
-        STOWAGE_BUILD_INFO STOWAGE_PLUGIN_BUILD_EXTRA, SCHEMA, CAPS, VTABLE, DESCRIPTION,    \
-        ALIASES, EXTENSIONS};                                                                \
-    return &descriptor;                                                                      \
+                               EXTENSIONS)                                                    \
+  extern "C" STOWAGE_PLUGIN_EXPORT const stowage_plugin* stowage_plugin_entry(                \
+      const stowage_host* host) {                                                             \
+    (void)host;                                                                               \
+    static const stowage_plugin descriptor = {STOWAGE_PLUGIN_ABI,                             \
+                                              sizeof(stowage_plugin),                         \
+                                              KIND,                                           \
+                                              ID,                                             \
+                                              VERSION,                                        \
+                                              STOWAGE_BUILD_INFO STOWAGE_PLUGIN_BUILD_EXTRA,  \
+                                              SCHEMA,                                         \
+                                              CAPS,                                           \
+                                              VTABLE,                                         \
+                                              DESCRIPTION,                                    \
+                                              ALIASES,                                        \
+                                              EXTENSIONS};                                    \
+    return &descriptor;                                                                       \
   }
 
 // ALIASES: a `static const char* const name[] = {"zlib", nullptr};` or nullptr.
 // The parameter schema comes from CLASS::params() ("{}" without it).
 #define STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, CAPS, ALIASES) \
-  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_CODEC, ID, VERSION, DESCRIPTION,                          \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_CODEC, ID, VERSION, DESCRIPTION,                           \
                          ::stowage::sdk::detail::CodecTrampolines<CLASS>::params_schema(), CAPS, \
-                         ::stowage::sdk::detail::CodecTrampolines<CLASS>::vtable(), ALIASES,    \
+                         ::stowage::sdk::detail::CodecTrampolines<CLASS>::vtable(), ALIASES,     \
                          nullptr)
 
 #define STOWAGE_DEFINE_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, CAPS) \
@@ -833,8 +885,8 @@ struct FormatTrampolines {
 // CLASS has static identify(probe) and open(host, path, mode, options).
 // EXTENSIONS: a NULL-terminated array of ".ext" strings, or nullptr.
 #define STOWAGE_DEFINE_FORMAT_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, EXTENSIONS) \
-  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_FORMAT, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,            \
-                         ::stowage::sdk::detail::FormatTrampolines<CLASS>::vtable(), nullptr,    \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_FORMAT, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,           \
+                         ::stowage::sdk::detail::FormatTrampolines<CLASS>::vtable(), nullptr,   \
                          EXTENSIONS)
 
 #endif  // STOWAGE_PLUGIN_HPP

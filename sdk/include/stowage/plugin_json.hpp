@@ -24,7 +24,8 @@ template <class Json = nlohmann::ordered_json>
 Json parse_json_object(std::string_view text, const std::string& what) {
   if (text.empty()) return Json::object();
   Json j = Json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) invalid(what + " must be a JSON object, got: " + std::string(text));
+  if (j.is_discarded() || !j.is_object())
+    invalid(what + " must be a JSON object, got: " + std::string(text));
   return j;
 }
 

@@ -25,9 +25,7 @@ namespace stowage::sdk {
 
 // ---- byte order -------------------------------------------------------------
 
-inline constexpr bool host_is_little_endian() {
-  return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-}
+inline constexpr bool host_is_little_endian() { return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__; }
 
 inline uint16_t bswap(uint16_t v) { return __builtin_bswap16(v); }
 inline uint32_t bswap(uint32_t v) { return __builtin_bswap32(v); }
@@ -98,8 +96,8 @@ inline void swap_bytes_inplace(void* data, size_t count, size_t width) {
       }
       return;
     default:
-      fail(STOWAGE_INTERNAL, "swap_bytes_inplace: unsupported element width " +
-                                 std::to_string(width));
+      fail(STOWAGE_INTERNAL,
+           "swap_bytes_inplace: unsupported element width " + std::to_string(width));
   }
 }
 
@@ -156,8 +154,8 @@ inline std::vector<std::string> split_node_path(std::string_view node) {
   size_t start = 0;
   while (true) {
     size_t slash = node.find('/', start);
-    std::string_view part = node.substr(start, slash == std::string_view::npos ? node.size() - start
-                                                                               : slash - start);
+    std::string_view part =
+        node.substr(start, slash == std::string_view::npos ? node.size() - start : slash - start);
     if (part.empty() || part == "." || part == "..")
       invalid("node path '" + std::string(node) + "' has an empty, '.' or '..' component");
     if (part.find('\0') != std::string_view::npos || part.find('\\') != std::string_view::npos)
@@ -197,7 +195,9 @@ inline std::vector<uint64_t> c_order_chunks(const std::vector<uint64_t>& shape, 
     slab_bytes *= extent;
     --d;
   }
-  if (d > 0) chunks[d - 1] = std::clamp<uint64_t>(target / slab_bytes, 1, std::max<uint64_t>(shape[d - 1], 1));
+  if (d > 0)
+    chunks[d - 1] =
+        std::clamp<uint64_t>(target / slab_bytes, 1, std::max<uint64_t>(shape[d - 1], 1));
   return chunks;
 }
 
@@ -226,9 +226,13 @@ struct PageAlignedAllocator {
 
   // Stateless: any one frees what another allocated.
   template <class U>
-  bool operator==(const PageAlignedAllocator<U>&) const noexcept { return true; }
+  bool operator==(const PageAlignedAllocator<U>&) const noexcept {
+    return true;
+  }
   template <class U>
-  bool operator!=(const PageAlignedAllocator<U>&) const noexcept { return false; }
+  bool operator!=(const PageAlignedAllocator<U>&) const noexcept {
+    return false;
+  }
 };
 
 // A page-aligned byte buffer: what BufferPool hands out.
@@ -245,7 +249,8 @@ class BufferPool {
   class Lease {
    public:
     Lease(BufferPool& pool, PageBuffer buffer) : pool_(&pool), buffer_(std::move(buffer)) {}
-    Lease(Lease&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)), buffer_(std::move(o.buffer_)) {}
+    Lease(Lease&& o) noexcept
+        : pool_(std::exchange(o.pool_, nullptr)), buffer_(std::move(o.buffer_)) {}
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     Lease& operator=(Lease&&) = delete;

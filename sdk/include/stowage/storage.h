@@ -52,24 +52,24 @@ struct stowage_error;
 struct stowage_sink;
 struct stowage_host;
 
-typedef struct stowage_storage_state *stowage_storage_handle;
-typedef struct stowage_staged_state *stowage_staged_handle;
-typedef struct stowage_lock_state *stowage_lock_handle;
+typedef struct stowage_storage_state* stowage_storage_handle;
+typedef struct stowage_staged_state* stowage_staged_handle;
+typedef struct stowage_lock_state* stowage_lock_handle;
 
 /* Bytes lent by a backend: data[0..size) stays valid until the caller calls
  * release(owner) (when release is not NULL). The file backend lends a memory
  * map where the caller asked to keep the bytes (STOWAGE_READ_KEEP), so formats
  * that parse a file in place keep their speed; other backends lend a buffer. */
 typedef struct stowage_view {
-  const void *data;
+  const void* data;
   uint64_t size;
-  void *owner;
-  void (*release)(void *owner);
+  void* owner;
+  void (*release)(void* owner);
 } stowage_view;
 
 /* A caller's buffer, for scattered reads. */
 typedef struct stowage_buffer {
-  void *data;
+  void* data;
   uint64_t size;
 } stowage_buffer;
 
@@ -92,17 +92,18 @@ typedef struct stowage_version {
 
 /* What stat() reports of a key. */
 typedef struct stowage_stat {
-  int32_t kind;     /* a stowage_entry_kind */
-  uint64_t size;    /* a file's size; 0 for a directory or an absent key */
+  int32_t kind;  /* a stowage_entry_kind */
+  uint64_t size; /* a file's size; 0 for a directory or an absent key */
   stowage_version version;
 } stowage_stat;
 
 /* read() flags. */
-#define STOWAGE_READ_KEEP (1u << 0) /* the view is kept long and read in place: map it */
+#define STOWAGE_READ_KEEP (1u << 0)  /* the view is kept long and read in place: map it */
 #define STOWAGE_READ_WATCH (1u << 1) /* with KEEP: view_size() can tell the file's size now */
 
 /* publish() and move() flags. */
-#define STOWAGE_PUBLISH_REPLACE (1u << 0) /* an existing key is replaced (else: INVALID_ARGUMENT "exists") */
+#define STOWAGE_PUBLISH_REPLACE \
+  (1u << 0) /* an existing key is replaced (else: INVALID_ARGUMENT "exists") */
 #define STOWAGE_PUBLISH_DURABLE (1u << 1) /* flushed to stable storage before it is published */
 
 /* remove() flags. */
@@ -141,34 +142,34 @@ typedef struct stowage_stat {
 typedef struct stowage_storage_read {
   uint32_t struct_size;
   /* What a key is, its size and its version (see stowage_stat). */
-  int (*stat)(stowage_storage_handle storage, const char *key, size_t key_size, stowage_stat *out,
-              struct stowage_error *err);
+  int (*stat)(stowage_storage_handle storage, const char* key, size_t key_size, stowage_stat* out,
+              struct stowage_error* err);
   /* Lends bytes [offset, offset + length) of a file; length UINT64_MAX means
    * "to the end". A range reaching past the end is cut at the end (the view is
    * shorter); an offset past the end gives an empty view. */
-  int (*read)(stowage_storage_handle storage, const char *key, size_t key_size, uint64_t offset,
-              uint64_t length, uint32_t flags, stowage_view *out, struct stowage_error *err);
+  int (*read)(stowage_storage_handle storage, const char* key, size_t key_size, uint64_t offset,
+              uint64_t length, uint32_t flags, stowage_view* out, struct stowage_error* err);
   /* Copies the bytes from offset on into parts[0], then parts[1], ... (a
    * scattered read: a chunk's header into one buffer and its payload
    * straight into the caller's array, in one request); *got receives how
    * many bytes in all (fewer than the parts hold only at the end of the
    * file), and *file_size, when not NULL, the whole file's size. The chunk
    * hot path: no allocation, one preadv for a local file. */
-  int (*read_into)(stowage_storage_handle storage, const char *key, size_t key_size, uint64_t offset,
-                   const stowage_buffer *parts, uint64_t count, uint64_t *got, uint64_t *file_size,
-                   struct stowage_error *err);
+  int (*read_into)(stowage_storage_handle storage, const char* key, size_t key_size,
+                   uint64_t offset, const stowage_buffer* parts, uint64_t count, uint64_t* got,
+                   uint64_t* file_size, struct stowage_error* err);
   /* One sink item per entry directly under a directory, in a stable order
    * (sorted by name): a file's name, or a directory's name followed by '/'.
    * Names that start with ".stowage-" (the backends' staging) are left out. */
-  int (*list)(stowage_storage_handle storage, const char *key, size_t key_size,
-              struct stowage_sink *names, struct stowage_error *err);
+  int (*list)(stowage_storage_handle storage, const char* key, size_t key_size,
+              struct stowage_sink* names, struct stowage_error* err);
   /* Optional (NULL: the caller asks stat()). The size now of the file whose
    * bytes a view read with STOWAGE_READ_KEEP | STOWAGE_READ_WATCH lends, so
    * that a format reading a map in place finds a file cut short since (a
    * read of the lost pages would be SIGBUS) without a path lookup;
    * STOWAGE_UNSUPPORTED for other views. */
-  int (*view_size)(stowage_storage_handle storage, const stowage_view *view, uint64_t *size,
-                   struct stowage_error *err);
+  int (*view_size)(stowage_storage_handle storage, const stowage_view* view, uint64_t* size,
+                   struct stowage_error* err);
 } stowage_storage_read;
 
 /* -- the write part: nothing is visible under its key until published -- */
@@ -176,17 +177,17 @@ typedef struct stowage_storage_write {
   uint32_t struct_size;
   /* A new, empty staged file that will become `key` (parent directories are
    * created). Readers see nothing of it until publish(). */
-  int (*stage)(stowage_storage_handle storage, const char *key, size_t key_size,
-               stowage_staged_handle *out, struct stowage_error *err);
+  int (*stage)(stowage_storage_handle storage, const char* key, size_t key_size,
+               stowage_staged_handle* out, struct stowage_error* err);
   /* Writes at any offset of a staged file (holes read as zeros). */
-  int (*staged_write)(stowage_staged_handle staged, uint64_t offset, const void *data, size_t size,
-                      struct stowage_error *err);
+  int (*staged_write)(stowage_staged_handle staged, uint64_t offset, const void* data, size_t size,
+                      struct stowage_error* err);
   /* Reads back bytes of a staged file (what was written; holes are zeros):
    * *got receives how many, fewer than capacity only at its end. */
-  int (*staged_read)(stowage_staged_handle staged, uint64_t offset, void *buf, uint64_t capacity,
-                     uint64_t *got, struct stowage_error *err);
+  int (*staged_read)(stowage_staged_handle staged, uint64_t offset, void* buf, uint64_t capacity,
+                     uint64_t* got, struct stowage_error* err);
   /* Sets the staged file's size (grows with zeros, or cuts). */
-  int (*staged_resize)(stowage_staged_handle staged, uint64_t size, struct stowage_error *err);
+  int (*staged_resize)(stowage_staged_handle staged, uint64_t size, struct stowage_error* err);
   /* Drops a staged file that will not be published. */
   void (*discard)(stowage_staged_handle staged);
   /* Publishes `count` staged files as one change (a put): a reader sees all
@@ -195,15 +196,15 @@ typedef struct stowage_storage_write {
    * backend's journal beside the first key, ".<name>.stowage-commit").
    * Concurrent publishes of the same keys take turns; the last wins whole.
    * The handles are consumed, whether it succeeds or not. */
-  int (*publish)(stowage_storage_handle storage, uint64_t count, const stowage_staged_handle *staged,
-                 uint32_t flags, struct stowage_error *err);
+  int (*publish)(stowage_storage_handle storage, uint64_t count,
+                 const stowage_staged_handle* staged, uint32_t flags, struct stowage_error* err);
   /* Removes a file, or a directory with STOWAGE_REMOVE_RECURSIVE. */
-  int (*remove)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
-                struct stowage_error *err);
+  int (*remove)(stowage_storage_handle storage, const char* key, size_t key_size, uint32_t flags,
+                struct stowage_error* err);
   /* Creates a directory and its parents; existing ones are fine. A backend
    * without directories notes the prefix (memory) or does nothing. */
-  int (*make_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
-                        struct stowage_error *err);
+  int (*make_directory)(stowage_storage_handle storage, const char* key, size_t key_size,
+                        struct stowage_error* err);
 } stowage_storage_write;
 
 /* -- the rename part: entries change names in one step -- */
@@ -215,19 +216,19 @@ typedef struct stowage_storage_rename {
    * without it an existing `to` is INVALID_ARGUMENT "exists". Several: as
    * publish() does for a set (journal beside to[0], completed by recover()),
    * always replacing; every from[i] must be in to[0]'s directory or below. */
-  int (*move)(stowage_storage_handle storage, uint64_t count, const char *const *from,
-              const size_t *from_sizes, const char *const *to, const size_t *to_sizes, uint32_t flags,
-              struct stowage_error *err);
+  int (*move)(stowage_storage_handle storage, uint64_t count, const char* const* from,
+              const size_t* from_sizes, const char* const* to, const size_t* to_sizes,
+              uint32_t flags, struct stowage_error* err);
   /* A new, empty, hidden directory beside `key` to build a whole tree in
    * (written with stage/publish, then put in place with move()). Its key is
    * one sink item. */
-  int (*stage_directory)(stowage_storage_handle storage, const char *key, size_t key_size,
-                         struct stowage_sink *staging_key, struct stowage_error *err);
+  int (*stage_directory)(stowage_storage_handle storage, const char* key, size_t key_size,
+                         struct stowage_sink* staging_key, struct stowage_error* err);
   /* Completes a publish or move of a set whose first key is `key` that a
    * killed writer left half done; *recovered = 1 if there was one. Cheap
    * when there is none. Formats call it before reading a multi-file dataset. */
-  int (*recover)(stowage_storage_handle storage, const char *key, size_t key_size, int32_t *recovered,
-                 struct stowage_error *err);
+  int (*recover)(stowage_storage_handle storage, const char* key, size_t key_size,
+                 int32_t* recovered, struct stowage_error* err);
 } stowage_storage_rename;
 
 /* -- the lock part: writers taking turns -- */
@@ -238,8 +239,8 @@ typedef struct stowage_storage_lock {
    * writer). Advisory: only writers that lock take turns. Publishing a set
    * takes the same lock on the first key's directory. A backend that cannot
    * lock (a file system refusing flock) holds nothing: *held = 0. */
-  int (*lock)(stowage_storage_handle storage, const char *key, size_t key_size, stowage_lock_handle *out,
-              int32_t *held, struct stowage_error *err);
+  int (*lock)(stowage_storage_handle storage, const char* key, size_t key_size,
+              stowage_lock_handle* out, int32_t* held, struct stowage_error* err);
   void (*unlock)(stowage_lock_handle lock);
   /* Takes an exclusive lock on one key (which may be absent), held until
    * unlock(): a writer that reads a key, changes part of it and publishes
@@ -248,8 +249,8 @@ typedef struct stowage_storage_lock {
    * processes exclude each other; a killed holder's lock is free again.
    * Waits, or with STOWAGE_LOCK_TRY returns at once with *held = 0 when
    * another holds it. The file backend flocks ".<name>.stowage-lock". */
-  int (*lock_key)(stowage_storage_handle storage, const char *key, size_t key_size, uint32_t flags,
-                  stowage_lock_handle *out, int32_t *held, struct stowage_error *err);
+  int (*lock_key)(stowage_storage_handle storage, const char* key, size_t key_size, uint32_t flags,
+                  stowage_lock_handle* out, int32_t* held, struct stowage_error* err);
 } stowage_storage_lock;
 
 /* -- the conditional part: put only over the version the writer read -- */
@@ -262,8 +263,8 @@ typedef struct stowage_storage_conditional {
    * holders of the key's lock_key (the file backend takes that lock: a
    * caller must not hold it itself). The handle is consumed. */
   int (*publish_if)(stowage_storage_handle storage, stowage_staged_handle staged,
-                    const stowage_version *expected, uint32_t flags, int32_t *published,
-                    struct stowage_error *err);
+                    const stowage_version* expected, uint32_t flags, int32_t* published,
+                    struct stowage_error* err);
 } stowage_storage_conditional;
 
 typedef struct stowage_storage_vtable {
@@ -272,19 +273,19 @@ typedef struct stowage_storage_vtable {
 
   /* One instance per host registry. options_json: the backend's options
    * (its params_schema), may be empty. The host outlives the instance. */
-  int (*open)(const struct stowage_host *host, const char *options_json, size_t options_size,
-              stowage_storage_handle *out, struct stowage_error *err);
+  int (*open)(const struct stowage_host* host, const char* options_json, size_t options_size,
+              stowage_storage_handle* out, struct stowage_error* err);
   void (*close)(stowage_storage_handle storage);
 
-  const stowage_storage_read *read;               /* required */
-  const stowage_storage_write *write;             /* NULL: read only */
-  const stowage_storage_rename *rename;           /* NULL: no atomic rename */
-  const stowage_storage_lock *lock;               /* NULL: no locks */
-  const stowage_storage_conditional *conditional; /* NULL: no conditional put */
+  const stowage_storage_read* read;               /* required */
+  const stowage_storage_write* write;             /* NULL: read only */
+  const stowage_storage_rename* rename;           /* NULL: no atomic rename */
+  const stowage_storage_lock* lock;               /* NULL: no locks */
+  const stowage_storage_conditional* conditional; /* NULL: no conditional put */
 } stowage_storage_vtable;
 
 /* The least a storage plugin may declare (up to `read`); later fields are optional. */
-#define STOWAGE_STORAGE_VTABLE_V1_SIZE (offsetof(stowage_storage_vtable, read) + sizeof(void *))
+#define STOWAGE_STORAGE_VTABLE_V1_SIZE (offsetof(stowage_storage_vtable, read) + sizeof(void*))
 
 #ifdef __cplusplus
 }

@@ -6,16 +6,19 @@
 
 #include <string.h>
 
-static int create(const stowage_host *host, const char *json, size_t n, stowage_codec_config *out,
-                  stowage_sink *canonical, stowage_error *err) {
+static int create(const stowage_host* host, const char* json, size_t n, stowage_codec_config* out,
+                  stowage_sink* canonical, stowage_error* err) {
   (void)host, (void)json, (void)n, (void)err;
   *out = (stowage_codec_config)1;
   return canonical->write(canonical->ctx, "{}", 2) ? STOWAGE_INTERNAL : STOWAGE_OK;
 }
 static void destroy(stowage_codec_config c) { (void)c; }
-static uint64_t bound(stowage_codec_config c, uint64_t n) { (void)c; return n; }
-static int copy(stowage_codec_config c, stowage_codec_context cx, const void *in, size_t n, void *out,
-                size_t cap, size_t *w, stowage_error *err) {
+static uint64_t bound(stowage_codec_config c, uint64_t n) {
+  (void)c;
+  return n;
+}
+static int copy(stowage_codec_config c, stowage_codec_context cx, const void* in, size_t n,
+                void* out, size_t cap, size_t* w, stowage_error* err) {
   (void)c, (void)cx, (void)err;
   if (n > cap) return STOWAGE_CORRUPT;
   memcpy(out, in, n);
@@ -35,7 +38,7 @@ static const struct future_vtable future_vtable = {
     {sizeof(struct future_vtable),
 #elif defined(BROKEN_TOOSHORT)
     /* A table that ends before decode. */
-    {STOWAGE_CODEC_VTABLE_V1_SIZE - sizeof(void *),
+    {STOWAGE_CODEC_VTABLE_V1_SIZE - sizeof(void*),
 #else
     {sizeof(stowage_codec_vtable),
 #endif
@@ -65,17 +68,25 @@ static const struct future_vtable future_vtable = {
 #define ID "unresolved"
 /* Defined nowhere: dlopen with RTLD_NOW must fail naming it. */
 extern void stowage_test_undefined_function(void);
-STOWAGE_PLUGIN_EXPORT void *stowage_test_reference = (void *)&stowage_test_undefined_function;
+STOWAGE_PLUGIN_EXPORT void* stowage_test_reference = (void*)&stowage_test_undefined_function;
 #endif
 
 #if defined(BROKEN_NOENTRY)
 STOWAGE_PLUGIN_EXPORT int not_the_entry_point(void) { return 42; }
 #else
-static const stowage_plugin descriptor = {ABI, sizeof(stowage_plugin), STOWAGE_KIND_CODEC, ID, "0.0.1",
-                                          "broken test plugin", "{}",
-                                          STOWAGE_CAP_READ | STOWAGE_CAP_WRITE, &vtable, "broken on purpose",
-                                          NULL, NULL};
-STOWAGE_PLUGIN_EXPORT const stowage_plugin *stowage_plugin_entry(const stowage_host *host) {
+static const stowage_plugin descriptor = {ABI,
+                                          sizeof(stowage_plugin),
+                                          STOWAGE_KIND_CODEC,
+                                          ID,
+                                          "0.0.1",
+                                          "broken test plugin",
+                                          "{}",
+                                          STOWAGE_CAP_READ | STOWAGE_CAP_WRITE,
+                                          &vtable,
+                                          "broken on purpose",
+                                          NULL,
+                                          NULL};
+STOWAGE_PLUGIN_EXPORT const stowage_plugin* stowage_plugin_entry(const stowage_host* host) {
   (void)host;
   return &descriptor;
 }

@@ -10,7 +10,9 @@ class Throws {
   explicit Throws(std::string_view) {}
   std::string canonical_config() const { return R"({"type":"throws"})"; }
   uint64_t bound(uint64_t n) const { return n; }
-  size_t encode(const void*, size_t, void*, size_t) const { throw std::runtime_error("encoder exploded"); }
+  size_t encode(const void*, size_t, void*, size_t) const {
+    throw std::runtime_error("encoder exploded");
+  }
   size_t decode(const void*, size_t, void*, size_t) const { throw 42; }
 };
 }  // namespace

@@ -28,8 +28,11 @@ inline uint64_t formula(const std::vector<uint64_t>& coord) {
 
 class TestGrid : public stowage::sdk::Store {
  public:
-  static int32_t identify(const stowage::sdk::Probe& probe) { return probe.path() == "testgrid:" ? 100 : 0; }
-  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host&, std::string_view, uint32_t, std::string_view options) {
+  static int32_t identify(const stowage::sdk::Probe& probe) {
+    return probe.path() == "testgrid:" ? 100 : 0;
+  }
+  static std::unique_ptr<stowage::sdk::Store> open(const stowage::sdk::Host&, std::string_view,
+                                                   uint32_t, std::string_view options) {
     return std::make_unique<TestGrid>(json::parse(options));
   }
 
@@ -47,9 +50,14 @@ class TestGrid : public stowage::sdk::Store {
   std::vector<std::string> list(std::string_view) override { return {}; }
   std::string describe(std::string_view node) override {
     if (!node.empty()) stowage::sdk::fail(STOWAGE_NOT_FOUND, "testgrid has only the root");
-    json j = {{"kind", "array"}, {"dtype", dtype_}, {"shape", shape_}, {"chunks", chunks_},
-              {"order", fortran_ ? "F" : "C"}, {"byte_order", big_ ? "big" : "little"},
-              {"fill_value", 9}, {"attributes", json::object()}};
+    json j = {{"kind", "array"},
+              {"dtype", dtype_},
+              {"shape", shape_},
+              {"chunks", chunks_},
+              {"order", fortran_ ? "F" : "C"},
+              {"byte_order", big_ ? "big" : "little"},
+              {"fill_value", 9},
+              {"attributes", json::object()}};
     return j.dump();
   }
 
@@ -82,7 +90,8 @@ class TestGrid : public stowage::sdk::Store {
     std::vector<uint64_t> index(idx, idx + shape_.size()), extent(shape, shape + shape_.size());
     uint64_t count = 1;
     for (size_t d = 0; d < shape_.size(); ++d) {
-      if (extent[d] != std::min(chunks_[d], shape_[d] - index[d] * chunks_[d])) invalid("write_chunk: bad extent");
+      if (extent[d] != std::min(chunks_[d], shape_[d] - index[d] * chunks_[d]))
+        invalid("write_chunk: bad extent");
       count *= extent[d];
     }
     if (count * esize_ != n) invalid("write_chunk: size does not match the extent");
@@ -105,7 +114,8 @@ class TestGrid : public stowage::sdk::Store {
 
  private:
   // Fills a chunk of `extent` elements (C or F order, stored byte order).
-  void generate(const std::vector<uint64_t>& index, const std::vector<uint64_t>& extent, unsigned char* out) const {
+  void generate(const std::vector<uint64_t>& index, const std::vector<uint64_t>& extent,
+                unsigned char* out) const {
     size_t nd = shape_.size();
     uint64_t count = 1;
     for (uint64_t e : extent) count *= e;
@@ -134,7 +144,8 @@ class TestGrid : public stowage::sdk::Store {
   bool fortran_, big_, padded_;
   int missing_every_;
   std::mutex mutex_;
-  std::map<std::vector<uint64_t>, std::pair<std::vector<uint64_t>, std::vector<unsigned char>>> written_;
+  std::map<std::vector<uint64_t>, std::pair<std::vector<uint64_t>, std::vector<unsigned char>>>
+      written_;
 };
 
 // The one array, served by the store.
@@ -160,5 +171,6 @@ std::unique_ptr<stowage::sdk::Node> TestGrid::open_node(std::string_view node) {
 
 }  // namespace
 
-STOWAGE_DEFINE_FORMAT_PLUGIN(TestGrid, "testgrid", "1.0.0", "in-memory formula array for core tests", "{}",
+STOWAGE_DEFINE_FORMAT_PLUGIN(TestGrid, "testgrid", "1.0.0",
+                             "in-memory formula array for core tests", "{}",
                              STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_DENSE, nullptr)

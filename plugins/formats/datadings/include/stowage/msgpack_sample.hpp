@@ -47,16 +47,26 @@
 namespace stowage::sample {
 
 enum class Type : uint8_t {
-  nil, boolean, int64, uint64, float32, float64, string, bytes, array, map, ext,
+  nil,
+  boolean,
+  int64,
+  uint64,
+  float32,
+  float64,
+  string,
+  bytes,
+  array,
+  map,
+  ext,
   ndarray,       // msgpack-numpy array
   numpy_scalar,  // msgpack-numpy scalar (np.float32(1), np.int64(2), ...)
   complex,       // a Python complex
 };
 
 inline const char* type_name(Type t) {
-  static const char* const names[] = {"nil",   "bool", "int",  "uint", "float32",
-                                      "float64", "str", "bytes", "array", "map",
-                                      "ext",   "ndarray", "numpy scalar", "complex"};
+  static const char* const names[] = {"nil",     "bool",    "int",          "uint",   "float32",
+                                      "float64", "str",     "bytes",        "array",  "map",
+                                      "ext",     "ndarray", "numpy scalar", "complex"};
   return names[static_cast<int>(t)];
 }
 
@@ -67,15 +77,15 @@ inline const char* type_name(Type t) {
 // One field of a structured dtype (numpy descr entry).
 struct Field {
   std::string name;
-  std::string dtype;             // type string of one element, e.g. "<i4"
-  std::vector<uint64_t> shape;   // sub-array shape, empty for a plain field
-  size_t offset = 0;             // byte offset inside a record
-  size_t itemsize = 0;           // bytes of the whole field (sub-array included)
+  std::string dtype;            // type string of one element, e.g. "<i4"
+  std::vector<uint64_t> shape;  // sub-array shape, empty for a plain field
+  size_t offset = 0;            // byte offset inside a record
+  size_t itemsize = 0;          // bytes of the whole field (sub-array included)
 };
 
 // A numpy array (or scalar) exactly as msgpack-numpy stored it.
 struct NdArray {
-  std::string dtype;            // type string as stored ("<f4", ">i8", "|b1", "<U3"); "|V<n>" for structured
+  std::string dtype;  // type string as stored ("<f4", ">i8", "|b1", "<U3"); "|V<n>" for structured
   char byte_order = '|';        // '<' little, '>' big, '|' not applicable
   char kind = 0;                // numpy kind: b i u f c S U V
   size_t itemsize = 0;          // bytes per element
@@ -123,16 +133,23 @@ struct NdArray {
   template <class T>
   void check_element_type() const {
     char want;
-    if constexpr (std::is_same_v<T, bool>) want = 'b';
-    else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) want = 'c';
-    else if constexpr (std::is_floating_point_v<T>) want = 'f';
-    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) want = 'i';
-    else if constexpr (std::is_integral_v<T>) want = 'u';
-    else want = '?';
+    if constexpr (std::is_same_v<T, bool>)
+      want = 'b';
+    else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                       std::is_same_v<T, std::complex<double>>)
+      want = 'c';
+    else if constexpr (std::is_floating_point_v<T>)
+      want = 'f';
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      want = 'i';
+    else if constexpr (std::is_integral_v<T>)
+      want = 'u';
+    else
+      want = '?';
     if (want != kind || sizeof(T) != itemsize)
       throw sdk::Error(STOWAGE_INVALID_ARGUMENT,
-                  "msgpack sample: an array of dtype " + dtype + " cannot be read as a " +
-                      std::to_string(sizeof(T)) + "-byte '" + std::string(1, want) + "' type");
+                       "msgpack sample: an array of dtype " + dtype + " cannot be read as a " +
+                           std::to_string(sizeof(T)) + "-byte '" + std::string(1, want) + "' type");
   }
   // Swaps each scalar of the buffer (complex numbers are two scalars).
   void swap_elements(void* p, size_t bytes) const {
@@ -154,7 +171,7 @@ struct NdArray {
   static double half_to_double(uint16_t h) {
     int exponent = (h >> 10) & 0x1f;
     double mantissa = h & 0x3ff;
-    double v = exponent == 0 ? std::ldexp(mantissa, -24)
+    double v = exponent == 0    ? std::ldexp(mantissa, -24)
                : exponent == 31 ? (mantissa ? std::numeric_limits<double>::quiet_NaN()
                                             : std::numeric_limits<double>::infinity())
                                 : std::ldexp(mantissa + 1024, exponent - 25);
@@ -162,33 +179,45 @@ struct NdArray {
   }
   double element_as_double(size_t i) const {
     switch (kind) {
-      case 'b': return data[i] != 0;
+      case 'b':
+        return data[i] != 0;
       case 'i':
         switch (itemsize) {
-          case 1: return load<int8_t>(i);
-          case 2: return load<int16_t>(i);
-          case 4: return load<int32_t>(i);
-          case 8: return static_cast<double>(load<int64_t>(i));
+          case 1:
+            return load<int8_t>(i);
+          case 2:
+            return load<int16_t>(i);
+          case 4:
+            return load<int32_t>(i);
+          case 8:
+            return static_cast<double>(load<int64_t>(i));
         }
         break;
       case 'u':
         switch (itemsize) {
-          case 1: return load<uint8_t>(i);
-          case 2: return load<uint16_t>(i);
-          case 4: return load<uint32_t>(i);
-          case 8: return static_cast<double>(load<uint64_t>(i));
+          case 1:
+            return load<uint8_t>(i);
+          case 2:
+            return load<uint16_t>(i);
+          case 4:
+            return load<uint32_t>(i);
+          case 8:
+            return static_cast<double>(load<uint64_t>(i));
         }
         break;
       case 'f':
         switch (itemsize) {
-          case 2: return half_to_double(load<uint16_t>(i));
-          case 4: return load<float>(i);
-          case 8: return load<double>(i);
+          case 2:
+            return half_to_double(load<uint16_t>(i));
+          case 4:
+            return load<float>(i);
+          case 8:
+            return load<double>(i);
         }
         break;
     }
     throw sdk::Error(STOWAGE_INVALID_ARGUMENT,
-                "msgpack sample: dtype " + dtype + " has no conversion to double");
+                     "msgpack sample: dtype " + dtype + " has no conversion to double");
   }
 };
 
@@ -200,28 +229,57 @@ class Value {
  public:
   Value() = default;
   static Value nil() { return Value(); }
-  static Value boolean(bool b) { Value v(Type::boolean); v.u_ = b; return v; }
+  static Value boolean(bool b) {
+    Value v(Type::boolean);
+    v.u_ = b;
+    return v;
+  }
   static Value integer(int64_t i) {
     Value v(i < 0 ? Type::int64 : Type::uint64);
     v.u_ = static_cast<uint64_t>(i);
     return v;
   }
-  static Value unsigned_integer(uint64_t u) { Value v(Type::uint64); v.u_ = u; return v; }
+  static Value unsigned_integer(uint64_t u) {
+    Value v(Type::uint64);
+    v.u_ = u;
+    return v;
+  }
   static Value floating(double d, bool single) {
     Value v(single ? Type::float32 : Type::float64);
     v.d_ = d;
     return v;
   }
-  static Value text(std::string s, Type t = Type::string) { Value v(t); v.s_ = std::move(s); return v; }
-  static Value array(Array a) { Value v(Type::array); v.array_ = std::move(a); return v; }
-  static Value map(Map m) { Value v(Type::map); v.map_ = std::move(m); return v; }
-  static Value ext(int8_t code, std::string data) { Value v = text(std::move(data), Type::ext); v.u_ = static_cast<uint8_t>(code); return v; }
+  static Value text(std::string s, Type t = Type::string) {
+    Value v(t);
+    v.s_ = std::move(s);
+    return v;
+  }
+  static Value array(Array a) {
+    Value v(Type::array);
+    v.array_ = std::move(a);
+    return v;
+  }
+  static Value map(Map m) {
+    Value v(Type::map);
+    v.map_ = std::move(m);
+    return v;
+  }
+  static Value ext(int8_t code, std::string data) {
+    Value v = text(std::move(data), Type::ext);
+    v.u_ = static_cast<uint8_t>(code);
+    return v;
+  }
   static Value ndarray(NdArray a, bool scalar) {
     Value v(scalar ? Type::numpy_scalar : Type::ndarray);
     v.nd_ = std::make_shared<NdArray>(std::move(a));
     return v;
   }
-  static Value complex(std::complex<double> c) { Value v(Type::complex); v.d_ = c.real(); v.im_ = c.imag(); return v; }
+  static Value complex(std::complex<double> c) {
+    Value v(Type::complex);
+    v.d_ = c.real();
+    v.im_ = c.imag();
+    return v;
+  }
 
   Type type() const { return type_; }
   bool is_nil() const { return type_ == Type::nil; }
@@ -230,18 +288,23 @@ class Value {
   bool is_string() const { return type_ == Type::string; }
   bool is_ndarray() const { return type_ == Type::ndarray || type_ == Type::numpy_scalar; }
 
-  bool as_bool() const { expect(Type::boolean); return u_ != 0; }
+  bool as_bool() const {
+    expect(Type::boolean);
+    return u_ != 0;
+  }
   // Integers; as_int refuses values above INT64_MAX, as_uint negative ones.
   int64_t as_int() const {
     if (type_ == Type::int64) return static_cast<int64_t>(u_);
     expect(Type::uint64);
     if (u_ > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      throw sdk::Error(STOWAGE_INVALID_ARGUMENT, "msgpack sample: " + std::to_string(u_) + " does not fit int64");
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT,
+                       "msgpack sample: " + std::to_string(u_) + " does not fit int64");
     return static_cast<int64_t>(u_);
   }
   uint64_t as_uint() const {
     if (type_ == Type::int64)
-      throw sdk::Error(STOWAGE_INVALID_ARGUMENT, "msgpack sample: a negative integer is not a uint64");
+      throw sdk::Error(STOWAGE_INVALID_ARGUMENT,
+                       "msgpack sample: a negative integer is not a uint64");
     expect(Type::uint64);
     return u_;
   }
@@ -252,18 +315,39 @@ class Value {
     expect(Type::uint64);
     return static_cast<double>(u_);
   }
-  const std::string& as_string() const { expect(Type::string); return s_; }
-  const std::string& as_bytes() const { expect(Type::bytes); return s_; }
-  const std::string& ext_data() const { expect(Type::ext); return s_; }
-  int8_t ext_code() const { expect(Type::ext); return static_cast<int8_t>(u_); }
-  const Array& as_array() const { expect(Type::array); return array_; }
-  const Map& as_map() const { expect(Type::map); return map_; }
+  const std::string& as_string() const {
+    expect(Type::string);
+    return s_;
+  }
+  const std::string& as_bytes() const {
+    expect(Type::bytes);
+    return s_;
+  }
+  const std::string& ext_data() const {
+    expect(Type::ext);
+    return s_;
+  }
+  int8_t ext_code() const {
+    expect(Type::ext);
+    return static_cast<int8_t>(u_);
+  }
+  const Array& as_array() const {
+    expect(Type::array);
+    return array_;
+  }
+  const Map& as_map() const {
+    expect(Type::map);
+    return map_;
+  }
   // An ndarray or a numpy scalar.
   const NdArray& as_ndarray() const {
     if (!is_ndarray()) expect(Type::ndarray);
     return *nd_;
   }
-  std::complex<double> as_complex() const { expect(Type::complex); return {d_, im_}; }
+  std::complex<double> as_complex() const {
+    expect(Type::complex);
+    return {d_, im_};
+  }
 
   // Elements of an array, entries of a map.
   size_t size() const { return type_ == Type::map ? as_map().size() : as_array().size(); }
@@ -271,7 +355,8 @@ class Value {
     const Array& a = as_array();
     if (i >= a.size())
       throw sdk::Error(STOWAGE_INVALID_ARGUMENT, "msgpack sample: index " + std::to_string(i) +
-                                                   " is past the end of an array of " + std::to_string(a.size()));
+                                                     " is past the end of an array of " +
+                                                     std::to_string(a.size()));
     return a[i];
   }
   // The value of a str key of a map, or nullptr.
@@ -282,7 +367,9 @@ class Value {
   }
   const Value& operator[](std::string_view key) const {
     const Value* v = find(key);
-    if (!v) throw sdk::Error(STOWAGE_NOT_FOUND, "msgpack sample: no key '" + std::string(key) + "' in the map");
+    if (!v)
+      throw sdk::Error(STOWAGE_NOT_FOUND,
+                       "msgpack sample: no key '" + std::string(key) + "' in the map");
     return *v;
   }
 
@@ -291,14 +378,14 @@ class Value {
   void expect(Type t) const {
     if (type_ != t)
       throw sdk::Error(STOWAGE_INVALID_ARGUMENT, std::string("msgpack sample: the value is a ") +
-                                                   type_name(type_) + ", not a " + type_name(t));
+                                                     type_name(type_) + ", not a " + type_name(t));
   }
   friend class Decoder;
 
   Type type_ = Type::nil;
-  uint64_t u_ = 0;           // bool, integers (two's complement for int64), ext code
-  double d_ = 0, im_ = 0;    // floats, complex
-  std::string s_;            // str, bin, ext payload
+  uint64_t u_ = 0;         // bool, integers (two's complement for int64), ext code
+  double d_ = 0, im_ = 0;  // floats, complex
+  std::string s_;          // str, bin, ext payload
   Array array_;
   Map map_;
   std::shared_ptr<const NdArray> nd_;
@@ -330,9 +417,11 @@ inline void parse_typestr(const std::string& t, NdArray& a) {
   if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || n > (1u << 30))
     decode_error("bad element size in numpy type string '" + t + "'");
   a.itemsize = a.kind == 'U' ? 4 * n : n;  // U counts UCS-4 characters
-  bool ok = (a.kind == 'b' && n == 1) || ((a.kind == 'i' || a.kind == 'u') && (n == 1 || n == 2 || n == 4 || n == 8)) ||
-            (a.kind == 'f' && (n == 2 || n == 4 || n == 8)) || (a.kind == 'c' && (n == 8 || n == 16)) ||
-            a.kind == 'S' || a.kind == 'U' || a.kind == 'V';
+  bool ok = (a.kind == 'b' && n == 1) ||
+            ((a.kind == 'i' || a.kind == 'u') && (n == 1 || n == 2 || n == 4 || n == 8)) ||
+            (a.kind == 'f' && (n == 2 || n == 4 || n == 8)) ||
+            (a.kind == 'c' && (n == 8 || n == 16)) || a.kind == 'S' || a.kind == 'U' ||
+            a.kind == 'V';
   if (!ok) decode_error("unsupported numpy type string '" + t + "'");
 }
 
@@ -349,7 +438,8 @@ inline std::vector<uint64_t> parse_shape(const Value& v) {
 inline uint64_t checked_product(const std::vector<uint64_t>& shape, uint64_t itemsize) {
   uint64_t n = itemsize;
   for (uint64_t d : shape) {
-    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / d) decode_error("an ndarray shape overflows");
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / d)
+      decode_error("an ndarray shape overflows");
     n *= d;
   }
   return n;
@@ -409,8 +499,8 @@ inline Value decode_nd(Value map, const Value& nd) {
   if (is_array) a.shape = parse_shape(*shape);
   uint64_t want = checked_product(a.shape, a.itemsize);
   if (data->as_bytes().size() != want)
-    decode_error("an ndarray of dtype " + a.dtype + " needs " + std::to_string(want) + " data bytes, has " +
-                 std::to_string(data->as_bytes().size()));
+    decode_error("an ndarray of dtype " + a.dtype + " needs " + std::to_string(want) +
+                 " data bytes, has " + std::to_string(data->as_bytes().size()));
   // The map is ours (taken by value) and is dropped below: move its bytes.
   a.data = std::move(const_cast<std::string&>(data->as_bytes()));
   return Value::ndarray(std::move(a), !is_array);
@@ -481,7 +571,9 @@ class Decoder : public msgpack::null_visitor {
   bool visit_float32(float v) { return add(Value::floating(v, true)); }
   bool visit_float64(double v) { return add(Value::floating(v, false)); }
   bool visit_str(const char* v, uint32_t n) { return add(Value::text(std::string(v, n))); }
-  bool visit_bin(const char* v, uint32_t n) { return add(Value::text(std::string(v, n), Type::bytes)); }
+  bool visit_bin(const char* v, uint32_t n) {
+    return add(Value::text(std::string(v, n), Type::bytes));
+  }
   bool visit_ext(const char* v, uint32_t n) {
     // msgpack-cxx passes the type byte first.
     if (n == 0) return add(Value::ext(0, {}));
@@ -507,8 +599,12 @@ class Decoder : public msgpack::null_visitor {
   }
   bool end_array() { return close(false); }
   bool end_map() { return close(true); }
-  void parse_error(size_t, size_t at) { error_ = "not valid msgpack (bad byte at offset " + std::to_string(at) + ")"; }
-  void insufficient_bytes(size_t, size_t) { error_ = "truncated: the msgpack object is incomplete"; }
+  void parse_error(size_t, size_t at) {
+    error_ = "not valid msgpack (bad byte at offset " + std::to_string(at) + ")";
+  }
+  void insufficient_bytes(size_t, size_t) {
+    error_ = "truncated: the msgpack object is incomplete";
+  }
 
   // Why parsing stopped, or empty.
   const std::string& error() const { return error_; }
