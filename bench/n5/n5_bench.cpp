@@ -395,10 +395,13 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
   for (int i = 0; i < kRuns; ++i)
     for (int j = 0; j < 4; ++j) writes[(i + j) % 4]();
   {
-    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::truncate, "n5");
-    s.create("vol", desc);
+    {  // the dataset the reads and rewrites use, published when closed
+      stowage::Store w = stowage::Store::open(path.string(), stowage::Mode::truncate, "n5");
+      w.create("vol", desc);
+      w.array("vol").write(origin, kShape, vol.data());
+    }
+    stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::update, "n5");
     stowage::Array a = s.array("vol");
-    a.write(origin, kShape, vol.data());  // the dataset the reads and rewrites use
     f.rewrite1 = best_of_runs([&] { a.write(origin, kShape, vol.data()); });
     std::vector<uint16_t> back(vol.size());
     a.read(origin, kShape, back.data());  // warm the page cache and check

@@ -30,7 +30,7 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 }
 
 // A name the storage backends or stowage::copy give their staging: the
-// copy's ".stowage-convert.<pid>.<name>", the backends' ".<name>.stowage-tmp.<pid>.<n>".
+// copy's ".stowage-convert.<token>.<name>", the backends' ".<name>.stowage-tmp.<pid>.<n>".
 bool is_staging_component(std::string_view name) {
   return name.rfind(".stowage-", 0) == 0 || name.find(".stowage-tmp.") != std::string_view::npos;
 }

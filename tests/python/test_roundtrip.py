@@ -291,6 +291,18 @@ def test_convert_stops_when_progress_raises_and_writes_nothing(tmp_path):
 
 
 @needs("zstd", "blosc")
+def test_convert_writes_to_any_storage_that_renames_and_refuses_read_only_ones():
+    src = fixture("n5", "zarr-written.n5")
+    summary = stowage.convert(src, "memory://convert-test/out.n5")
+    assert summary["nodes"] > 0
+    got, ref = stowage.open("memory://convert-test/out.n5"), stowage.open(src)
+    for name in ("raw/int16_2d", "blosc/float64_3d", "sparse/uint16_2d"):
+        assert np.array_equal(got[name][...], ref[name][...])
+    with pytest.raises(stowage.UnsupportedError, match="http storage is read only"):
+        stowage.convert(src, "http://127.0.0.1:9/out.n5")
+
+
+@needs("zstd", "blosc")
 def test_convert_options_reach_the_library(tmp_path):
     src = str(fixture("datg", "basic_4x5.datg"))
     s = stowage.convert(src, tmp_path / "m.npy", drop_metadata=True, cast="float32")

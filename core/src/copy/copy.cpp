@@ -54,12 +54,13 @@ CopyResult copy_with(const std::string& source, const std::string& destination,
   auto [src_path, src_node] = split_dataset_spec(source);
   auto [dst_path, dst_node] = split_dataset_spec(destination);
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
-  // The destination is staged and published in the local file system (a
-  // source may be a URL): refuse any other before a folder named "http:"
-  // appears in the working directory.
+  // The destination is staged beside itself and published by a rename (a
+  // source may be anywhere): refuse storage that cannot rename before a byte is written.
   require_writable_storage(dst_path, registry);
-  if (storage_scheme(dst_path) != "file")
-    throw Error(ErrorCode::unsupported, dst_path + ": a copy's destination must be a local path",
+  if (!(registry.storage(dst_path).capabilities & STOWAGE_CAP_MOVE))
+    throw Error(ErrorCode::unsupported,
+                dst_path + ": a copy's destination must be storage that publishes by rename (the " +
+                    storage_scheme(dst_path) + " storage cannot)",
                 dst_path);
   require_format(registry, options.from, "source");
   require_format(registry, options.to, "destination");

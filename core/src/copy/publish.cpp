@@ -1,29 +1,30 @@
 // Publishing a copy's new destination through the storage layer only: the
-// host's staging (staging.hpp) and sdk::Storage's list, stat, remove and move.
-// A node staged in an existing container (NodeStaging) still names itself by
-// process id and asks the kernel whether a leftover's writer is alive: the
-// storage has no per-process hidden name inside a container yet.
+// host's staging (staging.hpp) and sdk::Storage's list, stat, lock, remove
+// and move. A node staged in an existing container (NodeStaging) holds the
+// storage's lock on its hidden name while it lives, so a later copy tells a
+// killed copy's leftover (lock free) from a running one's (lock held) on any
+// storage with a lock part, with no process ids.
 #include "publish.hpp"
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
+#include <cstdio>
+#include <random>
 
 namespace stowage::copying {
 
-static bool process_alive(long pid) {
-  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
-}
-
 static const std::string kTempPrefix = sdk::kStagingPrefix;
 
-// The hidden name a copy by process `pid` stages `name` under:
-// ".stowage-convert.<pid>.<name>", with the name cut so the whole stays
+std::string new_staging_token() {
+  std::random_device device;
+  const uint64_t bits = (uint64_t{device()} << 32) ^ device();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(bits));
+  return hex;
+}
+
+// ".stowage-convert.<token>.<name>", with the name cut so the whole stays
 // within the 255 bytes a file name may have.
-std::string staged_name(long pid, const std::string& name) {
-  std::string head = kTempPrefix + std::to_string(pid) + ".";
+std::string staged_name(const std::string& token, const std::string& name) {
+  std::string head = kTempPrefix + token + ".";
   return head + name.substr(0, std::min(name.size(), 255 - std::min<size_t>(head.size(), 255)));
 }
 
@@ -35,13 +36,18 @@ void clean_stale_temporaries(const sdk::Storage& storage, const std::string& par
   } catch (const sdk::Error&) {
     return;  // no such directory yet: nothing was left there
   }
+  if (!storage.can_lock_keys()) return;  // a running copy's node cannot be told from a dead one's
   for (std::string f : entries) {
     if (!f.empty() && f.back() == '/') f.pop_back();
     if (f.rfind(kTempPrefix, 0) != 0) continue;
-    long pid = std::atol(f.c_str() + kTempPrefix.size());
-    if (f != staged_name(pid, name) || process_alive(pid)) continue;
+    const size_t dot = f.find('.', kTempPrefix.size());
+    if (dot == std::string::npos ||
+        f != staged_name(f.substr(kTempPrefix.size(), dot - kTempPrefix.size()), name))
+      continue;
     try {
-      storage.remove_if_exists(parent + "/" + f);
+      // Free: its copy was killed (the kernel or the backend let the lock go).
+      sdk::Lock writer = storage.lock_key(parent + "/" + f, /*try_only=*/true);
+      if (writer.held()) storage.remove_if_exists(parent + "/" + f);
     } catch (const sdk::Error&) {
     }
   }
@@ -134,14 +140,15 @@ NodeStaging::NodeStaging(Registry& registry, Store& dst, const std::string& node
   size_t slash = node.rfind('/');
   std::string parent = slash == std::string::npos ? "" : node.substr(0, slash);
   leaf_ = slash == std::string::npos ? node : node.substr(slash + 1);
-  hidden_leaf_ = staged_name(::getpid(), leaf_);
+  hidden_leaf_ = staged_name(new_staging_token(), leaf_);
   staged_ = join(parent, hidden_leaf_);
   // A format that moves nodes keeps node a/b in the directory <root>/a/b:
-  // what killed copies left there goes first (and our own last attempt).
+  // what killed copies left there goes first.
   const std::string parent_dir = parent.empty() ? dst.path() : dst.path() + "/" + parent;
   clean_stale_temporaries(storage_, parent_dir, leaf_);
   node_dir_ = parent_dir + "/" + hidden_leaf_;
-  detail::storage_call(dst.path(), [&] { storage_.remove_if_exists(node_dir_); });
+  if (storage_.can_lock_keys())
+    writer_ = detail::storage_call(dst.path(), [&] { return storage_.lock_key(node_dir_); });
 }
 
 void NodeStaging::publish(bool replace) {

@@ -15,10 +15,13 @@
 
 namespace stowage::copying {
 
-// NodeStaging's hidden name for `name` in a copy by process `pid`:
-// ".stowage-convert.<pid>.<name>", cut to fit 255 bytes.
-std::string staged_name(long pid, const std::string& name);
-// Removes what copies killed while writing node `name` left in directory `parent`.
+// 16 random hex digits naming one copy's staged node.
+std::string new_staging_token();
+// NodeStaging's hidden name for `name` in the copy `token` names:
+// ".stowage-convert.<token>.<name>", cut to fit 255 bytes.
+std::string staged_name(const std::string& token, const std::string& name);
+// Removes what copies killed while writing node `name` left in directory
+// `parent`: the hidden nodes whose lock no one holds.
 void clean_stale_temporaries(const sdk::Storage& storage, const std::string& parent,
                              const std::string& name);
 
@@ -66,6 +69,7 @@ class NodeStaging {
   std::string final_, leaf_, hidden_leaf_, staged_;
   sdk::Storage storage_;
   std::string node_dir_;  // where a format that moves nodes keeps the hidden one
+  sdk::Lock writer_;      // held while this copy writes node_dir_: it is alive
   bool published_ = false;
 };
 

@@ -141,7 +141,7 @@ inline std::string without_temporaries(std::string text) {
 
 // The name prefix of what stowage::copy stages beside its destination (a
 // whole dataset) or inside it (a node of an existing container, as
-// ".stowage-convert.<pid>.<name>"): hidden, and not listed as a node.
+// ".stowage-convert.<token>.<name>"): hidden, and not listed as a node.
 inline constexpr const char kStagingPrefix[] = ".stowage-convert.";
 
 // Splits a node path ("a/b/c", "" for the root) into its components, refusing
