@@ -399,6 +399,7 @@ Figures run_codec(const CodecCase& c, const fs::path& dir, const std::vector<uin
       stowage::Store w = stowage::Store::open(path.string(), stowage::Mode::truncate, "n5");
       w.create("vol", desc);
       w.array("vol").write(origin, kShape, vol.data());
+      w.close();
     }
     stowage::Store s = stowage::Store::open(path.string(), stowage::Mode::update, "n5");
     stowage::Array a = s.array("vol");
