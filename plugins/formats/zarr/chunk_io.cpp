@@ -136,7 +136,9 @@ const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir,
 std::unique_ptr<sdk::Node> ZarrStore::open_node(std::string_view node) {
   std::vector<std::string> parts = sdk::split_node_path(node);
   if (require_node(parts, node) == Kind::group) return std::make_unique<sdk::GroupNode>();
-  return std::make_unique<ArrayNode>(*this, open_array(node_dir(parts)));
+  std::shared_ptr<OpenArray> a = open_array(node_dir(parts));
+  if (a->meta.strings) return strings_node(*this, std::move(a));
+  return std::make_unique<ArrayNode>(*this, std::move(a));
 }
 
 // A chunk file's `size` bytes at `file` into the array's chunk at `out`:

@@ -2,6 +2,7 @@
 
 #include "compressors.hpp"
 #include "filters.hpp"
+#include "strings.hpp"
 
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
@@ -213,6 +214,7 @@ json parse_object(std::string_view text, const std::string& file) {
 
 ArrayMeta parse_array(std::string_view text, const std::string& file) {
   json meta = parse_object(text, file);
+  if (is_object_dtype_v2(meta)) return parse_strings_v2(meta, file);  // strings.cpp
   if (!meta.contains("zarr_format")) corrupt(file + ": has no \"zarr_format\"");
   if (meta["zarr_format"] != 2)
     unsupported(file + ": \"zarr_format\" " + meta["zarr_format"].dump() + " (this reads 2)");

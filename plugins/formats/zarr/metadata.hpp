@@ -81,6 +81,7 @@ struct ArrayMeta {
   json filters;     // numcodecs' filters as in the file (null: none)
   std::shared_ptr<const FilterChain> filter_chain;  // parsed (null: none)
   std::shared_ptr<const V3Layout> v3;               // Zarr v3 only: keys, codec chain, sharding
+  bool strings = false;  // vlen-utf8 strings: a strings node (strings.hpp)
 
   size_t ndim() const { return shape.size(); }
   uint64_t grid(size_t d) const { return (shape[d] + chunks[d] - 1) / chunks[d]; }

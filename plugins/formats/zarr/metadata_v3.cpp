@@ -1,5 +1,7 @@
 #include "metadata_v3.hpp"
 
+#include "strings.hpp"
+
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
 
@@ -271,6 +273,7 @@ std::string v3_node_type(const json& doc, const std::string& file) {
 
 ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
   if (v3_node_type(doc, file) != "array") corrupt(file + ": is a group, not an array");
+  if (is_vlen_data_type_v3(doc)) return parse_strings_v3(doc, file);  // strings.cpp
   ArrayMeta a;
   auto layout = std::make_shared<V3Layout>();
   const json& dtype = field(doc, "data_type", file, "the array");

@@ -10,12 +10,13 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     zarr::ZarrStore, "zarr", "0.2.0",
     "Zarr v2 and v3 stores: groups, numeric and bool arrays in either byte order and C or F order; "
     "v2 with numcodecs' blosc, zlib, gzip, bz2, lzma, zstd and lz4 compressors; v3 with the bytes, "
-    "transpose, gzip, zstd, blosc and crc32c codecs and sharding_indexed (partial reads, whole-shard writes)",
+    "transpose, gzip, zstd, blosc and crc32c codecs and sharding_indexed (partial reads, whole-shard writes); "
+    "string arrays (v2 \"|O\" and v3 \"string\", vlen-utf8) as strings nodes",
     R"({"zarr_version": {"type": "integer", "default": 3, "min": 2, "max": 3, "on_create": true,)"
     R"( "description": "the Zarr version of a store this open creates; an existing store keeps its own"},)"
     R"( "consolidated": {"type": "boolean", "default": null,)"
     R"( "description": "v2: read .zmetadata unless false; true keeps it up to date when writing"}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE |
         STOWAGE_CAP_GROUPS | STOWAGE_CAP_MOVE_NODES | STOWAGE_CAP_SHARED_WRITES |
-        STOWAGE_CAP_SHARDS,
+        STOWAGE_CAP_SHARDS | STOWAGE_CAP_STRINGS,
     kZarrExtensions)

@@ -6,6 +6,7 @@
 
 #include "compressors.hpp"
 #include "filters.hpp"
+#include "strings.hpp"
 
 #include <stowage/plugin_json.hpp>
 
@@ -254,9 +255,11 @@ std::string ZarrStore::describe(std::string_view node) {
   const Kind kind = require_node(parts, node);
   const std::string dir = node_dir(parts);
   json attributes = read_attributes(dir);
+  std::shared_ptr<OpenArray> a = kind == Kind::array ? open_array(dir) : nullptr;
   json d = kind == Kind::group ? json{{"kind", "group"}, {"attributes", attributes}}
-           : version_ == 3     ? json::parse(describe_array_v3(*open_array(dir), attributes))
-                               : array_description(open_array(dir)->meta, attributes);
+           : a->meta.strings   ? describe_strings(*a, attributes)  // strings_io.cpp
+           : version_ == 3     ? json::parse(describe_array_v3(*a, attributes))
+                               : array_description(a->meta, attributes);
   if (parts.empty()) d["store"] = store_facts();
   return d.dump();
 }
@@ -286,10 +289,10 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
   json attributes = d.value("attributes", json::object());
   if (!attributes.is_object()) invalid("zarr create: \"attributes\" must be an object");
   const std::string kind = d.value("kind", "group");
-  if (kind != "group" && kind != "array")
+  if (kind != "group" && kind != "array" && kind != "strings")
     unsupported("zarr create: cannot create a node of kind \"" + kind +
-                "\" (Zarr v2 holds groups and arrays)");
-  if (kind == "array")
+                "\" (Zarr holds groups, arrays and string arrays)");
+  if (kind == "array" || kind == "strings")
     check_array_description(dir, d);  // before any byte: no group left of a refused array
 
   // Every ancestor is a group, as zarr-python makes them.
@@ -313,6 +316,7 @@ void ZarrStore::create(std::string_view node, std::string_view text) {
     storage_.remove_if_exists(dir + "/" + kGroupFile, 0);
     storage_.remove_if_exists(dir + "/" + kAttributesFile, 0);
   }
+  if (kind == "strings") return create_strings(dir, d, std::move(attributes));  // strings_io.cpp
   if (version_ == 3) return create_array_v3(dir, d, std::move(attributes));
   create_array(dir, d, std::move(attributes));
 }
@@ -359,6 +363,8 @@ ArrayMeta description_meta(const json& d, int version) {
 // after the ancestor groups are written.
 void ZarrStore::check_array_description(const std::string& dir, const json& d) const {
   try {
+    if (d.value("kind", "") == "strings")
+      return static_cast<void>(strings_description_meta(d, version_));  // strings.cpp
     const ArrayMeta a = description_meta(d, version_);
     if (version_ == 3) {
       V3Layout layout;

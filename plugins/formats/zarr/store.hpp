@@ -73,6 +73,9 @@ class ZarrStore final : public stowage::sdk::Store {
   void flush(OpenArray& a);
   void decode_chunk(OpenArray& a, const std::string& key, uint8_t* file, uint64_t size,
                     uint8_t* out);
+  // String arrays, a strings node each (strings_io.cpp).
+  void read_strings(OpenArray& a, uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
+  void write_strings(std::string_view node, const std::vector<std::string_view>& values) override;
 
  private:
   enum class Kind { none, group, array };
@@ -127,6 +130,16 @@ class ZarrStore final : public stowage::sdk::Store {
   void flush_shards(const OpenArray& a);
   void forget_index(const OpenArray& a, const std::string& key) const;
 
+  // String arrays (strings_io.cpp).
+  std::string string_chunk_key(const OpenArray& a, const std::vector<uint64_t>& index) const;
+  std::vector<uint8_t> decode_string_chunk(OpenArray& a, std::vector<uint8_t> bytes,
+                                           const std::string& key);
+  std::vector<std::string> read_string_chunk(OpenArray& a, const std::vector<uint64_t>& index);
+  void write_string_chunk(OpenArray& a, const std::vector<uint64_t>& index,
+                          const std::vector<uint8_t>& bytes);
+  json describe_strings(const OpenArray& a, const json& attributes) const;
+  void create_strings(const std::string& dir, const json& d, json attributes);
+
   // Consolidated metadata (consolidated.cpp).
   void open_consolidated(const json& options, bool existed);
   std::string relative(const std::string& path) const;       // "" for the root
@@ -151,5 +164,8 @@ class ZarrStore final : public stowage::sdk::Store {
   bool consolidate_on_close_ = false;         // writable: close() writes .zmetadata
   bool metadata_changed_ = false;             // writable: .zmetadata removed, to be rewritten
 };
+
+// The strings node of a string array (strings_io.cpp).
+std::unique_ptr<stowage::sdk::Node> strings_node(ZarrStore& store, std::shared_ptr<OpenArray> a);
 
 }  // namespace zarr
