@@ -5,6 +5,7 @@
 //                                                  little endian) and one JSON line per node
 //   node zarrita_peer.mjs write STORE OUT          writes the arrays below (unsharded: zarrita 0.7.5
 //                                                  cannot write shards) and their values into OUT
+//   node zarrita_peer.mjs read-strings STORE NODE... each string array's values, one JSON line per node
 //
 // The packages live where scripts/install-deps put them: $STOWAGE_NODE_MODULES
 // (default /usr/local/lib/stowage-node/node_modules).
@@ -99,7 +100,19 @@ async function write(store, out) {
   }
 }
 
+// String arrays (data type "string", vlen-utf8): one JSON line per node
+// with its values in C order (zarrita decodes vlen-utf8 but cannot encode it).
+async function readStrings(store, nodes) {
+  const root = zarr.root(new FileSystemStore(store));
+  for (const node of nodes) {
+    const arr = await zarr.open.v3(root.resolve(node), { kind: "array" });
+    const chunk = await zarr.get(arr);
+    console.log(JSON.stringify({ node, dtype: arr.dtype, shape: arr.shape, values: Array.from(cOrder(chunk)) }));
+  }
+}
+
 const [mode, store, out, ...nodes] = process.argv.slice(2);
 if (mode === "read") await read(store, out, nodes);
 else if (mode === "write") await write(store, out);
-else throw new Error("usage: zarrita_peer.mjs read|write STORE OUT [NODE...]");
+else if (mode === "read-strings") await readStrings(store, [out, ...nodes]);
+else throw new Error("usage: zarrita_peer.mjs read|write|read-strings STORE OUT|NODE [NODE...]");
