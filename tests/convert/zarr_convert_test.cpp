@@ -718,3 +718,34 @@ TEST_CASE("into a Zarr v3 store the multiscales are OME-NGFF 0.5, under attribut
   CHECK(ome["version"] == "0.5");
   CHECK(unordered(ome["multiscales"]) == unordered(json::array({want})));
 }
+
+TEST_CASE("stowage-convert: Daf strings (an axis, a string matrix) into Zarr v2 and v3 and back" *
+          test::needs({"zarr", "daf"})) {
+  test::TempDir tmp;
+  const fs::path daf = test::fixtures() / "daf" / "gen_v11_types";
+  stowage::Store src = stowage::Store::open(daf.string());
+  auto run = [&](const std::string& args) { return test::run(convert_cmd() + " --quiet " + args); };
+  for (int version : {2, 3}) {
+    CAPTURE(version);
+    const fs::path z = tmp / ("v" + std::to_string(version) + ".zarr");
+    for (const std::string node : {"axes/cell", "matrices/cell/gene/labels"}) {
+      CAPTURE(node);
+      const std::string name = node == "axes/cell" ? "cell" : "labels";
+      test::RunResult r = run(q(daf) + "::" + node + " " + q(z) + "::" + name + " --zarr-version " +
+                              std::to_string(version));
+      REQUIRE_MESSAGE(r.status == 0, r.output);
+      stowage::Store zs = stowage::Store::open(z.string());
+      const stowage::NodeInfo info = zs.describe(name);
+      CHECK(info.kind == stowage::NodeKind::strings);
+      CHECK(info.shape == src.describe(node).shape);
+      CHECK(zs.read_strings(name) == src.read_strings(node));
+      CHECK(info.raw["storage"]["zarr_format"] == version);
+    }
+    // And back: the Zarr strings node becomes a Daf axis again.
+    const fs::path back = tmp / ("back" + std::to_string(version));
+    test::RunResult r = run(q(z) + "::cell " + q(back) + "::axes/cell --to daf");
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    CHECK(stowage::Store::open(back.string()).read_strings("axes/cell") ==
+          src.read_strings("axes/cell"));
+  }
+}

@@ -199,6 +199,26 @@ def zarr_seeds(base, out):
     chunks = [(n, d) for n, d in files if not n.endswith((".zgroup", ".zarray", ".zattrs"))]
     # consolidated: the root's .zgroup and .zmetadata, node files only in it
     save(out, entry(".zgroup", group) + entry(".zmetadata", zmetadata) + b"".join(entry(n, d) for n, d in chunks))
+    # strings (vlen-utf8): v2 "|O" and v3 "string", 2x2 chunks of a 3x3 array, one chunk missing
+    # (and zarr-python 3's stores in zarrs_strings/, whole)
+    for name in sorted(os.listdir(os.path.join(base, "zarrs_strings"))):
+        if name.endswith(".zarr"):
+            save(out, bundle(os.path.join(base, "zarrs_strings", name), "d.zarr"))
+
+    def vlen(words):
+        return struct.pack("<I", len(words)) + b"".join(struct.pack("<I", len(w)) + w for w in words)
+
+    s2 = dict(zarray("|O", [3, 3], [2, 2], [{"id": "vlen-utf8"}], ""))
+    s3 = {"zarr_format": 3, "node_type": "array", "shape": [3, 3], "data_type": "string",
+          "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
+          "chunk_key_encoding": {"name": "default"}, "fill_value": "-",
+          "codecs": [{"name": "vlen-utf8"}, {"name": "crc32c"}]}
+    words = [b"a", b"", "\u00fc".encode(), b"zz"]
+    save(out, entry(".zgroup", group) + entry("s/.zarray", s2) + entry("s/0.0", vlen(words)) +
+         entry("s/0.1", vlen(words[::-1])) + entry("s/1.0", vlen(words)))
+    with_crc = vlen(words) + struct.pack("<I", 0)  # a wrong crc32c: the reader must say so
+    save(out, entry("zarr.json", {"zarr_format": 3, "node_type": "group"}) + entry("s/zarr.json", s3) +
+         entry("s/c/0/0", with_crc) + entry("s/c/1/1", vlen(words)))
 
 
 def bundle_file(path, name):
