@@ -339,3 +339,52 @@ TEST_CASE("zarr strings: write_strings checks its values and the node it writes"
           .find("sharded string arrays") != std::string::npos);
   s.close();
 }
+
+TEST_CASE("zarr strings: a chunk decoding to hundreds of times its size reads whole" *
+          test::needs({"zstd", "gzip"})) {
+  // 3 MiB of strings zstd and gzip store in a few KiB: the decoded size is
+  // not stored, so the reader's buffer must grow to it.
+  const std::vector<std::string> values = {std::string(1 << 20, 'x'), "", std::string(1 << 21, 'y'),
+                                           "end"};
+  for (int version : {2, 3})
+    for (const char* codec : {"zstd", "gzip"}) {
+      CAPTURE(version);
+      CAPTURE(codec);
+      test::TempDir tmp;
+      const fs::path root = tmp / "l.zarr";
+      {
+        stowage::Store s = stowage::Store::open(root.string(), stowage::Mode::create, "zarr",
+                                                json{{"zarr_version", version}});
+        s.create("s", json{{"kind", "strings"}, {"shape", {4}}, {"chunks", {4}}, {"codec", codec}});
+        s.write_strings("s", values);
+        s.close();
+      }
+      const fs::path chunk = version == 2 ? root / "s" / "0" : root / "s" / "c" / "0";
+      CHECK(fs::file_size(chunk) < 32 * 1024);
+      CHECK(open_zarr(root.string()).read_strings("s") == values);
+      if (version == 2) {
+        const std::map<std::string, json> lines =
+            lines_by_node(run_strings_peer("read " + test::quote(root.string()) + " s"));
+        CHECK(lines.at("s")["values"].get<std::vector<std::string>>() == values);
+      }
+    }
+}
+
+TEST_CASE("zarr strings: a v3 string chunk failing its crc32c is CORRUPT naming it") {
+  test::TempDir tmp;
+  const fs::path root = tmp / "c.zarr";
+  {
+    stowage::Store s = stowage::Store::open(root.string(), stowage::Mode::create, "zarr");
+    s.create("s", json{{"kind", "strings"}, {"shape", {2}}, {"chunks", {2}}});
+    s.write_strings("s", {"ab", "c"});
+    s.close();
+  }
+  json meta = test::read_json(root / "s" / "zarr.json");
+  meta["codecs"].push_back({{"name", "crc32c"}});
+  test::write_file(root / "s" / "zarr.json", meta.dump());
+  const fs::path chunk = root / "s" / "c" / "0";
+  test::write_file(chunk, test::read_file(chunk) + le32(0x12345678));  // not its CRC-32C
+  const std::string message =
+      TEST_REQUIRE_ERROR(open_zarr(root.string()).read_strings("s"), ErrorCode::corrupt);
+  CHECK_MESSAGE(message.find(chunk.string() + ": crc32c mismatch") != std::string::npos, message);
+}
