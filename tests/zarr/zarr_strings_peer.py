@@ -20,16 +20,18 @@ import zarr
 WORDS = ["", "a", "Zürich", "東京", "🙂 smile", "nul\x00inside", "two\nlines", 'quo"te', "São Paulo",
          "x" * 300]
 
-# name, shape, chunks, compressor, fill value, dimension separator, and how
-# many rows along the first dimension are written (the rest are chunks
-# never written, or written in part: the fill value).
+# name, shape, chunks, compressor, fill value, dimension separator, order,
+# and how many rows along the first dimension are written (the rest are
+# chunks never written, or written in part: the fill value).
 CASES = [
-    ("plain", (7,), (3,), None, "", ".", 4),
-    ("zstd_2d", (5, 4), (2, 3), numcodecs.Zstd(level=3), "-", "/", 3),
+    ("plain", (7,), (3,), None, "", ".", "C", 4),
+    ("zstd_2d", (5, 4), (2, 3), numcodecs.Zstd(level=3), "-", "/", "C", 3),
     ("blosc", (23,), (5,), numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE), None,
-     ".", 23),
-    ("zlib_3d", (3, 4, 5), (2, 3, 2), numcodecs.Zlib(level=1), "", ".", 2),
-    ("nofill", (6,), (4,), numcodecs.GZip(level=5), None, ".", 6),
+     ".", "C", 23),
+    ("zlib_3d", (3, 4, 5), (2, 3, 2), numcodecs.Zlib(level=1), "", ".", "C", 2),
+    ("nofill", (6,), (4,), numcodecs.GZip(level=5), None, ".", "C", 6),
+    # F order: numcodecs flattens each chunk first dimension fastest
+    ("f_order_3d", (5, 4, 3), (2, 3, 2), None, "", ".", "F", 4),
 ]
 
 
@@ -44,10 +46,10 @@ def describe(arr, node):
 
 def write(store_path):
     root = zarr.open_group(zarr.DirectoryStore(store_path), mode="w")
-    for seed, (name, shape, chunks, compressor, fill, sep, rows) in enumerate(CASES):
+    for seed, (name, shape, chunks, compressor, fill, sep, order, rows) in enumerate(CASES):
         arr = root.create_dataset(name, shape=shape, chunks=chunks, dtype=object,
                                   object_codec=numcodecs.VLenUTF8(), compressor=compressor,
-                                  fill_value=fill, dimension_separator=sep)
+                                  fill_value=fill, dimension_separator=sep, order=order)
         part = (rows,) + shape[1:]
         data = np.empty(part, dtype=object)
         data.ravel()[:] = values_of(int(np.prod(part)), seed)

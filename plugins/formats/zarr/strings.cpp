@@ -37,12 +37,10 @@ FillValue string_fill(const json& v, const std::string& file, int version) {
   return f;
 }
 
-// Strings have no element order to transpose in stowage's model.
-void refuse_fortran(const ArrayMeta& a, const std::string& file) {
+// v3's transpose before vlen-utf8: no peer here writes one to check against.
+void refuse_transpose(const ArrayMeta& a, const std::string& file) {
   if (a.fortran && a.ndim() > 1)
-    unsupported(file +
-                ": strings in F order (\"order\": \"F\" or a transposing codec) are not "
-                "supported");
+    unsupported(file + ": strings through a \"transpose\" codec are not supported");
 }
 
 // `codecs` with each vlen-utf8 (also inside sharding_indexed) replaced by
@@ -95,8 +93,7 @@ ArrayMeta parse_strings_v2(const json& meta, const std::string& file) {
   numeric["dtype"] = "|u1";
   numeric["fill_value"] = nullptr;
   numeric["filters"] = nullptr;
-  ArrayMeta a = parse_array(numeric.dump(), file);
-  refuse_fortran(a, file);
+  ArrayMeta a = parse_array(numeric.dump(), file);  // "order": "F" is kept (strings_io.cpp)
   a.strings = true;
   a.type = DataType{"|O", kStringTypeName, 'O', 1, false};
   a.filters = filters;
@@ -124,7 +121,7 @@ ArrayMeta parse_strings_v3(const json& doc, const std::string& file) {
     corrupt(file + ": a \"string\" array needs the codec \"vlen-utf8\", got " +
             doc["codecs"].dump());
   ArrayMeta a = parse_array_v3(numeric, file);
-  refuse_fortran(a, file);
+  refuse_transpose(a, file);
   if (a.v3->sharded)
     unsupported(file +
                 ": sharded string arrays (vlen-utf8 inside sharding_indexed) are not "

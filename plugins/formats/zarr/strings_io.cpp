@@ -61,6 +61,26 @@ std::vector<uint8_t> decode_growing(const sdk::HostCodec& codec, const uint8_t* 
   }
 }
 
+// The place of the element at `at` (in the array) within its chunk: C order,
+// or F order (the first dimension fastest) for v2's "order": "F", as
+// numcodecs flattens such a chunk.
+uint64_t chunk_offset(const ArrayMeta& m, const std::vector<uint64_t>& at) {
+  uint64_t local = 0;
+  for (size_t i = 0; i < at.size(); ++i) {
+    const size_t d = m.fortran ? at.size() - 1 - i : i;
+    local = local * m.chunks[d] + at[d] % m.chunks[d];
+  }
+  return local;
+}
+
+// The inverse: element `e` of a chunk at its place `local` in the chunk.
+void chunk_place(const ArrayMeta& m, uint64_t e, std::vector<uint64_t>& local) {
+  for (size_t i = local.size(); i-- > 0;) {
+    const size_t d = m.fortran ? local.size() - 1 - i : i;
+    local[d] = e % m.chunks[d], e /= m.chunks[d];
+  }
+}
+
 // The dimension names of a strings array: v3's dimension_names, v2's
 // xarray attribute _ARRAY_DIMENSIONS.
 json dims_json(const json& names, size_t ndim) {
@@ -148,13 +168,13 @@ void ZarrStore::read_strings(OpenArray& a, uint64_t begin, uint64_t end, const s
   uint64_t band = UINT64_MAX;
   std::vector<uint64_t> at(nd), index(nd);
   for (uint64_t k = begin; k < end; ++k) {
-    uint64_t rest = k, chunk = 0, local = 0;
+    uint64_t rest = k, chunk = 0;
     for (size_t d = nd; d-- > 0;) at[d] = rest % m.shape[d], rest /= m.shape[d];
     for (size_t d = 0; d < nd; ++d) {
       index[d] = at[d] / m.chunks[d];
       chunk = chunk * m.grid(d) + index[d];
-      local = local * m.chunks[d] + at[d] % m.chunks[d];
     }
+    const uint64_t local = chunk_offset(m, at);
     if (nd && index[0] != band) decoded.clear(), band = index[0];
     auto it = decoded.find(chunk);
     if (it == decoded.end()) it = decoded.emplace(chunk, read_string_chunk(a, index)).first;
@@ -211,9 +231,9 @@ void ZarrStore::write_strings(std::string_view node, const std::vector<std::stri
   for (uint64_t c = 0; c < chunks; ++c) {
     for (size_t d = nd, rest = c; d-- > 0;) index[d] = rest % m.grid(d), rest /= m.grid(d);
     for (uint64_t e = 0; e < chunk.size(); ++e) {
-      uint64_t rest = e, flat = 0;
+      uint64_t flat = 0;
       bool inside = true;
-      for (size_t d = nd; d-- > 0;) local[d] = rest % m.chunks[d], rest /= m.chunks[d];
+      chunk_place(m, e, local);
       for (size_t d = 0; d < nd; ++d) {
         const uint64_t at = index[d] * m.chunks[d] + local[d];
         inside = inside && at < m.shape[d];
