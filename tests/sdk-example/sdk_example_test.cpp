@@ -1,9 +1,11 @@
 // The SDK as a third party sees it: install stowage into a staging
 // directory, build examples/plugin-sdk out of tree finding the SDK through pkg-config
-// only, then load the result with the real registry and round-trip data.
+// only, then load the results (the delta and snappy codecs) with the real
+// registry and round-trip data: the codec checks, python-snappy's bytes, N5
+// (created, and hand-written by Python), stowage-convert and the Python package.
 // Also: every place that reports stowage's version or plugin ABI agrees with
 // the one source of each (meson.build's project version, plugin.h's ABI).
-#include "codec_checks.hpp"
+#include "codec_test_helpers.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -11,8 +13,11 @@
 #include <cstdlib>
 #include <numeric>
 
-TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and round-trips") {
-  test::TempDir tmp;
+namespace {
+
+// Installs stowage into `tmp`/dest and builds examples/plugin-sdk in
+// `tmp`/example-build against that staged SDK; returns the build folder.
+std::string build_example(const test::TempDir& tmp) {
   std::string dest = (tmp / "dest").string();
   test::RunResult install =
       test::run("meson install -C " + test::quote(test::build_root().string()) +
@@ -24,7 +29,8 @@ TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and 
       test::fs::path(pc.output.substr(0, pc.output.find('\n'))).parent_path().string();
   REQUIRE_MESSAGE(!pc_dir.empty(), "stowage-sdk.pc was not installed");
 
-  // Only the staged SDK: PKG_CONFIG_SYSROOT_DIR maps its /usr/local/... paths into the staging dir.
+  // Only the staged SDK: PKG_CONFIG_SYSROOT_DIR maps its /usr/local/... paths into the staging
+  // dir. (nlohmann_json's and snappy's files are in the compiler's and linker's own paths.)
   std::string env = "PKG_CONFIG_PATH=" + test::quote(pc_dir) +
                     " PKG_CONFIG_SYSROOT_DIR=" + test::quote(dest) + " ";
   std::string src = (test::source_root() / "examples" / "plugin-sdk").string();
@@ -34,12 +40,32 @@ TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and 
   REQUIRE_MESSAGE(setup.status == 0, setup.output);
   test::RunResult ninja = test::run(env + "ninja -C " + test::quote(build));
   REQUIRE_MESSAGE(ninja.status == 0, ninja.output);
+  return build;
+}
 
+// The example's build, made once for the test cases that load it.
+const std::string& example_build() {
+  static const test::TempDir tmp;
+  static std::string build;
+  if (build.empty()) build = build_example(tmp);
+  return build;
+}
+
+// A registry of the example's plugins alone, or (with_environment) also
+// this build's, for the formats and storage.
+stowage::Registry::Options example_registry_options(bool with_environment) {
   stowage::Registry::Options o;
-  o.paths = {build};
-  o.use_environment = false;
+  o.paths = {example_build()};
+  o.use_environment = with_environment;
   o.use_default_dir = false;
-  stowage::Registry registry(o);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and round-trips") {
+  const std::string build = example_build();
+  stowage::Registry registry(example_registry_options(false));
   auto info = registry.find("codec", "delta");
   REQUIRE(info.has_value());
   stowage::Codec delta = registry.codec(R"({"type":"delta","typesize":4})");
@@ -73,6 +99,159 @@ TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and 
       test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_delta.so"));
   CHECK(nm.output.find("stowage_plugin_entry") != std::string::npos);
   CHECK(nm.output.find("basic_string") == std::string::npos);
+}
+
+TEST_CASE("the example snappy codec passes the codec checks and writes python-snappy's bytes") {
+  stowage::Registry registry(example_registry_options(false));
+  codec_checks::Spec spec;
+  spec.config = R"({"type":"snappy"})";
+  spec.id = "snappy";
+  spec.registry = &registry;
+  codec_checks::check_codec(spec);
+  const stowage::Codec snappy = registry.codec(spec.config);
+  CHECK(snappy.canonical_config() == R"({"type":"snappy"})");
+  CHECK(registry.find("codec", "snappy")->state == stowage::PluginState::loaded);
+
+  // python-snappy (Debian's python3-snappy, on the same libsnappy): the same
+  // bytes, and each side decodes the other's.
+  codec_test::PeerExchange peer;
+  peer.put_samples({{".ours.snappy", snappy}});
+  peer.run_python(R"PY(
+import snappy
+for n in sample_names:
+    wr(n + '.py.snappy', snappy.compress(rd(n + '.data')))
+    wr(n + '.snappy.by_py', snappy.decompress(rd(n + '.ours.snappy')))
+)PY");
+  codec_test::check_samples_came_back(peer, {".snappy.by_py"});
+  codec_test::check_we_decode_theirs(peer, snappy, {".py.snappy"});
+  codec_test::check_we_encode_their_bytes(peer, snappy, ".py.snappy");
+
+  test::RunResult nm = test::run("nm -D --defined-only " +
+                                 test::quote(example_build() + "/stowage_codec_snappy.so"));
+  CHECK(nm.output.find("stowage_plugin_entry") != std::string::npos);
+  CHECK(nm.output.find("snappy_compress") == std::string::npos);  // linked, not exported
+}
+
+namespace {
+
+// The values of the N5 test arrays: uint16 6x10 (C order), v[r][c] = 100 r + c.
+std::vector<uint16_t> grid_values() {
+  std::vector<uint16_t> v;
+  for (uint16_t r = 0; r < 6; ++r)
+    for (uint16_t c = 0; c < 10; ++c) v.push_back(static_cast<uint16_t>(100 * r + c));
+  return v;
+}
+
+std::vector<uint16_t> read_grid(const std::string& path, stowage::Registry& registry) {
+  stowage::Store store =
+      stowage::Store::open(path, stowage::Mode::read, "n5", stowage::json::object(), registry);
+  stowage::Array a = store.array("v");
+  REQUIRE(a.shape() == std::vector<uint64_t>{6, 10});
+  std::vector<uint16_t> out(60);
+  a.read({0, 0}, {6, 10}, out.data());
+  return out;
+}
+
+std::string compression_type(const test::fs::path& dataset) {
+  return test::read_json(dataset / "attributes.json")["compression"]["type"];
+}
+
+// Python writes N5 chunks by hand (header, then python-snappy's bytes), or
+// checks ours the same way: `values` big-endian in 4x4 blocks, x fastest.
+const char* kN5SnappyPeer = R"PY(
+import json, os, struct, sys
+import numpy as np
+import snappy
+mode, root = sys.argv[1], sys.argv[2]
+values = (np.arange(6)[:, None] * 100 + np.arange(10)[None, :]).astype('>u2')
+if mode == 'write':
+    os.makedirs(os.path.join(root, 'v'))
+    open(os.path.join(root, 'attributes.json'), 'w').write('{"n5": "4.0.0"}')
+    open(os.path.join(root, 'v', 'attributes.json'), 'w').write(
+        '{"dataType": "uint16", "dimensions": [10, 6], "blockSize": [4, 4], '
+        '"compression": {"type": "snappy"}}')
+for gx in range(3):
+    for gy in range(2):
+        block = values[4 * gy:4 * gy + 4, 4 * gx:4 * gx + 4]
+        header = struct.pack('>HHII', 0, 2, block.shape[1], block.shape[0])
+        chunk = os.path.join(root, 'v', str(gx), str(gy))
+        if mode == 'write':
+            os.makedirs(os.path.dirname(chunk), exist_ok=True)
+            open(chunk, 'wb').write(header + snappy.compress(block.tobytes()))
+        else:
+            data = open(chunk, 'rb').read()
+            assert data[:len(header)] == header, chunk
+            assert snappy.decompress(data[len(header):]) == block.tobytes(), chunk
+print('ok')
+)PY";
+
+void run_n5_peer(const std::string& mode, const std::string& root) {
+  test::RunResult r = test::run_python(kN5SnappyPeer, mode + " " + test::quote(root));
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+}
+
+}  // namespace
+
+TEST_CASE("snappy through N5: created, hand-written, stowage-convert and the Python package") {
+  stowage::Registry registry(example_registry_options(true));
+  test::TempDir tmp;
+  const std::vector<uint16_t> values = grid_values();
+
+  // Created through the API: python-snappy decodes every chunk.
+  const std::string made = (tmp / "made.n5").string();
+  {
+    stowage::Store store =
+        stowage::Store::open(made, stowage::Mode::create, "n5", stowage::json::object(), registry);
+    store.create("v", stowage::json{{"kind", "array"},
+                                    {"dtype", "uint16"},
+                                    {"shape", {6, 10}},
+                                    {"chunks", {4, 4}},
+                                    {"codec", {{"type", "snappy"}}}});
+    store.array("v").write({0, 0}, {6, 10}, values.data());
+    store.close();
+  }
+  CHECK(compression_type(test::fs::path(made) / "v") == "snappy");
+  CHECK(read_grid(made, registry) == values);
+  run_n5_peer("check", made);
+
+  // An attributes.json written by hand naming "type": "snappy", chunks from python-snappy.
+  const std::string hand = (tmp / "hand.n5").string();
+  run_n5_peer("write", hand);
+  CHECK(read_grid(hand, registry) == values);
+
+  // stowage-convert --compression snappy, with the plugin from --plugin-path.
+  const std::string converted = (tmp / "converted.n5").string();
+  const std::string tool =
+      test::quote(test::build_root().string() + "/tools/convert/stowage-convert");
+  test::RunResult convert =
+      test::run(tool + " --quiet " + test::quote(made) + " " + test::quote(converted) +
+                " --compression snappy --plugin-path=" + test::quote(example_build()));
+  REQUIRE_MESSAGE(convert.status == 0, convert.output);
+  CHECK(compression_type(test::fs::path(converted) / "v") == "snappy");
+  CHECK(read_grid(converted, registry) == values);
+  run_n5_peer("check", converted);
+
+  // The Python package: stowage.convert(..., compression="snappy") and reading back.
+  const char* python_package = std::getenv("STOWAGE_PYTHON_PACKAGE");
+  if (python_package && std::string(python_package) == "1") {
+    const std::string py_out = (tmp / "python.n5").string();
+    test::RunResult py = test::run_python(
+        R"PY(
+import sys
+import numpy as np
+import stowage
+plugins, src, dst = [sys.argv[1]], sys.argv[2], sys.argv[3]
+stowage.convert(src, dst, compression="snappy", plugin_path=plugins)
+got = np.asarray(stowage.open(dst, plugin_path=plugins)["v"])
+want = np.arange(6)[:, None] * 100 + np.arange(10)[None, :]
+assert got.dtype == np.uint16 and (got == want).all(), got
+assert stowage.open(dst, plugin_path=plugins)["v"].codec["type"] == "snappy"
+)PY",
+        test::quote(example_build()) + " " + test::quote(hand) + " " + test::quote(py_out));
+    REQUIRE_MESSAGE(py.status == 0, py.output);
+    CHECK(compression_type(test::fs::path(py_out) / "v") == "snappy");
+    run_n5_peer("check", py_out);
+  }
 }
 
 namespace {
