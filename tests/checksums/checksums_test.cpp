@@ -92,10 +92,10 @@ TEST_CASE("checksum codecs: canonical configs, refused locations, capabilities")
 
 TEST_CASE("the published check values, and where the four bytes go") {
   const Bytes digits = bytes("123456789");
-  // CRC-32C (Castagnoli) of "123456789": 0xE3069283 (RFC 3720's check value), after the payload.
+  // CRC-32C (Castagnoli) of "123456789": 0xE3069283 (the standard check value), after the payload.
   CHECK(encode(codec(R"({"type":"crc32c"})"), digits) == concat(digits, le32_bytes(0xE3069283)));
   if (!test::plugin_off("adler32")) {
-    // Adler-32 of "Wikipedia": 0x11E60398 (RFC 1950's algorithm), before the payload by default.
+    // Adler-32 of "Wikipedia": 0x11E60398 (the textbook example), before the payload by default.
     const Bytes wiki = bytes("Wikipedia");
     CHECK(encode(codec(R"({"type":"adler32"})"), wiki) == concat(le32_bytes(0x11E60398), wiki));
     CHECK(encode(codec(R"({"type":"adler32","location":"end"})"), wiki) ==

@@ -696,7 +696,8 @@ TEST_CASE("codec parameters and format ids are checked before anything is writte
           {"--compression zstd:level=99", "\"level\" is 99, allowed range"},
           {"--compression blosc:cname=lz5", "\"cname\" is \"lz5\", allowed"},
           {"--compression zsdt",
-           "compression 'zsdt' is not known; the codecs: blosc, bzip2, gzip, lz4, raw, xz, zstd"},
+           "compression 'zsdt' is not known; the codecs: adler32, blosc, bzip2, crc32, crc32c, "
+           "fletcher32, gzip, lz4, raw, xz, zstd"},
           {"--to n6",
            "destination format 'n6' is not known; the formats: bpcells, daf, datadings, datg, n5, npy"},
           {"--from n6", "source format 'n6' is not known; the formats: "},
