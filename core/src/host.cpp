@@ -105,6 +105,49 @@ int host_codec_decode(stowage_host_codec codec, const void* in, size_t n, void* 
   return codec->state->decode(in, n, out, capacity, written, err);
 }
 
+// Codec names (codec_names.cpp): an entry of a dialect in, a config out, and back.
+int host_codec_resolve(void* ctx, const char* dialect, size_t dialect_size, const char* entry,
+                       size_t entry_size, uint64_t item_size, stowage_sink* config,
+                       stowage_error* err) {
+  try {
+    json e = json::parse(std::string_view(entry, entry_size), nullptr, false);
+    if (e.is_discarded())
+      return host_error(err, STOWAGE_INVALID_ARGUMENT, "codec_resolve: the entry is no JSON");
+    const std::string out =
+        static_cast<Registry*>(ctx)
+            ->codec_import(std::string_view(dialect, dialect_size), e, item_size)
+            .dump();
+    if (config->write(config->ctx, out.data(), out.size()) != 0)
+      return host_error(err, STOWAGE_INTERNAL, "the plugin refused the codec config");
+    return STOWAGE_OK;
+  } catch (const Error& e) {
+    return host_error(err, static_cast<int>(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return host_error(err, STOWAGE_INTERNAL, e.what());
+  }
+}
+
+int host_codec_export(void* ctx, const char* config, size_t config_size, const char* dialect,
+                      size_t dialect_size, uint64_t item_size, stowage_sink* entry,
+                      stowage_error* err) {
+  try {
+    json c = json::parse(std::string_view(config, config_size), nullptr, false);
+    if (c.is_discarded())
+      return host_error(err, STOWAGE_INVALID_ARGUMENT, "codec_export: the config is no JSON");
+    const std::string out =
+        static_cast<Registry*>(ctx)
+            ->codec_export(c, std::string_view(dialect, dialect_size), item_size)
+            .dump();
+    if (entry->write(entry->ctx, out.data(), out.size()) != 0)
+      return host_error(err, STOWAGE_INTERNAL, "the plugin refused the codec entry");
+    return STOWAGE_OK;
+  } catch (const Error& e) {
+    return host_error(err, static_cast<int>(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return host_error(err, STOWAGE_INTERNAL, e.what());
+  }
+}
+
 uint32_t host_thread_count(void* ctx) { return static_cast<Registry*>(ctx)->threads(); }
 
 int host_storage(void* ctx, const char* location, size_t size, const stowage_storage_vtable** vt,
@@ -145,6 +188,8 @@ void Registry::Impl::fill_host(Registry* registry) {
   host.codec_encode = host_codec_encode;
   host.codec_decode = host_codec_decode;
   host.storage = host_storage;
+  host.codec_resolve = host_codec_resolve;
+  host.codec_export = host_codec_export;
 }
 
 void Registry::set_log_sink(LogSink sink) {

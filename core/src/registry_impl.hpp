@@ -43,6 +43,12 @@ struct Registry::Impl {
     for (auto& [scheme, s] : storages) s.vt->close(s.handle);
   }
 
+  // Codec names (codec_names.cpp): (dialect, name) -> codec plugin id, of
+  // every codec plugin that declares names, built once on first need.
+  bool codec_names_indexed = false;
+  std::map<std::pair<std::string, std::string>, std::string> codec_names;
+  void index_codec_names_locked();
+
   void scan_locked();
   const stowage_plugin* load_locked(PluginInfo& info);
   std::string describe_search_locked() const;

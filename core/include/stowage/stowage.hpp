@@ -180,6 +180,17 @@ class Registry {
   Codec codec(const char* config_json, std::string_view context = {});
   Codec codec(const std::string& config_json, std::string_view context = {});
 
+  // Codec names in a format's codec registry (stowage_codec_vtable.names):
+  // a dialect's entry ("numcodecs": {"id": ...}, "zarr3": {"name": ...,
+  // "configuration": ...}) as the config of the codec plugin answering to
+  // its name, with "type"; NOT_FOUND naming the name, the dialect and the
+  // directories searched when none does. `item_size`: the array's element size.
+  json codec_import(std::string_view dialect, const json& entry, uint64_t item_size,
+                    std::string_view context = {});
+  // A codec config ({"type": ...}) as the dialect's entry; UNSUPPORTED when
+  // the codec has none.
+  json codec_export(const json& config, std::string_view dialect, uint64_t item_size);
+
   // Ids of the format plugins and their identify() scores for a path.
   std::vector<std::pair<std::string, int32_t>> identify(const std::string& path);
   // The format of a path: the best identify() score (an error if none or a tie).

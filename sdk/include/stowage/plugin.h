@@ -155,6 +155,40 @@ typedef struct stowage_codec_vtable {
 
   /* -- fields added later go here; the host reads them only when
    *    struct_size covers them (see STOWAGE_CODEC_VTABLE_V1_SIZE). -- */
+
+  /* The codec's names in other formats' codec registries ("dialects"), so
+   * a format asks the host (codec_resolve, codec_export) instead of keeping
+   * a table. All three are optional; a codec that declares no names (NULL)
+   * gets the default rule: its numcodecs id is its plugin id, its zarr3
+   * names its id and "numcodecs.<id>", and configurations pass through
+   * unchanged but for the name key ("id" / "name" + "configuration") and
+   * "type". Dialects:
+   *   "numcodecs": a Zarr v2 compressor's "id" (zarr-python 3 writes these
+   *                into v3 as "numcodecs.<id>" with numcodecs' keys);
+   *   "zarr3":     a Zarr v3 codec's "name" with its "configuration".
+   * N5 needs none: its "type" is the plugin id or an alias.
+   * `names`: JSON text {"numcodecs": ["zlib", "gzip"], "zarr3": ["gzip"]},
+   * the names this codec answers to in each dialect (the first is the one
+   * it writes). A codec declaring names has no default rule in any
+   * dialect; one with no "zarr3" names is written into v3 as
+   * "numcodecs.<its numcodecs id>". */
+  const char* names;
+  /* A dialect's entry as written (numcodecs: {"id": name, ...}; zarr3:
+   * {"name": name, "configuration": {...}}) into this codec's own JSON
+   * config, the one create() takes, with "type". `item_size` is the
+   * array's element size, for what the dialect leaves to the array (blosc's
+   * typesize). A bad key is CORRUPT naming it; a valid entry this codec
+   * cannot read UNSUPPORTED. NULL: the default rule's pass-through. */
+  int (*import_config)(const char* dialect, size_t dialect_size, const char* name, size_t name_size,
+                       const char* entry_json, size_t entry_size, uint64_t item_size,
+                       stowage_sink* config, stowage_error* err);
+  /* A config of this codec (canonical, from create()) into the dialect's
+   * entry, name included, for elements of `item_size` bytes (0: unknown).
+   * UNSUPPORTED when the dialect has no counterpart (an lz4 frame in
+   * numcodecs). NULL: the default rule's pass-through. */
+  int (*export_config)(const char* config_json, size_t config_size, const char* dialect,
+                       size_t dialect_size, uint64_t item_size, stowage_sink* entry,
+                       stowage_error* err);
 } stowage_codec_vtable;
 
 /* The size of the first codec vtable of ABI 2 (up to `decode`): the least a
@@ -479,6 +513,22 @@ typedef struct stowage_host {
 
   /* -- fields added later go here; a plugin reads them only when
    *    struct_size covers them. -- */
+
+  /* Which codec a format's codec entry names, in a dialect of
+   * stowage_codec_vtable.names ("numcodecs": {"id": ...}; "zarr3":
+   * {"name": ..., "configuration": ...}, where "numcodecs.<id>" is looked
+   * up as numcodecs id <id>): streams that codec's config, with "type",
+   * into `config`. The codec plugins on the search path are loaded to learn
+   * their names (once per host). An unknown name is NOT_FOUND naming the
+   * name, the dialect and the directories searched. */
+  int (*codec_resolve)(void* ctx, const char* dialect, size_t dialect_size, const char* entry_json,
+                       size_t entry_size, uint64_t item_size, stowage_sink* config,
+                       stowage_error* err);
+  /* A codec config ({"type": ...}) as the dialect's entry, for elements of
+   * `item_size` bytes (0: unknown); UNSUPPORTED when the codec has none. */
+  int (*codec_export)(void* ctx, const char* config_json, size_t config_size, const char* dialect,
+                      size_t dialect_size, uint64_t item_size, stowage_sink* entry,
+                      stowage_error* err);
 } stowage_host;
 
 /* The size of the first host table of ABI 2 (up to codec_decode). */

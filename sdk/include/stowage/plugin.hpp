@@ -16,6 +16,11 @@
 //     STOWAGE_DEFINE_CODEC_PLUGIN(MyCodec, "myid", "1.0.0", "one-line description",
 //                                 STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
 // The descriptor's params_schema is generated from params().
+// Optionally, its names in Zarr's codec registries and how its config maps
+// there (stowage_codec_vtable.names; see HasNames below):
+//     static const char* names();
+//     static json import_config(dialect, name, entry_json, item_size);
+//     static json export_config(config_json, dialect, item_size);
 //
 // A format author derives from sdk::Store (the tree, by path) and from the
 // node class of each kind it holds (sdk::ArrayNode, SparseNode, StringsNode,
@@ -51,6 +56,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace stowage::sdk {
@@ -277,6 +283,42 @@ class HostCodec {
   std::string canonical_;
 };
 
+// Codec names (stowage_codec_vtable.names): the codec config, with "type",
+// a dialect's entry names ("numcodecs": {"id": ...}, "zarr3": {"name": ...}),
+// and back. The host's error (NOT_FOUND for an unknown name) is thrown.
+inline std::string codec_resolve(const Host& host, std::string_view dialect,
+                                 std::string_view entry_json, uint64_t item_size) {
+  if (!host.offers(offsetof(stowage_host, codec_resolve)))
+    fail(STOWAGE_UNSUPPORTED, "the host resolves no codec names (an older stowage)");
+  std::string out;
+  stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
+                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
+                      return 0;
+                    }};
+  stowage_error err;
+  const stowage_host* t = host.table();
+  int rc = t->codec_resolve(t->ctx, dialect.data(), dialect.size(), entry_json.data(),
+                            entry_json.size(), item_size, &sink, &err);
+  if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
+  return out;
+}
+inline std::string codec_export(const Host& host, std::string_view config_json,
+                                std::string_view dialect, uint64_t item_size) {
+  if (!host.offers(offsetof(stowage_host, codec_export)))
+    fail(STOWAGE_UNSUPPORTED, "the host exports no codec names (an older stowage)");
+  std::string out;
+  stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
+                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
+                      return 0;
+                    }};
+  stowage_error err;
+  const stowage_host* t = host.table();
+  int rc = t->codec_export(t->ctx, config_json.data(), config_json.size(), dialect.data(),
+                           dialect.size(), item_size, &sink, &err);
+  if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
+  return out;
+}
+
 // A node's codec, made through the host on first use, so a node whose codec
 // plugin is missing still lists and describes; then one HostCodec serves
 // every thread (the host gives each call a context of its own), so a format
@@ -487,6 +529,45 @@ struct HasParams : std::false_type {};
 template <class Codec>
 struct HasParams<Codec, std::void_t<decltype(Codec::params())>> : std::true_type {};
 
+// Whether a codec class declares its names (stowage_codec_vtable.names):
+//     static const char* names();  // {"numcodecs": [...], "zarr3": [...]}
+//     static R import_config(std::string_view dialect, std::string_view name,
+//                            std::string_view entry_json, uint64_t item_size);
+//     static R export_config(std::string_view config_json, std::string_view dialect,
+//                            uint64_t item_size);
+// where R is std::string or a JSON value with dump() (nlohmann::json).
+template <class Codec, class = void>
+struct HasNames : std::false_type {};
+template <class Codec>
+struct HasNames<Codec, std::void_t<decltype(Codec::names())>> : std::true_type {};
+template <class Codec, class = void>
+struct HasImport : std::false_type {};
+template <class Codec>
+struct HasImport<Codec,
+                 std::void_t<decltype(Codec::import_config(std::string_view{}, std::string_view{},
+                                                           std::string_view{}, uint64_t{}))>>
+    : std::true_type {};
+template <class Codec, class = void>
+struct HasExport : std::false_type {};
+template <class Codec>
+struct HasExport<Codec, std::void_t<decltype(Codec::export_config(std::string_view{},
+                                                                  std::string_view{}, uint64_t{}))>>
+    : std::true_type {};
+
+// JSON text from what import_config / export_config returned: a JSON value
+// (asked first: nlohmann::json converts implicitly to std::string) or text.
+template <class R, class = void>
+struct HasDump : std::false_type {};
+template <class R>
+struct HasDump<R, std::void_t<decltype(std::declval<const R&>().dump())>> : std::true_type {};
+template <class R>
+std::string json_text(const R& r) {
+  if constexpr (HasDump<R>::value)
+    return r.dump();
+  else
+    return std::string(r);
+}
+
 template <class Codec>
 struct CodecTrampolines {
   static constexpr bool kContext = HasContext<Codec>::value;
@@ -560,6 +641,25 @@ struct CodecTrampolines {
     });
   }
 
+  template <class Cx = Codec>
+  static int import_config(const char* dialect, size_t dialect_size, const char* name,
+                           size_t name_size, const char* entry, size_t entry_size,
+                           uint64_t item_size, stowage_sink* config, stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      emit(config, json_text(Cx::import_config(sv(dialect, dialect_size), sv(name, name_size),
+                                               sv(entry, entry_size), item_size)));
+    });
+  }
+  template <class Cx = Codec>
+  static int export_config(const char* config, size_t config_size, const char* dialect,
+                           size_t dialect_size, uint64_t item_size, stowage_sink* entry,
+                           stowage_error* err) noexcept {
+    return guarded(err, [&] {
+      emit(entry, json_text(Cx::export_config(sv(config, config_size), sv(dialect, dialect_size),
+                                              item_size)));
+    });
+  }
+
   static const stowage_codec_vtable* vtable() {
     static const stowage_codec_vtable vt = [] {
       stowage_codec_vtable v{};
@@ -573,6 +673,9 @@ struct CodecTrampolines {
       v.bound = bound;
       v.encode = encode;
       v.decode = decode;
+      if constexpr (HasNames<Codec>::value) v.names = Codec::names();
+      if constexpr (HasImport<Codec>::value) v.import_config = import_config<>;
+      if constexpr (HasExport<Codec>::value) v.export_config = export_config<>;
       return v;
     }();
     return &vt;
