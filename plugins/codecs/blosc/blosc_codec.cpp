@@ -17,9 +17,11 @@
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", c-blosc " BLOSC_VERSION_STRING " (headers)"
 
 #include <stowage/codec_config.hpp>
+#include <stowage/codec_names.hpp>
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -99,6 +101,54 @@ class BloscCodec {
   }
 
   std::string canonical_config() const { return canonical_; }
+
+  // Zarr's names: numcodecs' blosc (shuffle 0..2, -1 auto) and v3's, whose
+  // shuffle is named. numcodecs passes the item size as the typesize; v3
+  // records it (the array's item size when absent).
+  static const char* names() { return R"({"numcodecs":["blosc"],"zarr3":["blosc"]})"; }
+  static nlohmann::json import_config(std::string_view dialect, std::string_view name,
+                                      std::string_view entry, uint64_t item_size) {
+    const stowage::sdk::CodecEntry e(dialect, name, entry);
+    int64_t shuffle = 0;
+    if (e.numcodecs()) {
+      shuffle = e.integer("shuffle", 1);
+    } else {
+      const std::string named = e.text("shuffle", "noshuffle");
+      shuffle = shuffle_code(named);
+      if (shuffle < 0)
+        stowage::sdk::corrupt(e.what() + ": \"shuffle\" \"" + named +
+                              "\" is not noshuffle, shuffle or bitshuffle");
+    }
+    const int64_t typesize =
+        e.numcodecs() ? int64_t(item_size) : e.integer("typesize", int64_t(item_size));
+    return {{"type", "blosc"},
+            {"cname", e.text("cname", "lz4")},
+            {"clevel", e.integer("clevel", 5)},
+            {"shuffle", shuffle},
+            {"blocksize", e.integer("blocksize", 0)},
+            {"typesize", typesize}};
+  }
+  static nlohmann::json export_config(std::string_view config, std::string_view dialect,
+                                      uint64_t item_size) {
+    using stowage::sdk::config_value;
+    const nlohmann::json c = stowage::sdk::config_keys(config);
+    nlohmann::json keys = {{"blocksize", config_value(c, "blocksize")},
+                           {"clevel", config_value(c, "clevel")},
+                           {"cname", config_value(c, "cname")},
+                           {"shuffle", config_value(c, "shuffle")}};
+    if (dialect == "numcodecs") return stowage::sdk::codec_entry(dialect, "blosc", keys);
+    const int64_t typesize = item_size ? int64_t(item_size) : c.value("typesize", int64_t{1});
+    int shuffle = keys["shuffle"].get<int>();
+    if (shuffle < 0) shuffle = typesize == 1 ? 2 : 1;  // numcodecs' auto, as decoding does
+    static const char* const kShuffle[] = {"noshuffle", "shuffle", "bitshuffle"};
+    keys["shuffle"] = kShuffle[std::clamp(shuffle, 0, 2)];
+    keys["typesize"] = typesize;
+    return stowage::sdk::codec_entry(dialect, "blosc", keys);
+  }
+  // v3's shuffle names as numcodecs' numbers; -1 for another name.
+  static int shuffle_code(const std::string& name) {
+    return name == "noshuffle" ? 0 : name == "shuffle" ? 1 : name == "bitshuffle" ? 2 : -1;
+  }
 
   uint64_t bound(uint64_t n) const { return n + BLOSC_MAX_OVERHEAD; }
 

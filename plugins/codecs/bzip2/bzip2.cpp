@@ -14,6 +14,7 @@
 // libbz2 has no version macro; BZ2_bzlibVersion() is only known at run time.
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libbz2"
 #include <stowage/codec_config.hpp>
+#include <stowage/codec_names.hpp>
 #include <stowage/plugin.hpp>
 
 #include <algorithm>
@@ -90,6 +91,19 @@ class Bzip2 {
   }
 
   std::string canonical_config() const { return canonical_; }
+
+  // numcodecs' bz2, whose "level" is the block size in 100 kB (N5's blockSize).
+  static const char* names() { return R"({"numcodecs":["bz2"]})"; }
+  static nlohmann::json import_config(std::string_view dialect, std::string_view name,
+                                      std::string_view entry, uint64_t) {
+    const stowage::sdk::CodecEntry e(dialect, name, entry);
+    return {{"type", "bzip2"}, {"blockSize", e.integer("level", 1)}};
+  }
+  static nlohmann::json export_config(std::string_view config, std::string_view dialect, uint64_t) {
+    const nlohmann::json c = stowage::sdk::config_keys(config);
+    return stowage::sdk::codec_entry(dialect, "bz2",
+                                     {{"level", stowage::sdk::config_value(c, "blockSize")}});
+  }
 
   // libbz2's documented worst case: 1% larger plus 600 bytes.
   uint64_t bound(uint64_t n) const {

@@ -24,6 +24,7 @@
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", zlib " ZLIB_VERSION
 #endif
 #include <stowage/codec_config.hpp>
+#include <stowage/codec_names.hpp>
 #include <stowage/plugin.hpp>
 
 #include <algorithm>
@@ -239,6 +240,24 @@ class Gzip {
   }
 
   std::string canonical_config() const { return canonical_; }
+
+  // Zarr's names: numcodecs' zlib (RFC 1950) and gzip, v3's gzip (RFC 1952).
+  static const char* names() { return R"({"numcodecs":["zlib","gzip"],"zarr3":["gzip"]})"; }
+  static nlohmann::json import_config(std::string_view dialect, std::string_view name,
+                                      std::string_view entry, uint64_t) {
+    const stowage::sdk::CodecEntry e(dialect, name, entry);
+    const int64_t default_level = e.numcodecs() ? 1 : 5;  // numcodecs' and zarr-python 3's
+    return {{"type", "gzip"},
+            {"level", e.integer("level", default_level)},
+            {"useZlib", e.numcodecs() && name == "zlib"}};
+  }
+  // v3 has gzip only: a zlib config is written there as gzip, as before.
+  static nlohmann::json export_config(std::string_view config, std::string_view dialect, uint64_t) {
+    const nlohmann::json c = stowage::sdk::config_keys(config);
+    const bool zlib = dialect == "numcodecs" && c.value("useZlib", false);
+    return stowage::sdk::codec_entry(dialect, zlib ? "zlib" : "gzip",
+                                     {{"level", stowage::sdk::config_value(c, "level")}});
+  }
 
   // compressBound covers the zlib wrapper (6 bytes); gzip's is 18.
   uint64_t bound(uint64_t n) const {

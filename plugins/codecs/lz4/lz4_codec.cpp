@@ -27,6 +27,7 @@
 #include "lz4_frame.hpp"
 
 #include <stowage/codec_config.hpp>
+#include <stowage/codec_names.hpp>
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
 
@@ -148,6 +149,30 @@ class Lz4Codec {
   }
 
   std::string canonical_config() const { return canonical_; }
+
+  // numcodecs' lz4: a 4-byte little-endian size and one LZ4 block, this
+  // codec's "numcodecs" framing. A config of N5's framing (lz4block, the
+  // default) is written in numcodecs' (its blockSize has no meaning there);
+  // an LZ4 frame has no numcodecs counterpart.
+  static const char* names() { return R"({"numcodecs":["lz4"]})"; }
+  static nlohmann::json import_config(std::string_view dialect, std::string_view name,
+                                      std::string_view entry, uint64_t) {
+    const stowage::sdk::CodecEntry e(dialect, name, entry);
+    // LZ4 treats an acceleration below 1 as 1.
+    const int64_t acceleration = std::max<int64_t>(1, e.integer("acceleration", 1));
+    return {{"type", "lz4"}, {"framing", "numcodecs"}, {"acceleration", acceleration}};
+  }
+  static nlohmann::json export_config(std::string_view config, std::string_view dialect, uint64_t) {
+    const nlohmann::json c = stowage::sdk::config_keys(config);
+    const nlohmann::json framing = c.value("framing", nlohmann::json("lz4block"));
+    if (framing != "numcodecs" && framing != "lz4block")
+      stowage::sdk::unsupported("lz4 with \"framing\" " + framing.dump() +
+                                " has no numcodecs counterpart (Zarr stores numcodecs' "
+                                "size-prefixed LZ4 block)");
+    // The canonical config of N5's framing has no acceleration: LZ4's default, 1.
+    return stowage::sdk::codec_entry(dialect, "lz4",
+                                     {{"acceleration", c.value("acceleration", int64_t{1})}});
+  }
 
   uint64_t bound(uint64_t n) const {
     if (numcodecs_)

@@ -15,6 +15,7 @@
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", liblzma " LZMA_VERSION_STRING
 #include <stowage/codec_config.hpp>
+#include <stowage/codec_names.hpp>
 #include <stowage/plugin.hpp>
 
 #include <cstring>
@@ -61,6 +62,33 @@ class Xz {
   }
 
   std::string canonical_config() const { return canonical_; }
+
+  // numcodecs' lzma, read when it holds .xz streams: liblzma's FORMAT_XZ (1,
+  // numcodecs' default) or FORMAT_AUTO (0); FORMAT_ALONE and FORMAT_RAW are
+  // no .xz streams, and a custom filter chain is not what this codec writes.
+  static const char* names() { return R"({"numcodecs":["lzma"]})"; }
+  static nlohmann::json import_config(std::string_view dialect, std::string_view name,
+                                      std::string_view entry, uint64_t) {
+    const stowage::sdk::CodecEntry e(dialect, name, entry);
+    constexpr int64_t kFormatAuto = 0, kFormatXz = 1;
+    const int64_t format = e.integer("format", kFormatXz);
+    if (format != kFormatXz && format != kFormatAuto)
+      stowage::sdk::unsupported(e.what() + " with \"format\" " + std::to_string(format) +
+                                " (only 1, .xz streams, is read)");
+    if (e.has("filters"))
+      stowage::sdk::unsupported(e.what() + " with a custom \"filters\" chain is not supported");
+    // Decoding reads the check and the preset from the stream; the preset
+    // matters only when the array is written.
+    return {{"type", "xz"}, {"preset", e.integer("preset", 6)}};
+  }
+  static nlohmann::json export_config(std::string_view config, std::string_view dialect, uint64_t) {
+    const nlohmann::json c = stowage::sdk::config_keys(config);
+    return stowage::sdk::codec_entry(dialect, "lzma",
+                                     {{"check", -1},
+                                      {"filters", nullptr},
+                                      {"format", 1},
+                                      {"preset", stowage::sdk::config_value(c, "preset")}});
+  }
 
   uint64_t bound(uint64_t n) const {
     size_t b = lzma_stream_buffer_bound(static_cast<size_t>(n));

@@ -15,6 +15,7 @@
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libzstd " ZSTD_VERSION_STRING
 #include <stowage/codec_config.hpp>
+#include <stowage/codec_names.hpp>
 #include <stowage/plugin.hpp>
 
 #include <new>
@@ -62,6 +63,20 @@ class Zstd {
   }
 
   std::string canonical_config() const { return canonical_; }
+
+  // Zarr's names. A "checksum" is a flag in the frame itself, which decoding checks.
+  static const char* names() { return R"({"numcodecs":["zstd"],"zarr3":["zstd"]})"; }
+  static nlohmann::json import_config(std::string_view dialect, std::string_view name,
+                                      std::string_view entry, uint64_t) {
+    const stowage::sdk::CodecEntry e(dialect, name, entry);
+    return {{"type", "zstd"}, {"level", e.integer("level", e.numcodecs() ? 1 : 0)}};
+  }
+  static nlohmann::json export_config(std::string_view config, std::string_view dialect, uint64_t) {
+    const nlohmann::json c = stowage::sdk::config_keys(config);
+    nlohmann::json keys = {{"level", stowage::sdk::config_value(c, "level")}};
+    if (dialect == "zarr3") keys["checksum"] = false;
+    return stowage::sdk::codec_entry(dialect, "zstd", keys);
+  }
 
   uint64_t bound(uint64_t n) const {
     size_t b = ZSTD_compressBound(static_cast<size_t>(n));
