@@ -332,9 +332,10 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a codec the destination refuses as UNSUPPORTED gives way to its default, with a note" *
+TEST_CASE("a third-party codec declaring no names goes into Zarr v2 by its id (issue 32)" *
           test::needs({"zarr", "n5"})) {
-  // n5testxor (tests/n5) is a codec plugin with no numcodecs counterpart.
+  // n5testxor (tests/n5) is a codec plugin that declares no Zarr names: the
+  // default rule makes its numcodecs id its plugin id, its keys pass through.
   stowage::Registry::Options options;
   options.paths = {(test::build_root() / "tests" / "n5").string()};
   stowage::Registry registry(options);
@@ -354,13 +355,42 @@ TEST_CASE("a codec the destination refuses as UNSUPPORTED gives way to its defau
     s.close();
   }
   const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string(), zarr_v2(), registry);
+  CHECK(r.notes.empty());
+  CHECK(unordered(test::read_json(zarr / "x" / ".zarray")["compressor"]) ==
+        unordered(json{{"id", "n5testxor"}, {"key", 77}}));
+  std::vector<uint16_t> back(values.size());
+  stowage::Store::open(zarr.string(), stowage::Mode::read, "zarr", json::object(), registry)
+      .array("x")
+      .read({0, 0}, {24, 40}, back.data());
+  CHECK(back == values);
+}
+
+TEST_CASE("a codec the destination refuses as UNSUPPORTED gives way to its default, with a note" *
+          test::needs({"zarr", "n5", "lz4"})) {
+  // An LZ4 frame has no numcodecs counterpart (numcodecs' lz4 is one size-prefixed block).
+  const json frame = {{"type", "lz4"}, {"framing", "frame"}};
+  test::TempDir tmp;
+  const fs::path n5 = tmp / "frame.n5", zarr = tmp / "frame.zarr";
+  std::vector<uint16_t> values(24 * 40);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint16_t>(i * 7);
+  {
+    stowage::Store s = stowage::Store::open(n5.string(), stowage::Mode::truncate, "n5");
+    s.create("x", {{"kind", "array"},
+                   {"dtype", "uint16"},
+                   {"shape", {24, 40}},
+                   {"chunks", {8, 16}},
+                   {"codec", frame}});
+    s.array("x").write({0, 0}, {24, 40}, values.data());
+    s.close();
+  }
+  const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string(), zarr_v2());
   REQUIRE(r.notes.size() == 1);
-  CHECK(r.notes[0].find("cannot keep the codec {\"key\":77,\"type\":\"n5testxor\"}") !=
-        std::string::npos);
+  CHECK_MESSAGE(r.notes[0].find("cannot keep the codec") != std::string::npos, r.notes[0]);
+  CHECK_MESSAGE(r.notes[0].find("\"framing\":\"frame\"") != std::string::npos, r.notes[0]);
   CHECK(r.notes[0].find("wrote its default codec") != std::string::npos);
   CHECK(test::read_json(zarr / "x" / ".zarray")["compressor"].is_null());
   std::vector<uint16_t> back(values.size());
-  stowage::Store::open(zarr.string(), stowage::Mode::read, "zarr", json::object(), registry)
+  stowage::Store::open(zarr.string(), stowage::Mode::read, "zarr")
       .array("x")
       .read({0, 0}, {24, 40}, back.data());
   CHECK(back == values);
@@ -368,8 +398,8 @@ TEST_CASE("a codec the destination refuses as UNSUPPORTED gives way to its defau
   // Any other error is not a reason to drop the codec: --compression with a
   // codec Zarr cannot hold still fails.
   stowage::CopyOptions o = zarr_v2();
-  o.compression = {{"type", "n5testxor"}, {"key", 5}};
-  TEST_REQUIRE_ERROR(stowage::copy(n5.string(), (tmp / "asked.zarr").string(), o, registry),
+  o.compression = frame;
+  TEST_REQUIRE_ERROR(stowage::copy(n5.string(), (tmp / "asked.zarr").string(), o),
                      stowage::ErrorCode::invalid_argument);
   CHECK(!fs::exists(tmp / "asked.zarr"));
 }

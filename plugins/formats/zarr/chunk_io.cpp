@@ -3,6 +3,7 @@
 // padded with the fill value) in the array's byte order and C or F order,
 // through its compressor; the host converts byte order and layout.
 #include "chunk_util.hpp"
+#include "codec_names.hpp"
 #include "store.hpp"
 
 #include "filters.hpp"
@@ -172,6 +173,7 @@ void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file
 
 bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
                            uint64_t* chunk_shape) {
+  require_codec(a.meta);
   if (a.v3) return read_chunk_v3(a, index, out, capacity, chunk_shape);
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);
@@ -218,6 +220,7 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
 void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,
                             const uint64_t* chunk_shape) {
   require_writable("write_chunk");
+  require_codec(a.meta);
   if (a.v3) return write_chunk_v3(a, index, in, size, chunk_shape);
   const ArrayMeta& meta = a.meta;
   check_index(meta, index, a.dir);

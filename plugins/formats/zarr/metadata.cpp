@@ -1,6 +1,5 @@
 #include "metadata.hpp"
 
-#include "compressors.hpp"
 #include "filters.hpp"
 #include "strings.hpp"
 
@@ -253,7 +252,10 @@ ArrayMeta parse_array(std::string_view text, const std::string& file) {
   a.filter_chain = parse_filters(a.filters, a.chunk_bytes(), file);
   if (!a.filter_chain) a.filters = nullptr;  // [] as null
   a.compressor = meta.value("compressor", json());
-  a.codec = codec_for_compressor(a.compressor, a.type.size, file);
+  const json& c = a.compressor;
+  if (!c.is_null() && (!c.is_object() || !c.contains("id") || !c["id"].is_string()))
+    corrupt(file + ": \"compressor\" must be null or an object with a string \"id\", got " +
+            c.dump());
   return a;
 }
 

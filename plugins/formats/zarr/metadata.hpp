@@ -76,9 +76,10 @@ struct ArrayMeta {
   bool fortran = false;  // "order": "F"
   char separator = '.';  // dimension_separator
   FillValue fill;
-  json compressor;  // numcodecs' config as in the file (null: none)
-  json codec;       // the host codec it translates to (null: none)
-  json filters;     // numcodecs' filters as in the file (null: none)
+  json compressor;          // numcodecs' config as in the file (null: none)
+  json codec;               // the host codec it translates to (null: none)
+  std::string codec_error;  // why no codec plugin reads it (codec_names.hpp); empty: one does
+  json filters;             // numcodecs' filters as in the file (null: none)
   std::shared_ptr<const FilterChain> filter_chain;  // parsed (null: none)
   std::shared_ptr<const V3Layout> v3;               // Zarr v3 only: keys, codec chain, sharding
   bool strings = false;  // vlen-utf8 strings: a strings node (strings.hpp)
@@ -90,8 +91,8 @@ struct ArrayMeta {
 };
 
 // Parses a .zarray's text; `file` names it in errors. Malformed metadata is
-// CORRUPT, valid metadata this plugin cannot read (a filter, an unknown
-// compressor or data type) UNSUPPORTED.
+// CORRUPT, valid metadata this plugin cannot read (a filter or data type)
+// UNSUPPORTED. The compressor is resolved by resolve_codecs (codec_names.hpp).
 ArrayMeta parse_array(std::string_view text, const std::string& file);
 
 // Extents from a create() description (v2 and v3): `key` must be an array

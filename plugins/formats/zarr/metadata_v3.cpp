@@ -57,50 +57,12 @@ std::pair<std::string, json> codec_parts(const json& c, const std::string& file)
   return {c["name"].get<std::string>(), config};
 }
 
-int64_t config_int(const json& config, const char* key, int64_t fallback, const std::string& file,
-                   const std::string& codec) {
-  if (!config.contains(key)) return fallback;
-  if (!config[key].is_number_integer())
-    corrupt(file + ": codec \"" + codec + "\": \"" + key + "\" must be an integer, got " +
-            config[key].dump());
-  return config[key].get<int64_t>();
-}
-
-// A bytes -> bytes codec of zarr.json; UNSUPPORTED for one not listed here.
-BytesCodec bytes_codec(const std::string& name, const json& config, size_t item_size,
-                       const std::string& file) {
+// A bytes -> bytes codec of zarr.json: crc32c, or one a codec plugin
+// answers to, resolved later (codec_names.hpp).
+BytesCodec bytes_codec(const std::string& name, const json& config) {
   BytesCodec c;
-  if (name == "crc32c") {
-    c.crc32c = true;
-  } else if (name == "gzip") {
-    c.host = json{{"type", "gzip"},
-                  {"level", config_int(config, "level", 5, file, name)},
-                  {"useZlib", false}};
-  } else if (name == "zstd") {
-    // A "checksum" is a frame flag the zstd plugin checks when decoding.
-    c.host = json{{"type", "zstd"}, {"level", config_int(config, "level", 0, file, name)}};
-  } else if (name == "blosc") {
-    const json shuffle = config.value("shuffle", json("noshuffle"));
-    int code = shuffle == "noshuffle"    ? 0
-               : shuffle == "shuffle"    ? 1
-               : shuffle == "bitshuffle" ? 2
-                                         : -1;
-    if (code < 0)
-      corrupt(file + ": codec \"blosc\": \"shuffle\" " + shuffle.dump() +
-              " is not noshuffle, shuffle or bitshuffle");
-    const json cname = config.value("cname", json("lz4"));
-    if (!cname.is_string()) corrupt(file + ": codec \"blosc\": \"cname\" must be a string");
-    c.host = json{{"type", "blosc"},
-                  {"cname", cname},
-                  {"clevel", config_int(config, "clevel", 5, file, name)},
-                  {"shuffle", code},
-                  {"blocksize", config_int(config, "blocksize", 0, file, name)},
-                  {"typesize", config_int(config, "typesize", int64_t(item_size), file, name)}};
-  } else {
-    unsupported(file + ": codec \"" + name +
-                "\" is not supported (bytes, transpose, gzip, zstd, blosc, crc32c and "
-                "sharding_indexed are)");
-  }
+  c.crc32c = name == "crc32c";
+  if (!c.crc32c) c.entry = json{{"name", name}, {"configuration", config}};
   return c;
 }
 
@@ -163,7 +125,7 @@ Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::
       if (chain.sharding)
         unsupported(file + ": codec \"" + name +
                     "\" after \"sharding_indexed\" is not supported (it would need whole shards)");
-      chain.codecs.push_back(bytes_codec(name, config, item_size, file));
+      chain.codecs.push_back(bytes_codec(name, config));
     }
   }
   if (!seen_array_to_bytes)
@@ -340,58 +302,13 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
     a.fill = parse_fill_value(fill, a.type, file);
 
   a.compressor = codecs;  // as in the file, for another Zarr store
-  for (const BytesCodec& c : layout->codecs)
-    if (!c.host.is_null()) {
-      a.codec = c.host;  // the host sees the (first) compressor
-      break;
-    }
   a.v3 = std::move(layout);
   return a;
 }
 
 json v3_codec_json(const BytesCodec& c) {
   if (c.crc32c) return json{{"name", "crc32c"}};
-  const std::string type = c.host.value("type", "");
-  if (type == "gzip")
-    return json{{"name", "gzip"}, {"configuration", {{"level", c.host.value("level", 5)}}}};
-  if (type == "zstd")
-    return json{{"name", "zstd"},
-                {"configuration", {{"level", c.host.value("level", 0)}, {"checksum", false}}}};
-  // blosc
-  static const char* const kShuffle[] = {"noshuffle", "shuffle", "bitshuffle"};
-  const int shuffle = std::clamp(c.host.value("shuffle", 1), 0, 2);
-  return json{{"name", "blosc"},
-              {"configuration",
-               {{"cname", c.host.value("cname", "lz4")},
-                {"clevel", c.host.value("clevel", 5)},
-                {"shuffle", kShuffle[shuffle]},
-                {"typesize", c.host.value("typesize", 1)},
-                {"blocksize", c.host.value("blocksize", 0)}}}};
-}
-
-std::vector<BytesCodec> v3_codecs_for_host(const json& codec, size_t item_size) {
-  if (codec.is_null()) return {};
-  const std::string type = codec.value("type", "");
-  if (type == "raw" || type.empty()) return {};
-  BytesCodec c;
-  if (type == "gzip") {
-    c.host = json{{"type", "gzip"}, {"level", codec.value("level", 5)}, {"useZlib", false}};
-  } else if (type == "zstd") {
-    c.host = json{{"type", "zstd"}, {"level", codec.value("level", 0)}};
-  } else if (type == "blosc") {
-    int shuffle = codec.value("shuffle", 1);
-    if (shuffle < 0) shuffle = item_size == 1 ? 2 : 1;  // numcodecs' auto, as the blosc plugin does
-    c.host = json{{"type", "blosc"},
-                  {"cname", codec.value("cname", "lz4")},
-                  {"clevel", codec.value("clevel", 5)},
-                  {"shuffle", shuffle},
-                  {"blocksize", codec.value("blocksize", 0)},
-                  {"typesize", item_size}};
-  } else {
-    unsupported("zarr create: codec \"" + type +
-                "\" has no Zarr v3 codec (gzip, zstd and blosc do)");
-  }
-  return {c};
+  return c.entry;
 }
 
 json array_json_v3(const ArrayMeta& a, const json& attributes, const json& dimension_names) {

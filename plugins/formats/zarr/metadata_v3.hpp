@@ -13,10 +13,12 @@
 
 namespace zarr {
 
-// One bytes -> bytes codec of a chain: a host codec plugin (gzip, zstd,
-// blosc) or crc32c, which the plugin does itself (a checksum appended).
+// One bytes -> bytes codec of a chain: a host codec plugin, found by its
+// name (codec_names.hpp), or crc32c, which the plugin does itself (a
+// checksum appended).
 struct BytesCodec {
-  json host;  // the host codec's config; null for crc32c
+  json entry;  // as zarr.json has it: {"name", "configuration"}
+  json host;   // the host codec's config; null for crc32c or an unknown name
   bool crc32c = false;
 };
 
@@ -44,7 +46,8 @@ std::string v3_node_type(const json& doc, const std::string& file);
 
 // Parses an array's zarr.json document; `file` names it in errors.
 // Malformed metadata is CORRUPT; valid metadata this plugin cannot read (a
-// data type, codec, chunk grid, nested sharding) UNSUPPORTED naming it.
+// data type, chunk grid, nested sharding) UNSUPPORTED naming it. The bytes
+// -> bytes codecs are resolved by resolve_codecs (codec_names.hpp).
 ArrayMeta parse_array_v3(const json& doc, const std::string& file);
 
 // The zarr.json of an array (attributes and dimension names given).
@@ -52,11 +55,6 @@ json array_json_v3(const ArrayMeta& meta, const json& attributes, const json& di
 
 // A group's zarr.json.
 json group_json_v3(const json& attributes);
-
-// The v3 bytes -> bytes codecs of a host codec config (canonical, as the
-// codec plugin gives it): gzip, zstd, blosc; none for null or raw;
-// UNSUPPORTED for others.
-std::vector<BytesCodec> v3_codecs_for_host(const json& codec, size_t item_size);
 
 // The zarr.json "codecs" entry of one bytes -> bytes codec.
 json v3_codec_json(const BytesCodec& c);

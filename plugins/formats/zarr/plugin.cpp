@@ -1,7 +1,7 @@
 // The Zarr format plugin's descriptor. The store is in store.cpp (v3 parts in
 // store_v3.cpp), chunks in chunk_io.cpp (v3 and shards: chunk_io_v3.cpp,
 // shard.cpp), .zarray in metadata.cpp, zarr.json in metadata_v3.cpp,
-// numcodecs' compressors in compressors.cpp.
+// codecs found by their Zarr names through the host in codec_names.cpp.
 #include "store.hpp"
 
 static const char* const kZarrExtensions[] = {".zarr", nullptr};
@@ -9,9 +9,10 @@ static const char* const kZarrExtensions[] = {".zarr", nullptr};
 STOWAGE_DEFINE_FORMAT_PLUGIN(
     zarr::ZarrStore, "zarr", "0.2.0",
     "Zarr v2 and v3 stores: groups, numeric and bool arrays in either byte order and C or F order; "
-    "v2 with numcodecs' blosc, zlib, gzip, bz2, lzma, zstd and lz4 compressors; v3 with the bytes, "
-    "transpose, gzip, zstd, blosc and crc32c codecs and sharding_indexed (partial reads, whole-shard writes); "
-    "string arrays (v2 \"|O\" and v3 \"string\", vlen-utf8) as strings nodes",
+    "v2 with the numcodecs compressors and v3 with the codecs the codec plugins declare (blosc, "
+    "zlib, gzip, bz2, lzma, zstd, lz4 and numcodecs.<id> built in), v3's bytes, transpose and crc32c "
+    "and sharding_indexed (partial reads, whole-shard writes); string arrays (v2 \"|O\" and v3 "
+    "\"string\", vlen-utf8) as strings nodes",
     R"({"zarr_version": {"type": "integer", "default": 3, "min": 2, "max": 3, "on_create": true,)"
     R"( "description": "the Zarr version of a store this open creates; an existing store keeps its own"},)"
     R"( "consolidated": {"type": "boolean", "default": null,)"

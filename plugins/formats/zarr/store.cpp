@@ -4,7 +4,7 @@
 
 #include <stowage/array_limits.hpp>
 
-#include "compressors.hpp"
+#include "codec_names.hpp"
 #include "filters.hpp"
 #include "strings.hpp"
 
@@ -45,7 +45,7 @@ json array_description(const ArrayMeta& a, const json& attributes) {
   d["chunks"] = a.chunks;
   d["byte_order"] = a.type.big_endian ? "big" : "little";
   d["order"] = a.fortran ? "F" : "C";
-  d["codec"] = a.codec;
+  d["codec"] = a.codec_error.empty() ? a.codec : unreadable_codec(a);
   d["fill_value"] = a.fill.for_host;
   if (json dims = dims_of(attributes, a.ndim()); !dims.is_null()) d["dims"] = dims;
   d["attributes"] = attributes;
@@ -222,14 +222,18 @@ void ZarrStore::write_group(const std::string& dir, const json& attributes) cons
 std::shared_ptr<OpenArray> ZarrStore::open_array(const std::string& dir) const {
   if (version_ == 3) {
     const std::string file = dir + "/" + kV3File;
-    auto a = std::make_shared<OpenArray>(host(), dir, parse_array_v3(read_v3_document(dir), file));
+    ArrayMeta meta = parse_array_v3(read_v3_document(dir), file);
+    resolve_codecs(host(), meta, file);
+    auto a = std::make_shared<OpenArray>(host(), dir, std::move(meta));
     a->v3 = std::make_shared<V3State>(host(), *a->meta.v3, file);
     return a;
   }
   const std::string file = dir + "/" + kArrayFile;
   std::optional<std::string> text = read_metadata(file);
   if (!text) fail(STOWAGE_NOT_FOUND, file + ": no such file");
-  return std::make_shared<OpenArray>(host(), dir, parse_array(*text, metadata_name(file)));
+  ArrayMeta meta = parse_array(*text, metadata_name(file));
+  resolve_codecs(host(), meta, metadata_name(file));
+  return std::make_shared<OpenArray>(host(), dir, std::move(meta));
 }
 
 // ---- the tree ------------------------------------------------------------------
@@ -375,10 +379,16 @@ void ZarrStore::check_array_description(const std::string& dir, const json& d) c
   }
 }
 
-// The codec plugin's canonical config of `codec` (defaults filled in), as
-// v2 and v3 both write it; null stays null. Errors name the array `dir`.
-json ZarrStore::canonical_codec(const json& codec, const std::string& dir) const {
+// The codec plugin's canonical config of a create() description's "codec"
+// ({"type": ...} or the type alone; defaults filled in), as v2 and v3 both
+// write it; null stays null. Errors name the array `dir`.
+json ZarrStore::canonical_codec(json codec, const std::string& dir) const {
   if (codec.is_null()) return nullptr;
+  if (codec.is_string()) codec = json{{"type", codec}};
+  if (!codec.is_object() || !codec.contains("type") || !codec["type"].is_string())
+    invalid("zarr create: \"codec\" must be null or an object with a string \"type\", got " +
+            codec.dump());
+  if (codec["type"] == "raw") return nullptr;
   try {
     return json::parse(sdk::HostCodec(host(), codec.dump()).canonical_config());
   } catch (const sdk::Error& e) {
@@ -406,8 +416,9 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   a.filter_chain = parse_filters(a.filters, a.type.size * a.chunk_elements(), "zarr create");
   if (!a.filter_chain) a.filters = nullptr;
 
-  a.codec = canonical_codec(prepare_codec(d.value("codec", json()), a.type.size), dir);
-  if (!a.codec.is_null()) a.compressor = compressor_for_codec(a.codec);
+  // The codec as numcodecs names it (codec_names.hpp).
+  a.codec = canonical_codec(d.value("codec", json()), dir);
+  a.compressor = export_codec(host(), a.codec, "numcodecs", a.type.size, dir);
 
   if (json dims = d.value("dims", json());
       dims.is_array() && dims.size() == a.ndim() && !attributes.contains("_ARRAY_DIMENSIONS")) {

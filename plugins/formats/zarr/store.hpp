@@ -29,7 +29,7 @@ struct OpenArray {
   OpenArray(const stowage::sdk::Host& host, std::string dir_, ArrayMeta meta_)
       : dir(std::move(dir_)),
         meta(std::move(meta_)),
-        uncompressed(meta.codec.is_null()),
+        uncompressed(meta.codec.is_null() && meta.codec_error.empty()),
         codec(host, meta.codec.dump(), dir + "/" + kArrayFile) {}
   std::string dir;
   ArrayMeta meta;
@@ -93,7 +93,7 @@ class ZarrStore final : public stowage::sdk::Store {
   // Reading what is not there (chunk_io.cpp): errors, not fill values.
   bool absent_chunk(const OpenArray& a, const std::string& key) const;
   bool stored(const OpenArray& a, const std::string& key, uint64_t* size = nullptr) const;
-  json canonical_codec(const json& codec, const std::string& dir) const;
+  json canonical_codec(json codec, const std::string& dir) const;
   void write_group(const std::string& dir, const json& attributes) const;
 
   // Zarr v3 (store_v3.cpp, chunk_io_v3.cpp).

@@ -3,7 +3,7 @@
 // (listing, removing, moving) is store.cpp's, which calls these.
 #include "store.hpp"
 
-#include "compressors.hpp"
+#include "codec_names.hpp"
 
 namespace zarr {
 
@@ -42,7 +42,7 @@ std::string ZarrStore::describe_array_v3(const OpenArray& open, const json& attr
   if (a.v3->sharded) d["shards"] = a.v3->shard;
   d["byte_order"] = a.type.big_endian ? "big" : "little";
   d["order"] = a.fortran ? "F" : "C";
-  d["codec"] = a.codec;
+  d["codec"] = a.codec_error.empty() ? a.codec : unreadable_codec(a);
   d["fill_value"] = a.fill.for_host;
   if (doc.contains("dimension_names") && doc["dimension_names"].is_array() &&
       doc["dimension_names"].size() == a.ndim()) {
@@ -104,14 +104,10 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
     layout->separator = separator.get<std::string>()[0];
   }
 
-  json codec = d.value("codec", json());
-  if (!codec.is_null()) {
-    if (codec.is_string()) codec = json{{"type", codec}};
-    if (codec.value("type", "") == "blosc") codec["typesize"] = a.type.size;
-    codec = canonical_codec(codec, dir);
-  }
-  layout->codecs = v3_codecs_for_host(codec, a.type.size);
-  a.codec = layout->codecs.empty() ? json() : layout->codecs[0].host;
+  // The codec as v3 names it (codec_names.hpp): its zarr3 name, else numcodecs.<id>.
+  a.codec = canonical_codec(d.value("codec", json()), dir);
+  if (json entry = export_codec(host(), a.codec, "zarr3", a.type.size, dir); !entry.is_null())
+    layout->codecs.push_back(BytesCodec{entry, a.codec});
 
   json names = nullptr;
   if (json dims = d.value("dims", json());
