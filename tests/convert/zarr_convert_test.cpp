@@ -384,6 +384,8 @@ TEST_CASE("a codec the destination refuses as UNSUPPORTED gives way to its defau
     s.close();
   }
   const stowage::CopyResult r = stowage::copy(n5.string(), zarr.string(), zarr_v2());
+  CAPTURE(test::read_json(zarr / "x" / ".zarray").dump());
+  CAPTURE(stowage::Store::open(n5.string()).describe_json("x").dump());
   REQUIRE(r.notes.size() == 1);
   CHECK_MESSAGE(r.notes[0].find("cannot keep the codec") != std::string::npos, r.notes[0]);
   CHECK_MESSAGE(r.notes[0].find("\"framing\":\"frame\"") != std::string::npos, r.notes[0]);
