@@ -2,7 +2,7 @@
 // C-order array, read chunk by chunk; written whole (write_strings), every
 // chunk through vlen-utf8 and the array's compressor (v2) or bytes -> bytes
 // codecs (v3). Metadata and the encoding are strings.cpp's.
-#include "compressors.hpp"
+#include "codec_names.hpp"
 #include "store.hpp"
 #include "strings.hpp"
 
@@ -290,8 +290,8 @@ void ZarrStore::create_strings(const std::string& dir, const json& d, json attri
               separator.dump());
     a.separator = separator.get<std::string>()[0];
     a.filters = json::array({json{{"id", "vlen-utf8"}}});
-    a.codec = canonical_codec(prepare_codec(codec, 1), dir);
-    if (!a.codec.is_null()) a.compressor = compressor_for_codec(a.codec);
+    a.codec = canonical_codec(codec, dir);
+    a.compressor = export_codec(host(), a.codec, "numcodecs", 1, dir);
     if (!attributes.empty()) write_text(dir + "/" + kAttributesFile, attributes);
     return write_text(dir + "/" + kArrayFile, array_json(a));  // last: complete once it exists
   }
@@ -305,8 +305,9 @@ void ZarrStore::create_strings(const std::string& dir, const json& d, json attri
       invalid("zarr create: chunk key separator " + separator.dump());
     layout->separator = separator.get<std::string>()[0];
   }
-  if (!codec.is_null()) codec = canonical_codec(prepare_codec(codec, 1), dir);
-  layout->codecs = v3_codecs_for_host(codec, 1);
+  a.codec = canonical_codec(codec, dir);
+  if (json entry = export_codec(host(), a.codec, "zarr3", 1, dir); !entry.is_null())
+    layout->codecs.push_back(BytesCodec{entry, a.codec});
   a.v3 = layout;
   write_text(dir + "/" + kV3File, strings_array_json_v3(a, attributes, nullptr));
 }
