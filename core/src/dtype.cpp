@@ -12,19 +12,25 @@ struct DTypeRow {
   size_t size;
 };
 constexpr DTypeRow kTypes[] = {
-    {DType::boolean, "bool", 1},    {DType::int8, "int8", 1},       {DType::int16, "int16", 2},
-    {DType::int32, "int32", 4},     {DType::int64, "int64", 8},     {DType::uint8, "uint8", 1},
-    {DType::uint16, "uint16", 2},   {DType::uint32, "uint32", 4},   {DType::uint64, "uint64", 8},
-    {DType::float32, "float32", 4}, {DType::float64, "float64", 8},
+    {DType::boolean, "bool", 1},        {DType::int8, "int8", 1},
+    {DType::int16, "int16", 2},         {DType::int32, "int32", 4},
+    {DType::int64, "int64", 8},         {DType::uint8, "uint8", 1},
+    {DType::uint16, "uint16", 2},       {DType::uint32, "uint32", 4},
+    {DType::uint64, "uint64", 8},       {DType::float32, "float32", 4},
+    {DType::float64, "float64", 8},     {DType::float16, "float16", 2},
+    {DType::complex64, "complex64", 8}, {DType::complex128, "complex128", 16},
 };
 }  // namespace
 
 size_t dtype_size(DType t) { return kTypes[static_cast<int>(t)].size; }
 const char* dtype_name(DType t) { return kTypes[static_cast<int>(t)].name; }
-bool dtype_is_float(DType t) { return t == DType::float32 || t == DType::float64; }
+bool dtype_is_float(DType t) {
+  return t == DType::float16 || t == DType::float32 || t == DType::float64;
+}
+bool dtype_is_complex(DType t) { return t == DType::complex64 || t == DType::complex128; }
 bool dtype_is_signed(DType t) {
   return t == DType::int8 || t == DType::int16 || t == DType::int32 || t == DType::int64 ||
-         dtype_is_float(t);
+         dtype_is_float(t) || dtype_is_complex(t);
 }
 
 DType parse_dtype(std::string_view name) {
@@ -88,12 +94,23 @@ void check_addressable(const std::vector<uint64_t>& dims, size_t element_size, c
 }  // namespace
 
 // JSON has no NaN or infinities: a description spells them as Zarr does.
+// A complex one is [re, im]: this is its real part.
 double fill_value_of(const json& j) {
+  if (j.is_array() && j.size() == 2) return fill_value_of(j[0]);
   if (j.is_number()) return j.get<double>();
   if (j == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (j == "Infinity") return HUGE_VAL;
   if (j == "-Infinity") return -HUGE_VAL;
   return 0;
+}
+
+double fill_value_imag_of(const json& j) {
+  return j.is_array() && j.size() == 2 ? fill_value_of(j[1]) : 0;
+}
+
+json fill_value_json(double value, double imag, DType dtype) {
+  if (!dtype_is_complex(dtype)) return fill_value_json(value);
+  return json::array({fill_value_json(value), fill_value_json(imag)});
 }
 
 json fill_value_json(double value) {
@@ -125,7 +142,10 @@ NodeInfo parse_node_info(const json& j) {
   info.big_endian = j.value("byte_order", "little") == "big";
   info.fortran_order = j.value("order", "C") == "F";
   if (j.contains("codec")) info.codec = j["codec"];
-  if (j.contains("fill_value")) info.fill_value = fill_value_of(j["fill_value"]);
+  if (j.contains("fill_value")) {
+    info.fill_value = fill_value_of(j["fill_value"]);
+    info.fill_value_imag = fill_value_imag_of(j["fill_value"]);
+  }
   info.csr = j.value("layout", "csc") == "csr";
   info.nnz = j.value("nnz", uint64_t{0});
   info.count = j.value("count", uint64_t{0});

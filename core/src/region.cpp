@@ -206,6 +206,7 @@ namespace {
 struct RegionPlan {
   size_t esize;                       // bytes per element
   bool swap;                          // stored byte order differs from the host's
+  unsigned parts;                     // numbers per element, each swapped on its own
   std::vector<int64_t> user_strides;  // of the caller's C-order buffer
   size_t cap;                         // bytes of one nominal chunk
   ChunkRange range;                   // the chunks the region touches
@@ -213,8 +214,12 @@ struct RegionPlan {
 RegionPlan plan_region(const NodeInfo& info, const std::string& where,
                        const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape) {
   check_region(info, where, offset, shape);
-  return {dtype_size(info.dtype), info.big_endian != kHostBigEndian, strides_of(shape, false),
-          static_cast<size_t>(nominal_chunk_bytes(info)), chunks_touched(info, offset, shape)};
+  return {dtype_size(info.dtype),
+          info.big_endian != kHostBigEndian,
+          detail::swap_parts(info.dtype),
+          strides_of(shape, false),
+          static_cast<size_t>(nominal_chunk_bytes(info)),
+          chunks_touched(info, offset, shape)};
 }
 }  // namespace
 
@@ -257,7 +262,7 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
   const size_t esize = plan.esize, cap = plan.cap;
   const bool swap = plan.swap;
   // A destination beyond the caches is written with streaming stores.
-  const detail::CopyMode mode{swap, product(shape) * esize >= kStreamingReadBytes};
+  const detail::CopyMode mode{swap, product(shape) * esize >= kStreamingReadBytes, plan.parts};
   const std::vector<int64_t>& out_strides = plan.user_strides;
   const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
@@ -283,7 +288,8 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
       if (!present || have.empty || have.size != nominal.size) {
         uint64_t n = product(nominal.size);
         std::vector<char> fill(n * esize);
-        detail::fill_elements(fill.data(), n, info_.dtype, info_.fill_value, kHostBigEndian);
+        detail::fill_elements(fill.data(), n, info_.dtype, info_.fill_value, kHostBigEndian,
+                              info_.fill_value_imag);
         std::vector<int64_t> fs = strides_of(nominal.size, false);
         char* dst =
             static_cast<char*>(out) + element_offset(nominal.lo, offset, out_strides) * esize;
@@ -318,7 +324,8 @@ static void merge_stored_chunk(const Store::Node& n, const NodeInfo& info,
                         stored;
   std::vector<char> old(cap);
   bool present = read_one_chunk(n, info, idx, old.data(), cap, stored);
-  detail::fill_elements(chunk, product(extent), info.dtype, info.fill_value, info.big_endian);
+  detail::fill_elements(chunk, product(extent), info.dtype, info.fill_value, info.big_endian,
+                        info.fill_value_imag);
   if (!present) return;
   Overlap keep = overlap(info, idx, stored, origin, extent);
   if (keep.empty) return;
@@ -442,7 +449,7 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
         static_cast<const char*>(in) + element_offset(part.lo, offset, in_strides) * esize;
     char* dst = chunk + element_offset(part.lo, chunk_origin(info_, idx), chunk_strides) * esize;
     copy_strided(src, in_strides.data(), dst, chunk_strides.data(), part.size.data(),
-                 part.size.size(), esize, {swap, false});
+                 part.size.size(), esize, {swap, false, plan.parts});
   };
   try {
     detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
@@ -486,7 +493,8 @@ void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_
       }
       if (parts.empty()) return;
       std::vector<uint64_t> lead_shape = clipped_extent(info_, gathered[0].first);
-      detail::copy_side_by_side(parts, lead_shape.data(), lead_shape.size(), esize, {swap, false});
+      detail::copy_side_by_side(parts, lead_shape.data(), lead_shape.size(), esize,
+                                {swap, false, plan.parts});
       for (const auto& [idx, chunk] : gathered) write_one_chunk(*handle_, info_, idx, chunk);
     });
     // Read-modify-write of the chunks covered in part, one lock unit (chunk
@@ -529,7 +537,8 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
                cap = static_cast<size_t>(nominal_chunk_bytes(info_));
   const bool same_layout =
       info_.big_endian == to.big_endian && info_.fortran_order == to.fortran_order;
-  const bool same_fill = info_.fill_value == to.fill_value;
+  const bool same_fill =
+      info_.fill_value == to.fill_value && info_.fill_value_imag == to.fill_value_imag;
   ChunkRange all;
   all.first.assign(info_.shape.size(), 0);
   all.count = chunk_grid();
@@ -553,7 +562,8 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
     } else if (present || !same_fill) {
       // Convert the stored chunk (padded, cropped, other byte or element
       // order) into dst's layout of the clipped extent; fill what it lacks.
-      detail::fill_elements(out, product(extent), to.dtype, info_.fill_value, to.big_endian);
+      detail::fill_elements(out, product(extent), to.dtype, info_.fill_value, to.big_endian,
+                            info_.fill_value_imag);
       if (present) {
         std::vector<uint64_t> origin = chunk_origin(info_, idx);
         Overlap keep = overlap(info_, idx, stored, origin, extent);
@@ -561,7 +571,8 @@ bool Array::copy_chunks_to(const Array& dst, uint64_t part_index, uint64_t part_
         std::vector<int64_t> to_strides = strides_of(extent, to.fortran_order);
         if (!keep.empty)
           copy_strided(in, from_strides.data(), out, to_strides.data(), keep.size.data(),
-                       keep.size.size(), esize, {info_.big_endian != to.big_endian, false});
+                       keep.size.size(), esize,
+                       {info_.big_endian != to.big_endian, false, detail::swap_parts(to.dtype)});
       }
       write_one_chunk(*dst.handle_, to, idx, out);
     }

@@ -4,6 +4,8 @@
 // copy where; this file only moves bytes.
 #include "strided.hpp"
 
+#include <stowage/half.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,6 +25,25 @@ T byteswap(T v) {
   if constexpr (sizeof(T) == 8) return static_cast<T>(__builtin_bswap64(v));
   return v;
 }
+
+// A complex element: two numbers (real, imaginary) of type U, each swapped
+// on its own; a big-endian complex64 is two big-endian float32, not one 8-byte value.
+template <class U>
+struct Pair {
+  U part[2];
+};
+template <class U>
+Pair<U> byteswap(Pair<U> v) {
+  return {{byteswap(v.part[0]), byteswap(v.part[1])}};
+}
+template <class T>
+struct PartOf {
+  using type = T;
+};
+template <class U>
+struct PartOf<Pair<U>> {
+  using type = U;
+};
 
 // Elements move through byte pointers and memcpy, never through a T*: a
 // buffer may hold them at any byte offset (a region read into an odd
@@ -58,7 +79,7 @@ void copy_contiguous(const char* s, char* d, uint64_t n, bool swap) {
 // The byte swap of every element of a 16-byte vector, in SSE2 alone (no
 // pshufb, which needs SSSE3): the 16-bit words are put in reverse order
 // within each element, then the two bytes of every word are exchanged.
-template <class T>
+template <class E, class T = typename PartOf<E>::type>
 __m128i swap_vector(__m128i v) {
   if constexpr (sizeof(T) == 4) v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1);
   if constexpr (sizeof(T) == 8) v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0x1B), 0x1B);
@@ -169,7 +190,7 @@ void copy_strided(const void* src, const int64_t* src_strides, void* dst,
   }
   switch (element_size) {
     case 1:
-      copy_nd<uint8_t>(s, src_strides, d, dst_strides, shape, ndim, {false, mode.stream});
+      copy_nd<uint8_t>(s, src_strides, d, dst_strides, shape, ndim, {false, mode.stream, 1});
       break;
     case 2:
       copy_nd<uint16_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
@@ -178,7 +199,13 @@ void copy_strided(const void* src, const int64_t* src_strides, void* dst,
       copy_nd<uint32_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
       break;
     case 8:
-      copy_nd<uint64_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
+      if (mode.parts == 2)
+        copy_nd<Pair<uint32_t>>(s, src_strides, d, dst_strides, shape, ndim, mode);
+      else
+        copy_nd<uint64_t>(s, src_strides, d, dst_strides, shape, ndim, mode);
+      break;
+    case 16:
+      copy_nd<Pair<uint64_t>>(s, src_strides, d, dst_strides, shape, ndim, mode);
       break;
     default:
       throw Error(ErrorCode::internal,
@@ -192,10 +219,17 @@ void copy_strided(const void* src, const int64_t* src_strides, void* dst,
 }
 
 namespace {
+// One element's value, in host order: saturated for integers, rounded for floats.
 template <class T>
-void fill_typed(void* dst, size_t count, double value, bool swap) {
+T element_value(double value, double imag) {
   T v;
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_same_v<T, Float16>) {
+    v.bits = sdk::half_from_double(value);
+  } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                       std::is_same_v<T, std::complex<double>>) {
+    using U = typename T::value_type;
+    v = T(static_cast<U>(value), static_cast<U>(imag));
+  } else if constexpr (std::is_integral_v<T>) {
     // Saturate: a fill value outside the type's range is a caller error we
     // do not turn into undefined behaviour. The top is 2^digits, one past
     // max(): a 64-bit max() is no double (it rounds up to 2^64 or 2^63, and
@@ -210,9 +244,20 @@ void fill_typed(void* dst, size_t count, double value, bool swap) {
   } else {
     v = static_cast<T>(value);
   }
+  return v;
+}
+
+template <class T>
+void fill_typed(void* dst, size_t count, double value, double imag, bool swap) {
+  const T v = element_value<T>(value, imag);
   unsigned char bytes[sizeof(T)];
   std::memcpy(bytes, &v, sizeof v);
-  if (swap) std::reverse(bytes, bytes + sizeof(T));
+  // Each part of a complex value is swapped on its own.
+  constexpr size_t kPart = std::is_same_v<T, std::complex<float>>    ? 4
+                           : std::is_same_v<T, std::complex<double>> ? 8
+                                                                     : sizeof(T);
+  if (swap)
+    for (size_t at = 0; at < sizeof(T); at += kPart) std::reverse(bytes + at, bytes + at + kPart);
   auto* d = static_cast<unsigned char*>(dst);
   bool zero = std::all_of(bytes, bytes + sizeof(T), [](unsigned char b) { return b == 0; });
   if (zero) {
@@ -223,11 +268,12 @@ void fill_typed(void* dst, size_t count, double value, bool swap) {
 }
 }  // namespace
 
-void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian) {
+void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian,
+                   double imag) {
   bool swap = big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
   if (dtype == DType::boolean) value = value != 0;
   visit_dtype(dtype, [&](auto tag) {
-    fill_typed<decltype(tag)>(dst, count, value, swap && sizeof(tag) > 1);
+    fill_typed<decltype(tag)>(dst, count, value, imag, swap && sizeof(tag) > 1);
   });
 }
 
@@ -279,7 +325,7 @@ void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_s
     if (lead_shape[i] == 0) return;
   switch (element_size) {
     case 1:
-      copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, {false, mode.stream});
+      copy_side_by_side_typed<uint8_t>(parts, lead_shape, ndim - 1, {false, mode.stream, 1});
       break;
     case 2:
       copy_side_by_side_typed<uint16_t>(parts, lead_shape, ndim - 1, mode);
@@ -288,7 +334,13 @@ void copy_side_by_side(const std::vector<RowPart>& parts, const uint64_t* lead_s
       copy_side_by_side_typed<uint32_t>(parts, lead_shape, ndim - 1, mode);
       break;
     case 8:
-      copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, mode);
+      if (mode.parts == 2)
+        copy_side_by_side_typed<Pair<uint32_t>>(parts, lead_shape, ndim - 1, mode);
+      else
+        copy_side_by_side_typed<uint64_t>(parts, lead_shape, ndim - 1, mode);
+      break;
+    case 16:
+      copy_side_by_side_typed<Pair<uint64_t>>(parts, lead_shape, ndim - 1, mode);
       break;
     default:
       throw Error(ErrorCode::internal,

@@ -9,13 +9,18 @@
 
 namespace stowage::detail {
 
-// How copy_strided writes: `swap` reverses each element's bytes; `stream`
+// How copy_strided writes: `swap` reverses each element's bytes (each
+// part's own, for an element of `parts` numbers: 2 for complex); `stream`
 // writes whole destination cache lines with non-temporal stores (for large
 // destinations that will not stay in cache anyway).
 struct CopyMode {
   bool swap = false;
   bool stream = false;
+  unsigned parts = 1;
 };
+
+// The numbers an element of dtype is made of, each byte-swapped on its own.
+inline unsigned swap_parts(DType dtype) { return dtype_is_complex(dtype) ? 2 : 1; }
 
 // Copies an n-d block of elements between two strided layouts. Strides are
 // in elements.
@@ -49,7 +54,9 @@ inline uint64_t product(const std::vector<uint64_t>& v) {
   return p;
 }
 
-// Fills `count` elements with `value` converted to dtype, in the given byte order.
-void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian);
+// Fills `count` elements with `value` converted to dtype, in the given byte
+// order; `imag` is the imaginary part for a complex dtype.
+void fill_elements(void* dst, size_t count, DType dtype, double value, bool big_endian,
+                   double imag = 0);
 
 }  // namespace stowage::detail

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -75,12 +76,19 @@ enum class DType : uint8_t {
   uint32,
   uint64,
   float32,
-  float64
+  float64,
+  float16,    // IEEE binary16, as numpy's float16
+  complex64,  // two float32, real part first, as numpy's complex64
+  complex128  // two float64
 };
 size_t dtype_size(DType t);
-const char* dtype_name(DType t);  // "bool", "int8", ..., "float64"
-// Calls f(T{}) with the C++ element type of t (uint8_t for boolean): one
-// switch for every loop that must be written per element type.
+const char* dtype_name(DType t);  // "bool", "int8", ..., "float64", "float16", "complex64", ...
+// A float16 element: C++20 has no such type, so its bits (stowage/half.hpp converts them).
+struct Float16 {
+  uint16_t bits;
+};
+// Calls f(T{}) with the C++ element type of t (uint8_t for boolean, Float16,
+// std::complex): one switch for every loop that must be written per element type.
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
@@ -103,13 +111,20 @@ decltype(auto) visit_dtype(DType t, F&& f) {
       return f(uint64_t{});
     case DType::float32:
       return f(float{});
+    case DType::float16:
+      return f(Float16{});
+    case DType::complex64:
+      return f(std::complex<float>{});
+    case DType::complex128:
+      return f(std::complex<double>{});
     case DType::float64:
       break;
   }
   return f(double{});
 }
 DType parse_dtype(std::string_view name);  // throws invalid_argument
-bool dtype_is_float(DType t);
+bool dtype_is_float(DType t);              // float16, float32, float64
+bool dtype_is_complex(DType t);            // complex64, complex128
 bool dtype_is_signed(DType t);
 
 // ---- plugins --------------------------------------------------------------------
@@ -288,6 +303,7 @@ struct NodeInfo {
   bool fortran_order = false;           // element order inside a chunk
   json codec;                           // null when none
   double fill_value = 0;                // "fill_value": a number, or "NaN", "Infinity", "-Infinity"
+  double fill_value_imag = 0;           // complex: the imaginary part ("fill_value": [re, im])
   bool csr = false;                     // sparse layout
   uint64_t nnz = 0;                     // sparse
   uint64_t count = 0;                   // records

@@ -2,8 +2,12 @@
 // one the dtype cannot hold (CastOverflow).
 #include "internal.hpp"
 
+#include <stowage/half.hpp>
+
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 
 namespace stowage::copying {
 
@@ -57,6 +61,125 @@ To clipped(From v) {
   return Lim::max();
 }
 
+// ---- float16 and complex: each value as a pair of doubles ---------------------------
+
+// Every float16, float32 and complex part is a double exactly; an integer
+// beyond 2^53 rounds, as numpy's conversion to those types does.
+struct Number {
+  double re, im;
+};
+
+template <class T>
+inline constexpr bool kIsComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+template <class T>
+Number number_of(T v) {
+  if constexpr (std::is_same_v<T, Float16>)
+    return {sdk::half_to_double(v.bits), 0};
+  else if constexpr (kIsComplex<T>)
+    return {double(v.real()), double(v.imag())};
+  else
+    return {double(v), 0};
+}
+
+std::string number_text(Number v, bool complex) {
+  if (!complex) return value_text(v.re);
+  std::string im = value_text(v.im);
+  return "(" + value_text(v.re) + (im[0] == '-' ? "" : "+") + im + "j)";
+}
+
+// A float part of To's: its value, or nullopt when a finite value would
+// become infinite (clipped to the largest finite value when asked).
+template <class U>
+std::optional<U> float_part(double v, CastOverflow overflow) {
+  using Lim = std::numeric_limits<U>;
+  if (!std::isfinite(v) || std::fabs(v) <= double(Lim::max())) return static_cast<U>(v);
+  if (overflow != CastOverflow::clip) return std::nullopt;
+  return v > 0 ? Lim::max() : Lim::lowest();
+}
+
+std::optional<Float16> half_part(double v, CastOverflow overflow) {
+  const uint16_t bits = sdk::half_from_double(v);
+  if (!std::isfinite(v) || (bits & 0x7fff) != 0x7c00) return Float16{bits};
+  if (overflow != CastOverflow::clip) return std::nullopt;
+  return Float16{uint16_t(v > 0 ? 0x7bff : 0xfbff)};  // +-65504
+}
+
+// `v` as a To (the real part only, for a real To), or nullopt if it cannot hold it.
+template <class To>
+std::optional<To> number_as(Number v, CastOverflow overflow) {
+  if constexpr (std::is_same_v<To, Float16>) {
+    return half_part(v.re, overflow);
+  } else if constexpr (kIsComplex<To>) {
+    using U = typename To::value_type;
+    auto re = float_part<U>(v.re, overflow), im = float_part<U>(v.im, overflow);
+    if (!re || !im) return std::nullopt;
+    return To(*re, *im);
+  } else if constexpr (std::is_floating_point_v<To>) {
+    return float_part<To>(v.re, overflow);
+  } else {
+    if (fits<To>(v.re)) return static_cast<To>(v.re);
+    if (overflow != CastOverflow::clip) return std::nullopt;
+    return clipped<To>(v.re);
+  }
+}
+
+// Casts from or to float16 or complex. A complex value loses its imaginary
+// part only on a cast the user named (Converter::target_dtype refuses others).
+template <class To, class From>
+void cast_numbers(DType from, DType to, const void* in, void* out, size_t n, CastOverflow overflow,
+                  const std::function<std::string(size_t)>& where) {
+  for (size_t i = 0; i < n; ++i) {
+    From f;
+    std::memcpy(&f, static_cast<const char*>(in) + i * sizeof f, sizeof f);
+    const Number v = number_of(f);
+    std::optional<To> t;
+    if constexpr (std::is_integral_v<To>)
+      if (to == DType::boolean) t = To(v.re != 0 || v.im != 0);  // NaN is true, as in numpy
+    if (!t) t = number_as<To>(v, overflow);
+    if (!t)
+      throw Error(ErrorCode::invalid_argument,
+                  std::string(dtype_name(to)) + " cannot hold the " + dtype_name(from) + " value " +
+                      number_text(v, dtype_is_complex(from)) + " at " + where(i) +
+                      "; pass --cast-overflow clip to clip values into range");
+    std::memcpy(static_cast<char*>(out) + i * sizeof(To), &*t, sizeof(To));
+  }
+}
+
+// Casts between bool, the integers, float32 and float64.
+template <class To, class From>
+void cast_plain(DType from, DType to, const void* in, void* out, size_t n, CastOverflow overflow,
+                const std::function<std::string(size_t)>& where) {
+  const From* p = static_cast<const From*>(in);
+  To* q = static_cast<To*>(out);
+  if (to == DType::boolean) {
+    for (size_t i = 0; i < n; ++i) q[i] = p[i] != From(0);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const From v = p[i];
+    if (fits<To>(v)) {
+      q[i] = static_cast<To>(v);
+      continue;
+    }
+    const bool wraps =
+        overflow == CastOverflow::wrap && std::is_integral_v<From> && std::is_integral_v<To>;
+    if (wraps)
+      q[i] = static_cast<To>(v);  // modulo 2^bits (gcc, and C++20 for every compiler)
+    else if (overflow == CastOverflow::clip)
+      q[i] = clipped<To>(v);
+    else
+      throw Error(ErrorCode::invalid_argument,
+                  std::string(dtype_name(to)) + " cannot hold the " + dtype_name(from) + " value " +
+                      value_text(v) + " at " + where(i) +
+                      (std::is_floating_point_v<From>
+                           ? "; pass --cast-overflow clip to clip values into range"
+                           : "; pass --cast-overflow clip (or wrap) to clip (or wrap) values "
+                             "into range"));
+  }
+}
+
 }  // namespace
 
 void cast_elements(DType from, DType to, const void* in, void* out, size_t n, CastOverflow overflow,
@@ -65,33 +188,10 @@ void cast_elements(DType from, DType to, const void* in, void* out, size_t n, Ca
     using To = decltype(to_tag);
     visit_dtype(from, [&](auto from_tag) {
       using From = decltype(from_tag);
-      const From* p = static_cast<const From*>(in);
-      To* q = static_cast<To*>(out);
-      if (to == DType::boolean) {
-        for (size_t i = 0; i < n; ++i) q[i] = p[i] != From(0);
-        return;
-      }
-      for (size_t i = 0; i < n; ++i) {
-        const From v = p[i];
-        if (fits<To>(v)) {
-          q[i] = static_cast<To>(v);
-          continue;
-        }
-        const bool wraps =
-            overflow == CastOverflow::wrap && std::is_integral_v<From> && std::is_integral_v<To>;
-        if (wraps)
-          q[i] = static_cast<To>(v);  // modulo 2^bits (gcc, and C++20 for every compiler)
-        else if (overflow == CastOverflow::clip)
-          q[i] = clipped<To>(v);
-        else
-          throw Error(
-              ErrorCode::invalid_argument,
-              std::string(dtype_name(to)) + " cannot hold the " + dtype_name(from) + " value " +
-                  value_text(v) + " at " + where(i) +
-                  (std::is_floating_point_v<From>
-                       ? "; pass --cast-overflow clip to clip values into range"
-                       : "; pass --cast-overflow clip (or wrap) to clip (or wrap) values into range"));
-      }
+      if constexpr (std::is_arithmetic_v<To> && std::is_arithmetic_v<From>)
+        cast_plain<To, From>(from, to, in, out, n, overflow, where);
+      else
+        cast_numbers<To, From>(from, to, in, out, n, overflow, where);
     });
   });
 }

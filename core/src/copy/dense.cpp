@@ -30,7 +30,8 @@ void Converter::copy_dense(const Store& src, const std::string& src_node, const 
     desc["shards"] = shards_for(desc["chunks"].get<std::vector<uint64_t>>());
   json codec = codec_for(src, dst, info);
   if (!codec.is_null()) desc["codec"] = codec;
-  if (info.fill_value != 0) desc["fill_value"] = fill_value_json(info.fill_value);
+  if (info.fill_value != 0 || info.fill_value_imag != 0)
+    desc["fill_value"] = fill_value_json(info.fill_value, info.fill_value_imag, to);
   if (!filling_part()) {
     create_node(dst, dst_node, desc,
                 std::string(dtype_name(to)) + " array of rank " + std::to_string(info.shape.size()),

@@ -13,6 +13,7 @@ uint64_t Converter::total_bytes(const Store& src, const std::string& node) const
       return sum;
     }
     case NodeKind::array:
+      target_dtype(info.dtype);  // a refused cast (complex to real) refused before any write
       return info.element_count() * esize;
     case NodeKind::sparse:
       return info.nnz * (esize + 4);
@@ -42,7 +43,15 @@ void Converter::copy(const Store& src, const std::string& src_node, Store& dst,
 DType Converter::target_dtype(DType from) const {
   auto it = opts_.casts.find(from);
   if (it != opts_.casts.end()) return it->second;
-  return opts_.cast_all ? *opts_.cast_all : from;
+  if (!opts_.cast_all) return from;
+  // Complex to real drops the imaginary parts: only on a cast naming the complex type.
+  if (dtype_is_complex(from) && !dtype_is_complex(*opts_.cast_all))
+    throw Error(ErrorCode::invalid_argument,
+                std::string("--cast ") + dtype_name(*opts_.cast_all) +
+                    " would drop the imaginary parts of " + dtype_name(from) +
+                    " values; name the cast (--cast " + dtype_name(from) + "=" +
+                    dtype_name(*opts_.cast_all) + ") to keep only the real parts");
+  return *opts_.cast_all;
 }
 
 bool Converter::format_has(const Store& store, uint64_t cap) const {

@@ -226,11 +226,13 @@ typedef enum stowage_node_kind {
  * describe() streams one JSON object:
  *   every node:   "kind": "group" | "array" | "sparse" | "strings" | "records",
  *                 "attributes": { ... user attributes, preserved exactly ... }
- *   "array":      "dtype": "bool"|"int8".."int64"|"uint8".."uint64"|"float32"|"float64",
+ *   "array":      "dtype": "bool"|"int8".."int64"|"uint8".."uint64"|"float32"|"float64"|
+ *                 "float16"|"complex64"|"complex128" (complex: real part first),
  *                 "shape": [..] and "chunks": [..] in C order (slowest first),
  *                 "byte_order": "little"|"big"   (of the bytes read_chunk yields),
  *                 "order": "C"|"F"               (element order inside a chunk),
- *                 "codec": {...} or null, "fill_value": number (default 0)
+ *                 "codec": {...} or null, "fill_value": number (default 0),
+ *                 "NaN", "Infinity" or "-Infinity"; complex: [re, im] of those
  *   "sparse":     "dtype", "shape": [rows, cols], "layout": "csc"|"csr",
  *                 "nnz": n  (major axis: columns for csc, rows for csr)
  *   "strings":    "shape": [n]
