@@ -621,7 +621,8 @@ def _checked_values(value, dtype, casting):
         return values
     # Python ints (and bools) are "weak": they go into any integer or float
     # dtype whose range holds them; Python floats into any float dtype.
-    weak = python and ((src.kind in "biu" and dtype.kind in "biuf") or (src.kind == "f" and dtype.kind == "f"))
+    weak = python and ((src.kind in "biu" and dtype.kind in "biufc") or (src.kind == "f" and dtype.kind in "fc")
+                       or (src.kind == "c" and dtype.kind == "c"))
     if not weak and not np.can_cast(src, dtype, casting):
         raise InvalidArgumentError(
             f"cannot write {src} values into a {dtype} array under casting={casting!r} (numpy's rule); "
@@ -634,7 +635,7 @@ def _checked_values(value, dtype, casting):
             if bad.any():
                 _refuse_value(values, bad, dtype, "does not fit")
         return values.astype(dtype)
-    if dtype.kind == "f" and src.kind == "f" and dtype.itemsize < src.itemsize:
+    if dtype.kind in "fc" and src.kind == dtype.kind and dtype.itemsize < src.itemsize:
         with np.errstate(over="ignore"):
             cast = values.astype(dtype)
         bad = np.isinf(cast) & np.isfinite(values)
@@ -689,6 +690,8 @@ class Array(_Dimensioned):
         """What a chunk never written reads as: a scalar of the array's dtype
         (``numpy.float32(nan)``, ``numpy.uint16(7)``)."""
         value = self._info.get("fill_value", 0)
+        if isinstance(value, list):  # complex: [re, im]
+            return self.dtype.type(complex(float(value[0]), float(value[1])))
         if isinstance(value, str):  # JSON has no NaN: "NaN", "Infinity", "-Infinity"
             value = float(value)
         return self.dtype.type(value)

@@ -73,7 +73,8 @@ Dataset dataset_from_description(const sdk::Host& host, const json& d) {
   std::optional<DataType> type = find_data_type(dtype);
   if (!type || type->kind != ElementKind::numeric)
     unsupported("n5 create: N5 has no numeric dataType \"" + dtype +
-                "\" (it has uint8..uint64, int8..int64, float32, float64)");
+                "\" (it has uint8..uint64, int8..int64, float32, float64; its specification "
+                "has no float16 or complex types)");
   ds.type = *type;
   ds.shape = description_extents(d, "shape", 0, INT64_MAX);
   ds.chunks = description_extents(d, "chunks", 1, INT32_MAX);

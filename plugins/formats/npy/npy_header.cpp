@@ -160,7 +160,8 @@ class LiteralParser {
 void apply_descr(const std::string& descr, Header& h, const std::string& file) {
   auto refuse = [&](const std::string& why) {
     unsupported(file + ": .npy dtype '" + descr + "' is not supported (" + why +
-                "; supported: bool, int8..int64, uint8..uint64, float32, float64)");
+                "; supported: bool, int8..int64, uint8..uint64, float16..float64, complex64, "
+                "complex128)");
   };
   size_t i = 0;
   char order = '=';
@@ -168,7 +169,7 @@ void apply_descr(const std::string& descr, Header& h, const std::string& file) {
   if (i >= descr.size()) corrupt(file + ": .npy header has an empty descr");
   const char kind = descr[i++];
   std::string digits = descr.substr(i);
-  if (std::strchr("cUSaOVMm", kind)) refuse("complex, string, object, void and time types");
+  if (std::strchr("USaOVMm", kind)) refuse("string, object, void and time types");
   if (digits.empty() || digits.size() > 2 ||
       digits.find_first_not_of("0123456789") != std::string::npos)
     refuse("not a plain numeric type");
@@ -177,9 +178,11 @@ void apply_descr(const std::string& descr, Header& h, const std::string& file) {
     char kind;
     int size;
     const char* dtype;
-  } kTypes[] = {{'b', 1, "bool"},   {'i', 1, "int8"},    {'i', 2, "int16"},  {'i', 4, "int32"},
-                {'i', 8, "int64"},  {'u', 1, "uint8"},   {'u', 2, "uint16"}, {'u', 4, "uint32"},
-                {'u', 8, "uint64"}, {'f', 4, "float32"}, {'f', 8, "float64"}};
+  } kTypes[] = {{'b', 1, "bool"},      {'i', 1, "int8"},       {'i', 2, "int16"},
+                {'i', 4, "int32"},     {'i', 8, "int64"},      {'u', 1, "uint8"},
+                {'u', 2, "uint16"},    {'u', 4, "uint32"},     {'u', 8, "uint64"},
+                {'f', 4, "float32"},   {'f', 8, "float64"},    {'f', 2, "float16"},
+                {'c', 8, "complex64"}, {'c', 16, "complex128"}};
   for (const auto& t : kTypes) {
     if (t.kind == kind && t.size == size) {
       h.dtype = t.dtype;
@@ -191,7 +194,9 @@ void apply_descr(const std::string& descr, Header& h, const std::string& file) {
       return;
     }
   }
-  refuse(kind == 'f' ? "float of this width" : "unknown type code");
+  refuse(kind == 'f'   ? "float of this width"
+         : kind == 'c' ? "complex of this width"
+                       : "unknown type code");
 }
 
 }  // namespace
@@ -247,9 +252,10 @@ Header parse_header(std::string_view bytes, const std::string& file) {
 
 std::string descr_for(std::string_view dtype, const std::string& file) {
   static const std::pair<std::string_view, const char*> kDescrs[] = {
-      {"bool", "|b1"},   {"int8", "|i1"},    {"int16", "<i2"},  {"int32", "<i4"},
-      {"int64", "<i8"},  {"uint8", "|u1"},   {"uint16", "<u2"}, {"uint32", "<u4"},
-      {"uint64", "<u8"}, {"float32", "<f4"}, {"float64", "<f8"}};
+      {"bool", "|b1"},      {"int8", "|i1"},       {"int16", "<i2"},   {"int32", "<i4"},
+      {"int64", "<i8"},     {"uint8", "|u1"},      {"uint16", "<u2"},  {"uint32", "<u4"},
+      {"uint64", "<u8"},    {"float32", "<f4"},    {"float64", "<f8"}, {"float16", "<f2"},
+      {"complex64", "<c8"}, {"complex128", "<c16"}};
   for (const auto& [name, descr] : kDescrs)
     if (name == dtype) return descr;
   unsupported(file + ": dtype '" + std::string(dtype) + "' has no .npy equivalent");

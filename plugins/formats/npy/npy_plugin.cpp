@@ -217,8 +217,9 @@ class NpyStore final : public sdk::Store {
     h.dtype = d["dtype"].get<std::string>();
     npy::descr_for(h.dtype, path_);  // refuses dtypes .npy cannot hold
     static const std::pair<const char*, size_t> kSizes[] = {
-        {"bool", 1},   {"int8", 1},    {"uint8", 1}, {"int16", 2},  {"uint16", 2}, {"int32", 4},
-        {"uint32", 4}, {"float32", 4}, {"int64", 8}, {"uint64", 8}, {"float64", 8}};
+        {"bool", 1},    {"int8", 1},    {"uint8", 1},     {"int16", 2},      {"uint16", 2},
+        {"int32", 4},   {"uint32", 4},  {"float32", 4},   {"int64", 8},      {"uint64", 8},
+        {"float64", 8}, {"float16", 2}, {"complex64", 8}, {"complex128", 16}};
     for (const auto& [name, size] : kSizes)
       if (h.dtype == name) h.element_size = size;
     if (d["shape"].size() > npy::kMaxDims)

@@ -257,6 +257,9 @@ DataType filter_type(const json& config, const char* key, const std::string& whe
     corrupt(where + " has no \"" + key + "\"");
   }
   const DataType t = parse_data_type(config[key], where + " \"" + key + "\"");
+  if (t.kind == 'c' || (t.kind == 'f' && t.size == 2))  // the filters' arithmetic has neither
+    unsupported(where + " \"" + key + "\": \"dtype\" \"" + t.typestr +
+                "\" is not supported (the filters take integers, float32 and float64)");
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include "strings.hpp"
 
 #include <stowage/plugin.hpp>
+#include <stowage/half.hpp>
 #include <stowage/plugin_util.hpp>
 
 #include <algorithm>
@@ -24,9 +25,10 @@ struct TypeRow {
   const char* name;
 };
 constexpr TypeRow kTypes[] = {
-    {'b', 1, "bool"},   {'i', 1, "int8"},    {'i', 2, "int16"},   {'i', 4, "int32"},
-    {'i', 8, "int64"},  {'u', 1, "uint8"},   {'u', 2, "uint16"},  {'u', 4, "uint32"},
-    {'u', 8, "uint64"}, {'f', 4, "float32"}, {'f', 8, "float64"},
+    {'b', 1, "bool"},      {'i', 1, "int8"},        {'i', 2, "int16"},   {'i', 4, "int32"},
+    {'i', 8, "int64"},     {'u', 1, "uint8"},       {'u', 2, "uint16"},  {'u', 4, "uint32"},
+    {'u', 8, "uint64"},    {'f', 4, "float32"},     {'f', 8, "float64"}, {'f', 2, "float16"},
+    {'c', 8, "complex64"}, {'c', 16, "complex128"},
 };
 
 }  // namespace
@@ -52,7 +54,8 @@ DataType parse_data_type(const json& dtype, const std::string& file) {
     return DataType{s, t.name, t.kind, t.size, s[0] == '>' && size > 1};
   }
   unsupported(file + ": \"dtype\" \"" + s +
-              "\" is not supported (bool, int8..int64, uint8..uint64, float32 and float64 are)");
+              "\" is not supported (bool, int8..int64, uint8..uint64, float16..float64, complex64 "
+              "and complex128 are)");
 }
 
 std::optional<DataType> data_type_for(std::string_view name, bool big_endian) {
@@ -140,9 +143,20 @@ FillValue float_fill(const json& v, const DataType& t, const std::string& file) 
     corrupt(file + ": \"fill_value\" " + v.dump() +
             " is not a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
   }
-  f.bytes = t.size == 4 ? element_bytes<float>(static_cast<float>(d), t.big_endian)
-                        : element_bytes<double>(d, t.big_endian);
+  f.bytes = t.size == 2   ? element_bytes<uint16_t>(stowage::sdk::half_from_double(d), t.big_endian)
+            : t.size == 4 ? element_bytes<float>(static_cast<float>(d), t.big_endian)
+                          : element_bytes<double>(d, t.big_endian);
   return f;
+}
+
+// A complex fill value: [re, im] as zarr-python writes it, or one number (imaginary part 0).
+FillValue complex_fill(const json& v, const DataType& t, const std::string& file) {
+  if (v.is_array() && v.size() != 2)
+    corrupt(file + ": \"fill_value\" " + v.dump() + " is not a pair [real, imaginary]");
+  const DataType part = complex_part_type(t);
+  if (!v.is_array())
+    return join_complex_fill(float_fill(v, part, file), float_fill(json(0), part, file));
+  return join_complex_fill(float_fill(v[0], part, file), float_fill(v[1], part, file));
 }
 
 }  // namespace
@@ -170,7 +184,21 @@ FillValue parse_fill_value(const json& value, const DataType& t, const std::stri
     f.bytes = {uint8_t(on ? 1 : 0)};
     return f;
   }
+  if (t.kind == 'c') return complex_fill(value, t, file);
   return t.kind == 'f' ? float_fill(value, t, file) : integer_fill(value, t, file);
+}
+
+DataType complex_part_type(const DataType& t) {
+  return *data_type_for(t.size == 8 ? "float32" : "float64", t.big_endian);
+}
+
+FillValue join_complex_fill(const FillValue& re, const FillValue& im) {
+  FillValue f;
+  f.in_file = json::array({re.in_file, im.in_file});
+  f.for_host = json::array({re.for_host, im.for_host});
+  f.bytes = re.bytes;
+  f.bytes.insert(f.bytes.end(), im.bytes.begin(), im.bytes.end());
+  return f;
 }
 
 // ---- .zarray ---------------------------------------------------------------------

@@ -37,13 +37,13 @@ constexpr uint64_t kMaxChunkBytes = uint64_t(1) << 31;
 struct DataType {
   std::string typestr;  // as in the file
   std::string name;     // stowage's dtype
-  char kind = 'u';      // 'b' bool, 'i' signed, 'u' unsigned, 'f' float
+  char kind = 'u';      // 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex
   size_t size = 1;      // bytes per element
   bool big_endian = false;
 };
 
 // The data type of a typestr; UNSUPPORTED naming `file` for one stowage has
-// no type for (float16, complex, datetime, strings, structured), CORRUPT for
+// no type for (datetime, strings, structured), CORRUPT for
 // one that is no typestr at all.
 DataType parse_data_type(const json& dtype, const std::string& file);
 
@@ -66,6 +66,9 @@ struct FillValue {
 
 // Parses a fill value for `type`; an unusable one is CORRUPT naming `file`.
 FillValue parse_fill_value(const json& value, const DataType& type, const std::string& file);
+// A complex type's part (complex64: float32) and a complex fill value of two parts' ones.
+DataType complex_part_type(const DataType& complex);
+FillValue join_complex_fill(const FillValue& re, const FillValue& im);
 
 struct V3Layout;  // metadata_v3.hpp
 

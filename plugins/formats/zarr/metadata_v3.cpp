@@ -2,6 +2,7 @@
 
 #include "strings.hpp"
 
+#include <stowage/half.hpp>
 #include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
 
@@ -203,7 +204,9 @@ FillValue hex_float_fill(const std::string& s, const DataType& t, const std::str
             " hex digits after 0x");
   const uint64_t bits = std::stoull(s.substr(2), nullptr, 16);
   double d;
-  if (t.size == 4) {
+  if (t.size == 2) {
+    d = stowage::sdk::half_to_double(uint16_t(bits));
+  } else if (t.size == 4) {
     float f;
     const uint32_t b = uint32_t(bits);
     std::memcpy(&f, &b, 4);
@@ -219,6 +222,20 @@ FillValue hex_float_fill(const std::string& s, const DataType& t, const std::str
   for (size_t i = 0; i < t.size; ++i)
     f.bytes[t.big_endian ? t.size - 1 - i : i] = uint8_t(bits >> (8 * i));
   return f;
+}
+
+bool is_hex(const json& v) { return v.is_string() && v.get<std::string>().rfind("0x", 0) == 0; }
+
+// A v3 fill value: a float's, or each part of a complex [re, im], may be its
+// bits in hex ("0x7e00"); the rest is as in v2.
+FillValue v3_fill(const json& fill, const DataType& t, const std::string& file) {
+  if (t.kind == 'f' && is_hex(fill)) return hex_float_fill(fill.get<std::string>(), t, file);
+  if (t.kind == 'c' && fill.is_array() && fill.size() == 2 &&
+      (is_hex(fill[0]) || is_hex(fill[1]))) {
+    const DataType part = complex_part_type(t);
+    return join_complex_fill(v3_fill(fill[0], part, file), v3_fill(fill[1], part, file));
+  }
+  return parse_fill_value(fill, t, file);
 }
 
 }  // namespace
@@ -245,8 +262,10 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
   const std::string name = dtype.get<std::string>();
   std::optional<DataType> type = name == "boolean" ? std::nullopt : data_type_for(name, false);
   if (!type)
-    unsupported(file + ": \"data_type\" \"" + name +
-                "\" is not supported (bool, int8..int64, uint8..uint64, float32 and float64 are)");
+    unsupported(
+        file + ": \"data_type\" \"" + name +
+        "\" is not supported (bool, int8..int64, uint8..uint64, float16..float64, complex64 "
+        "and complex128 are)");
   a.type = *type;
   a.shape = extents(field(doc, "shape", file, "the array"), "shape", 0, file);
 
@@ -296,10 +315,7 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
 
   const json& fill = field(doc, "fill_value", file, "the array");
   if (fill.is_null()) corrupt(file + ": \"fill_value\" must not be null in Zarr v3");
-  if (a.type.kind == 'f' && fill.is_string() && fill.get<std::string>().rfind("0x", 0) == 0)
-    a.fill = hex_float_fill(fill.get<std::string>(), a.type, file);
-  else
-    a.fill = parse_fill_value(fill, a.type, file);
+  a.fill = v3_fill(fill, a.type, file);
 
   a.compressor = codecs;  // as in the file, for another Zarr store
   a.v3 = std::move(layout);

@@ -338,7 +338,7 @@ ArrayMeta description_meta(const json& d, int version) {
   std::optional<DataType> type = data_type_for(d["dtype"].get<std::string>(), byte_order == "big");
   if (!type)
     unsupported("zarr create: no Zarr data type for \"" + d["dtype"].get<std::string>() +
-                "\" (bool, int8..int64, uint8..uint64, float32, float64)");
+                "\" (bool, int8..int64, uint8..uint64, float16..float64, complex64, complex128)");
   a.type = *type;
   if (version == 3) a.type.typestr = a.type.name;  // v3's data_type ("uint16"), also in errors
   a.shape = description_extents(d, "shape", 0);
