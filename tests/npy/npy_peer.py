@@ -17,7 +17,7 @@ import numpy as np
 
 DTYPES = {"bool": "b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8",
           "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8",
-          "float32": "f4", "float64": "f8"}
+          "float32": "f4", "float64": "f8", "float16": "f2", "complex64": "c8", "complex128": "c16"}
 SHAPES = [(3, 4, 5), (), (0, 3), (7,), (2, 0, 4), (37, 11, 3)]
 
 
@@ -28,9 +28,10 @@ def values(rng, code, shape):
     n = int(np.prod(shape, dtype=np.int64))
     if dt.kind == "b":
         flat = rng.integers(0, 2, n).astype(bool)
-    elif dt.kind == "f":
-        bits = np.dtype("u%d" % dt.itemsize)
-        flat = rng.integers(0, np.iinfo(bits).max, n, dtype=bits, endpoint=True).view(dt.newbyteorder("="))
+    elif dt.kind in "fc":  # a complex value is two floats' bit patterns
+        parts = 2 if dt.kind == "c" else 1
+        bits = np.dtype("u%d" % (dt.itemsize // parts))
+        flat = rng.integers(0, np.iinfo(bits).max, n * parts, dtype=bits, endpoint=True).view(dt.newbyteorder("="))
     else:
         info = np.iinfo(dt)
         flat = rng.integers(info.min, info.max, n, dtype=dt.newbyteorder("="), endpoint=True)
@@ -47,7 +48,7 @@ def write(out):
     rng = np.random.default_rng(9)
     manifest = []
     for name, code in DTYPES.items():
-        orders = ["|"] if code[1] == "1" else ["<", ">"]
+        orders = ["|"] if code[1:] == "1" else ["<", ">"]
         for bo in orders:
             for fortran in (False, True):
                 for si, shape in enumerate(SHAPES):
@@ -98,8 +99,8 @@ def check(out):
 
 def unsupported(out):
     arrays = {
-        "complex128": np.arange(4) * (1 + 2j),
-        "float16": np.arange(4, dtype=np.float16),
+        "float128": np.arange(4, dtype=np.longdouble),
+        "complex256": np.arange(4, dtype=np.clongdouble),
         "unicode": np.array(["ab", "cde"]),
         "bytes": np.array([b"ab", b"cde"]),
         "structured": np.zeros(3, dtype=[("x", "<i4"), ("y", "<f8")]),

@@ -19,7 +19,8 @@ std::string random_values(stowage::DType dtype, uint64_t count, std::mt19937_64&
   return bytes;
 }
 
-// The little-endian form of host-order values (what npy_peer.py compares).
+// The little-endian form of host-order values (what npy_peer.py compares);
+// `esize` is that of one number (a complex part).
 std::string little_endian(std::string bytes, size_t esize) {
   if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
     for (size_t i = 0; i < bytes.size(); i += esize)
@@ -32,10 +33,11 @@ stowage::json array_description(stowage::DType dtype, const std::vector<uint64_t
 }
 
 const stowage::DType kAllTypes[] = {
-    stowage::DType::boolean, stowage::DType::int8,   stowage::DType::int16,
-    stowage::DType::int32,   stowage::DType::int64,  stowage::DType::uint8,
-    stowage::DType::uint16,  stowage::DType::uint32, stowage::DType::uint64,
-    stowage::DType::float32, stowage::DType::float64};
+    stowage::DType::boolean,   stowage::DType::int8,      stowage::DType::int16,
+    stowage::DType::int32,     stowage::DType::int64,     stowage::DType::uint8,
+    stowage::DType::uint16,    stowage::DType::uint32,    stowage::DType::uint64,
+    stowage::DType::float32,   stowage::DType::float64,   stowage::DType::float16,
+    stowage::DType::complex64, stowage::DType::complex128};
 
 }  // namespace
 
@@ -66,7 +68,9 @@ TEST_CASE("numpy.load reads every array stowage writes, bit for bit") {
       CHECK(npytest::read_bytes(a) == values);  // reads back before close, from the temporary file
       CHECK_FALSE(test::fs::exists(dir / (name + ".npy")));
       store.close();
-      test::write_file(dir / (name + ".raw"), little_endian(values, stowage::dtype_size(dtype)));
+      const size_t parts = stowage::dtype_is_complex(dtype) ? 2 : 1;
+      test::write_file(dir / (name + ".raw"),
+                       little_endian(values, stowage::dtype_size(dtype) / parts));
       manifest.push_back({{"name", name}, {"dtype", stowage::dtype_name(dtype)}, {"shape", shape}});
     }
   }

@@ -375,3 +375,71 @@ def test_zarr_fill_value_is_a_scalar_of_the_dtype(tmp_path, dtype, fill):
     assert type(a.fill_value) is np.dtype(dtype).type
     np.testing.assert_array_equal(a.fill_value, np.array(fill, dtype=dtype))
     np.testing.assert_array_equal(a[...], z[...])
+
+
+# ---- float16 and complex ---------------------------------------------------------------------
+
+
+def _specials(dtype):
+    """Values of dtype with NaN, infinities, -0.0 and (for float16) a subnormal among them."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        v = np.array([1.5 - 2j, complex(np.inf, -0.0), complex(np.nan, 3), 1e-30j, -7 + 0.25j, 0j])
+    else:
+        v = np.array([1.5, -0.0, np.inf, np.nan, 6e-8, -65504])
+    return v.astype(dtype).reshape(2, 3)
+
+
+def _same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    part = "u%d" % (a.dtype.itemsize // (2 if a.dtype.kind == "c" else 1))
+    assert (np.ascontiguousarray(a).view(part) == np.ascontiguousarray(b).view(part)).all(), (a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "complex64", "complex128"])
+@pytest.mark.parametrize("where", ["x.npy", "v2.zarr", "v3.zarr"])
+def test_float16_and_complex_written_from_python_read_back_and_by_the_peer(tmp_path, dtype, where):
+    """numpy arrays of the new dtypes written through stowage read back bit for bit,
+    and numpy (.npy) or zarr-python 2.13 (Zarr v2) read what was written."""
+    values = _specials(dtype)
+    options = {"zarr_version": 2 if where == "v2.zarr" else 3} if where.endswith(".zarr") else None
+    with stowage.open(tmp_path / where, "w", options=options) as store:
+        a = store.create_array("" if where == "x.npy" else "a", values.shape, values.dtype)
+        a[...] = values
+    got = stowage.open(tmp_path / where)["" if where == "x.npy" else "a"]
+    assert got.dtype == np.dtype(dtype)
+    _same_bits(got[...], values)
+    if where == "x.npy":
+        _same_bits(np.load(tmp_path / where), values)
+    elif where == "v2.zarr":
+        _same_bits(zarr.open_array(str(tmp_path / where / "a"), mode="r")[...], values)
+
+
+@pytest.mark.parametrize("dtype, fill", [("float16", np.nan), ("float16", -1.5), ("complex64", 1.5 - 2j),
+                                         ("complex128", complex(-np.inf, 0.25)), (">c8", 3j), (">f2", np.inf)])
+def test_zarr_fill_value_of_float16_and_complex(tmp_path, dtype, fill):
+    """zarr-python 2.13 writes one chunk of four; the rest reads as its fill
+    value, which Array.fill_value gives as a numpy scalar of the dtype."""
+    z = zarr.open(str(tmp_path / "f.zarr"), mode="w", shape=(4, 6), chunks=(2, 3), dtype=dtype, fill_value=fill)
+    z[:2, :3] = _specials(dtype)
+    a = stowage.open(tmp_path / "f.zarr")[""]
+    assert type(a.fill_value) is np.dtype(dtype).type
+    np.testing.assert_array_equal(a.fill_value, np.array(fill, dtype=dtype))
+    np.testing.assert_array_equal(a[...], z[...])
+
+
+def test_python_writes_of_complex_and_float16_follow_numpys_casting(tmp_path):
+    with stowage.open(tmp_path / "c.zarr", "w") as store:
+        c = store.create_array("c", (3,), np.complex64)
+        h = store.create_array("h", (2,), np.float16)
+        c[...] = [1, 2.5, 3j]  # Python numbers are weak: they go in by value
+        h[...] = [0.5, 1e4]
+        with pytest.raises(stowage.InvalidArgumentError, match="cannot write complex128 values into a float16"):
+            h[...] = np.array([1j, 2])
+        with pytest.raises(stowage.InvalidArgumentError, match="overflows"):
+            h[...] = [1e5, 1]  # beyond float16's 65504
+        with pytest.raises(stowage.InvalidArgumentError, match="overflows"):
+            c[...] = np.array([1e300, 0, 0], dtype=np.complex128)
+    back = stowage.open(tmp_path / "c.zarr")
+    np.testing.assert_array_equal(back["c"][...], np.array([1, 2.5, 3j], dtype=np.complex64))
+    np.testing.assert_array_equal(back["h"][...], np.array([0.5, 1e4], dtype=np.float16))

@@ -5,15 +5,30 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 TEST_CASE("dtypes round-trip through their names") {
   for (auto t : {stowage::DType::boolean, stowage::DType::int8, stowage::DType::uint16,
                  stowage::DType::int32, stowage::DType::uint64, stowage::DType::float32,
-                 stowage::DType::float64}) {
+                 stowage::DType::float64, stowage::DType::float16, stowage::DType::complex64,
+                 stowage::DType::complex128}) {
     CHECK(stowage::parse_dtype(stowage::dtype_name(t)) == t);
   }
   CHECK(stowage::dtype_size(stowage::DType::float64) == 8);
   CHECK(stowage::dtype_size(stowage::DType::int16) == 2);
-  CHECK_THROWS_AS(stowage::parse_dtype("complex64"), stowage::Error);
+  CHECK(stowage::dtype_size(stowage::DType::float16) == 2);
+  CHECK(stowage::dtype_size(stowage::DType::complex64) == 8);
+  CHECK(stowage::dtype_size(stowage::DType::complex128) == 16);
+  CHECK(stowage::dtype_is_complex(stowage::DType::complex64));
+  CHECK_FALSE(stowage::dtype_is_complex(stowage::DType::float64));
+  CHECK_THROWS_AS(stowage::parse_dtype("complex256"), stowage::Error);
+}
+
+TEST_CASE("a complex fill value in a description is [re, im]") {
+  auto info = stowage::parse_node_info(stowage::json::parse(
+      R"({"kind":"array","dtype":"complex64","shape":[2],"fill_value":[1.5,"-Infinity"]})"));
+  CHECK(info.fill_value == 1.5);
+  CHECK(info.fill_value_imag == -HUGE_VAL);
 }
 
 TEST_CASE("node descriptions parse") {

@@ -624,9 +624,9 @@ TEST_CASE("zarr v3 malformed: bad zarr.json is an error naming it") {
   const std::vector<Case> cases = {
       {R"({"zarr_format":3,"node_type":"array",)", ErrorCode::corrupt, "not valid JSON"},
       {R"({"zarr_format":3,"node_type":"table"})", ErrorCode::corrupt, "\"node_type\""},
-      {array_json(bytes, "\"complex64\""), ErrorCode::unsupported,
-       "\"data_type\" \"complex64\" is not supported"},
-      {array_json(bytes, "\"float16\""), ErrorCode::unsupported, "\"float16\""},
+      {array_json(bytes, "\"bfloat16\""), ErrorCode::unsupported,
+       "\"data_type\" \"bfloat16\" is not supported"},
+      {array_json(bytes, "\"complex256\""), ErrorCode::unsupported, "\"complex256\""},
       // (a codec no codec plugin answers to: codec_names_test.cpp)
       {array_json(R"([{"name":"gzip"}])"), ErrorCode::corrupt,
        "comes before the array -> bytes codec"},

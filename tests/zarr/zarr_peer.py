@@ -9,6 +9,9 @@ little-endian bytes in C order, one file per array, named after the node
   zarr_peer.py write-filters STORE OUT_DIR
                                      the same for the arrays of FILTERED
                                      (numcodecs' delta, shuffle, astype)
+  zarr_peer.py write-dtypes STORE OUT_DIR
+                                     the same for the float16 and complex
+                                     arrays of DTYPED
   zarr_peer.py consolidate STORE     zarr.consolidate_metadata(STORE)
   zarr_peer.py read-consolidated STORE OUT_DIR
                                      opens STORE with zarr.open_consolidated
@@ -89,6 +92,57 @@ FILTERED = [
     ("delta_shuffle_u8", "<u8", (21,), (8,), [{"id": "delta", "dtype": "<u8"}, {"id": "shuffle", "elementsize": 8}],
      "raw", "random", None),
 ]
+
+
+# float16 and complex arrays in both byte orders: name, dtype, shape, chunks,
+# fill value (complex: [re, im], as .zarray keeps it), rows written.
+DTYPED = [
+    ("f2", "<f2", (9, 7), (4, 3), "NaN", 5),
+    ("f2be", ">f2", (10,), (4,), -1.5, 6),
+    ("c8", "<c8", (6, 5), (4, 2), [1.5, -2.0], 3),
+    ("c8be", ">c8", (7,), (3,), ["-Infinity", 2.5], 4),  # (zarr 2.13 reads an infinite imaginary fill as NaN)
+    ("c16", "<c16", (5, 4), (2, 4), [0.0, 0.0], 3),
+    ("c16be", ">c16", (8, 3), (3, 3), [-0.25, 1e300], 4),
+]
+
+
+def dtyped_values(typestr, shape, seed):
+    """Values with infinities, NaN and -0.0 among them (complex: in either part)."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(typestr)
+    data = rng.standard_normal(size=shape) * 100
+    if dtype.kind == "c":
+        data = data + 1j * rng.standard_normal(size=shape) * 1e3
+        data.flat[1] = complex(np.inf, -0.0)
+        data.flat[2] = complex(-0.0, np.nan)
+    else:
+        data.flat[1] = np.inf
+        data.flat[2] = -0.0
+    return data.astype(dtype)
+
+
+def write_dtyped(store_path, out):
+    store = zarr.DirectoryStore(store_path)
+    zarr.group(store=store, overwrite=True)
+    manifest = []
+    for seed, (name, typestr, shape, chunks, fill, rows) in enumerate(DTYPED, start=200):
+        value = complex(fill_of(fill[0]), fill_of(fill[1])) if isinstance(fill, list) else fill_of(fill)
+        a = zarr.create(shape=shape, chunks=chunks, dtype=typestr, compressor=None, fill_value=value,
+                        store=store, path=name, overwrite=True)
+        a[:rows] = dtyped_values(typestr, shape, seed)[:rows]
+        dump(a, out, name)
+        written = json.load(open(os.path.join(store_path, name, ".zarray")))
+        manifest.append({"node": name, "dtype": typestr, "shape": shape, "fill_value": written["fill_value"]})
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump({"arrays": manifest}, f)
+
+
+def fill_json(v):
+    """A float fill value as .zarray spells it: non-finite ones as strings."""
+    v = float(v)
+    if np.isfinite(v):
+        return v
+    return "NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
 
 
 def filtered_values(typestr, shape, seed, how):
@@ -210,7 +264,9 @@ def read(store_path, out, nodes):
         a = zarr.open_array(store=store, path=node, mode="r")
         dump(a, out, node)
         fill = a.fill_value
-        if fill is not None and a.dtype.kind == "f" and not np.isfinite(fill):
+        if fill is not None and a.dtype.kind == "c":
+            fill = [fill_json(fill.real), fill_json(fill.imag)]
+        elif fill is not None and a.dtype.kind == "f" and not np.isfinite(fill):
             fill = "NaN" if np.isnan(fill) else ("Infinity" if fill > 0 else "-Infinity")
         elif fill is not None:
             fill = fill.item() if hasattr(fill, "item") else fill
@@ -227,6 +283,8 @@ if __name__ == "__main__":
         write(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "write-filters":
         write_filtered(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "write-dtypes":
+        write_dtyped(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "consolidate":
         consolidate(sys.argv[2])
     elif sys.argv[1] == "read-consolidated":
@@ -234,5 +292,5 @@ if __name__ == "__main__":
     elif sys.argv[1] == "read":
         read(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:
-        sys.exit("usage: zarr_peer.py write|write-filters STORE OUT | consolidate STORE | read-consolidated STORE OUT"
+        sys.exit("usage: zarr_peer.py write|write-filters|write-dtypes STORE OUT | consolidate STORE | read-consolidated STORE OUT"
                  " | read STORE OUT NODE...")
