@@ -28,7 +28,7 @@ void write_sources(const test::fs::path& dir) {
               "c = np.array([1.5 - 2j, complex(np.inf, -0.0), complex(np.nan, 3), 1e-40j])\n"
               "np.save(d + '/c8be.npy', c.astype('>c8'))\n"
               "np.save(d + '/c16.npy', (c * 1e300).reshape(2, 2))\n"
-              "np.save(d + '/f8.npy', np.array([0.1, 65519.0, -3e-8, np.nan, 1e5]))\n",
+              "np.save(d + '/f8.npy', np.array([0.1, 65519.0, -3e-8, np.nan, 1e5, 0.3]))\n",
               test::quote(dir.string()))
               .status == 0);
 }
