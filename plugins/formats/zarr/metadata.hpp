@@ -109,6 +109,9 @@ std::vector<uint64_t> description_extents(const json& d, const char* key, uint64
 ArrayMeta description_meta(const json& d, int version);
 // The description's "shards" into a v3 layout (store_v3.cpp).
 void apply_shards(V3Layout& layout, const json& d, const ArrayMeta& a);
+// A new v3 array's chunk keys from a create's "storage": another v3 store's
+// "chunk_key_encoding" when it describes one, else the default ("/").
+void apply_chunk_keys(V3Layout& layout, const json& storage);
 
 // The .zarray of an array, keys sorted as zarr-python writes them.
 json array_json(const ArrayMeta& meta);

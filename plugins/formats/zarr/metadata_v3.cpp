@@ -350,13 +350,20 @@ json array_json_v3(const ArrayMeta& a, const json& attributes, const json& dimen
                  json::array({json{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
                               json{{"name", "crc32c"}}})},
                 {"index_location", l.index_at_end ? "end" : "start"}}}}});
+  return array_document_v3(a, a.type.name, l.sharded ? l.shard : a.chunks, codecs, attributes,
+                           dimension_names);
+}
+
+json array_document_v3(const ArrayMeta& a, const std::string& data_type,
+                       const std::vector<uint64_t>& grid, const json& codecs,
+                       const json& attributes, const json& dimension_names) {
+  const V3Layout& l = *a.v3;
   json j = json::object();
   j["zarr_format"] = 3;
   j["node_type"] = "array";
   j["shape"] = a.shape;
-  j["data_type"] = a.type.name;
-  j["chunk_grid"] = json{{"name", "regular"},
-                         {"configuration", {{"chunk_shape", l.sharded ? l.shard : a.chunks}}}};
+  j["data_type"] = data_type;
+  j["chunk_grid"] = json{{"name", "regular"}, {"configuration", {{"chunk_shape", grid}}}};
   j["chunk_key_encoding"] = json{{"name", l.default_keys ? "default" : "v2"},
                                  {"configuration", {{"separator", std::string(1, l.separator)}}}};
   j["fill_value"] = a.fill.in_file;

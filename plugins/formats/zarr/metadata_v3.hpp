@@ -52,6 +52,11 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file);
 
 // The zarr.json of an array (attributes and dimension names given).
 json array_json_v3(const ArrayMeta& meta, const json& attributes, const json& dimension_names);
+// The zarr.json of an array whose codecs and data type are given (numeric
+// arrays: array_json_v3; string arrays: strings.cpp), on `grid` chunks.
+json array_document_v3(const ArrayMeta& a, const std::string& data_type,
+                       const std::vector<uint64_t>& grid, const json& codecs,
+                       const json& attributes, const json& dimension_names);
 
 // A group's zarr.json.
 json group_json_v3(const json& attributes);

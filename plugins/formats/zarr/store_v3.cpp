@@ -67,6 +67,17 @@ void ZarrStore::set_attributes_v3(const std::string& dir, const json& attributes
 
 // The description's "shards" (the shard shape, a multiple of "chunks") into
 // `layout`; none: unsharded.
+void apply_chunk_keys(V3Layout& layout, const json& storage) {
+  if (storage.value("zarr_format", json()) != 3 || !storage.contains("chunk_key_encoding")) return;
+  const json keys = storage["chunk_key_encoding"];
+  layout.default_keys = keys.value("name", "default") != "v2";
+  const json separator = keys.value("configuration", json::object())
+                             .value("separator", json(layout.default_keys ? "/" : "."));
+  if (separator != "." && separator != "/")
+    invalid("zarr create: chunk key separator " + separator.dump());
+  layout.separator = separator.get<std::string>()[0];
+}
+
 void apply_shards(V3Layout& layout, const json& d, const ArrayMeta& a) {
   if (!d.contains("shards") || d["shards"].is_null()) return;
   layout.sharded = true;
@@ -94,15 +105,7 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
   auto layout = std::make_shared<V3Layout>();
   apply_shards(*layout, d, a);
   const json storage = d.value("storage", json::object());
-  if (storage.value("zarr_format", json()) == 3 && storage.contains("chunk_key_encoding")) {
-    const json keys = storage["chunk_key_encoding"];
-    layout->default_keys = keys.value("name", "default") != "v2";
-    const json separator = keys.value("configuration", json::object())
-                               .value("separator", json(layout->default_keys ? "/" : "."));
-    if (separator != "." && separator != "/")
-      invalid("zarr create: chunk key separator " + separator.dump());
-    layout->separator = separator.get<std::string>()[0];
-  }
+  apply_chunk_keys(*layout, storage);
 
   // The codec as v3 names it (codec_names.hpp): its zarr3 name, else numcodecs.<id>.
   a.codec = canonical_codec(d.value("codec", json()), dir);

@@ -247,22 +247,9 @@ ArrayMeta strings_description_meta(const json& d, int version) {
 
 json strings_array_json_v3(const ArrayMeta& a, const json& attributes,
                            const json& dimension_names) {
-  const V3Layout& l = *a.v3;
   json codecs = json::array({json{{"name", "vlen-utf8"}, {"configuration", json::object()}}});
-  for (const BytesCodec& c : l.codecs) codecs.push_back(v3_codec_json(c));
-  json j = json::object();
-  j["zarr_format"] = 3;
-  j["node_type"] = "array";
-  j["shape"] = a.shape;
-  j["data_type"] = "string";
-  j["chunk_grid"] = json{{"name", "regular"}, {"configuration", {{"chunk_shape", a.chunks}}}};
-  j["chunk_key_encoding"] = json{{"name", l.default_keys ? "default" : "v2"},
-                                 {"configuration", {{"separator", std::string(1, l.separator)}}}};
-  j["fill_value"] = a.fill.in_file;
-  j["codecs"] = codecs;
-  j["attributes"] = attributes;
-  if (!dimension_names.is_null()) j["dimension_names"] = dimension_names;
-  return j;
+  for (const BytesCodec& c : a.v3->codecs) codecs.push_back(v3_codec_json(c));
+  return array_document_v3(a, "string", a.chunks, codecs, attributes, dimension_names);
 }
 
 }  // namespace zarr

@@ -296,15 +296,7 @@ void ZarrStore::create_strings(const std::string& dir, const json& d, json attri
     return write_text(dir + "/" + kArrayFile, array_json(a));  // last: complete once it exists
   }
   auto layout = std::make_shared<V3Layout>();
-  if (storage.value("zarr_format", json()) == 3 && storage.contains("chunk_key_encoding")) {
-    const json keys = storage["chunk_key_encoding"];
-    layout->default_keys = keys.value("name", "default") != "v2";
-    const json separator = keys.value("configuration", json::object())
-                               .value("separator", json(layout->default_keys ? "/" : "."));
-    if (separator != "." && separator != "/")
-      invalid("zarr create: chunk key separator " + separator.dump());
-    layout->separator = separator.get<std::string>()[0];
-  }
+  apply_chunk_keys(*layout, storage);
   a.codec = canonical_codec(codec, dir);
   if (json entry = export_codec(host(), a.codec, "zarr3", 1, dir); !entry.is_null())
     layout->codecs.push_back(BytesCodec{entry, a.codec});

@@ -283,6 +283,22 @@ class HostCodec {
   std::string canonical_;
 };
 
+namespace detail {
+// The text a host call streams into a sink; its error thrown as sdk::Error.
+template <class Call>
+std::string text_from(Call&& call) {
+  std::string out;
+  stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
+                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
+                      return 0;
+                    }};
+  stowage_error err;
+  if (int rc = call(&sink, &err); rc != STOWAGE_OK)
+    fail(static_cast<stowage_status>(rc), err.message);
+  return out;
+}
+}  // namespace detail
+
 // Codec names (stowage_codec_vtable.names): the codec config, with "type",
 // a dialect's entry names ("numcodecs": {"id": ...}, "zarr3": {"name": ...}),
 // and back. The host's error (NOT_FOUND for an unknown name) is thrown.
@@ -290,33 +306,21 @@ inline std::string codec_resolve(const Host& host, std::string_view dialect,
                                  std::string_view entry_json, uint64_t item_size) {
   if (!host.offers(offsetof(stowage_host, codec_resolve)))
     fail(STOWAGE_UNSUPPORTED, "the host resolves no codec names (an older stowage)");
-  std::string out;
-  stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
-                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
-                      return 0;
-                    }};
-  stowage_error err;
   const stowage_host* t = host.table();
-  int rc = t->codec_resolve(t->ctx, dialect.data(), dialect.size(), entry_json.data(),
-                            entry_json.size(), item_size, &sink, &err);
-  if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
-  return out;
+  return detail::text_from([&](stowage_sink* sink, stowage_error* err) {
+    return t->codec_resolve(t->ctx, dialect.data(), dialect.size(), entry_json.data(),
+                            entry_json.size(), item_size, sink, err);
+  });
 }
 inline std::string codec_export(const Host& host, std::string_view config_json,
                                 std::string_view dialect, uint64_t item_size) {
   if (!host.offers(offsetof(stowage_host, codec_export)))
     fail(STOWAGE_UNSUPPORTED, "the host exports no codec names (an older stowage)");
-  std::string out;
-  stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
-                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
-                      return 0;
-                    }};
-  stowage_error err;
   const stowage_host* t = host.table();
-  int rc = t->codec_export(t->ctx, config_json.data(), config_json.size(), dialect.data(),
-                           dialect.size(), item_size, &sink, &err);
-  if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
-  return out;
+  return detail::text_from([&](stowage_sink* sink, stowage_error* err) {
+    return t->codec_export(t->ctx, config_json.data(), config_json.size(), dialect.data(),
+                           dialect.size(), item_size, sink, err);
+  });
 }
 
 // A node's codec, made through the host on first use, so a node whose codec
