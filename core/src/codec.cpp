@@ -25,6 +25,11 @@ std::string Codec::canonical_config() const {
 
 json Codec::config() const { return json::parse(canonical_config()); }
 
+json Codec::encoded_chunk() const {
+  require(state_.get());
+  return state_->encoded_chunk.empty() ? json() : json::parse(state_->encoded_chunk);
+}
+
 uint64_t Codec::bound(uint64_t n) const {
   require(state_.get());
   return state_->vt->bound(state_->config, n);

@@ -70,6 +70,7 @@ struct Codec::State {
   const stowage_codec_vtable* vt = nullptr;
   stowage_codec_config config = nullptr;
   std::string id, canonical;
+  std::string encoded_chunk;  // array -> array codecs: {"dtype", "shape"} they encode into
   uint64_t capabilities = 0;
   detail::ContextPool contexts;
 

@@ -70,22 +70,50 @@ struct stowage_host_codec_state {
 namespace stowage {
 namespace {
 
-int host_codec_create(void* ctx, const char* config, size_t size, stowage_host_codec* out,
-                      stowage_sink* canonical, stowage_error* err) {
-  auto* registry = static_cast<Registry*>(ctx);
+// Hands a codec to the plugin with its canonical config and, for an array
+// -> array codec, its encoded chunk.
+int host_codec_give(const Codec& codec, stowage_host_codec* out, stowage_sink* canonical,
+                    stowage_sink* encoded, stowage_error* err) {
+  const std::shared_ptr<detail::CodecAccess::State>& state = detail::CodecAccess::state(codec);
+  auto emit = [](stowage_sink* sink, const std::string& text) {
+    return !sink || sink->write(sink->ctx, text.data(), text.size()) == 0;
+  };
+  if (!emit(canonical, state->canonical) || !emit(encoded, state->encoded_chunk))
+    return host_error(err, STOWAGE_INTERNAL, "the plugin refused the codec's config");
+  *out = new stowage_host_codec_state{state};
+  return STOWAGE_OK;
+}
+
+// Runs `make` (which returns a Codec), turning exceptions into a status.
+template <class Make>
+int host_codec_make(Make&& make, stowage_host_codec* out, stowage_sink* canonical,
+                    stowage_sink* encoded, stowage_error* err) {
   try {
-    Codec codec = registry->codec(std::string_view(config, size));
-    const std::shared_ptr<detail::CodecAccess::State>& state = detail::CodecAccess::state(codec);
-    if (canonical &&
-        canonical->write(canonical->ctx, state->canonical.data(), state->canonical.size()) != 0)
-      return host_error(err, STOWAGE_INTERNAL, "the plugin refused the canonical config");
-    *out = new stowage_host_codec_state{state};
-    return STOWAGE_OK;
+    return host_codec_give(make(), out, canonical, encoded, err);
   } catch (const Error& e) {
     return host_error(err, static_cast<int>(e.code()), e.what());
   } catch (const std::exception& e) {
     return host_error(err, STOWAGE_INTERNAL, e.what());
   }
+}
+
+int host_codec_create(void* ctx, const char* config, size_t size, stowage_host_codec* out,
+                      stowage_sink* canonical, stowage_error* err) {
+  auto* registry = static_cast<Registry*>(ctx);
+  return host_codec_make([&] { return registry->codec(std::string_view(config, size)); }, out,
+                         canonical, nullptr, err);
+}
+
+int host_codec_create_array(void* ctx, const char* config, size_t size, const char* chunk,
+                            size_t chunk_size, stowage_host_codec* out, stowage_sink* canonical,
+                            stowage_sink* encoded, stowage_error* err) {
+  auto* registry = static_cast<Registry*>(ctx);
+  json spec = json::parse(std::string_view(chunk, chunk_size), nullptr, false);
+  if (spec.is_discarded())
+    return host_error(err, STOWAGE_INVALID_ARGUMENT, "codec_create_array: the chunk is no JSON");
+  return host_codec_make(
+      [&] { return registry->array_codec(std::string_view(config, size), spec); }, out, canonical,
+      encoded, err);
 }
 
 void host_codec_destroy(stowage_host_codec codec) { delete codec; }
@@ -190,6 +218,7 @@ void Registry::Impl::fill_host(Registry* registry) {
   host.storage = host_storage;
   host.codec_resolve = host_codec_resolve;
   host.codec_export = host_codec_export;
+  host.codec_create_array = host_codec_create_array;
 }
 
 void Registry::set_log_sink(LogSink sink) {

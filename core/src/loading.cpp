@@ -106,10 +106,24 @@ boost::dll::shared_library* load_for_good(const std::string& path, boost::dll::f
   return nullptr;
 }
 
-std::string kind_of_descriptor(const std::string& file_kind) {
-  if (file_kind == "codec") return STOWAGE_KIND_CODEC;
-  if (file_kind == "storage") return STOWAGE_KIND_STORAGE;
-  return STOWAGE_KIND_FORMAT;
+// Whether a descriptor's kind fits the file's: a codec file holds either codec kind.
+bool kind_fits(const std::string& file_kind, const std::string& kind) {
+  if (file_kind == "codec") return kind == STOWAGE_KIND_CODEC || kind == STOWAGE_KIND_ARRAY_CODEC;
+  return kind == (file_kind == "storage" ? STOWAGE_KIND_STORAGE : STOWAGE_KIND_FORMAT);
+}
+
+// What a codec vtable of the descriptor's kind lacks ("" when nothing).
+std::string codec_table_problem(const stowage_codec_vtable* vt, bool array) {
+  if (!vt->destroy || !vt->bound || !vt->encode || !vt->decode)
+    return "codec vtable lacks destroy, bound, encode or decode";
+  if (!vt->context_create != !vt->context_destroy)
+    return "codec vtable has only one of context_create and context_destroy";
+  const bool has_array =
+      vt->struct_size >= offsetof(stowage_codec_vtable, create_array) + sizeof(void*) &&
+      vt->create_array;
+  if (array && !has_array) return "array -> array codec vtable lacks create_array";
+  if (!array && !vt->create) return "codec vtable lacks create";
+  return "";
 }
 
 // The least vtable a plugin of each kind may declare.
@@ -192,7 +206,7 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     return failed("descriptor too small (" + std::to_string(d->struct_size) + " bytes)");
   std::string kind = d->kind ? d->kind : "";
   std::string id = d->id ? d->id : "";
-  if (kind != kind_of_descriptor(info.kind))
+  if (!kind_fits(info.kind, kind))
     return failed("kind mismatch: file name says " + info.kind + ", descriptor says '" + kind +
                   "'");
   if (id != info.id)
@@ -206,11 +220,11 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     return failed("vtable too small (" + std::to_string(vt_size) + " bytes, need " +
                   std::to_string(want) + ")");
   if (info.kind == "codec") {
-    auto* vt = static_cast<const stowage_codec_vtable*>(d->vtable);
-    if (!vt->create || !vt->destroy || !vt->bound || !vt->encode || !vt->decode)
-      return failed("codec vtable lacks create, destroy, bound, encode or decode");
-    if (!vt->context_create != !vt->context_destroy)
-      return failed("codec vtable has only one of context_create and context_destroy");
+    const bool array = kind == STOWAGE_KIND_ARRAY_CODEC;
+    std::string why =
+        codec_table_problem(static_cast<const stowage_codec_vtable*>(d->vtable), array);
+    if (!why.empty()) return failed(why);
+    info.codec_kind = array ? "array" : "bytes";
   }
   if (info.kind == "format") {
     auto* vt = static_cast<const stowage_format_vtable*>(d->vtable);

@@ -125,6 +125,18 @@ Codec Registry::codec(const std::string& config_json, std::string_view context) 
 }
 
 Codec Registry::codec(std::string_view config_json, std::string_view context) {
+  return make_codec(config_json, nullptr, context);
+}
+
+Codec Registry::array_codec(std::string_view config_json, const json& chunk,
+                            std::string_view context) {
+  return make_codec(config_json, &chunk, context);
+}
+
+// A codec of either kind: `chunk` is the array -> array codec's chunk, null
+// for a bytes -> bytes codec.
+Codec Registry::make_codec(std::string_view config_json, const json* chunk,
+                           std::string_view context) {
   json config = json::parse(config_json, nullptr, false);
   if (config.is_discarded() || !config.is_object() || !config.contains("type") ||
       !config["type"].is_string())
@@ -134,6 +146,16 @@ Codec Registry::codec(std::string_view config_json, std::string_view context) {
         std::string(context));
   std::string id = config["type"];
   const stowage_plugin* d = load("codec", id, context);
+  const bool array = std::string_view(d->kind) == STOWAGE_KIND_ARRAY_CODEC;
+  if (array != (chunk != nullptr)) {
+    std::string where = context.empty() ? "" : std::string(context) + ": ";
+    throw Error(ErrorCode::invalid_argument,
+                where + "codec '" + id + "' is " +
+                    (array ? "array -> array (a filter): it goes where the format takes filters"
+                           : "bytes -> bytes: it goes where the format takes a compressor") +
+                    ", not here",
+                std::string(context), "codec " + id);
+  }
   // One idle context per worker thread and one for the calling thread.
   auto state = std::make_shared<Codec::State>(size_t{impl_->threads} + 1);
   state->plugin = d;
@@ -142,8 +164,16 @@ Codec Registry::codec(std::string_view config_json, std::string_view context) {
   state->capabilities = d->capabilities;
   detail::CallError err;
   stowage_sink canonical = detail::string_sink(&state->canonical);
-  int rc = state->vt->create(&impl_->host, config_json.data(), config_json.size(), &state->config,
-                             &canonical, &err);
+  int rc;
+  if (array) {
+    const std::string spec = chunk->dump();
+    stowage_sink encoded = detail::string_sink(&state->encoded_chunk);
+    rc = state->vt->create_array(&impl_->host, config_json.data(), config_json.size(), spec.data(),
+                                 spec.size(), &state->config, &canonical, &encoded, &err);
+  } else {
+    rc = state->vt->create(&impl_->host, config_json.data(), config_json.size(), &state->config,
+                           &canonical, &err);
+  }
   if (rc != STOWAGE_OK) detail::throw_status(rc, err, std::string(context), "codec " + id);
   Codec codec;
   codec.state_ = std::move(state);

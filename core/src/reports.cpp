@@ -22,6 +22,7 @@ json plugin_info_json(const PluginInfo& p, bool detail) {
   j["description"] = p.description;
   j["aliases"] = p.aliases;
   j["extensions"] = p.extensions;
+  if (!p.codec_kind.empty()) j["codec_kind"] = p.codec_kind;
   if (detail) {
     j["build_info"] = p.build_info;
     json schema = json::parse(p.params_schema.empty() ? "{}" : p.params_schema, nullptr, false);

@@ -130,6 +130,16 @@ TEST_CASE(
       {2, zarray_snappy, "snappy", "numcodecs"},
       {3, v3_array(R"({"name":"snappy","configuration":{"level":1}})"), "snappy", "zarr3"},
       {3, v3_array(R"({"name":"numcodecs.snappy"})"), "numcodecs.snappy", "numcodecs"},
+      // a filter (array -> array) no plugin answers to, likewise
+      {2,
+       R"({"zarr_format":2,"shape":[4],"chunks":[4],"dtype":"|u1","compressor":null,)"
+       R"("fill_value":0,"order":"C","filters":[{"id":"snappy","level":2}]})",
+       "snappy", "numcodecs"},
+      {3,
+       R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8",)"
+       R"("chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4]}},"fill_value":0,)"
+       R"("codecs":[{"name":"numcodecs.snappy"},{"name":"bytes"}]})",
+       "numcodecs.snappy", "numcodecs"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.metadata);

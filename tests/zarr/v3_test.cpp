@@ -628,8 +628,10 @@ TEST_CASE("zarr v3 malformed: bad zarr.json is an error naming it") {
        "\"data_type\" \"bfloat16\" is not supported"},
       {array_json(bytes, "\"complex256\""), ErrorCode::unsupported, "\"complex256\""},
       // (a codec no codec plugin answers to: codec_names_test.cpp)
-      {array_json(R"([{"name":"gzip"}])"), ErrorCode::corrupt,
-       "comes before the array -> bytes codec"},
+      {array_json(R"([{"name":"gzip"}])"), ErrorCode::corrupt, "has no array -> bytes codec"},
+      // before "bytes" go array -> array codecs only (filter_chain.hpp)
+      {array_json(R"([{"name":"gzip"},{"name":"bytes","configuration":{"endian":"little"}}])"),
+       ErrorCode::corrupt, "codec 'gzip' is bytes -> bytes"},
       {array_json(R"([])"), ErrorCode::corrupt, "\"codecs\" must be a non-empty array"},
       {array_json(R"([{"name":"bytes","configuration":{"endian":"middle"}}])"), ErrorCode::corrupt,
        "\"endian\""},

@@ -143,6 +143,7 @@ struct PluginInfo {
   std::string version, build_info, params_schema, description;
   uint64_t capabilities = 0;
   std::vector<std::string> aliases, extensions;
+  std::string codec_kind;  // a codec's: "bytes" (-> bytes) or "array" (-> array)
 };
 std::string capability_letters(uint64_t caps);  // "rwtp" style
 
@@ -194,6 +195,12 @@ class Registry {
   Codec codec(std::string_view config_json, std::string_view context = {});
   Codec codec(const char* config_json, std::string_view context = {});
   Codec codec(const std::string& config_json, std::string_view context = {});
+  // An array -> array codec (a filter: numcodecs' delta, shuffle, astype)
+  // for chunks of `chunk` ({"dtype": numpy typestr, "shape": [...]});
+  // Codec::encoded_chunk() tells what it encodes them into. A bytes ->
+  // bytes codec here, or an array -> array one in codec(), is
+  // INVALID_ARGUMENT naming its kind.
+  Codec array_codec(std::string_view config_json, const json& chunk, std::string_view context = {});
 
   // Codec names in a format's codec registry (stowage_codec_vtable.names):
   // a dialect's entry ("numcodecs": {"id": ...}, "zarr3": {"name": ...,
@@ -242,6 +249,7 @@ class Registry {
   void log(int level, std::string_view message) const;
 
  private:
+  Codec make_codec(std::string_view config_json, const json* chunk, std::string_view context);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -264,6 +272,9 @@ class Codec {
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const;
   std::vector<uint8_t> encode(const void* in, size_t n) const;
   std::vector<uint8_t> decode(const void* in, size_t n, size_t decoded_size) const;
+  // An array -> array codec's encoded chunk {"dtype", "shape"}; null for a
+  // bytes -> bytes codec.
+  json encoded_chunk() const;
   // The raw C view (for benchmarks measuring dispatch).
   const stowage_codec_vtable* vtable() const;
   stowage_codec_config handle() const;

@@ -6,7 +6,7 @@
 #include "codec_names.hpp"
 #include "store.hpp"
 
-#include "filters.hpp"
+#include "filter_chain.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -168,7 +168,7 @@ void ZarrStore::decode_chunk(OpenArray& a, const std::string& key, uint8_t* file
               " bytes; a chunk of this array is " + std::to_string(stored));
     chunk = into;
   }
-  if (filters) decode_filters(*filters, chunk, out, scratch_);
+  if (filters) decode_filters(*filters, chunk, out, scratch_, key);
 }
 
 bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
@@ -231,7 +231,7 @@ void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in,
   std::optional<sdk::BufferPool::Lease> filtered;
   if (meta.filter_chain) {
     filtered.emplace(
-        encode_filters(*meta.filter_chain, static_cast<const uint8_t*>(chunk), scratch_));
+        encode_filters(*meta.filter_chain, static_cast<const uint8_t*>(chunk), scratch_, key));
     chunk = filtered->data();
   }
   const uint64_t stored = meta.filter_chain ? meta.filter_chain->encoded_bytes() : bytes;

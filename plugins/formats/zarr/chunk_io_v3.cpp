@@ -9,6 +9,7 @@
 // reads one back. A shard a write leaves incomplete is merged with the file
 // on disk under the shard's lock before the write returns (flush).
 #include "chunk_util.hpp"
+#include "filter_chain.hpp"
 #include "store.hpp"
 
 #include <cstring>
@@ -138,6 +139,17 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
   std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);
   const Where w = locate(a, index);
   auto* dst = static_cast<uint8_t*>(out);
+  if (const FilterChain* filters = meta.filter_chain.get()) {  // unsharded only (metadata_v3.cpp)
+    std::optional<sdk::BufferPool::Lease> file;
+    uint64_t got = 0;
+    const uint64_t stored = filters->encoded_bytes();
+    if (!read_whole(w.key, file, std::max<uint64_t>(stored + stored / 8 + 64, 4096), &got))
+      return absent_chunk(a, w.key) || missing_chunk(meta, dst);
+    sdk::BufferPool::Lease chunk = scratch_.take(stored);
+    a.v3->decode(l, file->data(), got, chunk.data(), stored, w.key);
+    decode_filters(*filters, chunk.data(), dst, scratch_, w.key);
+    return true;
+  }
   bool found = false;
   if (!l.sharded &&
       l.codecs.empty()) {  // the file is the chunk: read straight into the caller's buffer
@@ -187,6 +199,13 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
   std::optional<sdk::BufferPool::Lease> padded;
   const uint8_t* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   const Where w = locate(a, index);
+  if (meta.filter_chain) {  // unsharded only (metadata_v3.cpp)
+    sdk::BufferPool::Lease filtered = encode_filters(*meta.filter_chain, chunk, scratch_, w.key);
+    std::vector<uint8_t> encoded =
+        a.v3->encode(l, filtered.data(), meta.filter_chain->encoded_bytes(), w.key);
+    storage_.write(w.key, encoded.data(), encoded.size());  // published whole
+    return;
+  }
   if (!l.sharded) {
     std::vector<uint8_t> encoded = a.v3->encode(l, chunk, bytes, w.key);
     storage_.write(w.key, encoded.data(), encoded.size());  // published whole

@@ -1,6 +1,9 @@
 #include "codec_names.hpp"
 
+#include "filter_chain.hpp"
 #include "metadata_v3.hpp"
+
+#include <algorithm>
 
 #include <memory>
 
@@ -40,26 +43,30 @@ json export_codec(const sdk::Host& host, const json& codec, const char* dialect,
 void resolve_codecs(const sdk::Host& host, ArrayMeta& a, const std::string& file) {
   if (!a.v3) {
     a.codec = resolve_codec(host, "numcodecs", a.compressor, a.type.size, file, a.codec_error);
+    if (!a.strings)  // vlen-utf8 is the strings node's own (strings.cpp)
+      a.filter_chain = make_filters(host, "numcodecs", a.filters, a.type, a.chunks, file,
+                                    a.codec_error, false, &a.codec_unknown);
+    if (a.codec_unknown.is_null() && !a.codec_error.empty()) a.codec_unknown = a.compressor;
     return;
   }
+  // The chunk the array -> array codecs see: after "transpose" (F order: reversed).
+  std::vector<uint64_t> shape = a.chunks;
+  if (a.fortran) std::reverse(shape.begin(), shape.end());
+  a.filter_chain = make_filters(host, "zarr3", a.v3->filters, a.type, shape, file, a.codec_error,
+                                false, &a.codec_unknown);
   auto layout = std::make_shared<V3Layout>(*a.v3);
   for (BytesCodec& c : layout->codecs) {
     if (c.crc32c) continue;
     c.host = resolve_codec(host, "zarr3", c.entry, a.type.size, file, a.codec_error);
+    if (c.host.is_null() && a.codec_unknown.is_null() && !a.codec_error.empty())
+      a.codec_unknown = c.entry;
     if (a.codec.is_null() && !c.host.is_null()) a.codec = c.host;  // the host sees the first
   }
   a.v3 = std::move(layout);
 }
 
 json unreadable_codec(const ArrayMeta& a) {
-  json written = a.compressor;
-  if (a.v3)
-    for (const BytesCodec& c : a.v3->codecs)
-      if (!c.crc32c && c.host.is_null()) {
-        written = c.entry;
-        break;
-      }
-  return json{{"written", written}, {"error", a.codec_error}};
+  return json{{"written", a.codec_unknown}, {"error", a.codec_error}};
 }
 
 void require_codec(const ArrayMeta& a) {

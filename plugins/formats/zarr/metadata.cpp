@@ -1,6 +1,5 @@
 #include "metadata.hpp"
 
-#include "filters.hpp"
 #include "strings.hpp"
 
 #include <stowage/plugin.hpp>
@@ -276,9 +275,11 @@ ArrayMeta parse_array(std::string_view text, const std::string& file) {
   a.separator = separator.get<std::string>()[0];
   a.fill = parse_fill_value(meta.value("fill_value", json()), a.type, file);
 
+  // The filters are made by resolve_codecs (filter_chain.hpp).
   a.filters = meta.value("filters", json());
-  a.filter_chain = parse_filters(a.filters, a.chunk_bytes(), file);
-  if (!a.filter_chain) a.filters = nullptr;  // [] as null
+  if (!a.filters.is_null() && !a.filters.is_array())
+    corrupt(file + ": \"filters\" must be null or a list, got " + a.filters.dump());
+  if (a.filters.is_array() && a.filters.empty()) a.filters = nullptr;  // [] as null
   a.compressor = meta.value("compressor", json());
   const json& c = a.compressor;
   if (!c.is_null() && (!c.is_object() || !c.contains("id") || !c["id"].is_string()))

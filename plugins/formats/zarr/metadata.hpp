@@ -20,7 +20,7 @@ namespace zarr {
 // ordered_json keeps the key order of a file on a rewrite.
 using json = nlohmann::ordered_json;
 
-struct FilterChain;  // filters.hpp
+struct FilterChain;  // filter_chain.hpp
 
 // The metadata files of a node, relative to its directory.
 constexpr const char* kGroupFile = ".zgroup";
@@ -82,7 +82,8 @@ struct ArrayMeta {
   json compressor;          // numcodecs' config as in the file (null: none)
   json codec;               // the host codec it translates to (null: none)
   std::string codec_error;  // why no codec plugin reads it (codec_names.hpp); empty: one does
-  json filters;             // numcodecs' filters as in the file (null: none)
+  json codec_unknown;       // the codec (or filter) entry no plugin answers to
+  json filters;             // v2: numcodecs' filters as in the file (null: none)
   std::shared_ptr<const FilterChain> filter_chain;  // parsed (null: none)
   std::shared_ptr<const V3Layout> v3;               // Zarr v3 only: keys, codec chain, sharding
   bool strings = false;  // vlen-utf8 strings: a strings node (strings.hpp)

@@ -73,6 +73,7 @@ BytesCodec bytes_codec(const std::string& name, const json& config) {
 struct Chain {
   bool fortran = false, big_endian = false, has_bytes = false;
   std::vector<BytesCodec> codecs;
+  json filters;  // array -> array codecs after "transpose"
   const json* sharding = nullptr;
 };
 
@@ -87,6 +88,8 @@ Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::
     if (name == "transpose") {
       if (seen_array_to_bytes) corrupt(file + ": codec \"transpose\" must come before \"bytes\"");
       if (seen_transpose) unsupported(file + ": two \"transpose\" codecs are not supported");
+      if (!chain.filters.is_null())
+        unsupported(file + ": array -> array codecs before \"transpose\" are not supported");
       seen_transpose = true;
       const std::vector<uint64_t> order =
           extents(field(config, "order", file, "codec \"transpose\""), "order", 0, file);
@@ -108,8 +111,11 @@ Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::
       seen_array_to_bytes = true;
       if (name == "sharding_indexed") {
         if (inner) unsupported(file + ": nested \"sharding_indexed\" codecs are not supported");
-        if (seen_transpose)
-          unsupported(file + ": \"transpose\" before \"sharding_indexed\" is not supported");
+        if (seen_transpose || !chain.filters.is_null())
+          unsupported(file + ": \"" +
+                      (seen_transpose ? std::string("transpose")
+                                      : chain.filters[0]["name"].get<std::string>()) +
+                      "\" before \"sharding_indexed\" is not supported");
         chain.sharding = &c;
         continue;
       }
@@ -119,10 +125,13 @@ Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::
         corrupt(file + ": codec \"bytes\": \"endian\" must be \"little\" or \"big\", got " +
                 endian.dump());
       chain.big_endian = endian == "big" && item_size > 1;
+    } else if (!seen_array_to_bytes) {
+      // An array -> array codec plugin (filter_chain.hpp), resolved later.
+      if (inner)
+        unsupported(file + ": array -> array codec \"" + name +
+                    "\" inside \"sharding_indexed\" is not supported");
+      chain.filters.push_back(json{{"name", name}, {"configuration", config}});
     } else {
-      if (!seen_array_to_bytes)
-        corrupt(file + ": codec \"" + name +
-                "\" comes before the array -> bytes codec (\"bytes\")");
       if (chain.sharding)
         unsupported(file + ": codec \"" + name +
                     "\" after \"sharding_indexed\" is not supported (it would need whole shards)");
@@ -300,6 +309,7 @@ ArrayMeta parse_array_v3(const json& doc, const std::string& file) {
     a.fortran = chain.fortran;
     a.type = *data_type_for(a.type.name, chain.big_endian);
     layout->codecs = chain.codecs;
+    layout->filters = chain.filters;
   }
   a.type.typestr = name;
   uint64_t bytes = a.type.size;
@@ -336,6 +346,8 @@ json array_json_v3(const ArrayMeta& a, const json& attributes, const json& dimen
     for (size_t d = 0; d < n; ++d) order.push_back(n - 1 - d);
     chunk_codecs.push_back(json{{"name", "transpose"}, {"configuration", {{"order", order}}}});
   }
+  if (l.filters.is_array())
+    for (const json& f : l.filters) chunk_codecs.push_back(f);
   chunk_codecs.push_back(json{
       {"name", "bytes"}, {"configuration", {{"endian", a.type.big_endian ? "big" : "little"}}}});
   for (const BytesCodec& c : l.codecs) chunk_codecs.push_back(v3_codec_json(c));

@@ -29,6 +29,9 @@ struct V3Layout {
   char separator = '/';
   // The chunk's codecs after `bytes` (and, when sharded, the inner chunks').
   std::vector<BytesCodec> codecs;
+  // The array -> array codecs between "transpose" and "bytes", as zarr.json
+  // has them (filter_chain.hpp); null: none. Unsharded arrays only.
+  json filters;
   // sharding_indexed: the shard shape (elements) and its index.
   bool sharded = false;
   std::vector<uint64_t> shard;      // chunk_grid's chunk_shape

@@ -5,7 +5,7 @@
 #include <stowage/array_limits.hpp>
 
 #include "codec_names.hpp"
-#include "filters.hpp"
+#include "filter_chain.hpp"
 #include "strings.hpp"
 
 #include <stowage/plugin_json.hpp>
@@ -411,10 +411,12 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
   if (separator != "." && separator != "/")
     invalid("zarr create: \"dimension_separator\" must be \".\" or \"/\", got " + separator.dump());
   a.separator = separator.get<std::string>()[0];
-  // numcodecs' filters, as in a .zarray (filters.hpp): written on request.
+  // numcodecs' filters, as in a .zarray (filter_chain.hpp): written on request.
   a.filters = storage.value("filters", json());
-  a.filter_chain = parse_filters(a.filters, a.type.size * a.chunk_elements(), "zarr create");
-  if (!a.filter_chain) a.filters = nullptr;
+  std::string missing;
+  if (!make_filters(host(), "numcodecs", a.filters, a.type, a.chunks, dir, missing, true, nullptr))
+    a.filters = nullptr;
+  if (!missing.empty()) sdk::fail(STOWAGE_NOT_FOUND, missing);
 
   // The codec as numcodecs names it (codec_names.hpp).
   a.codec = canonical_codec(d.value("codec", json()), dir);

@@ -65,6 +65,11 @@ struct Param {
     p.allowed = std::move(allowed);
     return p;
   }
+  // A free string (a numpy typestr); "" as the default means "the codec
+  // decides" (an array -> array codec: the chunk's dtype).
+  static Param text(std::string name, std::string def = "") {
+    return choice(std::move(name), std::move(def), {});
+  }
 };
 using Params = std::vector<Param>;
 
@@ -82,7 +87,8 @@ inline std::string schema_json(const Params& params) {
         j = {{"type", "boolean"}, {"default", p.bool_default}};
         break;
       case Param::Type::string:
-        j = {{"type", "string"}, {"default", p.string_default}, {"enum", p.allowed}};
+        j = {{"type", "string"}, {"default", p.string_default}};
+        if (!p.allowed.empty()) j["enum"] = p.allowed;
         break;
     }
   }
@@ -104,6 +110,7 @@ class CodecConfig {
   }
 
   const std::string& given_type() const { return given_type_; }
+  const std::string& type() const { return type_; }
   bool has(const char* key) const { return json_.contains(key) && !json_[key].is_null(); }
 
   // The declared integer `key` in [min, max]; absent means its default.
@@ -142,15 +149,17 @@ class CodecConfig {
     return v;
   }
 
-  // The declared string `key`, one of its allowed values.
-  std::string choice(const char* key) {
+  // The declared string `key`: one of its allowed values, or any string
+  // for a Param::text; absent means `def` when given, else the default.
+  // Stored back canonically (a text with no value is left out).
+  std::string choice(const char* key, std::optional<std::string> def = std::nullopt) {
     const Param& p = declared(key, Param::Type::string);
-    std::string v = p.string_default;
+    std::string v = def ? *def : p.string_default;
     if (has(key)) {
       const nlohmann::json& j = json_[key];
       if (!j.is_string()) invalid(type_ + ": \"" + key + "\" must be a string, got " + j.dump());
       v = j.get<std::string>();
-      bool ok = false;
+      bool ok = p.allowed.empty();
       std::string list;
       for (const std::string& a : p.allowed) {
         ok = ok || v == a;
@@ -158,7 +167,10 @@ class CodecConfig {
       }
       if (!ok) invalid(type_ + ": \"" + key + "\" is \"" + v + "\", allowed: " + list);
     }
-    json_[key] = v;
+    if (v.empty() && p.allowed.empty())
+      json_.erase(key);
+    else
+      json_[key] = v;
     return v;
   }
 

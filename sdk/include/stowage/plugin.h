@@ -105,7 +105,7 @@ typedef struct stowage_sink {
 extern "C" {
 #endif
 
-/* ---- codecs (kind "codec.bytes") --------------------------------------- */
+/* ---- codecs (kinds "codec.bytes" and "codec.array") -------------------- */
 
 struct stowage_host;
 
@@ -189,6 +189,21 @@ typedef struct stowage_codec_vtable {
   int (*export_config)(const char* config_json, size_t config_size, const char* dialect,
                        size_t dialect_size, uint64_t item_size, stowage_sink* entry,
                        stowage_error* err);
+
+  /* Array -> array codecs (descriptor kind STOWAGE_KIND_ARRAY_CODEC) only,
+   * which set this and leave create() NULL: an element-wise transform of a
+   * chunk that must know its elements (numcodecs' delta, shuffle, astype;
+   * Zarr v3's array -> array codecs). `chunk_json` is the chunk it is
+   * applied to, {"dtype": a numpy typestr ("<i4", ">f8", "|b1") in the
+   * chunk's byte order, "shape": [...] (C order)}; `encoded` receives the
+   * chunk it encodes into in the same form (delta's "astype" changes the
+   * dtype, packbits the shape). A configuration serves chunks of that spec
+   * only: bound(n) is the encoded chunk's size for n = the decoded chunk's,
+   * encode takes whole decoded chunks and decode fills whole ones. Errors,
+   * canonical config and contexts are as for create(). */
+  int (*create_array)(const struct stowage_host* host, const char* config_json, size_t config_size,
+                      const char* chunk_json, size_t chunk_size, stowage_codec_config* out,
+                      stowage_sink* canonical, stowage_sink* encoded, stowage_error* err);
 } stowage_codec_vtable;
 
 /* The size of the first codec vtable of ABI 2 (up to `decode`): the least a
@@ -531,6 +546,15 @@ typedef struct stowage_host {
   int (*codec_export)(void* ctx, const char* config_json, size_t config_size, const char* dialect,
                       size_t dialect_size, uint64_t item_size, stowage_sink* entry,
                       stowage_error* err);
+  /* An array -> array codec (stowage_codec_vtable.create_array) for chunks
+   * of `chunk_json` ({"dtype", "shape"}), used through codec_bound, encode,
+   * decode and destroy as any host codec; `encoded` (may be NULL) receives
+   * the encoded chunk's {"dtype", "shape"}. A bytes -> bytes codec's config
+   * here, or an array -> array one's in codec_create, is INVALID_ARGUMENT
+   * naming its kind. */
+  int (*codec_create_array)(void* ctx, const char* config_json, size_t config_size,
+                            const char* chunk_json, size_t chunk_size, stowage_host_codec* out,
+                            stowage_sink* canonical, stowage_sink* encoded, stowage_error* err);
 } stowage_host;
 
 /* The size of the first host table of ABI 2 (up to codec_decode). */
@@ -538,7 +562,8 @@ typedef struct stowage_host {
 
 /* ---- the descriptor ----------------------------------------------------- */
 
-#define STOWAGE_KIND_CODEC "codec.bytes"
+#define STOWAGE_KIND_CODEC "codec.bytes"       /* bytes -> bytes: compressors, checksums */
+#define STOWAGE_KIND_ARRAY_CODEC "codec.array" /* array -> array: create_array, filters */
 #define STOWAGE_KIND_FORMAT "format"
 #define STOWAGE_KIND_STORAGE "storage" /* a storage backend: stowage/storage.h */
 
@@ -575,7 +600,7 @@ typedef struct stowage_host {
 typedef struct stowage_plugin {
   uint32_t abi_version;   /* STOWAGE_PLUGIN_ABI the plugin was built with */
   uint32_t struct_size;   /* sizeof(stowage_plugin) the plugin was built with */
-  const char* kind;       /* STOWAGE_KIND_CODEC, STOWAGE_KIND_FORMAT or STOWAGE_KIND_STORAGE */
+  const char* kind;       /* STOWAGE_KIND_CODEC, _ARRAY_CODEC, _FORMAT or _STORAGE */
   const char* id;         /* [a-z0-9_]+, equal to the id in the file name */
   const char* version;    /* the plugin's own version */
   const char* build_info; /* SDK version, compiler, build type, libraries */

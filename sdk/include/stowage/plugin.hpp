@@ -224,6 +224,16 @@ inline void emit(stowage_sink* sink, std::string_view s) { emit(sink, s.data(), 
 
 // ---- using codecs from a format plugin ------------------------------------
 
+namespace detail {
+// A sink appending to `text`.
+inline stowage_sink append_sink(std::string* text) {
+  return {text, [](void* ctx, const void* d, size_t n) {
+            static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
+            return 0;
+          }};
+}
+}  // namespace detail
+
 // A codec obtained through the host's registry. One object serves many
 // threads at once: the host gives each call a context of its own.
 //
@@ -233,20 +243,27 @@ inline void emit(stowage_sink* sink, std::string_view s) { emit(sink, s.data(), 
 // library are never unloaded).
 class HostCodec {
  public:
+  // A bytes -> bytes codec.
   HostCodec(const Host& host, std::string_view config_json) {
-    if (!host.offers_codecs()) fail(STOWAGE_INTERNAL, "the host offers no codecs");
-    const stowage_host* table = host.table();
-    destroy_ = table->codec_destroy;
-    bound_ = table->codec_bound;
-    encode_ = table->codec_encode;
-    decode_ = table->codec_decode;
-    stowage_sink sink{&canonical_, [](void* ctx, const void* d, size_t n) {
-                        static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
-                        return 0;
-                      }};
+    const stowage_host* table = take(host);
+    stowage_sink canonical = detail::append_sink(&canonical_);
     stowage_error err;
-    int rc = table->codec_create(table->ctx, config_json.data(), config_json.size(), &codec_, &sink,
-                                 &err);
+    int rc = table->codec_create(table->ctx, config_json.data(), config_json.size(), &codec_,
+                                 &canonical, &err);
+    if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
+  }
+  // An array -> array codec for chunks of `chunk_json` ({"dtype": numpy
+  // typestr, "shape": [...]}); encoded_chunk() is what it encodes them into.
+  HostCodec(const Host& host, std::string_view config_json, std::string_view chunk_json) {
+    const stowage_host* table = take(host);
+    if (!host.offers(offsetof(stowage_host, codec_create_array)))
+      fail(STOWAGE_UNSUPPORTED, "the host has no array -> array codecs (an older stowage)");
+    stowage_sink canonical = detail::append_sink(&canonical_),
+                 encoded = detail::append_sink(&encoded_);
+    stowage_error err;
+    int rc = table->codec_create_array(table->ctx, config_json.data(), config_json.size(),
+                                       chunk_json.data(), chunk_json.size(), &codec_, &canonical,
+                                       &encoded, &err);
     if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
   }
   HostCodec(const HostCodec&) = delete;
@@ -257,6 +274,8 @@ class HostCodec {
 
   // Canonical JSON config (defaults filled, keys sorted).
   const std::string& canonical_config() const { return canonical_; }
+  // An array -> array codec's encoded chunk {"dtype", "shape"}; "" for bytes -> bytes.
+  const std::string& encoded_chunk() const { return encoded_; }
   uint64_t bound(uint64_t n) const { return bound_(codec_, n); }
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
     size_t written = 0;
@@ -275,12 +294,22 @@ class HostCodec {
   static void check(int rc, const stowage_error& err) {
     if (rc != STOWAGE_OK) fail(static_cast<stowage_status>(rc), err.message);
   }
+  // Copies the host's codec functions; the table, for the create call.
+  const stowage_host* take(const Host& host) {
+    if (!host.offers_codecs()) fail(STOWAGE_INTERNAL, "the host offers no codecs");
+    const stowage_host* table = host.table();
+    destroy_ = table->codec_destroy;
+    bound_ = table->codec_bound;
+    encode_ = table->codec_encode;
+    decode_ = table->codec_decode;
+    return table;
+  }
   decltype(stowage_host::codec_destroy) destroy_ = nullptr;
   decltype(stowage_host::codec_bound) bound_ = nullptr;
   decltype(stowage_host::codec_encode) encode_ = nullptr;
   decltype(stowage_host::codec_decode) decode_ = nullptr;
   stowage_host_codec codec_ = nullptr;
-  std::string canonical_;
+  std::string canonical_, encoded_;
 };
 
 namespace detail {
@@ -288,10 +317,7 @@ namespace detail {
 template <class Call>
 std::string text_from(Call&& call) {
   std::string out;
-  stowage_sink sink{&out, [](void* ctx, const void* d, size_t n) {
-                      static_cast<std::string*>(ctx)->append(static_cast<const char*>(d), n);
-                      return 0;
-                    }};
+  stowage_sink sink = append_sink(&out);
   stowage_error err;
   if (int rc = call(&sink, &err); rc != STOWAGE_OK)
     fail(static_cast<stowage_status>(rc), err.message);
@@ -666,23 +692,29 @@ struct CodecTrampolines {
 
   static const stowage_codec_vtable* vtable() {
     static const stowage_codec_vtable vt = [] {
-      stowage_codec_vtable v{};
-      v.struct_size = sizeof(stowage_codec_vtable);
+      stowage_codec_vtable v = common_table();
       v.create = create;
-      v.destroy = destroy;
-      if constexpr (kContext) {
-        v.context_create = context_create<>;
-        v.context_destroy = context_destroy<>;
-      }
-      v.bound = bound;
-      v.encode = encode;
-      v.decode = decode;
-      if constexpr (HasNames<Codec>::value) v.names = Codec::names();
-      if constexpr (HasImport<Codec>::value) v.import_config = import_config<>;
-      if constexpr (HasExport<Codec>::value) v.export_config = export_config<>;
       return v;
     }();
     return &vt;
+  }
+  // Every entry but the create function, which differs by codec kind
+  // (stowage/array_codec.hpp sets create_array).
+  static stowage_codec_vtable common_table() {
+    stowage_codec_vtable v{};
+    v.struct_size = sizeof(stowage_codec_vtable);
+    v.destroy = destroy;
+    if constexpr (kContext) {
+      v.context_create = context_create<>;
+      v.context_destroy = context_destroy<>;
+    }
+    v.bound = bound;
+    v.encode = encode;
+    v.decode = decode;
+    if constexpr (HasNames<Codec>::value) v.names = Codec::names();
+    if constexpr (HasImport<Codec>::value) v.import_config = import_config<>;
+    if constexpr (HasExport<Codec>::value) v.export_config = export_config<>;
+    return v;
   }
 
   // The descriptor's params_schema, generated from params() (ADL finds

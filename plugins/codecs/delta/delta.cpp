@@ -1,0 +1,143 @@
+// Codec "delta": numcodecs' Delta filter, an array -> array codec.
+//
+//   {"type": "delta", "dtype": "<i4", "astype": "<i2"}
+//
+// Encoding views the chunk as `dtype` (default: the chunk's) and stores
+// x[0], x[1]-x[0], ... computed in dtype and cast to `astype` (default:
+// dtype); decoding is numpy's cumsum in dtype of the elements cast back.
+// numcodecs 0.11's semantics (numcodecs/delta.py): integers wrap, floats
+// round in their type.
+#include "../common/numeric.hpp"
+
+#include <stowage/array_codec.hpp>
+#include <stowage/codec_config.hpp>
+#include <stowage/plugin.hpp>
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+namespace sdk = stowage::sdk;
+using namespace stowage_codecs;
+
+// The arithmetic (numeric.hpp) has no float16 or complex.
+void require_arithmetic(const sdk::ElementType& t, const char* key) {
+  if (t.kind == 'c' || (t.kind == 'f' && t.size == 2) || t.kind == 'b')
+    sdk::unsupported(std::string("delta: \"") + key + "\" \"" + t.typestr() +
+                     "\" is not supported (integers, float32 and float64 are)");
+}
+
+// The common case, stored in its own type in the host's byte order, as a
+// typed loop (~10x the element-by-element path); integers sum as unsigned.
+template <class T>
+void delta_typed(bool decode, const uint8_t* in, uint8_t* out, uint64_t count) {
+  T previous = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    T v;
+    std::memcpy(&v, in + k * sizeof(T), sizeof(T));
+    const T result = decode ? T(previous + v) : T(v - previous);
+    std::memcpy(out + k * sizeof(T), &result, sizeof(T));
+    previous = decode ? result : v;
+  }
+}
+
+class Delta {
+ public:
+  static const sdk::Params& params() {
+    static const sdk::Params p = {sdk::Param::text("dtype"), sdk::Param::text("astype")};
+    return p;
+  }
+
+  Delta(const sdk::Host&, std::string_view config_json, const sdk::ChunkSpec& chunk) {
+    sdk::CodecConfig cfg(config_json, "delta", params());
+    dtype_ = sdk::element_type(cfg, "dtype", chunk.dtype);
+    astype_ = sdk::element_type(cfg, "astype", dtype_);
+    require_arithmetic(dtype_, "dtype");
+    require_arithmetic(astype_, "astype");
+    // numpy's view(dtype): the chunk's bytes must be whole elements of it.
+    if (chunk.bytes() % dtype_.size)
+      sdk::invalid("delta: a chunk of " + std::to_string(chunk.bytes()) +
+                   " bytes is no whole number of \"" + dtype_.typestr() + "\" elements");
+    count_ = chunk.bytes() / dtype_.size;
+    encoded_.dtype = astype_;
+    encoded_.shape = dtype_.size == chunk.dtype.size ? chunk.shape : std::vector<uint64_t>{count_};
+    canonical_ = cfg.canonical();
+  }
+  std::string canonical_config() const { return canonical_; }
+  sdk::ChunkSpec encoded() const { return encoded_; }
+  uint64_t bound(uint64_t) const { return count_ * astype_.size; }
+
+  size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
+    check(n, capacity, dtype_, astype_, "encode");
+    auto* src = static_cast<const uint8_t*>(in);
+    auto* dst = static_cast<uint8_t*>(out);
+    if (!fast(false, src, dst)) {
+      Num previous = cast(Num{}, dtype_);
+      for (uint64_t k = 0; k < count_; ++k) {
+        const Num x = load(src + k * dtype_.size, dtype_);
+        store(dst + k * astype_.size, astype_, cast(add(x, previous, -1, dtype_), astype_));
+        previous = x;
+      }
+    }
+    return count_ * astype_.size;
+  }
+  size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
+    check(n, capacity, astype_, dtype_, "decode");
+    auto* src = static_cast<const uint8_t*>(in);
+    auto* dst = static_cast<uint8_t*>(out);
+    if (!fast(true, src, dst)) {
+      Num sum = cast(Num{}, dtype_);
+      for (uint64_t k = 0; k < count_; ++k) {
+        sum = add(sum, cast(load(src + k * astype_.size, astype_), dtype_), 1, dtype_);
+        store(dst + k * dtype_.size, dtype_, sum);
+      }
+    }
+    return count_ * dtype_.size;
+  }
+
+ private:
+  // A whole chunk in, room for a whole chunk out; else the caller's
+  // (encode) or the payload's (decode) error.
+  void check(size_t n, size_t capacity, const sdk::ElementType& from, const sdk::ElementType& to,
+             const char* what) const {
+    const bool encoding = std::string(what) == "encode";
+    if (n != count_ * from.size) {
+      const std::string why = std::string("delta ") + what + ": " + std::to_string(n) +
+                              " bytes, a chunk is " + std::to_string(count_ * from.size);
+      encoding ? sdk::invalid(why) : sdk::corrupt(why);
+    }
+    if (capacity < count_ * to.size)
+      sdk::invalid(std::string("delta ") + what + ": output buffer too small");
+  }
+  bool fast(bool decode, const uint8_t* in, uint8_t* out) const {
+    if (!(dtype_ == astype_) || !dtype_.native()) return false;
+    if (dtype_.kind == 'f') {
+      dtype_.size == 4 ? delta_typed<float>(decode, in, out, count_)
+                       : delta_typed<double>(decode, in, out, count_);
+      return true;
+    }
+    switch (dtype_.size) {
+      case 1:
+        return delta_typed<uint8_t>(decode, in, out, count_), true;
+      case 2:
+        return delta_typed<uint16_t>(decode, in, out, count_), true;
+      case 4:
+        return delta_typed<uint32_t>(decode, in, out, count_), true;
+      default:
+        return delta_typed<uint64_t>(decode, in, out, count_), true;
+    }
+  }
+
+  sdk::ElementType dtype_, astype_;
+  uint64_t count_ = 0;
+  sdk::ChunkSpec encoded_;
+  std::string canonical_;
+};
+
+}  // namespace
+
+STOWAGE_DEFINE_ARRAY_CODEC_PLUGIN(Delta, "delta", "1.0.0",
+                                  "numcodecs delta (array -> array): differences of consecutive "
+                                  "elements in dtype, stored as astype",
+                                  STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE)
