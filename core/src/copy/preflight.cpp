@@ -81,10 +81,13 @@ std::string ids_with(Registry& registry, uint64_t cap) {
   return list.empty() ? "none found on the plugin path" : list;
 }
 
+// Codecs: the bytes -> bytes ones, which a compression slot takes (loaded
+// to know their kind: this is the error path).
 std::string ids_of(Registry& registry, const char* kind) {
   std::string list;
-  for (const PluginInfo& p : registry.plugins())
-    if (p.kind == kind && p.state != PluginState::shadowed)
+  const bool codecs = std::string(kind) == "codec";
+  for (const PluginInfo& p : registry.plugins(codecs))
+    if (p.kind == kind && p.state != PluginState::shadowed && p.codec_kind != "array")
       list += (list.empty() ? "" : ", ") + p.id;
   return list.empty() ? "none found on the plugin path" : list;
 }

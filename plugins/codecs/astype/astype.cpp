@@ -27,6 +27,8 @@ void require_arithmetic(const sdk::ElementType& t, const char* key) {
 
 class AsType {
  public:
+  // Zarr v3 has it as zarr-python 3 writes it: "numcodecs.astype".
+  static const char* names() { return R"({"numcodecs": ["astype"]})"; }
   static const sdk::Params& params() {
     static const sdk::Params p = {sdk::Param::text("encode_dtype"),
                                   sdk::Param::text("decode_dtype")};
@@ -60,8 +62,8 @@ class AsType {
   }
 
  private:
-  size_t convert(const sdk::ElementType& from, const sdk::ElementType& to, const void* in,
-                 size_t n, void* out, size_t capacity, bool decoding) const {
+  size_t convert(const sdk::ElementType& from, const sdk::ElementType& to, const void* in, size_t n,
+                 void* out, size_t capacity, bool decoding) const {
     if (n != count_ * from.size) {
       const std::string why = std::string("astype ") + (decoding ? "decode" : "encode") + ": " +
                               std::to_string(n) + " bytes, a chunk is " +

@@ -44,6 +44,8 @@ void delta_typed(bool decode, const uint8_t* in, uint8_t* out, uint64_t count) {
 
 class Delta {
  public:
+  // Zarr v3 has it as zarr-python 3 writes it: "numcodecs.delta".
+  static const char* names() { return R"({"numcodecs": ["delta"]})"; }
   static const sdk::Params& params() {
     static const sdk::Params p = {sdk::Param::text("dtype"), sdk::Param::text("astype")};
     return p;

@@ -19,8 +19,11 @@ namespace sdk = stowage::sdk;
 
 class Shuffle {
  public:
+  // Zarr v3 has it as zarr-python 3 writes it: "numcodecs.shuffle".
+  static const char* names() { return R"({"numcodecs": ["shuffle"]})"; }
   static const sdk::Params& params() {
-    static const sdk::Params p = {sdk::Param::integer("elementsize", 4, 0, 1024)};  // numcodecs' default
+    static const sdk::Params p = {
+        sdk::Param::integer("elementsize", 4, 0, 1024)};  // numcodecs' default
     return p;
   }
 

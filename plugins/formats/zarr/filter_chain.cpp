@@ -44,8 +44,7 @@ std::shared_ptr<const FilterChain> make_filters(const sdk::Host& host, const cha
       return nullptr;
     }
     try {
-      chain->codecs.push_back(
-          std::make_unique<sdk::HostCodec>(host, config.dump(), spec.dump()));
+      chain->codecs.push_back(std::make_unique<sdk::HostCodec>(host, config.dump(), spec.dump()));
     } catch (const sdk::Error& e) {
       const bool bad = e.code() == STOWAGE_INVALID_ARGUMENT || e.code() == STOWAGE_CORRUPT;
       sdk::fail(bad ? (creating ? STOWAGE_INVALID_ARGUMENT : STOWAGE_CORRUPT) : e.code(),
@@ -62,6 +61,32 @@ std::shared_ptr<const FilterChain> make_filters(const sdk::Host& host, const cha
     chain->bytes.push_back(bytes);
   }
   return chain;
+}
+
+json filters_as(const sdk::Host& host, const json& filters, const char* dialect, size_t item_size,
+                const std::string& dir) {
+  if (filters.is_null() || (filters.is_array() && filters.empty())) return nullptr;
+  if (!filters.is_array())
+    sdk::invalid(dir + ": \"filters\" must be null or a list, got " + filters.dump());
+  json out = json::array();
+  for (const json& entry : filters) {
+    if (!entry.is_object() || !(entry.contains("id") || entry.contains("name")))
+      sdk::invalid(dir + ": a filter must be {\"id\": ...} or {\"name\": ...}, got " +
+                   entry.dump());
+    const char* from = entry.contains("id") ? "numcodecs" : "zarr3";
+    if (std::string(from) == dialect) {
+      out.push_back(entry);
+      continue;
+    }
+    json config;
+    try {
+      config = json::parse(sdk::codec_resolve(host, from, entry.dump(), item_size));
+    } catch (const sdk::Error& e) {
+      sdk::fail(e.code(), dir + ": filter " + entry.dump() + ": " + e.what());
+    }
+    out.push_back(export_codec(host, config, dialect, item_size, dir));
+  }
+  return out;
 }
 
 void decode_filters(const FilterChain& chain, const uint8_t* in, uint8_t* out,

@@ -33,12 +33,18 @@ struct FilterChain {
 // describes), the entry into `unknown` (may be null), and gives null. A
 // configuration the codec refuses is CORRUPT naming `file` and the entry
 // (INVALID_ARGUMENT when `creating`: the caller's).
-std::shared_ptr<const FilterChain> make_filters(const stowage::sdk::Host& host,
-                                                const char* dialect, const json& entries,
-                                                const DataType& type,
+std::shared_ptr<const FilterChain> make_filters(const stowage::sdk::Host& host, const char* dialect,
+                                                const json& entries, const DataType& type,
                                                 const std::vector<uint64_t>& chunk_shape,
                                                 const std::string& file, std::string& error,
                                                 bool creating, json* unknown);
+
+// A create() description's "filters" as `dialect` writes them: entries of
+// either dialect ({"id": ...} as a v2 store describes them, {"name": ...}
+// as a v3 one does) are translated through the host; null for none. An
+// unknown name is NOT_FOUND, a bad entry INVALID_ARGUMENT, naming `dir`.
+json filters_as(const stowage::sdk::Host& host, const json& filters, const char* dialect,
+                size_t item_size, const std::string& dir);
 
 // Undoes every codec, last first: `in` holds chain.encoded_bytes(), `out`
 // receives chain.bytes[0]. Intermediate steps use `scratch`.

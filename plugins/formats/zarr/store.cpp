@@ -412,7 +412,7 @@ void ZarrStore::create_array(const std::string& dir, const json& d, json attribu
     invalid("zarr create: \"dimension_separator\" must be \".\" or \"/\", got " + separator.dump());
   a.separator = separator.get<std::string>()[0];
   // numcodecs' filters, as in a .zarray (filter_chain.hpp): written on request.
-  a.filters = storage.value("filters", json());
+  a.filters = filters_as(host(), storage.value("filters", json()), "numcodecs", a.type.size, dir);
   std::string missing;
   if (!make_filters(host(), "numcodecs", a.filters, a.type, a.chunks, dir, missing, true, nullptr))
     a.filters = nullptr;

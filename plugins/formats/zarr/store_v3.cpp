@@ -1,9 +1,12 @@
 // The tree of a Zarr v3 store: every node is a directory holding zarr.json
 // (node_type "group" or "array", attributes inside). The rest of the tree
 // (listing, removing, moving) is store.cpp's, which calls these.
+#include "filter_chain.hpp"
 #include "store.hpp"
 
 #include "codec_names.hpp"
+
+#include <algorithm>
 
 namespace zarr {
 
@@ -55,7 +58,8 @@ std::string ZarrStore::describe_array_v3(const OpenArray& open, const json& attr
   // How the array is stored, which only another Zarr store takes over.
   d["storage"] = json{{"zarr_format", 3},
                       {"chunk_key_encoding", doc.value("chunk_key_encoding", json())},
-                      {"codecs", a.compressor}};
+                      {"codecs", a.compressor},
+                      {"filters", a.v3->filters}};
   return d.dump();
 }
 
@@ -106,6 +110,16 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
   apply_shards(*layout, d, a);
   const json storage = d.value("storage", json::object());
   apply_chunk_keys(*layout, storage);
+  // Array -> array codecs before "bytes" (filter_chain.hpp), unsharded only.
+  layout->filters = filters_as(host(), storage.value("filters", json()), "zarr3", a.type.size, dir);
+  if (!layout->filters.is_null()) {
+    if (layout->sharded) unsupported(dir + ": filters in a sharded array are not supported");
+    std::vector<uint64_t> shape = a.chunks;
+    if (a.fortran) std::reverse(shape.begin(), shape.end());
+    std::string missing;
+    make_filters(host(), "zarr3", layout->filters, a.type, shape, dir, missing, true, nullptr);
+    if (!missing.empty()) fail(STOWAGE_NOT_FOUND, missing);
+  }
 
   // The codec as v3 names it (codec_names.hpp): its zarr3 name, else numcodecs.<id>.
   a.codec = canonical_codec(d.value("codec", json()), dir);
