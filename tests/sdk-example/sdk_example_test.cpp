@@ -1,8 +1,10 @@
 // The SDK as a third party sees it: install stowage into a staging
 // directory, build examples/plugin-sdk out of tree finding the SDK through pkg-config
-// only, then load the results (the delta and snappy codecs) with the real
-// registry and round-trip data: the codec checks, python-snappy's bytes, N5
-// (created, and hand-written by Python), stowage-convert and the Python package.
+// only, then load the results (the xordelta and snappy codecs) with the real
+// registry and round-trip data: xordelta's bytes against hand-computed ones,
+// the codec checks, python-snappy's bytes, N5 (created, and hand-written by
+// Python; refusing xordelta), stowage-convert and the Python package. Zarr:
+// sdk_example_zarr_test.cpp.
 // Also: every place that reports stowage's version or plugin ABI agrees with
 // the one source of each (meson.build's project version, plugin.h's ABI).
 #include "codec_test_helpers.hpp"
@@ -11,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 
 namespace {
@@ -63,40 +66,130 @@ stowage::Registry::Options example_registry_options(bool with_environment) {
 
 }  // namespace
 
-TEST_CASE("examples/plugin-sdk builds out of tree against the installed SDK and round-trips") {
+namespace {
+
+// Little-endian bytes of `values`, each `size` bytes wide.
+std::string le(std::initializer_list<uint64_t> values, size_t size) {
+  std::string out;
+  for (uint64_t v : values)
+    for (size_t b = 0; b < size; ++b) out += char((v >> (8 * b)) & 0xff);
+  return out;
+}
+
+std::string text(const std::vector<uint8_t>& bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// A JSON value with its keys sorted (stowage::json keeps their order).
+nlohmann::json unordered(const stowage::json& j) { return nlohmann::json::parse(j.dump()); }
+
+uint64_t bits(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  return u;
+}
+
+// The code of the stowage::Error `f` throws.
+template <class F>
+stowage::ErrorCode code_of(F&& f) {
+  try {
+    f();
+  } catch (const stowage::Error& e) {
+    return e.code();
+  }
+  FAIL("no stowage::Error thrown");
+  return stowage::ErrorCode::internal;
+}
+
+}  // namespace
+
+TEST_CASE("examples/plugin-sdk builds out of tree; its xordelta encodes the XOR rule") {
   const std::string build = example_build();
   stowage::Registry registry(example_registry_options(false));
-  auto info = registry.find("codec", "delta");
+  auto info = registry.find("codec", "xordelta");
   REQUIRE(info.has_value());
-  stowage::Codec delta = registry.codec(R"({"type":"delta","typesize":4})");
-  CHECK(delta.config()["typesize"] == 4);
-  CHECK(registry.find("codec", "delta")->state == stowage::PluginState::loaded);
+  auto xordelta = [&](const std::string& config, const stowage::json& chunk) {
+    return registry.array_codec(config, chunk);
+  };
+  const stowage::Codec u2 = xordelta(R"({"type":"xordelta"})", {{"dtype", "<u2"}, {"shape", {4}}});
+  CHECK(registry.find("codec", "xordelta")->state == stowage::PluginState::loaded);
+  CHECK(registry.find("codec", "xordelta")->codec_kind == "array");
+  // The dtype defaults to the chunk's, written back canonically; it encodes
+  // into unsigned integers of that width, in the chunk's shape.
+  CHECK(u2.canonical_config() == R"({"dtype":"<u2","type":"xordelta"})");
+  CHECK(unordered(u2.encoded_chunk()) == nlohmann::json{{"dtype", "<u2"}, {"shape", {4}}});
+  CHECK(u2.bound(8) == 8);
 
-  std::vector<uint32_t> counts(1000);
-  std::iota(counts.begin(), counts.end(), 100000u);  // smooth data: deltas of 1
-  auto encoded = delta.encode(counts.data(), counts.size() * 4);
-  uint32_t second;
-  std::memcpy(&second, encoded.data() + 4, 4);
-  CHECK(second == 1);
-  auto decoded = delta.decode(encoded.data(), encoded.size(), counts.size() * 4);
-  CHECK(std::memcmp(decoded.data(), counts.data(), decoded.size()) == 0);
-  CHECK_THROWS_WITH_AS(registry.codec(R"({"type":"delta","typesize":3})"),
-                       doctest::Contains("must be 1, 2, 4 or 8"), stowage::Error);
+  // Hand-computed: 1000, 1001, 1003, 1006 are stored as 1000, 1000^1001 = 1,
+  // 1001^1003 = 2 and 1003^1006 = 5.
+  const std::string plain = le({1000, 1001, 1003, 1006}, 2);
+  const std::string coded = le({1000, 1, 2, 5}, 2);
+  CHECK(text(u2.encode(plain.data(), plain.size())) == coded);
+  CHECK(text(u2.decode(coded.data(), coded.size(), plain.size())) == plain);
 
-  // The conformance checks a third party runs on its codec (tests/support/codec_checks.hpp).
-  for (int typesize : {1, 2, 4, 8}) {
-    codec_checks::Spec spec;
-    spec.config = R"({"type":"delta","typesize":)" + std::to_string(typesize) + "}";
-    spec.id = "delta";
-    spec.element_size = static_cast<size_t>(typesize);
-    spec.bad_configs = {{R"({"type":"delta","typesize":3})", "typesize"}};
-    spec.registry = &registry;
-    codec_checks::check_codec(spec);
+  // float64 (Gorilla's case): -3.25 is 0xC00A..., -2.25 0xC002..., so the
+  // second word is 0x0008000000000000; all four in one 2x2 chunk.
+  const stowage::Codec f8 =
+      xordelta(R"({"type":"xordelta"})", {{"dtype", "<f8"}, {"shape", {2, 2}}});
+  CHECK(unordered(f8.encoded_chunk()) == nlohmann::json{{"dtype", "<u8"}, {"shape", {2, 2}}});
+  const std::vector<double> floats{-3.25, -2.25, -1.25, -1.25};
+  const std::string fcoded =
+      le({0xC00A000000000000u, 0x0008000000000000u, bits(-2.25) ^ bits(-1.25), 0}, 8);
+  CHECK(bits(-2.25) == 0xC002000000000000u);
+  CHECK(text(f8.encode(floats.data(), 32)) == fcoded);
+  CHECK(text(f8.decode(fcoded.data(), 32, 32)) == std::string((const char*)floats.data(), 32));
+
+  // Bits have no byte order: a big-endian chunk XORs byte by byte, and its
+  // encoded chunk keeps the byte order.
+  const stowage::Codec be = xordelta(R"({"type":"xordelta"})", {{"dtype", ">i2"}, {"shape", {2}}});
+  CHECK(unordered(be.encoded_chunk()) == nlohmann::json{{"dtype", ">u2"}, {"shape", {2}}});
+  const std::string be_plain("\x12\x34\x12\x35", 4);
+  CHECK(text(be.encode(be_plain.data(), 4)) == std::string("\x12\x34\x00\x01", 4));
+
+  // "dtype" sets the element width: a uint8 chunk of 8 bytes as two 4-byte
+  // words, encoded flat.
+  const stowage::Codec u4 =
+      xordelta(R"({"type":"xordelta","dtype":"<u4"})", {{"dtype", "|u1"}, {"shape", {2, 4}}});
+  CHECK(unordered(u4.encoded_chunk()) == nlohmann::json{{"dtype", "<u4"}, {"shape", {2}}});
+  const std::string w = le({0x01020304, 0x01020305}, 4);
+  CHECK(text(u4.encode(w.data(), 8)) == le({0x01020304, 1}, 4));
+
+  // Every width round-trips random bytes.
+  std::string noise(4096, '\0');
+  for (size_t i = 0; i < noise.size(); ++i) noise[i] = char((i * 2654435761u) >> 13);
+  for (const char* dtype : {"|i1", "<f2", ">u4", "<i8"}) {
+    CAPTURE(dtype);
+    const size_t size = std::stoul(std::string(dtype).substr(2));
+    const stowage::Codec c =
+        xordelta(R"({"type":"xordelta"})", {{"dtype", dtype}, {"shape", {noise.size() / size}}});
+    auto enc = c.encode(noise.data(), noise.size());
+    CHECK(text(enc) != noise);
+    CHECK(text(c.decode(enc.data(), enc.size(), noise.size())) == noise);
   }
+
+  // The caller's mistakes are INVALID_ARGUMENT, a wrong stored chunk CORRUPT.
+  CHECK_THROWS_WITH_AS(
+      xordelta(R"({"type":"xordelta","dtype":"<c16"})", {{"dtype", "<u2"}, {"shape", {4}}}),
+      doctest::Contains("not 1, 2, 4 or 8 bytes wide"), stowage::Error);
+  CHECK_THROWS_WITH_AS(
+      xordelta(R"({"type":"xordelta","dtype":"<u8"})", {{"dtype", "|u1"}, {"shape", {3}}}),
+      doctest::Contains("no whole number"), stowage::Error);
+  CHECK(code_of([&] {
+          xordelta(R"({"type":"xordelta","dtype":"|O"})", {{"dtype", "<u2"}, {"shape", {4}}});
+        }) == stowage::ErrorCode::invalid_argument);
+  std::vector<uint8_t> out(16);
+  CHECK(code_of([&] { u2.encode(plain.data(), 6, out.data(), out.size()); }) ==
+        stowage::ErrorCode::invalid_argument);
+  CHECK(code_of([&] { u2.decode(coded.data(), 6, out.data(), out.size()); }) ==
+        stowage::ErrorCode::corrupt);
+  // An array -> array codec is no compressor.
+  CHECK_THROWS_WITH_AS(registry.codec(R"({"type":"xordelta"})"),
+                       doctest::Contains("codec 'xordelta' is array -> array (a filter)"),
+                       stowage::Error);
 
   // The one exported symbol holds for a third party's build too.
   test::RunResult nm =
-      test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_delta.so"));
+      test::run("nm -D --defined-only " + test::quote(build + "/stowage_codec_xordelta.so"));
   CHECK(nm.output.find("stowage_plugin_entry") != std::string::npos);
   CHECK(nm.output.find("basic_string") == std::string::npos);
 }
@@ -252,6 +345,36 @@ assert stowage.open(dst, plugin_path=plugins)["v"].codec["type"] == "snappy"
     CHECK(compression_type(test::fs::path(py_out) / "v") == "snappy");
     run_n5_peer("check", py_out);
   }
+}
+
+TEST_CASE("N5 has no filter slot: it refuses the array -> array example codec clearly") {
+  stowage::Registry registry(example_registry_options(true));
+  test::TempDir tmp;
+  const std::string path = (tmp / "refused.n5").string();
+  stowage::Store store =
+      stowage::Store::open(path, stowage::Mode::create, "n5", stowage::json::object(), registry);
+  const stowage::json description{{"kind", "array"},
+                                  {"dtype", "uint16"},
+                                  {"shape", {6, 10}},
+                                  {"chunks", {4, 4}},
+                                  {"codec", {{"type", "xordelta"}}}};
+  try {
+    store.create("v", description);
+    FAIL("N5 took an array -> array codec as its compression");
+  } catch (const stowage::Error& e) {
+    CHECK(e.code() == stowage::ErrorCode::invalid_argument);
+    CHECK_MESSAGE(std::string(e.what()).find(
+                      "codec 'xordelta' is array -> array (a filter): it goes where the format "
+                      "takes filters, not here") != std::string::npos,
+                  e.what());
+  }
+  // Nothing half-made: no dataset, and the store still takes a compressor.
+  CHECK_FALSE(test::fs::exists(test::fs::path(path) / "v" / "attributes.json"));
+  stowage::json snappy = description;
+  snappy["codec"] = {{"type", "snappy"}};
+  store.create("v", snappy);
+  store.close();
+  CHECK(compression_type(test::fs::path(path) / "v") == "snappy");
 }
 
 namespace {
