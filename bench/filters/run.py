@@ -6,8 +6,8 @@ peer: numcodecs' filters), and the unfiltered array as the limit, in one run.
 A 64 MiB uint16 volume (256x256x512, 64^3 chunks, no compressor, so the
 figure is the filters' cost) is written by zarr-python with no filter, with
 delta, with shuffle, and as float32 with astype to uint16. Each is read
-whole, best of --repeat: stowage-convert to .npy with one thread (the
-read path with one worker) and zarr-python's z[:] into memory.
+whole into memory, best of --repeat, on one thread: the stowage package's
+a[...] (stowage.set_threads(1)) and zarr-python's z[:].
 
     meson devenv -C build /usr/bin/python3 bench/filters/run.py [--plugin-path DIR]
 
@@ -17,12 +17,12 @@ before and after). Prints a table; bench/filters/RESULTS.md keeps figures.
 import argparse
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 
 import numcodecs
 import numpy as np
+import stowage
 import zarr
 
 MIB = 1 << 20
@@ -66,20 +66,18 @@ def main():
     try:
         sizes = write(tmp)
         store = os.path.join(tmp, "v.zarr")
-        out = os.path.join(tmp, "out.npy")
-        convert = ["stowage-convert", "--threads", "1", "--quiet", "--overwrite"]
-        if args.plugin_path:
-            convert += ["--plugin-path", args.plugin_path]
-        print(f"zarr {zarr.__version__}, numcodecs {numcodecs.__version__}; MB/s of decoded data, "
-              f"best of {args.repeat}; stowage: stowage-convert --threads 1 to .npy")
+        stowage.set_threads(1)
+        path = [args.plugin_path] if args.plugin_path else None
+        ours = stowage.open(store, plugin_path=path)
+        print(f"zarr {zarr.__version__}, numcodecs {numcodecs.__version__}; MB/s of decoded data "
+              f"read whole into memory, one thread, best of {args.repeat}")
         print(f"{'array':8} {'MiB':>5} {'stowage':>9} {'zarr-python':>12}")
         for name, nbytes in sizes.items():
-            def ours():
-                subprocess.run(convert + [f"{store}::{name}", out], check=True)
+            a = ours[name]
             z = zarr.open_array(os.path.join(store, name), mode="r")
-            ours_s = best(ours, args.repeat)
+            ours_s = best(lambda: a[...], args.repeat)
             theirs_s = best(lambda: z[:], args.repeat)
-            assert np.array_equal(np.load(out), z[:]), name
+            assert np.array_equal(a[...], z[:]), name
             print(f"{name:8} {nbytes // MIB:5d} {nbytes / ours_s / 1e6:9.0f} "
                   f"{nbytes / theirs_s / 1e6:12.0f}")
     finally:

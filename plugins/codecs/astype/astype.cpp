@@ -5,7 +5,8 @@
 // Each element, viewed as decode_dtype (default: the chunk's), is stored
 // cast to encode_dtype and cast back on reading, as numpy's astype casts
 // (floats truncate to integers, integers wrap): numcodecs 0.11's
-// numcodecs/astype.py.
+// numcodecs/astype.py. A typed loop when both types are in this machine's
+// byte order.
 #include "../common/numeric.hpp"
 
 #include <stowage/array_codec.hpp>
@@ -73,8 +74,9 @@ class AsType {
     if (capacity < count_ * to.size) sdk::invalid("astype: output buffer too small");
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
-    for (uint64_t k = 0; k < count_; ++k)
-      store(dst + k * to.size, to, cast(load(src + k * from.size, from), to));
+    if (!cast_native(from, to, src, dst, count_))  // else element by element, any byte order
+      for (uint64_t k = 0; k < count_; ++k)
+        store(dst + k * to.size, to, cast(load(src + k * from.size, from), to));
     return count_ * to.size;
   }
 

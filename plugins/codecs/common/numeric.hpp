@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace stowage_codecs {
 
@@ -146,6 +147,74 @@ inline Num add(const Num& a, const Num& b, int sign, const sdk::ElementType& t) 
   else
     n.i = wrap(sign > 0 ? a.i + b.i : a.i - b.i, t);
   return n;
+}
+
+// ---- the same casts as typed loops, for both types in this machine's byte order ----
+
+// `x` cast as cast() casts it, for C++ types (bool, integers, float, double).
+template <class To, class From>
+To numpy_cast(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return x != 0;
+  } else if constexpr (std::is_floating_point_v<To> || !std::is_floating_point_v<From>) {
+    return static_cast<To>(x);  // one rounding; integers wrap (two's complement)
+  } else {
+    return static_cast<To>(float_to_bits(double(x), std::is_unsigned_v<To> && sizeof(To) == 8));
+  }
+}
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+// Calls fn(Tag<T>) with the C++ type of `t`; false for float16 and complex.
+template <class Fn>
+bool with_type(const sdk::ElementType& t, Fn&& fn) {
+  switch (t.kind) {
+    case 'b':
+      return fn(Tag<bool>{}), true;
+    case 'i':
+      if (t.size == 1) return fn(Tag<int8_t>{}), true;
+      if (t.size == 2) return fn(Tag<int16_t>{}), true;
+      if (t.size == 4) return fn(Tag<int32_t>{}), true;
+      return fn(Tag<int64_t>{}), true;
+    case 'u':
+      if (t.size == 1) return fn(Tag<uint8_t>{}), true;
+      if (t.size == 2) return fn(Tag<uint16_t>{}), true;
+      if (t.size == 4) return fn(Tag<uint32_t>{}), true;
+      return fn(Tag<uint64_t>{}), true;
+    case 'f':
+      if (t.size == 4) return fn(Tag<float>{}), true;
+      if (t.size == 8) return fn(Tag<double>{}), true;
+      return false;
+    default:
+      return false;
+  }
+}
+
+// `count` elements of `from` at `in` cast to `to` at `out` in one typed
+// loop (numpy's speed, ~8x the element-by-element path); false when either
+// type is not in this machine's byte order, or has no C++ type here.
+// (Not inlined, as delta's loop, so no pointer is reloaded per element.)
+[[gnu::noinline]] inline bool cast_native(const sdk::ElementType& from, const sdk::ElementType& to,
+                                          const uint8_t* in, uint8_t* out, uint64_t count) {
+  if (!from.native() || !to.native()) return false;
+  bool done = false;
+  with_type(from, [&](auto f) {
+    using From = typename decltype(f)::type;
+    with_type(to, [&](auto t) {
+      using To = typename decltype(t)::type;
+      for (uint64_t k = 0; k < count; ++k) {
+        From x;
+        std::memcpy(&x, in + k * sizeof(From), sizeof(From));
+        const To y = numpy_cast<To>(x);
+        std::memcpy(out + k * sizeof(To), &y, sizeof(To));
+      }
+      done = true;
+    });
+  });
+  return done;
 }
 
 }  // namespace stowage_codecs

@@ -30,8 +30,11 @@ void require_arithmetic(const sdk::ElementType& t, const char* key) {
 
 // The common case, stored in its own type in the host's byte order, as a
 // typed loop (~10x the element-by-element path); integers sum as unsigned.
+// Not inlined: inlined into the trampoline, whose lambda holds `in` and
+// `out` by reference, every byte store may alias them and they are reloaded
+// per element (a third slower).
 template <class T>
-void delta_typed(bool decode, const uint8_t* in, uint8_t* out, uint64_t count) {
+[[gnu::noinline]] void delta_typed(bool decode, const uint8_t* in, uint8_t* out, uint64_t count) {
   T previous = 0;
   for (uint64_t k = 0; k < count; ++k) {
     T v;
