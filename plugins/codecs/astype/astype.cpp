@@ -60,8 +60,8 @@ class AsType {
   }
 
  private:
-  size_t convert(const sdk::ElementType& from, const sdk::ElementType& to, const void* in,
-                 size_t n, void* out, size_t capacity, bool decoding) const {
+  size_t convert(const sdk::ElementType& from, const sdk::ElementType& to, const void* in, size_t n,
+                 void* out, size_t capacity, bool decoding) const {
     if (n != count_ * from.size) {
       const std::string why = std::string("astype ") + (decoding ? "decode" : "encode") + ": " +
                               std::to_string(n) + " bytes, a chunk is " +

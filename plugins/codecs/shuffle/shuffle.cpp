@@ -20,7 +20,8 @@ namespace sdk = stowage::sdk;
 class Shuffle {
  public:
   static const sdk::Params& params() {
-    static const sdk::Params p = {sdk::Param::integer("elementsize", 4, 0, 1024)};  // numcodecs' default
+    static const sdk::Params p = {
+        sdk::Param::integer("elementsize", 4, 0, 1024)};  // numcodecs' default
     return p;
   }
 

@@ -44,8 +44,7 @@ std::shared_ptr<const FilterChain> make_filters(const sdk::Host& host, const cha
       return nullptr;
     }
     try {
-      chain->codecs.push_back(
-          std::make_unique<sdk::HostCodec>(host, config.dump(), spec.dump()));
+      chain->codecs.push_back(std::make_unique<sdk::HostCodec>(host, config.dump(), spec.dump()));
     } catch (const sdk::Error& e) {
       const bool bad = e.code() == STOWAGE_INVALID_ARGUMENT || e.code() == STOWAGE_CORRUPT;
       sdk::fail(bad ? (creating ? STOWAGE_INVALID_ARGUMENT : STOWAGE_CORRUPT) : e.code(),

@@ -33,9 +33,8 @@ struct FilterChain {
 // describes), the entry into `unknown` (may be null), and gives null. A
 // configuration the codec refuses is CORRUPT naming `file` and the entry
 // (INVALID_ARGUMENT when `creating`: the caller's).
-std::shared_ptr<const FilterChain> make_filters(const stowage::sdk::Host& host,
-                                                const char* dialect, const json& entries,
-                                                const DataType& type,
+std::shared_ptr<const FilterChain> make_filters(const stowage::sdk::Host& host, const char* dialect,
+                                                const json& entries, const DataType& type,
                                                 const std::vector<uint64_t>& chunk_shape,
                                                 const std::string& file, std::string& error,
                                                 bool creating, json* unknown);

@@ -56,11 +56,11 @@ struct ElementType {
       size = size * 10 + uint32_t(c - '0');
     }
     t.size = size;
-    const bool ok = (t.kind == 'b' && size == 1) ||
-                    ((t.kind == 'i' || t.kind == 'u') &&
-                     (size == 1 || size == 2 || size == 4 || size == 8)) ||
-                    (t.kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
-                    (t.kind == 'c' && (size == 8 || size == 16));
+    const bool ok =
+        (t.kind == 'b' && size == 1) ||
+        ((t.kind == 'i' || t.kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+        (t.kind == 'f' && (size == 2 || size == 4 || size == 8)) ||
+        (t.kind == 'c' && (size == 8 || size == 16));
     if (!ok) bad();
     return t;
   }
@@ -147,10 +147,10 @@ struct ArrayCodecTrampolines : CodecTrampolines<Codec> {
 }  // namespace detail
 }  // namespace stowage::sdk
 
-#define STOWAGE_DEFINE_ARRAY_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, CAPS)                 \
-  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_ARRAY_CODEC, ID, VERSION, DESCRIPTION,                     \
-                         ::stowage::sdk::detail::CodecTrampolines<CLASS>::params_schema(), CAPS, \
-                         ::stowage::sdk::detail::ArrayCodecTrampolines<CLASS>::vtable(),         \
-                         nullptr, nullptr)
+#define STOWAGE_DEFINE_ARRAY_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, CAPS)                  \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_ARRAY_CODEC, ID, VERSION, DESCRIPTION,                      \
+                         ::stowage::sdk::detail::CodecTrampolines<CLASS>::params_schema(), CAPS,  \
+                         ::stowage::sdk::detail::ArrayCodecTrampolines<CLASS>::vtable(), nullptr, \
+                         nullptr)
 
 #endif  // STOWAGE_ARRAY_CODEC_HPP
