@@ -1,7 +1,7 @@
 // numpy's element casts and arithmetic, for the array -> array codecs
 // that compute on elements (delta, astype; numcodecs 0.11's semantics):
 // one element loaded in any byte order, cast as numpy's astype casts
-// (floats truncate to integers as x86's C cast does, integers wrap), added
+// (floats truncate to integers as numpy's x86-64 casts do, integers wrap), added
 // in its type, stored back. Element by element: the codecs keep a typed
 // loop for their common case (native byte order, one type).
 #pragma once
@@ -92,14 +92,30 @@ inline Num load(const uint8_t* p, const sdk::ElementType& t) {
   return n;
 }
 
-// A float to an integer as x86's conversion (numpy's C cast) gives it: in
-// range truncated toward zero, else the "integer indefinite" 2^63.
-inline uint64_t float_to_bits(double f, bool to_unsigned64) {
-  if (std::isnan(f)) return uint64_t(1) << 63;
-  if (to_unsigned64 && f >= 9223372036854775808.0 && f < 18446744073709551616.0)
-    return static_cast<uint64_t>(f);
-  if (f < -9223372036854775808.0 || f >= 9223372036854775808.0) return uint64_t(1) << 63;
-  return static_cast<uint64_t>(static_cast<int64_t>(f));
+// A float to an integer of type `t` as numpy 1.24's casts give it on
+// x86-64 (its C casts, vectorised): to 1-, 2- and 4-byte integers through
+// a 32-bit conversion, to 8-byte ones through a 64-bit one; a conversion
+// out of range (NaN, infinities) is the "integer indefinite" 0x80...0, and
+// unsigned targets of 4 and 8 bytes convert x >= 2^(bits-1) as
+// (x - 2^(bits-1)) with the top bit flipped. Checked against numpy for
+// NaN, infinities and values past every range (tests/filters).
+inline uint64_t float_to_bits(double f, const sdk::ElementType& t) {
+  const auto cvt32 = [](double x) -> uint64_t {  // cvttsd2si, 32 bits
+    if (!(x > -2147483649.0 && x < 2147483648.0)) return uint64_t(0x80000000u);
+    return uint64_t(int64_t(int32_t(x)));
+  };
+  const auto cvt64 = [](double x) -> uint64_t {  // cvttsd2si, 64 bits
+    if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return uint64_t(1) << 63;
+    return uint64_t(int64_t(x));
+  };
+  if (t.size == 8) {
+    if (t.kind == 'u' && f >= 9223372036854775808.0)
+      return cvt64(f - 9223372036854775808.0) ^ (uint64_t(1) << 63);
+    return cvt64(f);
+  }
+  if (t.size == 4 && t.kind == 'u' && f >= 2147483648.0)
+    return (cvt32(f - 2147483648.0) ^ 0x80000000u) & 0xffffffffu;
+  return cvt32(f);
 }
 
 // `v` cast to type `t`, as numpy's astype does (floats: one rounding from
@@ -120,7 +136,7 @@ inline Num cast(const Num& v, const sdk::ElementType& t) {
   if (t.kind == 'b')
     n.i = v.fp ? v.f != 0 : v.i != 0;
   else
-    n.i = wrap(v.fp ? float_to_bits(v.f, t.kind == 'u' && t.size == 8) : v.i, t);
+    n.i = wrap(v.fp ? float_to_bits(v.f, t) : v.i, t);
   return n;
 }
 

@@ -1,0 +1,113 @@
+"""numcodecs 0.11's array -> array codecs (filters) on chunks made here, for
+tests/filters/filters_test.cpp: what it encodes each chunk into and what it
+decodes that back to.
+
+  numcodecs_cases.py OUT_DIR
+
+writes OUT_DIR/manifest.json, {"numcodecs": version, "cases": [...]}, each case
+{"name", "config" (the numcodecs config, with "id"), "chunk": {"dtype",
+"shape"}, "encoded_dtype", "encoded_size" (numcodecs' encoded array)}, and
+per case NAME.in (the chunk's bytes), NAME.enc (numcodecs' encode of it) and
+NAME.dec (numcodecs' decode of NAME.enc).
+"""
+import json
+import os
+import sys
+
+import warnings
+
+import numcodecs
+import numpy as np
+
+warnings.simplefilter("ignore", RuntimeWarning)  # NaN cast to integers, on purpose
+
+
+def special(data):
+    """Floats: infinities, NaN and -0.0 among the values."""
+    flat = data.reshape(-1)
+    for k, v in enumerate([np.inf, -np.inf, np.nan, -0.0, 0.0]):
+        if k < flat.size:
+            flat[k] = v
+    return data
+
+
+def values(dtype, shape, seed, how):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if how == "walk":
+        return np.cumsum(rng.integers(-300, 300, size=shape)).reshape(shape).astype(dtype)
+    if how == "halves":  # ties of np.around, both signs
+        return (rng.integers(-40, 40, size=shape) / 2).astype(dtype)
+    if how == "wild":  # past every integer range: numpy's casts of them (numeric.hpp)
+        wild = [np.nan, np.inf, -np.inf, 1e30, -1e30, 2.0**64, 2.0**63, -2.0**63, 2.0**32 + 5, 2.0**31,
+                -2.0**31 - 1, 70000.5, -70000.5, 300.7, -300.7, -1.0, 2.0**63 + 2.0**40, 2.0**31 + 2.0**20]
+        return np.resize(np.array(wild), shape).astype(dtype)
+    if how == "linspace":
+        return np.linspace(1000, 1001, int(np.prod(shape))).reshape(shape).astype(dtype)
+    if how == "small":
+        return rng.integers(0, 200, size=shape).astype(dtype)
+    if how == "bytes":  # any byte, for packbits' view(bool)
+        return rng.integers(0, 256, size=int(np.prod(shape)) * dtype.itemsize,
+                            dtype="u1").view(dtype).reshape(shape)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    if dtype.kind == "f":
+        data = (rng.standard_normal(size=shape) * 10.0 ** rng.integers(-3, 6, size=shape)).astype(dtype)
+        return special(data) if how == "special" else data
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, dtype=dtype.newbyteorder("="),
+                        endpoint=True).astype(dtype)
+
+
+# name, numcodecs config, chunk dtype, chunk shape, how the values are made.
+CASES = [
+    ("delta_i4", {"id": "delta", "dtype": "<i4"}, "<i4", (6, 5), "random"),
+    ("delta_u2be", {"id": "delta", "dtype": ">u2"}, ">u2", (17,), "random"),
+    ("delta_f8", {"id": "delta", "dtype": "<f8"}, "<f8", (4, 4), "special"),
+    ("delta_i8_as_i2", {"id": "delta", "dtype": "<i8", "astype": "<i2"}, "<i8", (30,), "walk"),
+    ("delta_f4be", {"id": "delta", "dtype": ">f4"}, ">f4", (3, 7), "random"),
+    ("shuffle_f4", {"id": "shuffle", "elementsize": 4}, "<f4", (5, 3), "random"),
+    ("shuffle_i8be", {"id": "shuffle", "elementsize": 8}, ">i8", (9,), "random"),
+    ("shuffle_u2_es1", {"id": "shuffle", "elementsize": 1}, "<u2", (6,), "random"),
+    ("astype_f8_as_f4", {"id": "astype", "encode_dtype": "<f4", "decode_dtype": "<f8"}, "<f8", (4, 3), "special"),
+    ("astype_i2_as_u1", {"id": "astype", "encode_dtype": "|u1", "decode_dtype": "<i2"}, "<i2", (11,), "small"),
+    ("astype_u1_as_i8be", {"id": "astype", "encode_dtype": ">i8", "decode_dtype": "|u1"}, "|u1", (3, 3), "random"),
+] + [
+    ("astype_%s_as_%s%s_wild" % (src, dst, "be" if prefix == ">" else ""), {"id": "astype", "encode_dtype": prefix + dst, "decode_dtype": "<" + src},
+     "<" + src, (36,), "wild")
+    for src in ("f8", "f4")
+    for prefix, dst in (("|", "i1"), ("|", "u1"), ("<", "i2"), ("<", "u2"), ("<", "i4"), ("<", "u4"), (">", "i4"),
+                        ("<", "i8"), ("<", "u8"), (">", "u8"))
+] + [
+]
+
+
+def main(out):
+    cases = []
+    assert len(set(c[0] for c in CASES)) == len(CASES), "case names name files: each once"
+    for seed, (name, config, dtype, shape, how) in enumerate(CASES, start=300):
+        data = values(dtype, shape, seed, how)
+        assert data.dtype == np.dtype(dtype), name
+        codec = numcodecs.get_codec(dict(config))
+        if config["id"] == "bitround" and data.dtype.byteorder == ">":
+            # numcodecs 0.11's bitround fails on big-endian floats (it looks up
+            # max_bits by str(dtype), ">f4"): its encoding of the same values in
+            # little-endian, as big-endian integers.
+            le = np.dtype(dtype).newbyteorder("<")
+            encoded = np.asarray(codec.encode(data.astype(le)))
+            encoded = encoded.astype(encoded.dtype.newbyteorder(">"))
+        else:
+            encoded = np.asarray(codec.encode(data.copy()))  # bitround rounds its input in place
+        enc = encoded.tobytes()
+        decoded = np.asarray(codec.decode(enc))
+        for ext, blob in (("in", data.tobytes()), ("enc", enc), ("dec", decoded.tobytes())):
+            with open(os.path.join(out, name + "." + ext), "wb") as f:
+                f.write(blob)
+        cases.append({"name": name, "config": config, "chunk": {"dtype": dtype, "shape": list(shape)},
+                      "encoded_dtype": encoded.dtype.str, "encoded_size": int(encoded.size)})
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump({"numcodecs": numcodecs.__version__, "cases": cases}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
