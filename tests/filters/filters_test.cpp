@@ -24,7 +24,7 @@ struct Cases {
                                         test::quote(tmp.path().string()));
     REQUIRE_MESSAGE(r.status == 0, r.output);
     manifest = test::read_json(tmp / "manifest.json");
-    REQUIRE(manifest["cases"].size() >= 30);
+    REQUIRE(manifest["cases"].size() >= 40);
   }
   std::string blob(const json& c, const char* ext) const {
     return test::read_file(tmp / (c["name"].get<std::string>() + "." + ext));
@@ -116,7 +116,7 @@ TEST_CASE(
       CHECK(elements == c["encoded_size"]);
     }
   }
-  CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype"});
+  CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset"});
 }
 
 TEST_CASE(
@@ -151,6 +151,13 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
       {R"({"type": "astype"})", f8, "\"encode_dtype\""},
       {R"({"type": "astype", "encode_dtype": "<f4", "decode_dtype": "int"})", f8,
        "\"decode_dtype\""},
+      {R"({"type": "fixedscaleoffset", "scale": 10, "dtype": "<f8"})", f8, "\"offset\""},
+      {R"({"type": "fixedscaleoffset", "offset": "1", "scale": 10})", f8, "\"offset\""},
+      {R"({"type": "fixedscaleoffset", "offset": 1})", f8, "\"scale\""},
+      {R"({"type": "fixedscaleoffset", "offset": 1, "scale": true})", f8, "\"scale\""},
+      {R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2, "dtype": "<x8"})", f8, "\"dtype\""},
+      {R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2, "astype": "|O"})", f8,
+       "\"astype\""},
   };
   for (const Bad& b : bad) {
     CAPTURE(b.config);
@@ -160,6 +167,7 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
   }
   // Each codec above with a good configuration is accepted.
   for (const char* good : {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
-                           R"({"type": "astype", "encode_dtype": "<f8"})"})
+                           R"({"type": "astype", "encode_dtype": "<f8"})",
+                           R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})"})
     CHECK(error_of([&] { make(json::parse(good), f4); }).first == ErrorCode::ok);
 }

@@ -79,6 +79,36 @@ CASES = [
     for prefix, dst in (("|", "i1"), ("|", "u1"), ("<", "i2"), ("<", "u2"), ("<", "i4"), ("<", "u4"), (">", "i4"),
                         ("<", "i8"), ("<", "u8"), (">", "u8"))
 ] + [
+    # fixedscaleoffset: numcodecs' docstring example, then numpy's value-based
+    # types: float and int offsets and scales on float, int and bool chunks.
+    ("fso_doc_u1", {"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"},
+     "<f8", (10,), "linspace"),
+    ("fso_doc_u2", {"id": "fixedscaleoffset", "offset": 1000, "scale": 1000, "dtype": "<f8", "astype": "<u2"},
+     "<f8", (10,), "linspace"),
+    ("fso_halves", {"id": "fixedscaleoffset", "offset": 0, "scale": 1, "dtype": "<f8", "astype": "<i4"},
+     "<f8", (40,), "halves"),
+    ("fso_f4_float", {"id": "fixedscaleoffset", "offset": 0.1, "scale": 100.5, "dtype": "<f4", "astype": "<i4"},
+     "<f4", (6, 4), "random"),
+    ("fso_f4_big_scale", {"id": "fixedscaleoffset", "offset": 3, "scale": 70000, "dtype": "<f4", "astype": "<f8"},
+     "<f4", (12,), "special"),
+    ("fso_f8be_i8be", {"id": "fixedscaleoffset", "offset": -3.25, "scale": 1e3, "dtype": ">f8", "astype": ">i8"},
+     ">f8", (5, 3), "random"),
+    ("fso_f8_same", {"id": "fixedscaleoffset", "offset": 2.5, "scale": 0.1, "dtype": "<f8", "astype": "<f8"},
+     "<f8", (8,), "special"),
+    ("fso_u1_int", {"id": "fixedscaleoffset", "offset": 1000, "scale": 3, "dtype": "|u1", "astype": "|u1"},
+     "|u1", (20,), "random"),
+    ("fso_u1_neg", {"id": "fixedscaleoffset", "offset": -1, "scale": 200, "dtype": "|u1", "astype": "<i2"},
+     "|u1", (20,), "random"),
+    ("fso_i2_float", {"id": "fixedscaleoffset", "offset": 0.5, "scale": 2, "dtype": "<i2", "astype": "<i2"},
+     "<i2", (4, 5), "random"),
+    ("fso_i4_int_f8", {"id": "fixedscaleoffset", "offset": 7, "scale": -2, "dtype": "<i4", "astype": "<f8"},
+     "<i4", (9,), "random"),
+    ("fso_u8_neg", {"id": "fixedscaleoffset", "offset": -1, "scale": 2, "dtype": "<u8", "astype": "<u8"},
+     "<u8", (7,), "random"),
+    ("fso_i8be_wrap", {"id": "fixedscaleoffset", "offset": 5, "scale": 3, "dtype": ">i8", "astype": ">i4"},
+     ">i8", (7,), "random"),
+    ("fso_bool", {"id": "fixedscaleoffset", "offset": 1, "scale": 3, "dtype": "|b1", "astype": "|i1"},
+     "|b1", (9,), "random"),
 ]
 
 

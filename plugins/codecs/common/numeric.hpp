@@ -1,5 +1,6 @@
 // numpy's element casts and arithmetic, for the array -> array codecs
-// that compute on elements (delta, astype; numcodecs 0.11's semantics):
+// that compute on elements (delta, astype, fixedscaleoffset; numcodecs
+// 0.11's semantics):
 // one element loaded in any byte order, cast as numpy's astype casts
 // (floats truncate to integers as numpy's x86-64 casts do, integers wrap), added
 // in its type, stored back. Element by element: the codecs keep a typed
@@ -13,6 +14,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace stowage_codecs {
 
@@ -162,6 +166,105 @@ inline Num add(const Num& a, const Num& b, int sign, const sdk::ElementType& t) 
   else
     n.i = wrap(sign > 0 ? a.i + b.i : a.i - b.i, t);
   return n;
+}
+
+// ---- numpy 1.24's types of `array op python_scalar` ---------------------
+// fixedscaleoffset computes `(x - offset) * scale` with Python numbers
+// from its config, and numpy < 2 types the result by the
+// scalar's value (value-based casting): uint8 - 1000 is uint16, float32 *
+// 70000 is float64, int16 - 0.5 is float64.
+
+// A Python number as a JSON config holds it: an int (JSON without a
+// fraction or exponent) or a float.
+struct Scalar {
+  bool is_int = false;
+  bool negative = false;  // ints: the sign, `i` the two's complement
+  uint64_t i = 0;
+  double f = 0;  // the value as a double (both kinds)
+};
+
+// The config key `key` of `codec` as a Scalar; INVALID_ARGUMENT naming the
+// key when it is absent or no number.
+inline Scalar scalar(const nlohmann::json& config, const char* codec, const char* key) {
+  if (!config.contains(key) || !config[key].is_number())
+    sdk::invalid(std::string(codec) + ": \"" + key + "\" must be a number, got " +
+                 (config.contains(key) ? config[key].dump() : std::string("nothing")));
+  const nlohmann::json& j = config[key];
+  Scalar s;
+  s.is_int = !j.is_number_float();
+  if (j.is_number_unsigned()) {
+    s.i = j.get<uint64_t>();
+    s.f = double(s.i);
+  } else if (j.is_number_integer()) {
+    const int64_t v = j.get<int64_t>();
+    s.i = uint64_t(v);
+    s.negative = v < 0;
+    s.f = double(v);
+  } else {
+    s.f = j.get<double>();
+  }
+  return s;
+}
+
+inline sdk::ElementType element(char kind, uint32_t size) {
+  sdk::ElementType t;
+  t.kind = kind;
+  t.size = size;
+  t.big_endian = !sdk::host_is_little_endian();
+  return t;
+}
+
+// numpy's np.min_scalar_type of a Python number.
+inline sdk::ElementType min_scalar_type(const Scalar& s) {
+  if (s.is_int) {
+    if (!s.negative)
+      return element('u', s.i <= 0xff ? 1 : s.i <= 0xffff ? 2 : s.i <= 0xffffffffu ? 4 : 8);
+    const int64_t v = int64_t(s.i);
+    return element('i', v >= -128 ? 1 : v >= -32768 ? 2 : v >= -2147483648LL ? 4 : 8);
+  }
+  if (!std::isfinite(s.f) || (s.f > -65000 && s.f < 65000)) return element('f', 2);
+  return element('f', s.f > -3.4e38 && s.f < 3.4e38 ? 4 : 8);
+}
+
+// numpy's np.promote_types over bool, integers and floats (native order).
+inline sdk::ElementType promote(const sdk::ElementType& a, const sdk::ElementType& b) {
+  const auto order = [](char k) { return k == 'b' ? 0 : k == 'f' ? 2 : 1; };
+  if (a.kind == 'b') return b.kind == 'b' ? element('b', 1) : element(b.kind, b.size);
+  if (b.kind == 'b') return element(a.kind, a.size);
+  if (order(a.kind) != order(b.kind)) {  // an integer and a float
+    const sdk::ElementType& i = order(a.kind) == 1 ? a : b;
+    const sdk::ElementType& f = order(a.kind) == 1 ? b : a;
+    const uint32_t holds = i.size == 1 ? 2 : i.size == 2 ? 4 : 8;
+    return element('f', std::max(holds, f.size));
+  }
+  if (a.kind == b.kind) return element(a.kind, std::max(a.size, b.size));
+  const sdk::ElementType& u = a.kind == 'u' ? a : b;
+  const sdk::ElementType& i = a.kind == 'u' ? b : a;
+  if (i.size > u.size) return element('i', i.size);
+  return u.size == 8 ? element('f', 8) : element('i', 2 * u.size);
+}
+
+// The type of `array op scalar` for an array of `t` (numpy < 2): the
+// scalar counts by its value (min_scalar_type) unless its kind is above the
+// array's, then as float64 or int64.
+inline sdk::ElementType result_type(const sdk::ElementType& t, const Scalar& s) {
+  const int array_kind = t.kind == 'b' ? 0 : t.kind == 'f' ? 2 : 1;
+  const int scalar_kind = s.is_int ? 1 : 2;
+  if (array_kind >= scalar_kind) return promote(t, min_scalar_type(s));
+  return promote(t, s.is_int ? element('i', 8) : element('f', 8));
+}
+
+// The scalar as a value of type `t` (what numpy casts it to for the loop).
+inline Num cast(const Scalar& s, const sdk::ElementType& t) {
+  Num n;
+  if (s.is_int) {
+    n.is_signed = s.negative;
+    n.i = s.i;
+  } else {
+    n.fp = true;
+    n.f = s.f;
+  }
+  return cast(n, t);
 }
 
 }  // namespace stowage_codecs
