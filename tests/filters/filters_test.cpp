@@ -116,7 +116,7 @@ TEST_CASE(
       CHECK(elements == c["encoded_size"]);
     }
   }
-  CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset"});
+  CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset", "quantize"});
 }
 
 TEST_CASE(
@@ -158,6 +158,11 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
       {R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2, "dtype": "<x8"})", f8, "\"dtype\""},
       {R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2, "astype": "|O"})", f8,
        "\"astype\""},
+      {R"({"type": "quantize", "dtype": "<f8"})", f8, "\"digits\""},
+      {R"({"type": "quantize", "digits": 1.5})", f8, "\"digits\""},
+      {R"({"type": "quantize", "digits": 2000})", f8, "\"digits\""},
+      {R"({"type": "quantize", "digits": 2, "dtype": "<i4"})", i4, "\"dtype\""},
+      {R"({"type": "quantize", "digits": 2, "astype": "<i2"})", f8, "\"astype\""},
   };
   for (const Bad& b : bad) {
     CAPTURE(b.config);
@@ -168,6 +173,7 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
   // Each codec above with a good configuration is accepted.
   for (const char* good : {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
                            R"({"type": "astype", "encode_dtype": "<f8"})",
-                           R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})"})
+                           R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
+                           R"({"type": "quantize", "digits": 2})"})
     CHECK(error_of([&] { make(json::parse(good), f4); }).first == ErrorCode::ok);
 }

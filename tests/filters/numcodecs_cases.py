@@ -109,6 +109,17 @@ CASES = [
      ">i8", (7,), "random"),
     ("fso_bool", {"id": "fixedscaleoffset", "offset": 1, "scale": 3, "dtype": "|b1", "astype": "|i1"},
      "|b1", (9,), "random"),
+    # quantize: the docstring's digits, float32 (scale * x in float32, and
+    # in float64 once the scale passes 3.4e38), astype, negative digits.
+    ("quantize_f8_d1", {"id": "quantize", "digits": 1, "dtype": "<f8"}, "<f8", (10,), "random"),
+    ("quantize_f8_d2", {"id": "quantize", "digits": 2, "dtype": "<f8"}, "<f8", (5, 4), "special"),
+    ("quantize_f8_d3_f4", {"id": "quantize", "digits": 3, "dtype": "<f8", "astype": "<f4"}, "<f8", (12,), "random"),
+    ("quantize_f4_d2", {"id": "quantize", "digits": 2, "dtype": "<f4"}, "<f4", (16,), "special"),
+    ("quantize_f4be_d5", {"id": "quantize", "digits": 5, "dtype": ">f4"}, ">f4", (3, 5), "random"),
+    ("quantize_f4_d40", {"id": "quantize", "digits": 40, "dtype": "<f4", "astype": "<f8"}, "<f4", (8,), "random"),
+    ("quantize_f8_neg", {"id": "quantize", "digits": -1, "dtype": "<f8"}, "<f8", (9,), "random"),
+    ("quantize_f8_d0", {"id": "quantize", "digits": 0, "dtype": "<f8"}, "<f8", (9,), "halves"),
+    ("quantize_f4_as_f8be", {"id": "quantize", "digits": 4, "dtype": "<f4", "astype": ">f8"}, "<f4", (6,), "random"),
 ]
 
 

@@ -9,7 +9,7 @@ little-endian bytes in C order, one file per array, named after the node
   zarr_peer.py write-filters STORE OUT_DIR
                                      the same for the arrays of FILTERED
                                      (numcodecs' delta, shuffle, astype,
-                                     fixedscaleoffset)
+                                     fixedscaleoffset, quantize)
   zarr_peer.py write-dtypes STORE OUT_DIR
                                      the same for the float16 and complex
                                      arrays of DTYPED
@@ -92,7 +92,8 @@ FILTERED = [
       {"id": "shuffle", "elementsize": 4}], "blosc-auto", "f4", None),
     ("delta_shuffle_u8", "<u8", (21,), (8,), [{"id": "delta", "dtype": "<u8"}, {"id": "shuffle", "elementsize": 8}],
      "raw", "random", None),
-    # fixedscaleoffset (lossy: what zarr-python reads back is what it kept).
+    # fixedscaleoffset, quantize (lossy: what zarr-python reads back is what
+    # the filter kept).
     ("fso_f8_as_u2", "<f8", (20, 6), (8, 4),
      [{"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "<u2"}], "zlib", "fso", None),
     ("fso_i4be_as_i2", ">i4", (30,), (8,),
@@ -100,6 +101,9 @@ FILTERED = [
     ("fso_f4_float_shuffle", "<f4", (16, 3), (8, 3),
      [{"id": "fixedscaleoffset", "offset": 0.5, "scale": 100.5, "dtype": "<f4", "astype": "<i4"},
       {"id": "shuffle", "elementsize": 4}], "raw", "f4", None),
+    ("quantize_f8", "<f8", (13, 10), (4, 3), [{"id": "quantize", "digits": 2, "dtype": "<f8"}], "raw", "random", None),
+    ("quantize_f4be_as_f8", ">f4", (15,), (6,), [{"id": "quantize", "digits": 3, "dtype": ">f4", "astype": "<f8"}],
+     "zstd", "f4", 10),
 ]
 
 

@@ -1,6 +1,6 @@
 // numpy's element casts and arithmetic, for the array -> array codecs
-// that compute on elements (delta, astype, fixedscaleoffset; numcodecs
-// 0.11's semantics):
+// that compute on elements (delta, astype, fixedscaleoffset, quantize;
+// numcodecs 0.11's semantics):
 // one element loaded in any byte order, cast as numpy's astype casts
 // (floats truncate to integers as numpy's x86-64 casts do, integers wrap), added
 // in its type, stored back. Element by element: the codecs keep a typed
@@ -169,8 +169,8 @@ inline Num add(const Num& a, const Num& b, int sign, const sdk::ElementType& t) 
 }
 
 // ---- numpy 1.24's types of `array op python_scalar` ---------------------
-// fixedscaleoffset computes `(x - offset) * scale` with Python numbers
-// from its config, and numpy < 2 types the result by the
+// fixedscaleoffset and quantize compute `(x - offset) * scale` with Python
+// numbers from their config, and numpy < 2 types the result by the
 // scalar's value (value-based casting): uint8 - 1000 is uint16, float32 *
 // 70000 is float64, int16 - 0.5 is float64.
 
