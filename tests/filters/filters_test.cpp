@@ -116,7 +116,8 @@ TEST_CASE(
       CHECK(elements == c["encoded_size"]);
     }
   }
-  CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset", "quantize"});
+  CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset", "quantize",
+                                     "bitround"});
 }
 
 TEST_CASE(
@@ -163,6 +164,11 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
       {R"({"type": "quantize", "digits": 2000})", f8, "\"digits\""},
       {R"({"type": "quantize", "digits": 2, "dtype": "<i4"})", i4, "\"dtype\""},
       {R"({"type": "quantize", "digits": 2, "astype": "<i2"})", f8, "\"astype\""},
+      {R"({"type": "bitround"})", f4, "\"keepbits\""},
+      {R"({"type": "bitround", "keepbits": -1})", f4, "\"keepbits\""},
+      {R"({"type": "bitround", "keepbits": 24})", f4, "\"keepbits\""},
+      {R"({"type": "bitround", "keepbits": 53})", f8, "\"keepbits\""},
+      {R"({"type": "bitround", "keepbits": 3})", i4, "\"<i4\""},
   };
   for (const Bad& b : bad) {
     CAPTURE(b.config);
@@ -171,9 +177,12 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
     CHECK_MESSAGE(message.find(b.key) != std::string::npos, message);
   }
   // Each codec above with a good configuration is accepted.
-  for (const char* good : {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
-                           R"({"type": "astype", "encode_dtype": "<f8"})",
-                           R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
-                           R"({"type": "quantize", "digits": 2})"})
+  for (const char* good :
+       {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
+        R"({"type": "astype", "encode_dtype": "<f8"})",
+        R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
+        R"({"type": "quantize", "digits": 2})", R"({"type": "bitround", "keepbits": 23})"})
     CHECK(error_of([&] { make(json::parse(good), f4); }).first == ErrorCode::ok);
+  CHECK(error_of([&] { make(json::parse(R"({"type": "bitround", "keepbits": 52})"), f8); }).first ==
+        ErrorCode::ok);
 }

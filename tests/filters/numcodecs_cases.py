@@ -120,6 +120,20 @@ CASES = [
     ("quantize_f8_neg", {"id": "quantize", "digits": -1, "dtype": "<f8"}, "<f8", (9,), "random"),
     ("quantize_f8_d0", {"id": "quantize", "digits": 0, "dtype": "<f8"}, "<f8", (9,), "halves"),
     ("quantize_f4_as_f8be", {"id": "quantize", "digits": 4, "dtype": "<f4", "astype": ">f8"}, "<f4", (6,), "random"),
+    # bitround: from no mantissa bit to all of them, both byte orders.
+    ("bitround_f4_0", {"id": "bitround", "keepbits": 0}, "<f4", (20,), "special"),
+    ("bitround_f4_3", {"id": "bitround", "keepbits": 3}, "<f4", (4, 6), "special"),
+    ("bitround_f4_10", {"id": "bitround", "keepbits": 10}, "<f4", (25,), "random"),
+    ("bitround_f4_23", {"id": "bitround", "keepbits": 23}, "<f4", (7,), "special"),
+    ("bitround_f4be_7", {"id": "bitround", "keepbits": 7}, ">f4", (11,), "special"),
+    ("bitround_f8_1", {"id": "bitround", "keepbits": 1}, "<f8", (13,), "special"),
+    ("bitround_f8_20", {"id": "bitround", "keepbits": 20}, "<f8", (3, 3), "random"),
+    ("bitround_f8be_51", {"id": "bitround", "keepbits": 51}, ">f8", (10,), "special"),
+    ("bitround_f8_bytes", {"id": "bitround", "keepbits": 12}, "<f8", (16,), "bytes"),
+    ("bitround_f2_5", {"id": "bitround", "keepbits": 5}, "<f2", (14,), "special"),
+    # ties (halves of integers: the dropped bits are exactly half a step), to even
+    ("bitround_f4_ties", {"id": "bitround", "keepbits": 1}, "<f4", (40,), "halves"),
+    ("bitround_f8_ties", {"id": "bitround", "keepbits": 2}, "<f8", (40,), "halves"),
 ]
 
 

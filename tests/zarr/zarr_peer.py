@@ -9,7 +9,7 @@ little-endian bytes in C order, one file per array, named after the node
   zarr_peer.py write-filters STORE OUT_DIR
                                      the same for the arrays of FILTERED
                                      (numcodecs' delta, shuffle, astype,
-                                     fixedscaleoffset, quantize)
+                                     fixedscaleoffset, quantize, bitround)
   zarr_peer.py write-dtypes STORE OUT_DIR
                                      the same for the float16 and complex
                                      arrays of DTYPED
@@ -92,8 +92,8 @@ FILTERED = [
       {"id": "shuffle", "elementsize": 4}], "blosc-auto", "f4", None),
     ("delta_shuffle_u8", "<u8", (21,), (8,), [{"id": "delta", "dtype": "<u8"}, {"id": "shuffle", "elementsize": 8}],
      "raw", "random", None),
-    # fixedscaleoffset, quantize (lossy: what zarr-python reads back is what
-    # the filter kept).
+    # fixedscaleoffset, quantize, bitround (lossy: what zarr-python reads
+    # back is what the filter kept).
     ("fso_f8_as_u2", "<f8", (20, 6), (8, 4),
      [{"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "<u2"}], "zlib", "fso", None),
     ("fso_i4be_as_i2", ">i4", (30,), (8,),
@@ -104,6 +104,8 @@ FILTERED = [
     ("quantize_f8", "<f8", (13, 10), (4, 3), [{"id": "quantize", "digits": 2, "dtype": "<f8"}], "raw", "random", None),
     ("quantize_f4be_as_f8", ">f4", (15,), (6,), [{"id": "quantize", "digits": 3, "dtype": ">f4", "astype": "<f8"}],
      "zstd", "f4", 10),
+    ("bitround_f4", "<f4", (12, 11), (5, 5), [{"id": "bitround", "keepbits": 6}], "raw", "random", None),
+    ("bitround_f8", "<f8", (9, 9), (4, 4), [{"id": "bitround", "keepbits": 20}], "gzip", "random", 7),
 ]
 
 
