@@ -117,7 +117,7 @@ TEST_CASE(
     }
   }
   CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset", "quantize",
-                                     "bitround"});
+                                     "bitround", "packbits"});
 }
 
 TEST_CASE(
@@ -132,6 +132,13 @@ TEST_CASE(
     for (const std::string& wrong : {enc + std::string(1, '\1'), enc.substr(0, enc.size() - 1)})
       CHECK(error_of([&] { decode(codec, wrong, c["chunk"]); }).first == ErrorCode::corrupt);
   }
+  // packbits' header: the padding bits of a chunk of 9 are 7, not 6.
+  const stowage::Codec packbits = make({{"type", "packbits"}}, {{"dtype", "|b1"}, {"shape", {9}}});
+  const std::string bad("\x06\xff\x80", 3);
+  CHECK(error_of([&] { decode(packbits, bad, {{"dtype", "|b1"}, {"shape", {9}}}); }).first ==
+        ErrorCode::corrupt);
+  CHECK(decode(packbits, "\x07\xff\x80", {{"dtype", "|b1"}, {"shape", {9}}}) ==
+        std::string(9, '\1'));
 }
 
 TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
@@ -177,11 +184,11 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
     CHECK_MESSAGE(message.find(b.key) != std::string::npos, message);
   }
   // Each codec above with a good configuration is accepted.
-  for (const char* good :
-       {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
-        R"({"type": "astype", "encode_dtype": "<f8"})",
-        R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
-        R"({"type": "quantize", "digits": 2})", R"({"type": "bitround", "keepbits": 23})"})
+  for (const char* good : {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
+                           R"({"type": "astype", "encode_dtype": "<f8"})",
+                           R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
+                           R"({"type": "quantize", "digits": 2})",
+                           R"({"type": "bitround", "keepbits": 23})", R"({"type": "packbits"})"})
     CHECK(error_of([&] { make(json::parse(good), f4); }).first == ErrorCode::ok);
   CHECK(error_of([&] { make(json::parse(R"({"type": "bitround", "keepbits": 52})"), f8); }).first ==
         ErrorCode::ok);

@@ -134,6 +134,13 @@ CASES = [
     # ties (halves of integers: the dropped bits are exactly half a step), to even
     ("bitround_f4_ties", {"id": "bitround", "keepbits": 1}, "<f4", (40,), "halves"),
     ("bitround_f8_ties", {"id": "bitround", "keepbits": 2}, "<f8", (40,), "halves"),
+    # packbits: padding 0..7, non-bool chunks (any non-zero byte is true).
+    ("packbits_9", {"id": "packbits"}, "|b1", (9,), "random"),
+    ("packbits_16", {"id": "packbits"}, "|b1", (4, 4), "random"),
+    ("packbits_1", {"id": "packbits"}, "|b1", (1,), "random"),
+    ("packbits_15", {"id": "packbits"}, "|b1", (3, 5), "random"),
+    ("packbits_u1", {"id": "packbits"}, "|u1", (13,), "bytes"),
+    ("packbits_i2", {"id": "packbits"}, "<i2", (5,), "bytes"),
 ]
 
 

@@ -9,7 +9,8 @@ little-endian bytes in C order, one file per array, named after the node
   zarr_peer.py write-filters STORE OUT_DIR
                                      the same for the arrays of FILTERED
                                      (numcodecs' delta, shuffle, astype,
-                                     fixedscaleoffset, quantize, bitround)
+                                     fixedscaleoffset, quantize, bitround,
+                                     packbits)
   zarr_peer.py write-dtypes STORE OUT_DIR
                                      the same for the float16 and complex
                                      arrays of DTYPED
@@ -92,8 +93,8 @@ FILTERED = [
       {"id": "shuffle", "elementsize": 4}], "blosc-auto", "f4", None),
     ("delta_shuffle_u8", "<u8", (21,), (8,), [{"id": "delta", "dtype": "<u8"}, {"id": "shuffle", "elementsize": 8}],
      "raw", "random", None),
-    # fixedscaleoffset, quantize, bitround (lossy: what zarr-python reads
-    # back is what the filter kept).
+    # fixedscaleoffset, quantize, bitround, packbits (lossy but for packbits:
+    # what zarr-python reads back is what the filter kept).
     ("fso_f8_as_u2", "<f8", (20, 6), (8, 4),
      [{"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "<u2"}], "zlib", "fso", None),
     ("fso_i4be_as_i2", ">i4", (30,), (8,),
@@ -106,6 +107,8 @@ FILTERED = [
      "zstd", "f4", 10),
     ("bitround_f4", "<f4", (12, 11), (5, 5), [{"id": "bitround", "keepbits": 6}], "raw", "random", None),
     ("bitround_f8", "<f8", (9, 9), (4, 4), [{"id": "bitround", "keepbits": 20}], "gzip", "random", 7),
+    ("packbits_b1", "|b1", (9, 7), (4, 4), [{"id": "packbits"}], "raw", "random", None),
+    ("packbits_b1_zlib", "|b1", (30,), (7,), [{"id": "packbits"}], "zlib", "random", 20),
 ]
 
 
