@@ -42,6 +42,8 @@ def values(dtype, shape, seed, how):
         wild = [np.nan, np.inf, -np.inf, 1e30, -1e30, 2.0**64, 2.0**63, -2.0**63, 2.0**32 + 5, 2.0**31,
                 -2.0**31 - 1, 70000.5, -70000.5, 300.7, -300.7, -1.0, 2.0**63 + 2.0**40, 2.0**31 + 2.0**20]
         return np.resize(np.array(wild), shape).astype(dtype)
+    if how == "huge":  # near float32's largest: scale * x overflows in float32, not in float64
+        return rng.uniform(-3.4e38, 3.4e38, size=shape).astype(dtype)
     if how == "linspace":
         return np.linspace(1000, 1001, int(np.prod(shape))).reshape(shape).astype(dtype)
     if how == "small":
@@ -115,6 +117,7 @@ CASES = [
     ("quantize_f8_d2", {"id": "quantize", "digits": 2, "dtype": "<f8"}, "<f8", (5, 4), "special"),
     ("quantize_f8_d3_f4", {"id": "quantize", "digits": 3, "dtype": "<f8", "astype": "<f4"}, "<f8", (12,), "random"),
     ("quantize_f4_d2", {"id": "quantize", "digits": 2, "dtype": "<f4"}, "<f4", (16,), "special"),
+    ("quantize_f4_huge", {"id": "quantize", "digits": 2, "dtype": "<f4"}, "<f4", (12,), "huge"),
     ("quantize_f4be_d5", {"id": "quantize", "digits": 5, "dtype": ">f4"}, ">f4", (3, 5), "random"),
     ("quantize_f4_d40", {"id": "quantize", "digits": 40, "dtype": "<f4", "astype": "<f8"}, "<f4", (8,), "random"),
     ("quantize_f8_neg", {"id": "quantize", "digits": -1, "dtype": "<f8"}, "<f8", (9,), "random"),
