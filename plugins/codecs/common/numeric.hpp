@@ -14,9 +14,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace stowage_codecs {
 
@@ -182,29 +179,6 @@ struct Scalar {
   uint64_t i = 0;
   double f = 0;  // the value as a double (both kinds)
 };
-
-// The config key `key` of `codec` as a Scalar; INVALID_ARGUMENT naming the
-// key when it is absent or no number.
-inline Scalar scalar(const nlohmann::json& config, const char* codec, const char* key) {
-  if (!config.contains(key) || !config[key].is_number())
-    sdk::invalid(std::string(codec) + ": \"" + key + "\" must be a number, got " +
-                 (config.contains(key) ? config[key].dump() : std::string("nothing")));
-  const nlohmann::json& j = config[key];
-  Scalar s;
-  s.is_int = !j.is_number_float();
-  if (j.is_number_unsigned()) {
-    s.i = j.get<uint64_t>();
-    s.f = double(s.i);
-  } else if (j.is_number_integer()) {
-    const int64_t v = j.get<int64_t>();
-    s.i = uint64_t(v);
-    s.negative = v < 0;
-    s.f = double(v);
-  } else {
-    s.f = j.get<double>();
-  }
-  return s;
-}
 
 inline sdk::ElementType element(char kind, uint32_t size) {
   sdk::ElementType t;

@@ -15,6 +15,8 @@
 #include <stowage/codec_config.hpp>
 #include <stowage/plugin.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <string>
 
@@ -27,6 +29,29 @@ void require_arithmetic(const sdk::ElementType& t, const char* key) {
   if (t.kind == 'c' || (t.kind == 'f' && t.size == 2))  // numeric.hpp has neither
     sdk::unsupported(std::string("fixedscaleoffset: \"") + key + "\" \"" + t.typestr() +
                      "\" is not supported (bool, integers, float32 and float64 are)");
+}
+
+// The config key `key` of `codec` as a Scalar; INVALID_ARGUMENT naming the
+// key when it is absent or no number.
+Scalar scalar(const nlohmann::json& config, const char* codec, const char* key) {
+  if (!config.contains(key) || !config[key].is_number())
+    sdk::invalid(std::string(codec) + ": \"" + key + "\" must be a number, got " +
+                 (config.contains(key) ? config[key].dump() : std::string("nothing")));
+  const nlohmann::json& j = config[key];
+  Scalar s;
+  s.is_int = !j.is_number_float();
+  if (j.is_number_unsigned()) {
+    s.i = j.get<uint64_t>();
+    s.f = double(s.i);
+  } else if (j.is_number_integer()) {
+    const int64_t v = j.get<int64_t>();
+    s.i = uint64_t(v);
+    s.negative = v < 0;
+    s.f = double(v);
+  } else {
+    s.f = j.get<double>();
+  }
+  return s;
 }
 
 // a * b in type `t` (both of it): floats round to t, integers wrap.
