@@ -83,8 +83,11 @@ std::string ids_with(Registry& registry, uint64_t cap) {
 
 std::string ids_of(Registry& registry, const char* kind) {
   std::string list;
-  for (const PluginInfo& p : registry.plugins())
-    if (p.kind == kind && p.state != PluginState::shadowed)
+  // Codecs are loaded to tell their kind: an array -> array codec (a
+  // filter: delta, packbits, ...) is no compression.
+  const bool codecs = std::string(kind) == "codec";
+  for (const PluginInfo& p : registry.plugins(codecs))
+    if (p.kind == kind && p.state != PluginState::shadowed && p.codec_kind != "array")
       list += (list.empty() ? "" : ", ") + p.id;
   return list.empty() ? "none found on the plugin path" : list;
 }
