@@ -8,7 +8,9 @@ little-endian bytes in C order, one file per array, named after the node
                                      then OUT_DIR/manifest.json and the dumps
   zarr_peer.py write-filters STORE OUT_DIR
                                      the same for the arrays of FILTERED
-                                     (numcodecs' delta, shuffle, astype)
+                                     (numcodecs' delta, shuffle, astype,
+                                     fixedscaleoffset, quantize, bitround,
+                                     packbits)
   zarr_peer.py write-dtypes STORE OUT_DIR
                                      the same for the float16 and complex
                                      arrays of DTYPED
@@ -91,6 +93,22 @@ FILTERED = [
       {"id": "shuffle", "elementsize": 4}], "blosc-auto", "f4", None),
     ("delta_shuffle_u8", "<u8", (21,), (8,), [{"id": "delta", "dtype": "<u8"}, {"id": "shuffle", "elementsize": 8}],
      "raw", "random", None),
+    # fixedscaleoffset, quantize, bitround, packbits (lossy but for packbits:
+    # what zarr-python reads back is what the filter kept).
+    ("fso_f8_as_u2", "<f8", (20, 6), (8, 4),
+     [{"id": "fixedscaleoffset", "offset": 1000, "scale": 10, "dtype": "<f8", "astype": "<u2"}], "zlib", "fso", None),
+    ("fso_i4be_as_i2", ">i4", (30,), (8,),
+     [{"id": "fixedscaleoffset", "offset": -7, "scale": 2, "dtype": ">i4", "astype": "<i2"}], "raw", "small", 25),
+    ("fso_f4_float_shuffle", "<f4", (16, 3), (8, 3),
+     [{"id": "fixedscaleoffset", "offset": 0.5, "scale": 100.5, "dtype": "<f4", "astype": "<i4"},
+      {"id": "shuffle", "elementsize": 4}], "raw", "f4", None),
+    ("quantize_f8", "<f8", (13, 10), (4, 3), [{"id": "quantize", "digits": 2, "dtype": "<f8"}], "raw", "random", None),
+    ("quantize_f4be_as_f8", ">f4", (15,), (6,), [{"id": "quantize", "digits": 3, "dtype": ">f4", "astype": "<f8"}],
+     "zstd", "f4", 10),
+    ("bitround_f4", "<f4", (12, 11), (5, 5), [{"id": "bitround", "keepbits": 6}], "raw", "random", None),
+    ("bitround_f8", "<f8", (9, 9), (4, 4), [{"id": "bitround", "keepbits": 20}], "gzip", "random", 7),
+    ("packbits_b1", "|b1", (9, 7), (4, 4), [{"id": "packbits"}], "raw", "random", None),
+    ("packbits_b1_zlib", "|b1", (30,), (7,), [{"id": "packbits"}], "zlib", "random", 20),
 ]
 
 
@@ -152,6 +170,8 @@ def filtered_values(typestr, shape, seed, how):
         return np.cumsum(rng.integers(-300, 300, size=shape)).reshape(shape).astype(dtype)
     if how == "small":
         return rng.integers(0, 256, size=shape).astype(dtype)
+    if how == "fso":  # what fixedscaleoffset(offset=1000, scale=10) stores in uint16
+        return rng.uniform(1000, 7000, size=shape).astype(dtype)
     if how == "f4":
         return (rng.standard_normal(size=shape) * 1000).astype("<f4").astype(dtype)
     return values(typestr, shape, seed)

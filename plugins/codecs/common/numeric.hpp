@@ -1,7 +1,8 @@
 // numpy's element casts and arithmetic, for the array -> array codecs
-// that compute on elements (delta, astype; numcodecs 0.11's semantics):
+// that compute on elements (delta, astype, fixedscaleoffset, quantize;
+// numcodecs 0.11's semantics):
 // one element loaded in any byte order, cast as numpy's astype casts
-// (floats truncate to integers as x86's C cast does, integers wrap), added
+// (floats truncate to integers as numpy's x86-64 casts do, integers wrap), added
 // in its type, stored back. Element by element: the codecs keep a typed
 // loop for their common case (native byte order, one type).
 #pragma once
@@ -93,14 +94,30 @@ inline Num load(const uint8_t* p, const sdk::ElementType& t) {
   return n;
 }
 
-// A float to an integer as x86's conversion (numpy's C cast) gives it: in
-// range truncated toward zero, else the "integer indefinite" 2^63.
-inline uint64_t float_to_bits(double f, bool to_unsigned64) {
-  if (std::isnan(f)) return uint64_t(1) << 63;
-  if (to_unsigned64 && f >= 9223372036854775808.0 && f < 18446744073709551616.0)
-    return static_cast<uint64_t>(f);
-  if (f < -9223372036854775808.0 || f >= 9223372036854775808.0) return uint64_t(1) << 63;
-  return static_cast<uint64_t>(static_cast<int64_t>(f));
+// A float to an integer of type `t` as numpy 1.24's casts give it on
+// x86-64 (its C casts, vectorised): to 1-, 2- and 4-byte integers through
+// a 32-bit conversion, to 8-byte ones through a 64-bit one; a conversion
+// out of range (NaN, infinities) is the "integer indefinite" 0x80...0, and
+// unsigned targets of 4 and 8 bytes convert x >= 2^(bits-1) as
+// (x - 2^(bits-1)) with the top bit flipped. Checked against numpy for
+// NaN, infinities and values past every range (tests/filters).
+inline uint64_t float_to_bits(double f, const sdk::ElementType& t) {
+  const auto cvt32 = [](double x) -> uint64_t {  // cvttsd2si, 32 bits
+    if (!(x > -2147483649.0 && x < 2147483648.0)) return uint64_t(0x80000000u);
+    return uint64_t(int64_t(int32_t(x)));
+  };
+  const auto cvt64 = [](double x) -> uint64_t {  // cvttsd2si, 64 bits
+    if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return uint64_t(1) << 63;
+    return uint64_t(int64_t(x));
+  };
+  if (t.size == 8) {
+    if (t.kind == 'u' && f >= 9223372036854775808.0)
+      return cvt64(f - 9223372036854775808.0) ^ (uint64_t(1) << 63);
+    return cvt64(f);
+  }
+  if (t.size == 4 && t.kind == 'u' && f >= 2147483648.0)
+    return (cvt32(f - 2147483648.0) ^ 0x80000000u) & 0xffffffffu;
+  return cvt32(f);
 }
 
 // `v` cast to type `t`, as numpy's astype does (floats: one rounding from
@@ -121,7 +138,7 @@ inline Num cast(const Num& v, const sdk::ElementType& t) {
   if (t.kind == 'b')
     n.i = v.fp ? v.f != 0 : v.i != 0;
   else
-    n.i = wrap(v.fp ? float_to_bits(v.f, t.kind == 'u' && t.size == 8) : v.i, t);
+    n.i = wrap(v.fp ? float_to_bits(v.f, t) : v.i, t);
   return n;
 }
 
@@ -159,7 +176,10 @@ To numpy_cast(From x) {
   } else if constexpr (std::is_floating_point_v<To> || !std::is_floating_point_v<From>) {
     return static_cast<To>(x);  // one rounding; integers wrap (two's complement)
   } else {
-    return static_cast<To>(float_to_bits(double(x), std::is_unsigned_v<To> && sizeof(To) == 8));
+    sdk::ElementType t;
+    t.kind = std::is_signed_v<To> ? 'i' : 'u';
+    t.size = sizeof(To);
+    return static_cast<To>(float_to_bits(double(x), t));
   }
 }
 
@@ -215,6 +235,82 @@ bool with_type(const sdk::ElementType& t, Fn&& fn) {
     });
   });
   return done;
+}
+
+// ---- numpy 1.24's types of `array op python_scalar` ---------------------
+// fixedscaleoffset and quantize compute `(x - offset) * scale` with Python
+// numbers from their config, and numpy < 2 types the result by the
+// scalar's value (value-based casting): uint8 - 1000 is uint16, float32 *
+// 70000 is float64, int16 - 0.5 is float64.
+
+// A Python number as a JSON config holds it: an int (JSON without a
+// fraction or exponent) or a float.
+struct Scalar {
+  bool is_int = false;
+  bool negative = false;  // ints: the sign, `i` the two's complement
+  uint64_t i = 0;
+  double f = 0;  // the value as a double (both kinds)
+};
+
+inline sdk::ElementType element(char kind, uint32_t size) {
+  sdk::ElementType t;
+  t.kind = kind;
+  t.size = size;
+  t.big_endian = !sdk::host_is_little_endian();
+  return t;
+}
+
+// numpy's np.min_scalar_type of a Python number.
+inline sdk::ElementType min_scalar_type(const Scalar& s) {
+  if (s.is_int) {
+    if (!s.negative)
+      return element('u', s.i <= 0xff ? 1 : s.i <= 0xffff ? 2 : s.i <= 0xffffffffu ? 4 : 8);
+    const int64_t v = int64_t(s.i);
+    return element('i', v >= -128 ? 1 : v >= -32768 ? 2 : v >= -2147483648LL ? 4 : 8);
+  }
+  if (!std::isfinite(s.f) || (s.f > -65000 && s.f < 65000)) return element('f', 2);
+  return element('f', s.f > -3.4e38 && s.f < 3.4e38 ? 4 : 8);
+}
+
+// numpy's np.promote_types over bool, integers and floats (native order).
+inline sdk::ElementType promote(const sdk::ElementType& a, const sdk::ElementType& b) {
+  const auto order = [](char k) { return k == 'b' ? 0 : k == 'f' ? 2 : 1; };
+  if (a.kind == 'b') return b.kind == 'b' ? element('b', 1) : element(b.kind, b.size);
+  if (b.kind == 'b') return element(a.kind, a.size);
+  if (order(a.kind) != order(b.kind)) {  // an integer and a float
+    const sdk::ElementType& i = order(a.kind) == 1 ? a : b;
+    const sdk::ElementType& f = order(a.kind) == 1 ? b : a;
+    const uint32_t holds = i.size == 1 ? 2 : i.size == 2 ? 4 : 8;
+    return element('f', std::max(holds, f.size));
+  }
+  if (a.kind == b.kind) return element(a.kind, std::max(a.size, b.size));
+  const sdk::ElementType& u = a.kind == 'u' ? a : b;
+  const sdk::ElementType& i = a.kind == 'u' ? b : a;
+  if (i.size > u.size) return element('i', i.size);
+  return u.size == 8 ? element('f', 8) : element('i', 2 * u.size);
+}
+
+// The type of `array op scalar` for an array of `t` (numpy < 2): the
+// scalar counts by its value (min_scalar_type) unless its kind is above the
+// array's, then as float64 or int64.
+inline sdk::ElementType result_type(const sdk::ElementType& t, const Scalar& s) {
+  const int array_kind = t.kind == 'b' ? 0 : t.kind == 'f' ? 2 : 1;
+  const int scalar_kind = s.is_int ? 1 : 2;
+  if (array_kind >= scalar_kind) return promote(t, min_scalar_type(s));
+  return promote(t, s.is_int ? element('i', 8) : element('f', 8));
+}
+
+// The scalar as a value of type `t` (what numpy casts it to for the loop).
+inline Num cast(const Scalar& s, const sdk::ElementType& t) {
+  Num n;
+  if (s.is_int) {
+    n.is_signed = s.negative;
+    n.i = s.i;
+  } else {
+    n.fp = true;
+    n.f = s.f;
+  }
+  return cast(n, t);
 }
 
 }  // namespace stowage_codecs
