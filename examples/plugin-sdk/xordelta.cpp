@@ -67,18 +67,15 @@ class XorDelta {
     if (dtype_.size != 1 && dtype_.size != 2 && dtype_.size != 4 && dtype_.size != 8)
       sdk::invalid("xordelta: \"dtype\" \"" + dtype_.typestr() +
                    "\" is not 1, 2, 4 or 8 bytes wide");
-    // Like numpy's view(dtype): the chunk must be whole elements of it.
-    if (chunk.bytes() % dtype_.size)
-      sdk::invalid("xordelta: a chunk of " + std::to_string(chunk.bytes()) +
-                   " bytes is no whole number of \"" + dtype_.typestr() + "\" elements");
-    count_ = chunk.bytes() / dtype_.size;
+    // Like numpy's view(dtype): the chunk must be whole elements of it
+    // (else INVALID_ARGUMENT naming the codec).
+    count_ = sdk::count_as(chunk, dtype_, "xordelta");
     // What it encodes into: the same bits as unsigned integers of that
     // width and byte order (no longer the chunk's values), in the chunk's
     // shape when the element size is the chunk's, else flat.
-    encoded_.dtype.kind = 'u';
-    encoded_.dtype.size = dtype_.size;
-    encoded_.dtype.big_endian = dtype_.big_endian;
-    encoded_.shape = dtype_.size == chunk.dtype.size ? chunk.shape : std::vector<uint64_t>{count_};
+    sdk::ElementType bits = dtype_;
+    bits.kind = 'u';
+    encoded_ = sdk::stored_chunk(chunk, dtype_, bits);
     canonical_ = cfg.canonical();
     // The host of the registry creating this codec (never a global one).
     host.log(STOWAGE_LOG_DEBUG, "xordelta: " + std::to_string(count_) + " elements of " +
@@ -90,25 +87,19 @@ class XorDelta {
   uint64_t bound(uint64_t) const { return count_ * dtype_.size; }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    // Wrong input to encode is the caller's: INVALID_ARGUMENT.
-    if (n != count_ * dtype_.size)
-      sdk::invalid("xordelta encode: " + std::to_string(n) + " bytes, a chunk is " +
-                   std::to_string(count_ * dtype_.size));
-    return run(true, in, out, capacity);
+    // Wrong input to encode is the caller's (INVALID_ARGUMENT), as is too
+    // small an output buffer.
+    sdk::check_call("xordelta", false, n, count_ * dtype_.size, capacity, count_ * dtype_.size);
+    return run(true, in, out);
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
     // Wrong input to decode is the stored data's: CORRUPT.
-    if (n != count_ * dtype_.size)
-      sdk::corrupt("xordelta decode: " + std::to_string(n) + " bytes, a chunk is " +
-                   std::to_string(count_ * dtype_.size));
-    return run(false, in, out, capacity);
+    sdk::check_call("xordelta", true, n, count_ * dtype_.size, capacity, count_ * dtype_.size);
+    return run(false, in, out);
   }
 
  private:
-  size_t run(bool encode, const void* in, void* out, size_t capacity) const {
-    if (capacity < count_ * dtype_.size)
-      sdk::invalid(std::string("xordelta ") + (encode ? "encode" : "decode") +
-                   ": output buffer too small");
+  size_t run(bool encode, const void* in, void* out) const {
     switch (dtype_.size) {
       case 1:
         xor_delta<uint8_t>(encode, in, out, count_);

@@ -43,12 +43,8 @@ class AsType {
     encoded_ = sdk::element_type(cfg, "encode_dtype", decoded_);
     require_arithmetic(decoded_, "decode_dtype");
     require_arithmetic(encoded_, "encode_dtype");
-    if (chunk.bytes() % decoded_.size)
-      sdk::invalid("astype: a chunk of " + std::to_string(chunk.bytes()) +
-                   " bytes is no whole number of \"" + decoded_.typestr() + "\" elements");
-    count_ = chunk.bytes() / decoded_.size;
-    spec_.dtype = encoded_;
-    spec_.shape = decoded_.size == chunk.dtype.size ? chunk.shape : std::vector<uint64_t>{count_};
+    count_ = sdk::count_as(chunk, decoded_, "astype");
+    spec_ = sdk::stored_chunk(chunk, decoded_, encoded_);
     canonical_ = cfg.canonical();
   }
   std::string canonical_config() const { return canonical_; }
@@ -65,13 +61,7 @@ class AsType {
  private:
   size_t convert(const sdk::ElementType& from, const sdk::ElementType& to, const void* in, size_t n,
                  void* out, size_t capacity, bool decoding) const {
-    if (n != count_ * from.size) {
-      const std::string why = std::string("astype ") + (decoding ? "decode" : "encode") + ": " +
-                              std::to_string(n) + " bytes, a chunk is " +
-                              std::to_string(count_ * from.size);
-      decoding ? sdk::corrupt(why) : sdk::invalid(why);
-    }
-    if (capacity < count_ * to.size) sdk::invalid("astype: output buffer too small");
+    sdk::check_call("astype", decoding, n, count_ * from.size, capacity, count_ * to.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     if (!cast_native(from, to, src, dst, count_))  // else element by element, any byte order

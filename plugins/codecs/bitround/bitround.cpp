@@ -73,7 +73,7 @@ class BitRound {
   uint64_t bound(uint64_t) const { return bytes_; }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, false);
+    sdk::check_call("bitround", false, n, bytes_, capacity, bytes_);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     if (maskbits_ == 0) return std::memcpy(dst, src, bytes_), bytes_;
@@ -92,21 +92,12 @@ class BitRound {
     return bytes_;
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, true);
+    sdk::check_call("bitround", true, n, bytes_, capacity, bytes_);
     std::memcpy(out, in, bytes_);  // the integers' bits are the floats'
     return bytes_;
   }
 
  private:
-  void check(size_t n, size_t capacity, bool decoding) const {
-    if (n != bytes_) {
-      const std::string why = std::string("bitround ") + (decoding ? "decode" : "encode") + ": " +
-                              std::to_string(n) + " bytes, a chunk is " + std::to_string(bytes_);
-      decoding ? sdk::corrupt(why) : sdk::invalid(why);
-    }
-    if (capacity < bytes_) sdk::invalid("bitround: output buffer too small");
-  }
-
   sdk::ChunkSpec chunk_, encoded_;
   int keepbits_ = 0, maskbits_ = 0;
   uint64_t bytes_ = 0;

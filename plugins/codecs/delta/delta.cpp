@@ -60,13 +60,8 @@ class Delta {
     astype_ = sdk::element_type(cfg, "astype", dtype_);
     require_arithmetic(dtype_, "dtype");
     require_arithmetic(astype_, "astype");
-    // numpy's view(dtype): the chunk's bytes must be whole elements of it.
-    if (chunk.bytes() % dtype_.size)
-      sdk::invalid("delta: a chunk of " + std::to_string(chunk.bytes()) +
-                   " bytes is no whole number of \"" + dtype_.typestr() + "\" elements");
-    count_ = chunk.bytes() / dtype_.size;
-    encoded_.dtype = astype_;
-    encoded_.shape = dtype_.size == chunk.dtype.size ? chunk.shape : std::vector<uint64_t>{count_};
+    count_ = sdk::count_as(chunk, dtype_, "delta");
+    encoded_ = sdk::stored_chunk(chunk, dtype_, astype_);
     canonical_ = cfg.canonical();
   }
   std::string canonical_config() const { return canonical_; }
@@ -74,7 +69,7 @@ class Delta {
   uint64_t bound(uint64_t) const { return count_ * astype_.size; }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, dtype_, astype_, "encode");
+    sdk::check_call("delta", false, n, count_ * dtype_.size, capacity, count_ * astype_.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     if (!fast(false, src, dst)) {
@@ -88,7 +83,7 @@ class Delta {
     return count_ * astype_.size;
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, astype_, dtype_, "decode");
+    sdk::check_call("delta", true, n, count_ * astype_.size, capacity, count_ * dtype_.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     if (!fast(true, src, dst)) {
@@ -102,19 +97,6 @@ class Delta {
   }
 
  private:
-  // A whole chunk in, room for a whole chunk out; else the caller's
-  // (encode) or the payload's (decode) error.
-  void check(size_t n, size_t capacity, const sdk::ElementType& from, const sdk::ElementType& to,
-             const char* what) const {
-    const bool encoding = std::string(what) == "encode";
-    if (n != count_ * from.size) {
-      const std::string why = std::string("delta ") + what + ": " + std::to_string(n) +
-                              " bytes, a chunk is " + std::to_string(count_ * from.size);
-      encoding ? sdk::invalid(why) : sdk::corrupt(why);
-    }
-    if (capacity < count_ * to.size)
-      sdk::invalid(std::string("delta ") + what + ": output buffer too small");
-  }
   bool fast(bool decode, const uint8_t* in, uint8_t* out) const {
     if (!(dtype_ == astype_) || !dtype_.native()) return false;
     if (dtype_.kind == 'f') {

@@ -91,10 +91,7 @@ class FixedScaleOffset {
     astype_ = sdk::element_type(cfg, "astype", dtype_);
     require_arithmetic(dtype_, "dtype");
     require_arithmetic(astype_, "astype");
-    if (chunk.bytes() % dtype_.size)
-      sdk::invalid("fixedscaleoffset: a chunk of " + std::to_string(chunk.bytes()) +
-                   " bytes is no whole number of \"" + dtype_.typestr() + "\" elements");
-    count_ = chunk.bytes() / dtype_.size;
+    count_ = sdk::count_as(chunk, dtype_, "fixedscaleoffset");
     // Encoding: (x - offset) in sub_, times scale in mul_.
     sub_ = result_type(dtype_, offset_);
     mul_ = result_type(sub_, scale_);
@@ -102,7 +99,7 @@ class FixedScaleOffset {
     div_ = result_type(astype_, scale_);
     if (div_.kind != 'f') div_ = element('f', 8);
     add_ = result_type(div_, offset_);
-    encoded_.dtype = astype_;
+    encoded_ = sdk::stored_chunk(chunk, dtype_, astype_);
     encoded_.shape = astype_.size == chunk.dtype.size && dtype_.size == chunk.dtype.size
                          ? chunk.shape
                          : std::vector<uint64_t>{count_};
@@ -113,7 +110,8 @@ class FixedScaleOffset {
   uint64_t bound(uint64_t) const { return count_ * astype_.size; }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, dtype_, astype_, false);
+    sdk::check_call("fixedscaleoffset", false, n, count_ * dtype_.size, capacity,
+                    count_ * astype_.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     const Num offset = cast(offset_, sub_), scale = cast(scale_, mul_);
@@ -126,7 +124,8 @@ class FixedScaleOffset {
     return count_ * astype_.size;
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, astype_, dtype_, true);
+    sdk::check_call("fixedscaleoffset", true, n, count_ * astype_.size, capacity,
+                    count_ * dtype_.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     const Num scale = cast(scale_, div_), offset = cast(offset_, add_);
@@ -139,17 +138,6 @@ class FixedScaleOffset {
   }
 
  private:
-  void check(size_t n, size_t capacity, const sdk::ElementType& from, const sdk::ElementType& to,
-             bool decoding) const {
-    if (n != count_ * from.size) {
-      const std::string why = std::string("fixedscaleoffset ") + (decoding ? "decode" : "encode") +
-                              ": " + std::to_string(n) + " bytes, a chunk is " +
-                              std::to_string(count_ * from.size);
-      decoding ? sdk::corrupt(why) : sdk::invalid(why);
-    }
-    if (capacity < count_ * to.size) sdk::invalid("fixedscaleoffset: output buffer too small");
-  }
-
   Scalar offset_, scale_;
   sdk::ElementType dtype_, astype_, sub_, mul_, div_, add_;
   uint64_t count_ = 0;

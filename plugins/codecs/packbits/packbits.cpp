@@ -42,10 +42,7 @@ class PackBits {
   uint64_t bound(uint64_t) const { return packed_; }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    if (n != count_)
-      sdk::invalid("packbits encode: " + std::to_string(n) + " bytes, a chunk is " +
-                   std::to_string(count_));
-    if (capacity < packed_) sdk::invalid("packbits: output buffer too small");
+    sdk::check_call("packbits", false, n, count_, capacity, packed_);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     dst[0] = padding_;
@@ -57,16 +54,13 @@ class PackBits {
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
-    if (n != packed_)
-      sdk::corrupt("packbits decode: " + std::to_string(n) + " bytes, a chunk packs into " +
-                   std::to_string(packed_));
+    sdk::check_call("packbits", true, n, packed_, capacity, count_);
     // numcodecs drops the header's count of bits from the end: another count
     // would decode to another number of elements than the chunk's.
     if (src[0] != padding_)
       sdk::corrupt("packbits decode: the header says " + std::to_string(src[0]) +
                    " padding bits, a chunk of " + std::to_string(count_) + " has " +
                    std::to_string(padding_));
-    if (capacity < count_) sdk::invalid("packbits: output buffer too small");
     for (uint64_t k = 0; k < count_; ++k) dst[k] = (src[1 + k / 8] >> (7 - k % 8)) & 1;
     return count_;
   }

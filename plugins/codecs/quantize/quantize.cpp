@@ -49,10 +49,7 @@ class Quantize {
     astype_ = sdk::element_type(cfg, "astype", dtype_);
     require_float(dtype_, "dtype");
     require_float(astype_, "astype");
-    if (chunk.bytes() % dtype_.size)
-      sdk::invalid("quantize: a chunk of " + std::to_string(chunk.bytes()) +
-                   " bytes is no whole number of \"" + dtype_.typestr() + "\" elements");
-    count_ = chunk.bytes() / dtype_.size;
+    count_ = sdk::count_as(chunk, dtype_, "quantize");
 
     // numcodecs' Quantize.encode, line by line.
     const double precision = std::pow(10.0, double(-digits));
@@ -64,7 +61,7 @@ class Quantize {
       sdk::invalid("quantize: \"digits\" " + std::to_string(digits) + " gives no finite scale");
     type_ = result_type(dtype_, scale_);  // of scale * x
 
-    encoded_.dtype = astype_;
+    encoded_ = sdk::stored_chunk(chunk, dtype_, astype_);
     encoded_.shape = dtype_.size == chunk.dtype.size && astype_.size == chunk.dtype.size
                          ? chunk.shape
                          : std::vector<uint64_t>{count_};
@@ -75,7 +72,7 @@ class Quantize {
   uint64_t bound(uint64_t) const { return count_ * astype_.size; }
 
   size_t encode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, dtype_, astype_, false);
+    sdk::check_call("quantize", false, n, count_ * dtype_.size, capacity, count_ * astype_.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     const bool single = type_.size == 4;
@@ -91,7 +88,7 @@ class Quantize {
     return count_ * astype_.size;
   }
   size_t decode(const void* in, size_t n, void* out, size_t capacity) const {
-    check(n, capacity, astype_, dtype_, true);
+    sdk::check_call("quantize", true, n, count_ * astype_.size, capacity, count_ * dtype_.size);
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);
     for (uint64_t k = 0; k < count_; ++k)
@@ -100,17 +97,6 @@ class Quantize {
   }
 
  private:
-  void check(size_t n, size_t capacity, const sdk::ElementType& from, const sdk::ElementType& to,
-             bool decoding) const {
-    if (n != count_ * from.size) {
-      const std::string why = std::string("quantize ") + (decoding ? "decode" : "encode") + ": " +
-                              std::to_string(n) + " bytes, a chunk is " +
-                              std::to_string(count_ * from.size);
-      decoding ? sdk::corrupt(why) : sdk::invalid(why);
-    }
-    if (capacity < count_ * to.size) sdk::invalid("quantize: output buffer too small");
-  }
-
   Scalar scale_;  // a Python float
   sdk::ElementType dtype_, astype_, type_;
   uint64_t count_ = 0;

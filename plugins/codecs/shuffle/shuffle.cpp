@@ -68,12 +68,7 @@ class Shuffle {
 
  private:
   size_t run(const void* in, size_t n, void* out, size_t capacity, bool undo) const {
-    if (n != bytes_) {
-      const std::string why = std::string("shuffle ") + (undo ? "decode" : "encode") + ": " +
-                              std::to_string(n) + " bytes, a chunk is " + std::to_string(bytes_);
-      undo ? sdk::corrupt(why) : sdk::invalid(why);
-    }
-    if (capacity < bytes_) sdk::invalid("shuffle: output buffer too small");
+    sdk::check_call("shuffle", undo, n, bytes_, capacity, bytes_);
     if (size_ <= 1) return std::memcpy(out, in, bytes_), bytes_;
     auto* src = static_cast<const uint8_t*>(in);
     auto* dst = static_cast<uint8_t*>(out);

@@ -118,6 +118,41 @@ inline ElementType element_type(CodecConfig& config, const char* key, const Elem
   }
 }
 
+// How many `as` elements a chunk is, viewed as them as numpy's view()
+// does; INVALID_ARGUMENT naming `codec` when its bytes are no whole number.
+inline uint64_t count_as(const ChunkSpec& chunk, const ElementType& as, const std::string& codec) {
+  if (chunk.bytes() % as.size)
+    invalid(codec + ": a chunk of " + std::to_string(chunk.bytes()) +
+            " bytes is no whole number of \"" + as.typestr() + "\" elements");
+  return chunk.bytes() / as.size;
+}
+
+// What a codec viewing `chunk` as `viewed` elements and storing them as
+// `stored` encodes into: the chunk's shape while the viewed element size is
+// the chunk's, else flat (numpy's view() reshapes).
+inline ChunkSpec stored_chunk(const ChunkSpec& chunk, const ElementType& viewed,
+                              const ElementType& stored) {
+  ChunkSpec s;
+  s.dtype = stored;
+  s.shape = viewed.size == chunk.dtype.size ? chunk.shape
+                                            : std::vector<uint64_t>{chunk.bytes() / viewed.size};
+  return s;
+}
+
+// Checks one encode or decode call of a codec taking `whole` bytes and
+// giving `out`: another input size is the caller's error when encoding
+// (INVALID_ARGUMENT) and the stored data's when decoding (CORRUPT); too
+// small an output buffer is the caller's.
+inline void check_call(const std::string& codec, bool decoding, size_t n, uint64_t whole,
+                       size_t capacity, uint64_t out) {
+  if (n != whole) {
+    const std::string why = codec + (decoding ? " decode: " : " encode: ") + std::to_string(n) +
+                            " bytes, a chunk is " + std::to_string(whole);
+    decoding ? corrupt(why) : invalid(why);
+  }
+  if (capacity < out) invalid(codec + ": output buffer too small");
+}
+
 namespace detail {
 
 template <class Codec>
