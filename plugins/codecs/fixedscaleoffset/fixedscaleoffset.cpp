@@ -100,9 +100,6 @@ class FixedScaleOffset {
     if (div_.kind != 'f') div_ = element('f', 8);
     add_ = result_type(div_, offset_);
     encoded_ = sdk::stored_chunk(chunk, dtype_, astype_);
-    encoded_.shape = astype_.size == chunk.dtype.size && dtype_.size == chunk.dtype.size
-                         ? chunk.shape
-                         : std::vector<uint64_t>{count_};
     canonical_ = cfg.canonical();
   }
   std::string canonical_config() const { return canonical_; }

@@ -62,9 +62,6 @@ class Quantize {
     type_ = result_type(dtype_, scale_);  // of scale * x
 
     encoded_ = sdk::stored_chunk(chunk, dtype_, astype_);
-    encoded_.shape = dtype_.size == chunk.dtype.size && astype_.size == chunk.dtype.size
-                         ? chunk.shape
-                         : std::vector<uint64_t>{count_};
     canonical_ = cfg.canonical();
   }
   std::string canonical_config() const { return canonical_; }
