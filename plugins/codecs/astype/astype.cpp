@@ -20,12 +20,6 @@ namespace {
 namespace sdk = stowage::sdk;
 using namespace stowage_codecs;
 
-void require_arithmetic(const sdk::ElementType& t, const char* key) {
-  if (t.kind == 'c' || (t.kind == 'f' && t.size == 2))  // numeric.hpp has neither
-    sdk::unsupported(std::string("astype: \"") + key + "\" \"" + t.typestr() +
-                     "\" is not supported (bool, integers, float32 and float64 are)");
-}
-
 class AsType {
  public:
   // Zarr v3 has it as zarr-python 3 writes it: "numcodecs.astype".
@@ -41,8 +35,8 @@ class AsType {
     if (!cfg.has("encode_dtype")) sdk::invalid("astype: \"encode_dtype\" is required");
     decoded_ = sdk::element_type(cfg, "decode_dtype", chunk.dtype);
     encoded_ = sdk::element_type(cfg, "encode_dtype", decoded_);
-    require_arithmetic(decoded_, "decode_dtype");
-    require_arithmetic(encoded_, "encode_dtype");
+    require_arithmetic("astype", decoded_, "decode_dtype");
+    require_arithmetic("astype", encoded_, "encode_dtype");
     count_ = sdk::count_as(chunk, decoded_, "astype");
     spec_ = sdk::stored_chunk(chunk, decoded_, encoded_);
     canonical_ = cfg.canonical();

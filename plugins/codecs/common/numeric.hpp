@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace stowage_codecs {
@@ -164,6 +165,17 @@ inline Num add(const Num& a, const Num& b, int sign, const sdk::ElementType& t) 
   else
     n.i = wrap(sign > 0 ? a.i + b.i : a.i - b.i, t);
   return n;
+}
+
+// What this header computes in: bool (unless `bools` is false), integers,
+// float32 and float64; float16 and complex are UNSUPPORTED naming the
+// codec and the config key.
+inline void require_arithmetic(const char* codec, const sdk::ElementType& t, const char* key,
+                               bool bools = true) {
+  if (t.kind == 'c' || (t.kind == 'f' && t.size == 2) || (!bools && t.kind == 'b'))
+    sdk::unsupported(std::string(codec) + ": \"" + key + "\" \"" + t.typestr() +
+                     "\" is not supported (" + (bools ? "bool, " : "") +
+                     "integers, float32 and float64 are)");
 }
 
 // ---- the same casts as typed loops, for both types in this machine's byte order ----

@@ -21,13 +21,6 @@ namespace {
 namespace sdk = stowage::sdk;
 using namespace stowage_codecs;
 
-// The arithmetic (numeric.hpp) has no float16 or complex.
-void require_arithmetic(const sdk::ElementType& t, const char* key) {
-  if (t.kind == 'c' || (t.kind == 'f' && t.size == 2) || t.kind == 'b')
-    sdk::unsupported(std::string("delta: \"") + key + "\" \"" + t.typestr() +
-                     "\" is not supported (integers, float32 and float64 are)");
-}
-
 // The common case, stored in its own type in the host's byte order, as a
 // typed loop (~10x the element-by-element path); integers sum as unsigned.
 // Not inlined: inlined into the trampoline, whose lambda holds `in` and
@@ -58,8 +51,8 @@ class Delta {
     sdk::CodecConfig cfg(config_json, "delta", params());
     dtype_ = sdk::element_type(cfg, "dtype", chunk.dtype);
     astype_ = sdk::element_type(cfg, "astype", dtype_);
-    require_arithmetic(dtype_, "dtype");
-    require_arithmetic(astype_, "astype");
+    require_arithmetic("delta", dtype_, "dtype", false);
+    require_arithmetic("delta", astype_, "astype", false);
     count_ = sdk::count_as(chunk, dtype_, "delta");
     encoded_ = sdk::stored_chunk(chunk, dtype_, astype_);
     canonical_ = cfg.canonical();

@@ -25,12 +25,6 @@ namespace {
 namespace sdk = stowage::sdk;
 using namespace stowage_codecs;
 
-void require_arithmetic(const sdk::ElementType& t, const char* key) {
-  if (t.kind == 'c' || (t.kind == 'f' && t.size == 2))  // numeric.hpp has neither
-    sdk::unsupported(std::string("fixedscaleoffset: \"") + key + "\" \"" + t.typestr() +
-                     "\" is not supported (bool, integers, float32 and float64 are)");
-}
-
 // The config key `key` of `codec` as a Scalar; INVALID_ARGUMENT naming the
 // key when it is absent or no number.
 Scalar scalar(const nlohmann::json& config, const char* codec, const char* key) {
@@ -89,8 +83,8 @@ class FixedScaleOffset {
     scale_ = scalar(raw, "fixedscaleoffset", "scale");
     dtype_ = sdk::element_type(cfg, "dtype", chunk.dtype);
     astype_ = sdk::element_type(cfg, "astype", dtype_);
-    require_arithmetic(dtype_, "dtype");
-    require_arithmetic(astype_, "astype");
+    require_arithmetic("fixedscaleoffset", dtype_, "dtype");
+    require_arithmetic("fixedscaleoffset", astype_, "astype");
     count_ = sdk::count_as(chunk, dtype_, "fixedscaleoffset");
     // Encoding: (x - offset) in sub_, times scale in mul_.
     sub_ = result_type(dtype_, offset_);
