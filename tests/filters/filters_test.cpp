@@ -1,4 +1,5 @@
-// Every array -> array codec plugin against numcodecs 0.11: the bytes it
+// Every array -> array codec plugin against numcodecs 0.11 (transpose:
+// against numpy's, which the Zarr v3 spec names): the bytes it
 // encodes a chunk into and the chunk it decodes them back to are numcodecs'
 // (numcodecs_cases.py makes the chunks and runs numcodecs on them), what it
 // says it encodes into is numcodecs' encoded array; a chunk of the wrong
@@ -115,9 +116,10 @@ TEST_CASE(
       for (const json& e : spec["shape"]) elements *= e.get<uint64_t>();
       CHECK(elements == c["encoded_size"]);
     }
+    if (codec.id() == "transpose") CHECK(spec["shape"] == c["encoded_shape"]);
   }
   CHECK(ids == std::set<std::string>{"delta", "shuffle", "astype", "fixedscaleoffset", "quantize",
-                                     "bitround", "packbits"});
+                                     "bitround", "packbits", "transpose"});
 }
 
 TEST_CASE(
@@ -176,6 +178,12 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
       {R"({"type": "bitround", "keepbits": 24})", f4, "\"keepbits\""},
       {R"({"type": "bitround", "keepbits": 53})", f8, "\"keepbits\""},
       {R"({"type": "bitround", "keepbits": 3})", i4, "\"<i4\""},
+      {R"({"type": "transpose"})", i4, "\"order\""},
+      {R"({"type": "transpose", "order": [1]})", i4, "\"order\" [1]"},
+      {R"({"type": "transpose", "order": [0, 0]})",
+       {{"dtype", "<i4"}, {"shape", {2, 2}}},
+       "\"order\" [0,0]"},
+      {R"({"type": "transpose", "order": "A"})", i4, "\"order\" \"A\""},
   };
   for (const Bad& b : bad) {
     CAPTURE(b.config);
@@ -184,11 +192,12 @@ TEST_CASE("filters: a bad configuration is INVALID_ARGUMENT naming its key") {
     CHECK_MESSAGE(message.find(b.key) != std::string::npos, message);
   }
   // Each codec above with a good configuration is accepted.
-  for (const char* good : {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
-                           R"({"type": "astype", "encode_dtype": "<f8"})",
-                           R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
-                           R"({"type": "quantize", "digits": 2})",
-                           R"({"type": "bitround", "keepbits": 23})", R"({"type": "packbits"})"})
+  for (const char* good :
+       {R"({"type": "delta"})", R"({"type": "shuffle", "elementsize": 4})",
+        R"({"type": "astype", "encode_dtype": "<f8"})",
+        R"({"type": "fixedscaleoffset", "offset": 1, "scale": 2})",
+        R"({"type": "quantize", "digits": 2})", R"({"type": "bitround", "keepbits": 23})",
+        R"({"type": "packbits"})", R"({"type": "transpose", "order": [0]})"})
     CHECK(error_of([&] { make(json::parse(good), f4); }).first == ErrorCode::ok);
   CHECK(error_of([&] { make(json::parse(R"({"type": "bitround", "keepbits": 52})"), f8); }).first ==
         ErrorCode::ok);

@@ -1,6 +1,7 @@
 """numcodecs 0.11's array -> array codecs (filters) on chunks made here, for
 tests/filters/filters_test.cpp: what it encodes each chunk into and what it
-decodes that back to.
+decodes that back to. Zarr v3's transpose, which numcodecs lacks, is numpy's
+transpose(chunk, order), as the v3 spec defines it.
 
   numcodecs_cases.py OUT_DIR
 
@@ -144,7 +145,36 @@ CASES = [
     ("packbits_15", {"id": "packbits"}, "|b1", (3, 5), "random"),
     ("packbits_u1", {"id": "packbits"}, "|u1", (13,), "bytes"),
     ("packbits_i2", {"id": "packbits"}, "<i2", (5,), "bytes"),
+    # transpose (Zarr v3): permutations of 2 to 4 dimensions, every element size, "F" as a word.
+    ("transpose_i2_120", {"id": "transpose", "order": [1, 2, 0]}, "<i2", (3, 4, 5), "random"),
+    ("transpose_f8be_3102", {"id": "transpose", "order": [3, 1, 0, 2]}, ">f8", (2, 3, 4, 5), "random"),
+    ("transpose_u1_10", {"id": "transpose", "order": [1, 0]}, "|u1", (7, 3), "random"),
+    ("transpose_c16_201", {"id": "transpose", "order": [2, 0, 1]}, "<c16", (2, 3, 4), "bytes"),
+    ("transpose_i4_F", {"id": "transpose", "order": "F"}, "<i4", (2, 3, 4), "random"),
+    ("transpose_i8_same", {"id": "transpose", "order": [0, 1]}, "<i8", (3, 3), "random"),
+    ("transpose_b1_ones", {"id": "transpose", "order": [2, 0, 1]}, "|b1", (1, 5, 1), "random"),
 ]
+
+
+class Transpose:
+    """numpy's transpose, the codec numcodecs lacks."""
+
+    def __init__(self, order):
+        self.order = order
+
+    def axes(self, ndim):
+        if self.order in ("C", "F"):
+            return list(range(ndim))[:: 1 if self.order == "C" else -1]
+        return self.order
+
+    def encode(self, data):
+        self.decoded = (data.shape, data.dtype)
+        return np.ascontiguousarray(np.transpose(data, self.axes(data.ndim)))
+
+    def decode(self, enc):
+        shape, dtype = self.decoded
+        stored = np.frombuffer(enc, dtype).reshape([shape[k] for k in self.axes(len(shape))])
+        return np.transpose(stored, np.argsort(self.axes(len(shape))))
 
 
 def main(out):
@@ -153,7 +183,7 @@ def main(out):
     for seed, (name, config, dtype, shape, how) in enumerate(CASES, start=300):
         data = values(dtype, shape, seed, how)
         assert data.dtype == np.dtype(dtype), name
-        codec = numcodecs.get_codec(dict(config))
+        codec = Transpose(config["order"]) if config["id"] == "transpose" else numcodecs.get_codec(dict(config))
         if config["id"] == "bitround" and data.dtype.byteorder == ">":
             # numcodecs 0.11's bitround fails on big-endian floats (it looks up
             # max_bits by str(dtype), ">f4"): its encoding of the same values in
@@ -164,12 +194,13 @@ def main(out):
         else:
             encoded = np.asarray(codec.encode(data.copy()))  # bitround rounds its input in place
         enc = encoded.tobytes()
-        decoded = np.asarray(codec.decode(enc))
+        decoded = np.ascontiguousarray(codec.decode(enc))
         for ext, blob in (("in", data.tobytes()), ("enc", enc), ("dec", decoded.tobytes())):
             with open(os.path.join(out, name + "." + ext), "wb") as f:
                 f.write(blob)
         cases.append({"name": name, "config": config, "chunk": {"dtype": dtype, "shape": list(shape)},
-                      "encoded_dtype": encoded.dtype.str, "encoded_size": int(encoded.size)})
+                      "encoded_dtype": encoded.dtype.str, "encoded_size": int(encoded.size),
+                      "encoded_shape": list(encoded.shape)})
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump({"numcodecs": numcodecs.__version__, "cases": cases}, f, indent=1)
 
