@@ -101,48 +101,61 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "zarr filters in v3: the same arrays in a v3 store carry numcodecs.<id> before bytes, read "
-    "the same values and, uncompressed, store numcodecs' bytes") {
+    "zarr filters in v3: the same arrays in a v3 store, sharded and not, carry numcodecs.<id> "
+    "before bytes, read the same values and, uncompressed, store numcodecs' bytes") {
   // zarr-python 3 writes numcodecs' filters into v3 as "numcodecs.<id>"
   // codecs before "bytes", each encoding as numcodecs does; so an
   // uncompressed C-order little-endian chunk is the v2 chunk file itself.
+  // Sharded, the filters are the inner chunks' codecs.
   Filtered f;
   stowage::Store theirs = open_zarr(f.theirs.string());
-  const fs::path v3_path = f.tmp / "v3.zarr", v2_path = f.tmp / "v2.zarr";
+  const fs::path v3_path = f.tmp / "v3.zarr", v2_path = f.tmp / "v2.zarr",
+                 sharded_path = f.tmp / "sharded.zarr";
   size_t identical = 0, read = 0;
-  for (int version : {2, 3}) {
-    stowage::Store out =
-        stowage::Store::open((version == 3 ? v3_path : v2_path).string(), stowage::Mode::create,
-                             "zarr", {{"zarr_version", version}});
+  for (const fs::path& path : {v2_path, v3_path, sharded_path}) {
+    stowage::Store out = stowage::Store::open(path.string(), stowage::Mode::create, "zarr",
+                                              {{"zarr_version", path == v2_path ? 2 : 3}});
     for (const json& entry : f.manifest["arrays"]) {
       if (f.skipped(entry)) continue;
       const std::string node = entry["node"];
       CAPTURE(node);
-      out.create(node, theirs.describe_json(node));
+      json d = theirs.describe_json(node);
+      if (path == sharded_path) {  // two inner chunks a side
+        d["shards"] = d["chunks"];
+        for (json& e : d["shards"]) e = 2 * e.get<uint64_t>();
+      }
+      out.create(node, d);
       const std::string values = read_bytes(theirs.array(node));
       stowage::Array a = out.array(node);
       a.write(std::vector<uint64_t>(a.ndim(), 0), a.shape(), values.data());
     }
     out.close();
   }
-  stowage::Store v3 = open_zarr(v3_path.string()), v2 = open_zarr(v2_path.string());
+  stowage::Store v3 = open_zarr(v3_path.string()), v2 = open_zarr(v2_path.string()),
+                 sharded = open_zarr(sharded_path.string());
   for (const json& entry : f.manifest["arrays"]) {
     if (f.skipped(entry)) continue;
     const std::string node = entry["node"];
     CAPTURE(node);
-    const json doc = test::read_json(v3_path / node / "zarr.json");
-    std::vector<std::string> names;
-    for (const json& c : doc["codecs"]) names.push_back(c["name"]);
     std::vector<std::string> expected;
     for (const json& filter : entry["written"]["filters"])
       expected.push_back("numcodecs." + filter["id"].get<std::string>());
-    CAPTURE(doc["codecs"].dump());
-    REQUIRE(names.size() >= expected.size() + 1);
-    CHECK(std::vector<std::string>(names.begin(), names.begin() + expected.size()) == expected);
-    CHECK(names[expected.size()] == "bytes");
+    for (const fs::path& path : {v3_path, sharded_path}) {
+      const json doc = test::read_json(path / node / "zarr.json");
+      const json& codecs =
+          path == v3_path ? doc["codecs"] : doc["codecs"][0]["configuration"]["codecs"];
+      std::vector<std::string> names;
+      for (const json& c : codecs) names.push_back(c["name"]);
+      CAPTURE(doc["codecs"].dump());
+      REQUIRE(names.size() >= expected.size() + 1);
+      CHECK(std::vector<std::string>(names.begin(), names.begin() + expected.size()) == expected);
+      CHECK(names[expected.size()] == "bytes");
+    }
     // What stowage reads back of the same values through the same filters
     // in v2 (float deltas are lossy: a re-encoding need not give them back).
-    CHECK(read_bytes(v3.array(node)) == read_bytes(v2.array(node)));
+    const std::string values = read_bytes(v2.array(node));
+    CHECK(read_bytes(v3.array(node)) == values);
+    CHECK(read_bytes(sharded.array(node)) == values);
     ++read;
     const json d = theirs.describe_json(node);
     if (!entry["compressor"].is_null() || d["order"] != "C" || d["byte_order"] != "little")

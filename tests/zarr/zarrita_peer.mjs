@@ -73,6 +73,9 @@ async function write(store, out) {
                                                     { name: "zstd", configuration: { level: 2, checksum: false } }] },
     { name: "f64_transpose", dtype: "float64", codecs: [{ name: "transpose", configuration: { order: [2, 1, 0] } },
                                                          { name: "bytes", configuration: { endian: "little" } }] },
+    { name: "i16_transpose_120", dtype: "int16", codecs: [{ name: "transpose", configuration: { order: [1, 2, 0] } },
+                                                            { name: "bytes", configuration: { endian: "little" } },
+                                                            { name: "zstd", configuration: { level: 1, checksum: false } }] },
     { name: "u8_v2keys", dtype: "uint8", keys: "v2", codecs: [{ name: "bytes", configuration: {} }] },
   ];
   const shape = [7, 9, 11], n = 7 * 9 * 11;

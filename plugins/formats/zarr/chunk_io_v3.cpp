@@ -58,6 +58,37 @@ bool all_fill(const uint8_t* chunk, uint64_t elements, const FillValue& fill) {
   return true;
 }
 
+// What the bytes codecs of a chunk take and give back: the chunk, or what
+// its array -> array codecs encode it into.
+uint64_t stored_bytes(const ArrayMeta& meta) {
+  return meta.filter_chain ? meta.filter_chain->encoded_bytes() : meta.chunk_bytes();
+}
+
+// A whole chunk as stored: through its array -> array codecs, if any, and
+// the bytes codecs.
+std::vector<uint8_t> encode_whole(const OpenArray& a, const uint8_t* chunk,
+                                  sdk::BufferPool& scratch, const std::string& key) {
+  const ArrayMeta& meta = a.meta;
+  if (const FilterChain* filters = meta.filter_chain.get()) {
+    sdk::BufferPool::Lease filtered = encode_filters(*filters, chunk, scratch, key);
+    return a.v3->encode(*meta.v3, filtered.data(), filters->encoded_bytes(), key);
+  }
+  return a.v3->encode(*meta.v3, chunk, meta.chunk_bytes(), key);
+}
+
+// A chunk's `size` stored bytes back into the whole chunk `out`: the bytes
+// codecs, then the array -> array codecs last first (through scratch).
+void decode_whole(const OpenArray& a, const uint8_t* in, uint64_t size, uint8_t* out,
+                  sdk::BufferPool& scratch, const std::string& key) {
+  const ArrayMeta& meta = a.meta;
+  const FilterChain* filters = meta.filter_chain.get();
+  if (!filters) return a.v3->decode(*meta.v3, in, size, out, meta.chunk_bytes(), key);
+  const uint64_t stored = filters->encoded_bytes();
+  sdk::BufferPool::Lease chunk = scratch.take(stored);
+  a.v3->decode(*meta.v3, in, size, chunk.data(), stored, key);
+  decode_filters(*filters, chunk.data(), out, scratch, key);
+}
+
 }  // namespace
 
 // A whole file into pooled scratch: the first read asks for what a chunk
@@ -139,20 +170,11 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
   std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);
   const Where w = locate(a, index);
   auto* dst = static_cast<uint8_t*>(out);
-  if (const FilterChain* filters = meta.filter_chain.get()) {  // unsharded only (metadata_v3.cpp)
-    std::optional<sdk::BufferPool::Lease> file;
-    uint64_t got = 0;
-    const uint64_t stored = filters->encoded_bytes();
-    if (!read_whole(w.key, file, std::max<uint64_t>(stored + stored / 8 + 64, 4096), &got))
-      return absent_chunk(a, w.key) || missing_chunk(meta, dst);
-    sdk::BufferPool::Lease chunk = scratch_.take(stored);
-    a.v3->decode(l, file->data(), got, chunk.data(), stored, w.key);
-    decode_filters(*filters, chunk.data(), dst, scratch_, w.key);
-    return true;
-  }
+  // The bytes the file holds are the chunk's own: no codec, no filter.
+  const bool raw = l.codecs.empty() && !meta.filter_chain;
+  const uint64_t stored = stored_bytes(meta);
   bool found = false;
-  if (!l.sharded &&
-      l.codecs.empty()) {  // the file is the chunk: read straight into the caller's buffer
+  if (!l.sharded && raw) {  // the file is the chunk: read straight into the caller's buffer
     uint64_t got = 0, size = 0;
     found = storage_.read_into_if_exists(w.key, 0, dst, bytes, &got, &size);
     if (found && size != bytes)
@@ -161,28 +183,27 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
   } else if (!l.sharded) {
     std::optional<sdk::BufferPool::Lease> file;
     uint64_t got = 0;
-    found = read_whole(w.key, file, std::max<uint64_t>(bytes + bytes / 8 + 64, 4096), &got);
-    if (found) a.v3->decode(l, file->data(), got, dst, bytes, w.key);
+    found = read_whole(w.key, file, std::max<uint64_t>(stored + stored / 8 + 64, 4096), &got);
+    if (found) decode_whole(a, file->data(), got, dst, scratch_, w.key);
   } else {
     // An inner chunk this store holds for a shard not yet written wins.
     if (std::optional<std::vector<uint8_t>> pending = pending_inner(w.key, w.inner)) {
       found = !pending->empty();
-      if (found) a.v3->decode(l, pending->data(), pending->size(), dst, bytes, w.key);
+      if (found) decode_whole(a, pending->data(), pending->size(), dst, scratch_, w.key);
     } else if (std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key);
                shard->exists && !shard->empty(w.inner)) {
       const uint64_t offset = shard->entry[2 * w.inner], size = shard->entry[2 * w.inner + 1];
       if (size > 2 * kMaxChunkBytes)
         corrupt(w.key + ": inner chunk " + std::to_string(w.inner) + " is over 4 GiB");
       const std::string which = w.key + " (inner chunk " + std::to_string(w.inner) + ")";
-      if (l.codecs.empty() &&
-          size <= bytes) {  // uncompressed: into the caller's buffer, as unsharded (no copy)
+      if (raw && size <= bytes) {  // uncompressed: into the caller's buffer, as unsharded (no copy)
         storage_.read_exact(w.key, offset, dst, size);
         a.v3->decode(l, dst, size, dst, bytes, which);  // checks the size
         return true;
       }
       sdk::BufferPool::Lease file = scratch_.take(size);
       storage_.read_exact(w.key, offset, file.data(), size);
-      a.v3->decode(l, file.data(), size, dst, bytes, which);
+      decode_whole(a, file.data(), size, dst, scratch_, which);
       found = true;
     }
   }
@@ -195,19 +216,11 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
   const ArrayMeta& meta = a.meta;
   const V3Layout& l = *meta.v3;
   check_index(meta, index, a.dir);
-  const uint64_t bytes = meta.chunk_bytes();
   std::optional<sdk::BufferPool::Lease> padded;
   const uint8_t* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   const Where w = locate(a, index);
-  if (meta.filter_chain) {  // unsharded only (metadata_v3.cpp)
-    sdk::BufferPool::Lease filtered = encode_filters(*meta.filter_chain, chunk, scratch_, w.key);
-    std::vector<uint8_t> encoded =
-        a.v3->encode(l, filtered.data(), meta.filter_chain->encoded_bytes(), w.key);
-    storage_.write(w.key, encoded.data(), encoded.size());  // published whole
-    return;
-  }
   if (!l.sharded) {
-    std::vector<uint8_t> encoded = a.v3->encode(l, chunk, bytes, w.key);
+    std::vector<uint8_t> encoded = encode_whole(a, chunk, scratch_, w.key);
     storage_.write(w.key, encoded.data(), encoded.size());  // published whole
     return;
   }
@@ -231,7 +244,7 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
     if (!place_inner_chunk(w.key, p, meta, w.inner, fill_only ? nullptr : chunk, lock)) {
       if (!encoded_yet && !fill_only) {
         lock.unlock();  // encoding is the slow part: other writers of this shard go on
-        encoded = a.v3->encode(l, chunk, bytes, w.key);
+        encoded = encode_whole(a, chunk, scratch_, w.key);
         encoded_yet = true;
         continue;
       }
@@ -263,7 +276,7 @@ bool ZarrStore::open_shard_file(const std::string& key, PendingShard& p, bool mu
   return true;
 }
 
-// Uncompressed inner chunks (no codec after "bytes") all have one size, so
+// Uncompressed inner chunks (no codec after "bytes", no filter) all have one size, so
 // each has its place in the shard from the start: the file is sized on the
 // shard's first chunk, and every chunk is written straight from the host's
 // buffer into its place, outside the shard's lock, from any thread, in any
@@ -278,7 +291,7 @@ bool ZarrStore::place_inner_chunk(const std::string& key, const std::shared_ptr<
   auto place = [&](uint64_t k) { return (l.index_at_end ? 0 : l.index_bytes()) + k * bytes; };
   if (!p->decided) {  // once per shard, so the two ways never mix in one file
     p->decided = true;
-    p->placed = l.codecs.empty() && open_shard_file(key, *p, false);
+    p->placed = l.codecs.empty() && !meta.filter_chain && open_shard_file(key, *p, false);
     if (p->placed) {
       p->file->resize(p->file->size() + l.chunks_per_shard * bytes);
       p->slot_bytes = bytes;

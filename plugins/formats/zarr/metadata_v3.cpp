@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace zarr {
 
@@ -73,50 +74,55 @@ BytesCodec bytes_codec(const std::string& name, const json& config) {
 struct Chain {
   bool fortran = false, big_endian = false, has_bytes = false;
   std::vector<BytesCodec> codecs;
-  json filters;  // array -> array codecs after "transpose"
+  json filters;  // array -> array codecs but a first C or F order "transpose"
   const json* sharding = nullptr;
 };
+
+// A first "transpose" in C order (the identity) or F order (the reversal)
+// is the chunks' layout, which this plugin reads and writes with no copy;
+// null for any other, which the transpose codec plugin does as a filter.
+std::optional<bool> layout_transpose(const json& config, size_t ndim) {
+  const json order = config.value("order", json());
+  if (order == "C" || order == "F") return order == "F";
+  if (!order.is_array() || order.size() != ndim) return std::nullopt;
+  bool identity = true, reversed = true;
+  for (size_t d = 0; d < ndim; ++d) {
+    if (!order[d].is_number_unsigned()) return std::nullopt;
+    identity = identity && order[d] == d;
+    reversed = reversed && order[d] == ndim - 1 - d;
+  }
+  if (identity) return false;
+  if (reversed) return true;
+  return std::nullopt;
+}
 
 Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::string& file,
                   bool inner) {
   if (!codecs.is_array() || codecs.empty())
     corrupt(file + ": \"codecs\" must be a non-empty array");
   Chain chain;
-  bool seen_array_to_bytes = false, seen_transpose = false;
-  for (const json& c : codecs) {
-    auto [name, config] = codec_parts(c, file);
-    if (name == "transpose") {
-      if (seen_array_to_bytes) corrupt(file + ": codec \"transpose\" must come before \"bytes\"");
-      if (seen_transpose) unsupported(file + ": two \"transpose\" codecs are not supported");
-      if (!chain.filters.is_null())
-        unsupported(file + ": array -> array codecs before \"transpose\" are not supported");
-      seen_transpose = true;
-      const std::vector<uint64_t> order =
-          extents(field(config, "order", file, "codec \"transpose\""), "order", 0, file);
-      bool identity = order.size() == ndim, reversed = order.size() == ndim;
-      for (size_t d = 0; d < order.size(); ++d) {
-        identity = identity && order[d] == d;
-        reversed = reversed && order[d] == ndim - 1 - d;
+  bool seen_array_to_bytes = false;
+  for (size_t i = 0; i < codecs.size(); ++i) {
+    auto [name, config] = codec_parts(codecs[i], file);
+    if (name == "transpose" && seen_array_to_bytes)
+      corrupt(file + ": codec \"transpose\" must come before \"bytes\"");
+    if (name == "transpose" && i == 0)
+      if (std::optional<bool> fortran = layout_transpose(config, ndim)) {
+        chain.fortran = *fortran && ndim > 1;
+        continue;
       }
-      if (order.size() != ndim)
-        corrupt(file + ": codec \"transpose\": \"order\" " + json(order).dump() +
-                " is no permutation of the dimensions");
-      if (!identity && !reversed)
-        unsupported(file + ": codec \"transpose\" with \"order\" " + json(order).dump() +
-                    " is not supported (only C order, the identity, and F order, the reversal)");
-      chain.fortran = reversed && !identity;
-    } else if (name == "bytes" || name == "sharding_indexed") {
+    if (name == "bytes" || name == "sharding_indexed") {
       if (seen_array_to_bytes)
         corrupt(file + ": codec \"" + name + "\" follows another array -> bytes codec");
       seen_array_to_bytes = true;
       if (name == "sharding_indexed") {
         if (inner) unsupported(file + ": nested \"sharding_indexed\" codecs are not supported");
-        if (seen_transpose || !chain.filters.is_null())
+        if (chain.fortran || !chain.filters.is_null())
           unsupported(file + ": \"" +
-                      (seen_transpose ? std::string("transpose")
-                                      : chain.filters[0]["name"].get<std::string>()) +
+                      (chain.fortran ? std::string("transpose")
+                                     : chain.filters[0]["name"].get<std::string>()) +
                       "\" before \"sharding_indexed\" is not supported");
-        chain.sharding = &c;
+        chain.sharding = &codecs[i];
         continue;
       }
       chain.has_bytes = true;
@@ -126,10 +132,8 @@ Chain parse_chain(const json& codecs, size_t ndim, size_t item_size, const std::
                 endian.dump());
       chain.big_endian = endian == "big" && item_size > 1;
     } else if (!seen_array_to_bytes) {
-      // An array -> array codec plugin (filter_chain.hpp), resolved later.
-      if (inner)
-        unsupported(file + ": array -> array codec \"" + name +
-                    "\" inside \"sharding_indexed\" is not supported");
+      // An array -> array codec plugin (filter_chain.hpp), resolved later:
+      // any but a first C or F order transpose.
       chain.filters.push_back(json{{"name", name}, {"configuration", config}});
     } else {
       if (chain.sharding)
@@ -195,6 +199,7 @@ void parse_sharding(const json& codec, ArrayMeta& a, V3Layout& layout, const std
   a.fortran = inner.fortran;
   a.type = *data_type_for(a.type.name, inner.big_endian);
   layout.codecs = inner.codecs;
+  layout.filters = inner.filters;
   parse_index_codecs(field(config, "index_codecs", file, "codec \"sharding_indexed\""), layout,
                      file);
   const json location = config.value("index_location", json("end"));

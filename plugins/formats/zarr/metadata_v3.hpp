@@ -29,8 +29,9 @@ struct V3Layout {
   char separator = '/';
   // The chunk's codecs after `bytes` (and, when sharded, the inner chunks').
   std::vector<BytesCodec> codecs;
-  // The array -> array codecs between "transpose" and "bytes", as zarr.json
-  // has them (filter_chain.hpp); null: none. Unsharded arrays only.
+  // The array -> array codecs before "bytes" (sharded: the inner chunks'),
+  // as zarr.json has them, but a first "transpose" in C or F order, which
+  // is ArrayMeta::fortran (filter_chain.hpp); null: none.
   json filters;
   // sharding_indexed: the shard shape (elements) and its index.
   bool sharded = false;

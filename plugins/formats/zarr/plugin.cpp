@@ -10,7 +10,7 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     zarr::ZarrStore, "zarr", "0.2.0",
     "Zarr v2 and v3 stores: groups, numeric and bool arrays in either byte order and C or F order; "
     "v2 with the numcodecs compressors and v3 with the codecs the codec plugins declare (blosc, "
-    "zlib, gzip, bz2, lzma, zstd, lz4 and numcodecs.<id> built in), v3's bytes, transpose and crc32c "
+    "zlib, gzip, bz2, lzma, zstd, lz4 and numcodecs.<id> built in), v3's bytes, transpose (C and F order; others through the transpose codec), crc32c "
     "and sharding_indexed (partial reads, whole-shard writes); string arrays (v2 \"|O\" and v3 "
     "\"string\", vlen-utf8) as strings nodes",
     R"({"zarr_version": {"type": "integer", "default": 3, "min": 2, "max": 3, "on_create": true,)"

@@ -110,10 +110,9 @@ void ZarrStore::create_array_v3(const std::string& dir, const json& d, json attr
   apply_shards(*layout, d, a);
   const json storage = d.value("storage", json::object());
   apply_chunk_keys(*layout, storage);
-  // Array -> array codecs before "bytes" (filter_chain.hpp), unsharded only.
+  // Array -> array codecs before "bytes" (filter_chain.hpp); sharded, the inner chunks'.
   layout->filters = filters_as(host(), storage.value("filters", json()), "zarr3", a.type.size, dir);
   if (!layout->filters.is_null()) {
-    if (layout->sharded) unsupported(dir + ": filters in a sharded array are not supported");
     std::vector<uint64_t> shape = a.chunks;
     if (a.fortran) std::reverse(shape.begin(), shape.end());
     std::string missing;

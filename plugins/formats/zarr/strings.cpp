@@ -37,10 +37,14 @@ FillValue string_fill(const json& v, const std::string& file, int version) {
   return f;
 }
 
-// v3's transpose before vlen-utf8: no peer here writes one to check against.
-void refuse_transpose(const ArrayMeta& a, const std::string& file) {
+// v3's transpose or another array -> array codec before vlen-utf8: no peer
+// here writes one to check against.
+void refuse_array_codecs(const ArrayMeta& a, const std::string& file) {
   if (a.fortran && a.ndim() > 1)
     unsupported(file + ": strings through a \"transpose\" codec are not supported");
+  if (!a.v3->filters.is_null())
+    unsupported(file + ": strings through array -> array codecs (" + a.v3->filters.dump() +
+                ") are not supported");
 }
 
 // `codecs` with each vlen-utf8 (also inside sharding_indexed) replaced by
@@ -121,7 +125,7 @@ ArrayMeta parse_strings_v3(const json& doc, const std::string& file) {
     corrupt(file + ": a \"string\" array needs the codec \"vlen-utf8\", got " +
             doc["codecs"].dump());
   ArrayMeta a = parse_array_v3(numeric, file);
-  refuse_transpose(a, file);
+  refuse_array_codecs(a, file);
   if (a.v3->sharded)
     unsupported(file +
                 ": sharded string arrays (vlen-utf8 inside sharding_indexed) are not "
