@@ -153,6 +153,7 @@ def format_seeds(target, fixtures, out):
                 save(out, seed)
     elif target == "zarr":
         zarr_seeds(base, out)
+        zarr_v3_seeds(base, out)
     else:  # bpcells, daf: fixture directories
         prefix = "m" if target == "bpcells" else "d"
         for name in sorted(os.listdir(base)):
@@ -219,6 +220,59 @@ def zarr_seeds(base, out):
     with_crc = vlen(words) + struct.pack("<I", 0)  # a wrong crc32c: the reader must say so
     save(out, entry("zarr.json", {"zarr_format": 3, "node_type": "group"}) + entry("s/zarr.json", s3) +
          entry("s/c/0/0", with_crc) + entry("s/c/1/1", vlen(words)))
+
+
+def zarr_v3_seeds(base, out):
+    """zarr-python 3's stores with numcodecs.* codecs and checksums (zarrs' and
+    our fixtures), and small v3 stores made here: a transpose in no layout
+    order with a numcodecs.delta after it, numcodecs.shuffle inside shards,
+    float16 and complex64 with their fill value forms."""
+    for folder in (os.path.join(base, "zarrs_v3_zarr_python"),
+                   os.path.join(base, "..", "checksums", "v3_zarr_python"),
+                   os.path.join(base, "..", "checksums", "zarr_python_compat")):
+        if os.path.isdir(folder):
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".zarr"):
+                    save(out, bundle(os.path.join(folder, name), "d.zarr"))
+
+    def entry(name, data):
+        name = ("d.zarr/" + name).encode()
+        data = data if isinstance(data, bytes) else json.dumps(data).encode()
+        return struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
+
+    def array(shape, chunks, data_type, fill, codecs):
+        return {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type,
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+                "chunk_key_encoding": {"name": "default"}, "fill_value": fill, "codecs": codecs}
+
+    little = {"name": "bytes", "configuration": {"endian": "little"}}
+    group = entry("zarr.json", {"zarr_format": 3, "node_type": "group"})
+    # t: int16 [2,3,4], v[z][y][x] = 100z + 10y + x, stored transposed to [3,4,2], then delta
+    t = array([2, 3, 4], [2, 3, 4], "int16", 0,
+              [{"name": "transpose", "configuration": {"order": [1, 2, 0]}},
+               {"name": "numcodecs.delta", "configuration": {"dtype": "<i2"}}, little])
+    flat = [100 * z + 10 * y + x for y in range(3) for x in range(4) for z in range(2)]
+    deltas = [flat[0]] + [(flat[i] - flat[i - 1] + 32768) % 65536 - 32768 for i in range(1, len(flat))]
+    # s: uint32 [4,4] in one shard of two [2,4] inner chunks, each byte-shuffled
+    s = array([4, 4], [4, 4], "uint32", 7,
+              [{"name": "sharding_indexed", "configuration": {
+                  "chunk_shape": [2, 4], "codecs": [{"name": "numcodecs.shuffle",
+                                                     "configuration": {"elementsize": 4}}, little],
+                  "index_codecs": [little], "index_location": "end"}}])
+
+    def shuffled(values):
+        raw = struct.pack("<%dI" % len(values), *values)
+        return bytes(raw[i * 4 + k] for k in range(4) for i in range(len(values)))
+
+    inner = [shuffled(list(range(8))), shuffled(list(range(8, 16)))]
+    index = struct.pack("<4Q", 0, len(inner[0]), len(inner[0]), len(inner[1]))
+    # h: float16 with a NaN fill, one chunk missing; c: big-endian complex64, fill [1, inf]
+    h = array([3], [2], "float16", "NaN", [little])
+    c = array([2, 2], [2, 2], "complex64", [1.0, "Infinity"], [{"name": "bytes", "configuration": {"endian": "big"}}])
+    save(out, group + entry("t/zarr.json", t) + entry("t/c/0/0/0", struct.pack("<24h", *deltas)) +
+         entry("s/zarr.json", s) + entry("s/c/0/0", inner[0] + inner[1] + index) +
+         entry("h/zarr.json", h) + entry("h/c/0", struct.pack("<2e", 1.5, -0.0)) +
+         entry("c/zarr.json", c) + entry("c/c/0/0", struct.pack(">8f", 1, -1, 0.5, 2, 0, 0, -3, 1e9)))
 
 
 def bundle_file(path, name):
