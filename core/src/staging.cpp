@@ -57,6 +57,9 @@ std::string user_words(std::string text, const std::string& directory, const std
   const std::string p = trimmed_location(path);
   const size_t slash = p.rfind('/');
   replace_all(text, location, p);
+  // A plugin may have named it already without the staging component
+  // (sdk::without_temporaries): "<parent>/<name>/<name>".
+  replace_all(text, without_temporary_names(location), p);
   replace_all(text, directory + "/", slash == std::string::npos ? "" : p.substr(0, slash + 1));
   replace_all(text, directory, p);
   return text;

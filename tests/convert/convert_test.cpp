@@ -739,7 +739,7 @@ TEST_CASE("options that cannot be right are refused, and messages name what the 
            // "cannot hold" is a usage error for every format; the cast hint only where the dtype
            // was refused
            {npy, "out.datg", "",
-            "out.datg: format datg cannot hold uint32 array of rank 2: out.datg: datg stores only "
+            "out.datg: format datg cannot hold uint32 array of rank 2: datg stores only "
             "float64 values, not \"uint32\"; convert the values with --cast"},
            {npy, "out.msgpack", "",
             "out.msgpack: format datadings cannot hold uint32 array of rank 2"},

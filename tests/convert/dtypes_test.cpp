@@ -84,6 +84,20 @@ TEST_CASE("N5 has no float16 or complex: stowage-convert says so and writes noth
     CHECK(r.output.find("--cast") != std::string::npos);  // the way out
     CHECK_FALSE(test::fs::exists(out));
   }
+  // An array in a container: named once, by the path the user gave and its node.
+  REQUIRE(test::run_python("import stowage, sys\n"
+                           "s = stowage.open(sys.argv[1], mode='w', format='zarr')\n"
+                           "s.create_array('x', shape=(3,), dtype='float16', chunks=(3,))\n"
+                           "s.close()\n",
+                           q(tmp / "grp.zarr"))
+              .status == 0);
+  const test::fs::path out = tmp / "grp.n5";
+  test::RunResult r = convert(q(tmp / "grp.zarr") + " " + q(out));
+  CHECK(r.status != 0);
+  CHECK_MESSAGE(r.output.find((out / "x").string() + ": n5 create") != std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find((out / "grp.n5").string()) == std::string::npos, r.output);
+  CHECK_MESSAGE(r.output.find(out.string() + ": " + out.string()) == std::string::npos, r.output);
+  CHECK_FALSE(test::fs::exists(out));
   // With a cast the N5 has, it converts.
   CHECK(convert(q(tmp / "f2.npy") + " " + q(tmp / "f2.n5") + " --cast float32").status == 0);
 }

@@ -117,7 +117,8 @@ void Converter::create_keeping_codec(Store& dst, const std::string& node, json d
 // The cast hint only where the plugin refused the dtype itself.
 void Converter::cannot_create(const Error& e, const Store& dst, const std::string& what,
                               const char* dtype) const {
-  const std::string why = e.what();
+  std::string why = e.what();
+  if (why.rfind(dst.path() + ": ", 0) == 0) why.erase(0, dst.path().size() + 2);  // said once
   const bool usage = e.code() == ErrorCode::unsupported || e.code() == ErrorCode::invalid_argument;
   if (!usage) throw e;  // the storage failed (a name too long, a full disk): not the format's doing
   const bool dtype_refused = dtype && why.find(dtype) != std::string::npos;
