@@ -31,6 +31,8 @@ void append_crc(std::vector<uint8_t>& v) {
   for (int i = 0; i < 4; ++i) v.push_back(uint8_t(crc >> (8 * i)));
 }
 
+}  // namespace
+
 // The last 4 bytes of [in, in+size) are the CRC-32C of the rest; returns the size without them.
 size_t check_crc(const uint8_t* in, size_t size, const std::string& key, const char* what) {
   if (size < 4)
@@ -42,8 +44,6 @@ size_t check_crc(const uint8_t* in, size_t size, const std::string& key, const c
             ", computed " + std::to_string(computed) + ")");
   return size - 4;
 }
-
-}  // namespace
 
 ShardIndex decode_shard_index(const uint8_t* bytes, const V3Layout& layout, const std::string& key,
                               uint64_t file_size) {

@@ -43,6 +43,10 @@ std::vector<uint8_t> shard_index_bytes(const std::vector<uint64_t>& entry, const
 
 // What a v3 array's node handle keeps: its codecs, made on first use, and
 // the indexes of the shards it read (invalidated when it writes a shard).
+// The last 4 bytes of [in, in+size) are the CRC-32C of the rest: the size
+// without them; CORRUPT naming `key` and `what` ("chunk") when they differ.
+size_t check_crc(const uint8_t* in, size_t size, const std::string& key, const char* what);
+
 struct V3State {
   V3State(const stowage::sdk::Host& host, const V3Layout& layout, const std::string& file);
   std::vector<std::unique_ptr<stowage::sdk::LazyHostCodec>>

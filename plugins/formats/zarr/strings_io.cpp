@@ -131,11 +131,7 @@ std::vector<uint8_t> ZarrStore::decode_string_chunk(OpenArray& a, std::vector<ui
       bytes = decode_growing(a.v3->codecs[i]->get(), bytes.data(), bytes.size(), count, key);
       continue;
     }
-    if (bytes.size() < 4) corrupt(key + ": chunk is shorter than its crc32c (truncated)");
-    const uint32_t stored = sdk::load_le<uint32_t>(bytes.data() + bytes.size() - 4);
-    bytes.resize(bytes.size() - 4);
-    if (crc32c(bytes.data(), bytes.size()) != stored)
-      corrupt(key + ": crc32c mismatch: the chunk is damaged");
+    bytes.resize(check_crc(bytes.data(), bytes.size(), key, "chunk"));
   }
   return bytes;
 }
