@@ -31,14 +31,22 @@ struct Registry::Impl {
   std::mutex log_mutex;  // guards log_sink
   LogSink log_sink;
 
-  // The storage backends opened so far, one per scheme, closed with the registry.
+  // The storage backends opened so far, one per scheme and options (their
+  // JSON text, "" for none), closed with the registry.
   struct OpenStorage {
     const stowage_storage_vtable* vt = nullptr;
     stowage_storage_handle handle = nullptr;
     uint64_t capabilities = 0;
   };
   std::mutex storage_mutex;  // not `mutex`: opening a backend loads its plugin under that one
-  std::map<std::string, OpenStorage> storages;
+  std::map<std::pair<std::string, std::string>, OpenStorage> storages;
+  // Storage options bound to locations (bind_storage_options), newest last.
+  struct Binding {
+    uint64_t id;
+    std::string prefix, options;
+  };
+  std::vector<Binding> bindings;
+  uint64_t next_binding = 0;
   ~Impl() {
     for (auto& [scheme, s] : storages) s.vt->close(s.handle);
   }

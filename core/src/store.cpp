@@ -89,6 +89,13 @@ std::shared_ptr<Store::State> new_state(Registry& registry, const stowage_plugin
   state->format = format;
   return state;
 }
+// The storage options of an open (its options' "storage" object) bound to
+// `location` (Registry::bind_storage_options); null for none.
+std::shared_ptr<void> bind_storage(Registry& registry, const std::string& location,
+                                   const json& options) {
+  if (!options.is_object() || !options.contains("storage")) return nullptr;
+  return registry.bind_storage_options(location, options["storage"]);
+}
 }  // namespace
 
 Store::Node::~Node() {
@@ -167,6 +174,7 @@ void require_writable_storage(const std::string& location, Registry& registry) {
 
 Store Store::open(const std::string& path, Mode mode, std::string format, const json& options,
                   Registry& registry) {
+  std::shared_ptr<void> bound = bind_storage(registry, path, options);  // detection uses them too
   if (mode != Mode::read) require_writable_storage(path, registry);
   if (format.empty()) {
     if (mode == Mode::read || mode == Mode::update) {
@@ -181,12 +189,21 @@ Store Store::open(const std::string& path, Mode mode, std::string format, const 
   }
   const stowage_plugin* d = registry.load("format", format, path);
   auto state = new_state(registry, *d, path, path, format);
+  state->storage_bindings.push_back(std::move(bound));
   if (mode != Mode::read) detail::prepare_writing(*state, mode, *d);
   return open_state(std::move(state), mode, options);
 }
 
 Store Store::open_state(std::shared_ptr<State> state, Mode mode, const json& options) {
-  std::string opts = options.is_null() ? "{}" : options.dump();
+  json plugin_options = options.is_null() ? json::object() : options;
+  if (plugin_options.is_object() &&
+      plugin_options.contains("storage")) {  // the host's, not the format's
+    if (!state->staged_directory.empty())
+      state->storage_bindings.push_back(
+          bind_storage(*state->registry, state->staged_directory, plugin_options));
+    plugin_options.erase("storage");
+  }
+  std::string opts = plugin_options.dump();
   const std::string& location = state->location;
   detail::CallError err;
   int rc =
@@ -471,9 +488,11 @@ Store Store::open_staged(const std::string& path, const std::string& staging_loc
       staging_location.find(".stowage-tmp.") == std::string::npos)
     throw Error(ErrorCode::invalid_argument,
                 path + ": '" + staging_location + "' is not a staging location of this path", path);
+  std::shared_ptr<void> bound = bind_storage(registry, path, options);
   if (format.empty()) format = registry.detect_format(staging_location);
   const stowage_plugin* d = registry.load("format", format, path);
   auto state = new_state(registry, *d, path, staging_location, format);
+  state->storage_bindings.push_back(std::move(bound));
   state->staged_directory = staging_location.substr(0, at);
   if (!(d->capabilities & STOWAGE_CAP_SHARED_WRITES))
     throw Error(ErrorCode::invalid_argument,

@@ -19,6 +19,9 @@ struct WriterLock;
 
 // What an open Store holds.
 struct Store::State {
+  // The storage options of its open (its options' "storage"), bound to its
+  // path and staging while it lives: released last, after the plugin's close.
+  std::vector<std::shared_ptr<void>> storage_bindings;
   Registry* registry = nullptr;
   const stowage_format_vtable* vt = nullptr;
   stowage_store_handle handle = nullptr;

@@ -199,6 +199,11 @@ stowage::CopyOptions copy_options(const py::dict& kw) {
       if (!given.is_object())
         throw stowage::Error(ErrorCode::invalid_argument, "open_options must be a dict");
       for (const auto& [name, v] : given.items()) o.open_options[name] = v;
+    } else if (k == "source_storage_options" || k == "destination_storage_options") {
+      json& into = k[0] == 's' ? o.source_storage : o.destination_storage;
+      into = value.is_none() ? json::object() : from_python(value);
+      if (!into.is_object())
+        throw stowage::Error(ErrorCode::invalid_argument, k + " must be a dict");
     } else if (k == "cast")
       stowage::parse_cast_spec(value.cast<std::string>(), o);
     else if (k == "cast_overflow")

@@ -14,7 +14,8 @@ _Index = int | slice | EllipsisType | tuple[int | slice | EllipsisType, ...]
 Mode = Literal["r", "r+", "w", "w+", "a"]
 
 def open(path: _Path, mode: Mode = "r", format: str | None = None, *,
-         plugin_path: Sequence[_Path] | None = None, options: Mapping[str, Any] | None = None) -> Store: ...
+         plugin_path: Sequence[_Path] | None = None, options: Mapping[str, Any] | None = None,
+         storage_options: Mapping[str, Any] | None = None) -> Store: ...
 def convert(source: _Path, destination: _Path, *, progress: Callable[[dict[str, Any]], None] | None = None,
             plugin_path: Sequence[_Path] | None = None, threads: int | None = None,
             from_: str | None = None, to: str | None = None, compression: str | Mapping[str, Any] | None = None,
@@ -23,7 +24,9 @@ def convert(source: _Path, destination: _Path, *, progress: Callable[[dict[str, 
             overwrite: bool = False, drop_metadata: bool = False, create_only: bool = False,
             part: tuple[int, int] | None = None, zarr_version: Literal[2, 3] | None = None,
             shards: str | Sequence[int] | None = None,
-            open_options: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
+            open_options: Mapping[str, Any] | None = None,
+            source_storage_options: Mapping[str, Any] | None = None,
+            destination_storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
 def plugins(*, plugin_path: Sequence[_Path] | None = None, load: bool = True) -> list[dict[str, Any]]: ...
 def plugin_detail(id: str, *, plugin_path: Sequence[_Path] | None = None) -> dict[str, Any] | None: ...
 def to_dask(array: Array | Sparse, chunks: Any = None) -> Any: ...  # dask.array.Array

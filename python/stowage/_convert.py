@@ -27,8 +27,10 @@ def convert(source, destination, *, progress=None, plugin_path=None, threads=Non
     multiple of the chunks, for a format that writes shards such as Zarr v3:
     a list or ``"256,256,256"``), ``open_options`` (a dict the destination
     store is opened with, the options its format declares, e.g.
-    ``{"zarr_version": 2}``). The summary also has
-    ``open_options`` and ``shards`` as used.
+    ``{"zarr_version": 2}``), ``source_storage_options`` and
+    ``destination_storage_options`` (dicts of the storage options of each
+    side's backend, as :func:`open`'s ``storage_options``). The summary also
+    has ``open_options`` and ``shards`` as used (never the storage options).
     ``progress``: called with a dict (``bytes_done``, ``bytes_total``,
     ``chunks``, ``seconds``) after each chunk, from a worker thread; an
     exception it raises stops the conversion (nothing is written) and is

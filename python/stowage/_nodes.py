@@ -35,7 +35,7 @@ def _join(parent, child):
 # ---- opening and reopening ------------------------------------------------------
 
 
-def open(path, mode="r", format=None, *, plugin_path=None, options=None):  # noqa: A001 (as builtins.open)
+def open(path, mode="r", format=None, *, plugin_path=None, options=None, storage_options=None):  # noqa: A001 (as builtins.open)
     """Open a dataset and return its :class:`Store`.
 
     ``path``: a file or directory (``os.PathLike`` accepted). ``mode``:
@@ -46,8 +46,16 @@ def open(path, mode="r", format=None, *, plugin_path=None, options=None):  # noq
     it from the extension (when creating). ``plugin_path``: directories
     searched for plugins before ``STOWAGE_PLUGIN_PATH`` and the installed
     ones. ``options``: a dict passed to the format plugin.
+    ``storage_options``: a dict for the storage backend of the path, as
+    fsspec's (``{"timeout_ms": 5000, "retries": 1}`` for http;
+    ``stowage.plugin_detail("http")["params_schema"]`` lists a backend's): an
+    unknown key or a bad value raises naming the valid ones. They travel with
+    the store when it is pickled (into dask workers), secrets included.
     """
     path = _fspath(path)
+    if storage_options:
+        options = dict(options or {})
+        options["storage"] = dict(storage_options)
     plugin_path = None if plugin_path is None else [_fspath(p) for p in plugin_path]
     core = _core.Store.open(path, mode, format, options, plugin_path)
     return Store(core, mode, plugin_path, options)

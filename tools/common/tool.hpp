@@ -30,6 +30,17 @@ inline void add_common_options(CLI::App& app, CommonOptions& opts, bool with_thr
     app.add_option("--threads", opts.threads, "Worker threads (default: all cores)");
 }
 
+// A repeatable KEY=VALUE option for the storage options of `whose` backend
+// (stowage::parse_key_value reads them; Registry::bind_storage_options checks them).
+inline void add_storage_option(CLI::App& app, const char* flag, std::vector<std::string>& into,
+                               const char* whose) {
+  app.add_option(
+      flag, into,
+      std::string("KEY=VALUE for ") + whose +
+          " storage backend, one it declares (stowage-plugin-list --detail SCHEME "
+          "shows them; VALUE as JSON where it parses; repeatable), e.g. timeout_ms=5000");
+}
+
 // The registry for a tool run: --plugin-path first, then the environment.
 inline Registry& make_registry(const CommonOptions& opts) {
   static std::unique_ptr<Registry> registry;

@@ -20,7 +20,7 @@ extern "C" void on_signal(int) { g_interrupted = true; }
 
 struct Options {
   std::string src, dst, compression, chunks, cast, axes, part, shards, cast_overflow = "error";
-  std::vector<std::string> open_options;
+  std::vector<std::string> open_options, source_storage, destination_storage;
   int zarr_version = 0;  // 0: not given; else shorthand for --open-option zarr_version=N
   bool quiet = false, as_json = false;
   stowage::CopyOptions copy;
@@ -51,6 +51,10 @@ int convert(Options& opts, stowage::Registry& registry) {
   if (!opts.chunks.empty()) o.chunks = stowage::parse_positive_list(opts.chunks, "--chunks");
   if (!opts.shards.empty()) o.shards = stowage::parse_positive_list(opts.shards, "--shards");
   for (const std::string& option : opts.open_options) stowage::parse_open_option(option, o);
+  for (const std::string& option : opts.source_storage)
+    stowage::parse_key_value(option, o.source_storage, "--source-storage-option");
+  for (const std::string& option : opts.destination_storage)
+    stowage::parse_key_value(option, o.destination_storage, "--destination-storage-option");
   if (opts.zarr_version != 0)
     o.open_options["zarr_version"] = opts.zarr_version;  // checked by the format's schema
   stowage::parse_cast_spec(opts.cast, o);
@@ -112,6 +116,10 @@ int main(int argc, char** argv) {
       "--open-option", opts.open_options,
       "KEY=VALUE the destination store is opened with, one its format declares (stowage-plugin-list "
       "--detail ID shows them; VALUE as JSON where it parses; repeatable), e.g. zarr_version=2");
+  stowage::tool::add_storage_option(app, "--source-storage-option", opts.source_storage,
+                                    "the source's");
+  stowage::tool::add_storage_option(app, "--destination-storage-option", opts.destination_storage,
+                                    "the destination's");
   app.add_option("--cast", opts.cast,
                  "Convert values: T (every array to T) or FROM=TO[,...] such as bool=uint8");
   app.add_option("--cast-overflow", opts.cast_overflow,

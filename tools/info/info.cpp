@@ -108,17 +108,22 @@ int main(int argc, char** argv) {
   std::string spec, format;
   bool as_json = false;
   size_t max_labels = 5;
+  std::vector<std::string> storage_options;
   app.add_option("PATH", spec, "Dataset (PATH or PATH::inner/node)")->required();
   app.add_option("--format", format,
                  "Format id (n5, zarr, datg, daf, bpcells, datadings, npy); default: detect");
   app.add_flag("--json", as_json, "Machine-readable output (schema in README.md)");
   app.add_option("--labels", max_labels, "Labels shown per dimension (default 5)");
+  stowage::tool::add_storage_option(app, "--storage-option", storage_options, "the dataset's");
   STOWAGE_TOOL_PARSE(app, argc, argv);
 
   return stowage::tool::run(app, [&] {
     stowage::Registry& registry = stowage::tool::make_registry(common);
     auto [path, node] = stowage::split_dataset_spec(spec);
-    Store store = Store::open(path, stowage::Mode::read, format, json::object(), registry);
+    json options = json::object();
+    for (const std::string& o : storage_options)
+      stowage::parse_key_value(o, options["storage"], "--storage-option");
+    Store store = Store::open(path, stowage::Mode::read, format, options, registry);
     Walker walker{store, max_labels, as_json};
     json tree = walker.node_json(node);
     if (as_json) {

@@ -46,6 +46,10 @@ struct CopyOptions {
   // format declares (its params_schema, `stowage-plugin-list --detail ID`),
   // checked against that declaration before anything is written.
   json open_options = json::object();
+  // The storage options of the source's and the destination's backends
+  // (Registry::bind_storage_options: timeouts, retries, headers...), bound
+  // to their paths for the copy. Never in the summary: they may hold secrets.
+  json source_storage = json::object(), destination_storage = json::object();
   // Shard shape (C order) of every array written, passed in each array's
   // create description as "shards", a multiple of the chunks. Empty: no
   // shards. Only a format that declares STOWAGE_CAP_SHARDS takes it.

@@ -234,6 +234,16 @@ class Registry {
     uint64_t capabilities;
   };
   StorageBackend storage(std::string_view location);
+  // Storage options (the backend's params_schema: timeouts, retries,
+  // headers, credentials) for every location starting with `location` (its
+  // files, and those a format finds beside it: "x.datg" for "x") while
+  // the returned handle lives: storage() then serves them from a backend
+  // instance opened with those options (one per scheme and options). An
+  // unknown option or a bad value is INVALID_ARGUMENT naming the valid ones
+  // (a secret's value never shown); empty options bind nothing. Store::open
+  // binds its options' "storage" object this way, stowage::copy the source's
+  // and the destination's; the innermost binding of a location wins.
+  std::shared_ptr<void> bind_storage_options(const std::string& location, const json& options);
 
   // Worker threads for region I/O (default: hardware concurrency).
   void set_threads(unsigned n);
@@ -332,7 +342,9 @@ class Store {
  public:
   Store() = default;
   // Opens a dataset. format "" detects it; options is a JSON object passed to
-  // the plugin.
+  // the plugin, but for its "storage" object: the storage options of the
+  // path's backend (Registry::bind_storage_options), e.g.
+  // {"storage": {"timeout_ms": 5000}} for http, held while the store lives.
   static Store open(const std::string& path, Mode mode = Mode::read, std::string format = {},
                     const json& options = json::object(), Registry& registry = Registry::global());
 
@@ -518,6 +530,11 @@ class Records {
 
 // Splits "PATH::inner/node" into (PATH, inner/node).
 std::pair<std::string, std::string> split_dataset_spec(const std::string& spec);
+// A tool's KEY=VALUE option (--open-option, --storage-option): VALUE as JSON
+// where it parses ("3", "true", "[1,2]"), else as a string, into
+// options[KEY]; INVALID_ARGUMENT naming `flag` otherwise (the text not shown:
+// it may be a secret).
+void parse_key_value(const std::string& spec, json& options, const char* flag);
 
 }  // namespace stowage
 

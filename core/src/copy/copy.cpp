@@ -54,6 +54,12 @@ CopyResult copy_with(const std::string& source, const std::string& destination,
   auto [src_path, src_node] = split_dataset_spec(source);
   auto [dst_path, dst_node] = split_dataset_spec(destination);
   if (dst_path.empty()) throw Error(ErrorCode::invalid_argument, "no destination given");
+  // Storage options reach every location under the source's and the
+  // destination's paths (the staging beside the destination is bound below).
+  const std::shared_ptr<void> src_storage =
+      registry.bind_storage_options(src_path, options.source_storage);
+  const std::shared_ptr<void> dst_storage =
+      registry.bind_storage_options(dst_path, options.destination_storage);
   // The destination is staged beside itself and published by a rename (a
   // source may be anywhere): refuse storage that cannot rename before a byte is written.
   require_writable_storage(dst_path, registry);
@@ -129,6 +135,8 @@ CopyResult copy_with(const std::string& source, const std::string& destination,
     dst.close();
   } else {
     NewDestination staging(registry, dst_path, result.to);
+    const std::shared_ptr<void> staged_storage =
+        registry.bind_storage_options(staging.location(), options.destination_storage);
     try {
       Store dst =
           Store::open(staging.location(), Mode::truncate, result.to, result.open_options, registry);

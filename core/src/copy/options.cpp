@@ -92,13 +92,11 @@ void parse_part_spec(const std::string& spec, CopyOptions& options) {
 }
 
 void parse_open_option(const std::string& spec, CopyOptions& options) {
+  if (options.open_options.is_null()) options.open_options = json::object();
   const size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0)
     throw Error(ErrorCode::invalid_argument, "--open-option takes KEY=VALUE, got '" + spec + "'");
-  const std::string value = spec.substr(eq + 1);
-  json v = json::parse(value, nullptr, false);
-  if (options.open_options.is_null()) options.open_options = json::object();
-  options.open_options[spec.substr(0, eq)] = v.is_discarded() ? json(value) : v;
+  parse_key_value(spec, options.open_options, "--open-option");
 }
 
 void parse_cast_spec(const std::string& spec, CopyOptions& options) {

@@ -2,6 +2,7 @@
 // formats and codec asked for, the open options against what the format
 // declares, and what the open destination says it takes.
 #include "internal.hpp"
+#include "../params.hpp"
 #include "../storage_choice.hpp"
 
 #include <stowage/plugin.h>
@@ -142,68 +143,6 @@ void require_axes(const std::vector<std::string>& axes) {
   }
 }
 
-// What a declared option takes, for messages: "2 or 3", "true or false",
-// "an integer from 0", "one of [1,0], [1,1]" (the schema of plugin.h).
-std::string takes_text(const json& spec) {
-  auto either = [](const std::vector<std::string>& values) {
-    std::string text;
-    for (size_t i = 0; i < values.size(); ++i)
-      text += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
-    return text;
-  };
-  std::vector<std::string> values;
-  if (spec.contains("enum") && spec["enum"].is_array())
-    for (const json& v : spec["enum"]) values.push_back(v.dump());
-  const std::string type = spec.value("type", "");
-  const bool bounded = spec.contains("min") && spec.contains("max") &&
-                       spec["min"].is_number_integer() && spec["max"].is_number_integer();
-  if (values.empty() && type == "integer" && bounded &&
-      spec["max"].get<int64_t>() - spec["min"].get<int64_t>() < 4)
-    for (int64_t v = spec["min"]; v <= spec["max"].get<int64_t>(); ++v)
-      values.push_back(std::to_string(v));
-  if (!values.empty()) return either(values);
-  if (type == "boolean") return "true or false";
-  if (type == "integer" && bounded)
-    return "an integer from " + spec["min"].dump() + " to " + spec["max"].dump();
-  if (type == "integer" && spec.contains("min")) return "an integer from " + spec["min"].dump();
-  return (type == "integer" || type == "array" ? "an " : "a ") +
-         (type.empty() ? std::string("value") : type);
-}
-
-// "zarr_version (2 or 3, default 3), consolidated (true or false)".
-std::string options_text(const json& schema) {
-  std::string text;
-  for (const auto& [key, spec] : schema.items()) {
-    text += (text.empty() ? "" : ", ") + key + " (" + takes_text(spec);
-    if (spec.contains("default") && !spec["default"].is_null())
-      text += ", default " + spec["default"].dump();
-    text += ")";
-  }
-  return text.empty() ? "none" : text;
-}
-
-// Whether `value` is one a declared option takes: its type, range and set.
-bool takes(const json& spec, const json& value) {
-  const std::string type = spec.value("type", "");
-  const bool typed = type == "integer"   ? value.is_number_integer()
-                     : type == "boolean" ? value.is_boolean()
-                     : type == "string"  ? value.is_string()
-                     : type == "number"  ? value.is_number()
-                     : type == "array"   ? value.is_array()
-                                         : true;
-  if (!typed) return false;
-  if (spec.contains("enum") && spec["enum"].is_array() &&
-      std::find(spec["enum"].begin(), spec["enum"].end(), value) == spec["enum"].end())
-    return false;
-  if (type == "integer" && spec.contains("min") &&
-      value.get<int64_t>() < spec["min"].get<int64_t>())
-    return false;
-  if (type == "integer" && spec.contains("max") &&
-      value.get<int64_t>() > spec["max"].get<int64_t>())
-    return false;
-  return true;
-}
-
 // The open options for the destination, checked against those its format
 // declares (its params_schema) before anything is written: an unknown or
 // invalid one is refused naming it, the format and what it takes. A new
@@ -223,11 +162,11 @@ json destination_options(const CopyOptions& options, const std::string& to, bool
     if (!schema.contains(key))
       throw Error(ErrorCode::invalid_argument,
                   "open option '" + key + "': format " + to +
-                      " has no such option; its open options: " + options_text(schema));
-    if (!takes(schema[key], value))
+                      " has no such option; its open options: " + detail::options_text(schema));
+    if (!detail::takes(schema[key], value))
       throw Error(ErrorCode::invalid_argument, "open option " + key + "=" + value.dump() +
                                                    ": format " + to + " takes " +
-                                                   takes_text(schema[key]) + " for " + key);
+                                                   detail::takes_text(schema[key]) + " for " + key);
   }
   if (new_store)
     for (const auto& [key, spec] : schema.items())
