@@ -5,8 +5,8 @@
 // chunk read. Handles are lent per call (no thread_local: issue 19),
 // so N threads reading at once hold N handles, and an idle handle goes back
 // to the pool for the next caller.
-#ifndef STOWAGE_HTTP_CURL_POOL_HPP
-#define STOWAGE_HTTP_CURL_POOL_HPP
+#ifndef STOWAGE_STORAGE_COMMON_CURL_POOL_HPP
+#define STOWAGE_STORAGE_COMMON_CURL_POOL_HPP
 
 #include <curl/curl.h>
 
@@ -14,7 +14,7 @@
 #include <new>
 #include <vector>
 
-namespace stowage_http {
+namespace stowage_curl {
 
 class CurlPool {
  public:
@@ -72,6 +72,6 @@ class CurlPool {
   std::vector<CURL*> idle_;
 };
 
-}  // namespace stowage_http
+}  // namespace stowage_curl
 
-#endif  // STOWAGE_HTTP_CURL_POOL_HPP
+#endif  // STOWAGE_STORAGE_COMMON_CURL_POOL_HPP

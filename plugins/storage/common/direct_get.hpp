@@ -15,8 +15,8 @@
 // sends the request again through libcurl's transfer, which knows them all.
 // Connections are kept alive, one per thread at a time, and a request sent on
 // one the server has closed meanwhile goes again on a new one.
-#ifndef STOWAGE_HTTP_DIRECT_GET_HPP
-#define STOWAGE_HTTP_DIRECT_GET_HPP
+#ifndef STOWAGE_STORAGE_COMMON_DIRECT_GET_HPP
+#define STOWAGE_STORAGE_COMMON_DIRECT_GET_HPP
 
 #include "answer.hpp"
 
@@ -26,9 +26,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
-namespace stowage_http {
+namespace stowage_curl {
 
 // A URL split for a request of our own: plain http, no credentials.
 struct Origin {
@@ -56,8 +57,10 @@ class DirectGet {
   // One attempt of GET `o` with `range` ("a-b", "a-" or "" for the whole
   // file) into `b`, filling `r` as libcurl's transfer would: a failure is
   // r.code (and r.curl_error), an answer is r.status and its headers.
-  // `declined`: nothing was decided, send it through libcurl.
-  Outcome get(const Origin& o, const std::string& range, Body& b, Reply& r);
+  // `declined`: nothing was decided, send it through libcurl. `headers` go
+  // with the request besides Host and Range (s3: its signature).
+  Outcome get(const Origin& o, const std::string& range, Body& b, Reply& r,
+              const std::vector<std::pair<std::string, std::string>>& headers = {});
 
  private:
   struct Connection;
@@ -78,6 +81,6 @@ class DirectGet {
   std::vector<std::unique_ptr<Connection>> idle_;
 };
 
-}  // namespace stowage_http
+}  // namespace stowage_curl
 
-#endif  // STOWAGE_HTTP_DIRECT_GET_HPP
+#endif  // STOWAGE_STORAGE_COMMON_DIRECT_GET_HPP

@@ -3,8 +3,8 @@
 // direct_get.cpp): the answer's head (Reply) and where its body goes (Body).
 // Both transports fill them the same way, so retries, truncation checks and
 // errors are decided once, in http_storage.cpp, for both.
-#ifndef STOWAGE_HTTP_ANSWER_HPP
-#define STOWAGE_HTTP_ANSWER_HPP
+#ifndef STOWAGE_STORAGE_COMMON_ANSWER_HPP
+#define STOWAGE_STORAGE_COMMON_ANSWER_HPP
 
 #include <curl/curl.h>
 #include <stowage/plugin.h>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace stowage_http {
+namespace stowage_curl {
 
 // Where a response body goes: bytes [offset, offset + limit) of the file,
 // into a caller's buffers one after the other (read_into, a scattered read:
@@ -30,6 +30,9 @@ struct Body {
   const stowage_buffer* parts = nullptr;  // read_into: `count` buffers, limit bytes in all
   size_t count = 0;
   std::vector<uint8_t>* grow = nullptr;
+  // The body of an answer that is not the file (an error page), its first
+  // 64 KiB: S3 says why in it (<Code>, <Message>). Null: dropped.
+  std::string* error_page = nullptr;
   // per attempt
   bool started = false;
   bool keep = false;      // a 200/206 answer: its body is the file
@@ -46,6 +49,7 @@ struct Body {
     skip = received = kept = part_at = 0;
     part = 0;
     if (grow) grow->clear();
+    if (error_page) error_page->clear();
   }
 
   // The answer's status (and its Content-Length, or -1) is known.
@@ -67,7 +71,10 @@ struct Body {
   // buffer cannot grow (`no_memory`). Nothing is thrown (curl calls this).
   bool take(const char* data, size_t n) {
     received += n;
-    if (!keep) return true;  // an error page
+    if (!keep) {  // an error page
+      if (error_page && error_page->size() < (64u << 10)) error_page->append(data, n);
+      return true;
+    }
     size_t at = 0;
     if (skip) {
       uint64_t s = std::min<uint64_t>(skip, n);
@@ -146,6 +153,6 @@ struct Reply {
   char curl_error[CURL_ERROR_SIZE] = {0};
 };
 
-}  // namespace stowage_http
+}  // namespace stowage_curl
 
-#endif  // STOWAGE_HTTP_ANSWER_HPP
+#endif  // STOWAGE_STORAGE_COMMON_ANSWER_HPP

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace stowage_http {
+namespace stowage_curl {
 namespace {
 
 namespace http = boost::beast::http;
@@ -49,10 +49,12 @@ class Deadline {
 
 namespace {
 
-std::string request_head(const Origin& o, const std::string& range) {
+std::string request_head(const Origin& o, const std::string& range,
+                         const std::vector<std::pair<std::string, std::string>>& headers) {
   http::request<http::empty_body> req{http::verb::get, o.target, 11};
   req.set(http::field::host, o.host_header);
   if (!range.empty()) req.set(http::field::range, "bytes=" + range);
+  for (const auto& [name, value] : headers) req.set(name, value);
   std::ostringstream text;
   text << req;
   return text.str();
@@ -241,8 +243,9 @@ void DirectGet::give_back(std::unique_ptr<Connection> c) {
   if (idle_.size() < kMaxIdle) idle_.push_back(std::move(c));
 }
 
-DirectGet::Outcome DirectGet::get(const Origin& o, const std::string& range, Body& b, Reply& r) {
-  const std::string request = request_head(o, range);
+DirectGet::Outcome DirectGet::get(const Origin& o, const std::string& range, Body& b, Reply& r,
+                                  const std::vector<std::pair<std::string, std::string>>& headers) {
+  const std::string request = request_head(o, range, headers);
   const Deadline deadline(timeouts_.whole_ms);
   for (;;) {
     std::unique_ptr<Connection> c = take(o, r);
@@ -296,4 +299,4 @@ DirectGet::Exchange DirectGet::exchange(Connection& c, const std::string& reques
   return e;
 }
 
-}  // namespace stowage_http
+}  // namespace stowage_curl
