@@ -23,6 +23,7 @@ Every program it runs is logged to $STOWAGE_DEPS_LOG like test::run's commands,
 for scripts/check-deps.
 """
 import datetime
+import functools
 import hashlib
 import hmac
 import json
@@ -36,6 +37,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -204,30 +206,38 @@ def daemon(d, name, args):
 
 # ---- S3: one signed request, without boto3 ------------------------------------------------------
 
-def list_buckets(endpoint, access_key, secret_key, timeout=5):
-    """GET / signed with AWS Signature Version 4: the HTTP status."""
-    host = endpoint.split("://", 1)[1]
+def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, headers=None, query=None,
+               timeout=5):
+    """One request signed with AWS Signature Version 4 (header auth, region REGION): (status,
+    body). payload_hash: the x-amz-content-sha256 to send, by default the body's SHA-256 (the
+    tests send UNSIGNED-PAYLOAD, which boto3 never does over http). path: already URI-encoded,
+    without a query."""
+    host = info["endpoint"].split("://", 1)[1]
     now = datetime.datetime.now(datetime.timezone.utc)
     amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-    payload = hashlib.sha256(b"").hexdigest()
-    headers = f"host:{host}\nx-amz-content-sha256:{payload}\nx-amz-date:{amz_date}\n"
-    signed = "host;x-amz-content-sha256;x-amz-date"
-    canonical = f"GET\n/\n\n{headers}\n{signed}\n{payload}"
+    payload_hash = payload_hash or hashlib.sha256(body).hexdigest()
+    signed_headers = {"host": host, "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
+    signed_headers.update({k.lower(): v for k, v in (headers or {}).items()})
+    names = sorted(signed_headers)
+    quote = functools.partial(urllib.parse.quote, safe="-_.~")
+    query_string = "&".join(f"{quote(k)}={quote(v)}" for k, v in sorted((query or {}).items()))
+    canonical = "\n".join([method, path, query_string, "".join(f"{n}:{signed_headers[n]}\n" for n in names),
+                           ";".join(names), payload_hash])
     scope = f"{day}/{REGION}/s3/aws4_request"
     to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
-    key = ("AWS4" + secret_key).encode()
+    key = ("AWS4" + info["secret_key"]).encode()
     for part in (day, REGION, "s3", "aws4_request"):
         key = hmac.new(key, part.encode(), hashlib.sha256).digest()
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    request = urllib.request.Request(endpoint + "/", headers={
-        "x-amz-date": amz_date, "x-amz-content-sha256": payload,
-        "Authorization": f"AWS4-HMAC-SHA256 Credential={access_key}/{scope}, "
-                         f"SignedHeaders={signed}, Signature={signature}"})
+    sent = {n: v for n, v in signed_headers.items() if n != "host"}
+    sent["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={info['access_key']}/{scope}, "
+                             f"SignedHeaders={';'.join(names)}, Signature={signature}")
+    request = urllib.request.Request(info["endpoint"] + path + ("?" + query_string if query else ""), data=body or None, method=method, headers=sent)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:
-            return r.status
+            return r.status, r.read()
     except urllib.error.HTTPError as e:
-        return e.code
+        return e.code, e.read()
 
 
 def wait_for_s3(d, info, procs, deadline):
@@ -238,7 +248,7 @@ def wait_for_s3(d, info, procs, deadline):
             if proc.poll() is not None:
                 raise StartError(f"{name} exited with status {proc.returncode} before radosgw answered")
         try:
-            status = list_buckets(info["endpoint"], info["access_key"], info["secret_key"])
+            status = s3_request(info)[0]
             if status == 200:
                 return
         except OSError as e:  # not listening yet
