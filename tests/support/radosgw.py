@@ -174,6 +174,9 @@ auth client required = none
 ms mon client mode = crc
 rgw data = {d}/rgw
 rgw frontends = beast endpoint=127.0.0.1:{rgw_port}
+# virtual-host style for BUCKET.localhost (curl resolves *.localhost to the
+# loopback itself); any other Host, such as 127.0.0.1:PORT, is path style
+rgw dns name = localhost
 admin socket = {d}/run/$name.asok
 # asio threads for a test server on 2 cores, not 512
 rgw thread pool size = 16
@@ -229,7 +232,7 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
     for part in (day, REGION, "s3", "aws4_request"):
         key = hmac.new(key, part.encode(), hashlib.sha256).digest()
     signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    sent = {n: v for n, v in signed_headers.items() if n != "host"}
+    sent = dict(signed_headers)  # urllib sends this Host, not its own
     sent["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={info['access_key']}/{scope}, "
                              f"SignedHeaders={';'.join(names)}, Signature={signature}")
     request = urllib.request.Request(info["endpoint"] + path + ("?" + query_string if query else ""), data=body or None, method=method, headers=sent)
