@@ -1,9 +1,7 @@
 // ListObjectsV2: the keys and "directories" (common prefixes) under a
-// prefix, every page followed by its continuation token. Keys are asked
-// for with encoding-type=url and decoded here, so a key with bytes XML
-// cannot carry comes back whole (some servers send raw keys even then:
-// decoding text without '%' leaves it as it is... except '+', which S3's
-// url encoding uses for a space and is decoded as one).
+// prefix, every page followed by its continuation token. Keys are asked for
+// with encoding-type=url and decoded here (S3's url encoding writes a space
+// as '+'), so a key with bytes XML cannot carry comes back whole.
 #ifndef STOWAGE_S3_LISTING_HPP
 #define STOWAGE_S3_LISTING_HPP
 

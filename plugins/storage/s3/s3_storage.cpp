@@ -9,8 +9,8 @@
 //   list       ListObjectsV2, prefix + delimiter '/', every page
 //   publish    PUT, or a multipart upload from multipart_threshold bytes on
 //   remove     DELETE; a directory with its keys: DeleteObjects, 1000 a time
-//   publish_if PUT with If-Match: <ETag> or If-None-Match: *
-// and no rename part (S3 renames nothing) and no lock part.
+// and no conditional part (radosgw's If-Match is not atomic: README.md), no
+// rename part (S3 renames nothing) and no lock part.
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
@@ -166,20 +166,12 @@ std::string content_md5(const std::string& body) {
   return std::string(reinterpret_cast<const char*>(out), static_cast<size_t>(len));
 }
 
-// radosgw (Pacific) compares If-Match with the ETag it stores, which has
-// no quotes, so the quoted ETag it answers never matches (found by
-// tests/support/test_radosgw.py); S3 takes either form.
-std::string unquoted(const std::string& etag) {
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"')
-    return etag.substr(1, etag.size() - 2);
-  return etag;
-}
-
 bool staging_name(std::string_view name) { return name.rfind(".stowage-", 0) == 0; }
 
-class S3Storage : public stowage::sdk::ReadableStorage,
-                  public stowage::sdk::WritableStorage,
-                  public stowage::sdk::ConditionalStorage {
+// No ConditionalStorage: radosgw Pacific honours If-Match but does not hold
+// it against a racing PUT (two of four writers from one ETag both win; see
+// README.md), and the conditional part promises atomicity.
+class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::WritableStorage {
  public:
   S3Storage(const stowage_host*, std::string_view options_json)
       : options_(options_json.empty()
@@ -286,14 +278,6 @@ class S3Storage : public stowage::sdk::ReadableStorage,
     }
   }
 
-  bool publish_if(std::unique_ptr<StagedBackendFile> f, const std::string& expected,
-                  uint32_t) override {
-    auto& o = static_cast<StagedObject&>(*f);
-    const Answer a = put(o, expected.empty() ? Pairs{{"If-None-Match", "*"}}
-                                             : Pairs{{"If-Match", unquoted(expected)}});
-    return succeeded(a);
-  }
-
   void remove(std::string_view given, uint32_t flags) override {
     const Location l = locate(given);
     const KeyStat st = stat(given);
@@ -354,8 +338,8 @@ class S3Storage : public stowage::sdk::ReadableStorage,
     if (file_size && !stowage_curl::total_size(a.reply, file_size)) *file_size = stat(l.shown).size;
   }
 
-  // One PUT, or a multipart upload for a large object; `conditions` (If-Match,
-  // If-None-Match) make a 412 an answer, not an error.
+  // One PUT, or a multipart upload for a large object; `conditions`
+  // (If-None-Match) make a 412 an answer, not an error.
   Answer put(StagedObject& o, const Pairs& conditions) {
     const uint64_t size = o.bytes.size();
     if (size >= options_.multipart_threshold && conditions.empty()) {
@@ -418,7 +402,7 @@ class S3Storage : public stowage::sdk::ReadableStorage,
 STOWAGE_DEFINE_STORAGE_PLUGIN(
     stowage_s3::S3Storage, "s3", "1.0.0",
     "objects in S3 and S3-compatible stores (s3://bucket/key): SigV4, ranged GETs, multipart "
-    "uploads, conditional puts (libcurl, OpenSSL)",
+    "uploads (libcurl, OpenSSL)",
     R"({"retries": {"type": "integer", "default": 4, "min": 0, "max": 100},)"
     R"( "retry_delay_ms": {"type": "integer", "default": 50, "min": 0, "max": 60000},)"
     R"( "timeout_ms": {"type": "integer", "default": 60000, "min": 0, "max": 86400000},)"
