@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "../http/flaky_proxy.hpp"
 #include "radosgw.hpp"
 #include "storage_conformance.hpp"
 #include "test_support.hpp"
@@ -251,4 +252,39 @@ TEST_CASE(
     CHECK(stowage::Store::open(url).array("g/a").read_all<uint16_t>() == values);
     for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint16_t>(i * 7 + 1);
   }
+}
+
+TEST_CASE(
+    "s3 on radosgw: dropped, refused and cut answers are retried; given up, the URL is named") {
+  make_bucket("flaky");
+  const std::string data = random_bytes(300000, 5), url = "s3://flaky/data.bin";
+  Backend().storage().write(url, data);
+  const std::string& endpoint = server().endpoint();
+  test::FlakyProxy proxy(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  const std::string via = proxy.url().substr(0, proxy.url().size() - 1);
+  for (const char* transport : {"true", "false"}) {
+    CAPTURE(transport);
+    Backend b(R"({"retry_delay_ms": 1, "endpoint": ")" + via + R"(", "direct": )" + transport +
+              "}");
+    const sdk::Storage s = b.storage();
+    for (test::FlakyProxy::Fault fault :
+         {test::FlakyProxy::Fault::drop, test::FlakyProxy::Fault::status,
+          test::FlakyProxy::Fault::cut, test::FlakyProxy::Fault::short_range,
+          test::FlakyProxy::Fault::short_length}) {
+      CAPTURE(static_cast<int>(fault));
+      proxy.misbehave(fault, 2);
+      CHECK(std::string(s.read(url).text()) == data);
+      CHECK(std::string(s.read(url, 1000, 200000).text()) == data.substr(1000, 200000));
+      CHECK(s.size(url) == data.size());
+    }
+    CHECK(proxy.faults() > 0);
+  }
+  proxy.misbehave(test::FlakyProxy::Fault::drop, 1);
+  Backend b(R"({"retries": 2, "retry_delay_ms": 1, "endpoint": ")" + via + R"("})");
+  const Failure f = failure_of([&] { b.storage().read(url); });
+  CAPTURE(f.message);
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, url));
+  CHECK(has(f.message, "after 3 attempts"));
+  CHECK_FALSE(has(f.message, server().secret_key()));
 }

@@ -127,8 +127,7 @@ Answer Client::send(const Request& r) {
     a.attempts = n + 1;
     attempt(r, t, payload, a);
     bool again = transient_curl_error(a.reply.code) || transient_status(a.reply.status) ||
-                 transient_code(a.code) ||
-                 (r.body && a.reply.code == CURLE_OK && is_truncated(*r.body, a.reply, nullptr));
+                 transient_code(a.code) || (r.body && is_truncated(*r.body, a.reply, nullptr));
     if (!again || n >= options_.retries) break;
     back_off(options_.retry_delay_ms, n);
   }
@@ -256,11 +255,8 @@ void Client::finish(const Request& r, Answer& a) const {
   const std::string after =
       a.attempts > 1 ? " (after " + std::to_string(a.attempts) + " attempts)" : "";
   std::string why;
-  if (r.body && a.reply.code == CURLE_OK && is_truncated(*r.body, a.reply, &why))
+  if (r.body && is_truncated(*r.body, a.reply, &why))
     fail(STOWAGE_CORRUPT, r.shown + ": truncated body: " + why + after);
-  if (a.reply.code == CURLE_PARTIAL_FILE && r.body)
-    fail(STOWAGE_CORRUPT,
-         r.shown + ": truncated body: the connection closed before the body ended" + after);
   if (a.reply.code != CURLE_OK) {
     std::string text =
         a.reply.curl_error[0] ? a.reply.curl_error : curl_easy_strerror(a.reply.code);
