@@ -31,10 +31,10 @@ inline std::string answer_text(const Answer& a) {
     hint = " (check the secret access key for this endpoint)";
   else if (a.code == "InvalidAccessKeyId")
     hint = " (the endpoint does not know this access key id)";
-  else if (a.reply.status == 403 && a.code.empty())
+  else if (a.code == "AccessDenied" || (a.reply.status == 403 && a.code.empty()))
     hint =
-        " (the server refuses: credentials needed, or AWS_NO_SIGN_REQUEST=YES for a public "
-        "bucket)";
+        " (the server refuses: credentials, AWS_PROFILE, or AWS_NO_SIGN_REQUEST=YES for a "
+        "public bucket)";
   else if (a.reply.status == 301 || a.code == "PermanentRedirect")
     hint = " (the bucket is in another region: set AWS_REGION or the option \"region\")";
   stowage::sdk::fail(STOWAGE_IO, shown + ": " + answer_text(a) + hint);

@@ -187,7 +187,7 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
       if (succeeded(a))
         return {STOWAGE_ENTRY_FILE,
                 static_cast<uint64_t>(std::max<int64_t>(a.reply.content_length, 0)), a.reply.etag};
-      if (a.reply.status != 404) fail_answer(l.shown, a);
+      if (a.reply.status != 404) explain_head(l, a);
     }
     // A bucket, or a prefix with keys under it. (A missing bucket: its list
     // is NoSuchBucket, and so absent.)
@@ -316,6 +316,19 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
     r.key = l.key;
     r.shown = l.shown;
     return r;
+  }
+
+  // A HEAD's answer has no body, so a refused one tells no S3 Code
+  // (SignatureDoesNotMatch, AccessDenied): a one-byte GET asks again for it.
+  [[noreturn]] void explain_head(const Location& l, const Answer& head) {
+    std::vector<uint8_t> one;
+    stowage_curl::Body b;
+    b.limit = 1;
+    b.grow = &one;
+    Request r = request(l, "GET");
+    r.body = &b;
+    const Answer a = client_.send(r);
+    fail_answer(l.shown, succeeded(a) || a.code.empty() ? head : a);
   }
 
   // GET of bytes [b.offset, b.offset + b.limit) into b, as the http backend's.
