@@ -6,6 +6,7 @@
 
 #include <stowage/storage.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -289,4 +290,52 @@ TEST_CASE(
   CHECK(has(f.message, url));
   CHECK(has(f.message, "after 3 attempts"));
   CHECK_FALSE(has(f.message, server().secret_key()));
+}
+
+TEST_CASE("s3 on radosgw: listings and removals go past one page (1000 keys)") {
+  make_bucket("paged");
+  const test::RunResult put = boto3(R"(
+import concurrent.futures
+def put(i):
+    s3.put_object(Bucket='paged', Key='many/k%04d' % i, Body=b'%d' % i)
+with concurrent.futures.ThreadPoolExecutor(16) as pool:
+    list(pool.map(put, range(1003)))
+s3.put_object(Bucket='paged', Key='many/sub/inner', Body=b'x')
+)");
+  REQUIRE_MESSAGE(put.status == 0, put.output);
+  Backend b;
+  const sdk::Storage s = b.storage();
+  const std::vector<std::string> names = s.list("s3://paged/many");
+  REQUIRE(names.size() == 1004);
+  CHECK(names.front() == "k0000");
+  CHECK(names[1002] == "k1002");
+  CHECK(names.back() == "sub/");
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  CHECK(s.read("s3://paged/many/k0999").text() == "999");
+  s.remove("s3://paged/many", STOWAGE_REMOVE_RECURSIVE);  // DeleteObjects twice
+  CHECK(s.kind("s3://paged/many") == STOWAGE_ENTRY_ABSENT);
+  const test::RunResult left = boto3("print(s3.list_objects_v2(Bucket='paged')['KeyCount'])\n");
+  CHECK(left.output == "0\n");
+}
+
+TEST_CASE("s3 on radosgw: anonymous reads a public object and is refused a private one") {
+  make_bucket("public");
+  const test::RunResult put = boto3(R"(
+s3.put_object(Bucket='public', Key='open.txt', Body=b'for all', ACL='public-read')
+s3.put_object(Bucket='public', Key='closed.txt', Body=b'for me')
+)");
+  REQUIRE_MESSAGE(put.status == 0, put.output);
+  Backend b(R"({"anonymous": true})");
+  const sdk::Storage s = b.storage();
+  CHECK(s.read("s3://public/open.txt").text() == "for all");
+  const Failure f = failure_of([&] { s.read("s3://public/closed.txt"); });
+  CAPTURE(f.message);
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, "s3://public/closed.txt"));
+  CHECK(has(f.message, "AccessDenied"));
+  setenv("AWS_NO_SIGN_REQUEST", "YES", 1);
+  Backend unsigned_(R"({})");
+  unsetenv("AWS_NO_SIGN_REQUEST");
+  CHECK(unsigned_.storage().read("s3://public/open.txt").text() == "for all");
+  CHECK(failure_of([&] { unsigned_.storage().read("s3://public/closed.txt"); }).code == STOWAGE_IO);
 }
