@@ -30,6 +30,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import string
@@ -49,6 +50,10 @@ RGW_NAME = "client.rgw.test"
 
 class StartError(RuntimeError):
     pass
+
+
+class PortTaken(StartError):
+    """A port picked free was taken before the daemon bound it: worth another try."""
 
 
 # ---- small helpers -----------------------------------------------------------------------------
@@ -151,6 +156,9 @@ paxos min wait = 0.01
 
 [mon]
 mon data = {d}/mon
+# a port taken since it was picked: exit after one try (and start() picks
+# others), not try it three times 5 s apart
+ms bind retry count = 1
 admin socket = {d}/run/$name.asok
 # no refusal to start on a fuller disk than a real cluster would accept
 mon data avail crit = 0
@@ -243,13 +251,43 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
         return e.code, e.read()
 
 
+def check_running(d, procs):
+    """StartError (PortTaken if a log says so) when one of the daemons has exited."""
+    for name, proc in procs.items():
+        if proc.poll() is not None:
+            error = PortTaken if "Address already in use" in log_tails(d, 5) else StartError
+            raise error(f"{name} exited with status {proc.returncode}")
+
+
+def listening_ports(pid):
+    """The TCP ports the process listens on (its socket inodes in /proc/PID/net/tcp)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds]
+        with open(f"/proc/{pid}/net/tcp") as f:
+            rows = [line.split() for line in f.readlines()[1:]]
+    except OSError:  # gone, or a descriptor closed while read
+        return set()
+    inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
+    return {int(r[1].rsplit(":", 1)[1], 16) for r in rows if r[3] == "0A" and r[9] in inodes}
+
+
+def wait_for_mon(d, procs, ports, deadline):
+    """Until the monitor itself listens on its ports (something else may hold them: then it
+    exits, and check_running says PortTaken)."""
+    while time.monotonic() < deadline:
+        check_running(d, procs)
+        if set(ports) <= listening_ports(procs["mon.a"].pid):
+            return
+        time.sleep(0.02)
+    raise StartError(f"the monitor did not listen on {ports} in {START_TIMEOUT} s")
+
+
 def wait_for_s3(d, info, procs, deadline):
     """Until the user's signed request is answered 200; StartError if a daemon dies or time is up."""
     status = None
     while time.monotonic() < deadline:
-        for name, proc in procs.items():
-            if proc.poll() is not None:
-                raise StartError(f"{name} exited with status {proc.returncode} before radosgw answered")
+        check_running(d, procs)
         try:
             status = s3_request(info)[0]
             if status == 200:
@@ -285,6 +323,7 @@ def make_cluster(d, deadline):
          f"[v2:127.0.0.1:{mon_v2},v1:127.0.0.1:{mon_v1}]", monmap, "-c", conf], 30)
     run(["ceph-mon", "--mkfs", "-i", "a", "--monmap", monmap, "-c", conf], 30)
     procs = {"mon.a": daemon(d, "mon.a", ["ceph-mon", "-i", "a"])}
+    wait_for_mon(d, procs, (mon_v2, mon_v1), deadline)
     osd_uuid = str(uuid.uuid4())
     left = max(5, deadline - time.monotonic())
     osd_id = run(["ceph", "-c", conf, "--connect-timeout", str(int(left)), "osd", "new", osd_uuid], left).strip()
@@ -293,30 +332,45 @@ def make_cluster(d, deadline):
     return procs, rgw_port
 
 
-def start(d):
-    """Starts the cluster and radosgw in the folder d; the dict the CLI prints."""
+def start_once(d, deadline):
+    """One try at the cluster and radosgw: the dict the CLI prints, less pids and seconds."""
+    procs, port = make_cluster(d, deadline)
+    access, secret = random_keys()
+    left = max(5, deadline - time.monotonic())
+    # radosgw-admin makes the default realm, zone group and zone (and their pools) first, so
+    # that radosgw finds them and does not race it making them
+    run(["radosgw-admin", "-c", os.path.join(d, "ceph.conf"), "user", "create", "--uid", "test",
+         "--display-name", "stowage tests", "--access-key", access, "--secret-key", secret], left)
+    procs["rgw"] = daemon(d, "rgw", ["radosgw", "-n", RGW_NAME])
+    info = {"endpoint": f"http://127.0.0.1:{port}", "access_key": access, "secret_key": secret,
+            "region": REGION, "pids": [p.pid for p in procs.values()]}
+    wait_for_s3(d, info, procs, deadline)
+    return info
+
+
+def start(d, tries=3):
+    """Starts the cluster and radosgw in the folder d; the dict the CLI prints. Another
+    process may take a port between its pick and the daemon's bind: then a new try, anew."""
     t0 = time.monotonic()
     deadline = t0 + START_TIMEOUT
     d = os.path.abspath(d)
-    try:
-        procs, port = make_cluster(d, deadline)
-        access, secret = random_keys()
-        left = max(5, deadline - time.monotonic())
-        # radosgw-admin makes the default realm, zone group and zone (and their pools) first, so
-        # that radosgw finds them and does not race it making them
-        run(["radosgw-admin", "-c", os.path.join(d, "ceph.conf"), "user", "create", "--uid", "test",
-             "--display-name", "stowage tests", "--access-key", access, "--secret-key", secret], left)
-        procs["rgw"] = daemon(d, "rgw", ["radosgw", "-n", RGW_NAME])
-        info = {"endpoint": f"http://127.0.0.1:{port}", "access_key": access, "secret_key": secret,
-                "region": REGION}
-        wait_for_s3(d, info, procs, deadline)
-    except BaseException as e:
-        tails = log_tails(d)
-        stop(d)
-        if isinstance(e, StartError):
-            raise StartError(f"{e}\n{tails}") from None
-        raise
-    info.update(pids=[p.pid for p in procs.values()], dir=d, seconds=round(time.monotonic() - t0, 2))
+    for attempt in range(1, tries + 1):
+        try:
+            info = start_once(d, deadline)
+            break
+        except BaseException as e:
+            tails = log_tails(d)
+            stop(d)
+            if isinstance(e, PortTaken) and attempt < tries:
+                for name in ("run", "crash", "log", "mon", "osd", "rgw"):
+                    shutil.rmtree(os.path.join(d, name), ignore_errors=True)
+                if os.path.exists(os.path.join(d, "monmap")):
+                    os.remove(os.path.join(d, "monmap"))
+                continue
+            if isinstance(e, StartError):
+                raise StartError(f"{e}\n{tails}") from None
+            raise
+    info.update(dir=d, seconds=round(time.monotonic() - t0, 2))
     with open(os.path.join(d, "radosgw.json"), "w") as f:
         json.dump(info, f)
     return info
