@@ -24,7 +24,8 @@ namespace test {
 class RadosGW {
  public:
   RadosGW() {
-    RunResult r = run(python() + " " + quote(script().string()) + " start " + quote(dir_.path().string()));
+    RunResult r =
+        run(python() + " " + quote(script().string()) + " start " + quote(dir_.path().string()));
     if (r.status != 0) {
       stop();  // radosgw.py stops what it started on failure; this is for a CLI that died
       throw std::runtime_error("radosgw did not start (" + script().string() + "):\n" + r.output);
