@@ -42,7 +42,7 @@ import urllib.parse
 import urllib.request
 import uuid
 
-START_TIMEOUT = 90  # seconds for the whole start; it takes about 10 here
+START_TIMEOUT = 90  # seconds for the whole start; it takes 1-2 here
 STOP_TIMEOUT = 10  # seconds between SIGTERM and SIGKILL, for each daemon
 REGION = "us-east-1"  # what clients sign with; radosgw accepts any (tests/support/README.md)
 RGW_NAME = "client.rgw.test"
