@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A private, throwaway S3 server for tests: Ceph's radosgw on a one-node cluster.
 
-    python3 tests/support/radosgw.py start DIR   # prints one JSON line, leaves it running
+    python3 tests/support/radosgw.py start DIR [--owner PID]   # prints one JSON line
     python3 tests/support/radosgw.py stop DIR    # stops the daemons it recorded in DIR
 
 `start` makes a cluster in DIR (an empty temporary folder): a monitor, one OSD
@@ -18,7 +18,11 @@ fsid and new ports each time; the OSD takes free ports of 6800-7300).
 a bounded wait: never anything found by name. A PID whose process start time
 no longer matches the one recorded is someone else's and is left alone.
 
-Importable: start(dir) -> dict and stop(dir) for pytest fixtures.
+With --owner PID, a watcher process (recorded in pids.json too, its PID in the
+JSON as "watcher") stops the cluster when that process ends without stopping it:
+a test that crashed leaves no daemons behind.
+
+Importable: start(dir, owner=None) -> dict and stop(dir) for pytest fixtures.
 Every program it runs is logged to $STOWAGE_DEPS_LOG like test::run's commands,
 for scripts/check-deps.
 """
@@ -348,9 +352,33 @@ def start_once(d, deadline):
     return info
 
 
-def start(d, tries=3):
+def start_watcher(d, owner):
+    """A process that stops the cluster when the owner process has gone without stopping it
+    (a test that crashed or was killed), and ends itself when the cluster is stopped."""
+    started = start_time_of(owner)
+    if started is None:
+        raise StartError(f"the owner, pid {owner}, does not run")
+    args = [sys.executable, os.path.abspath(__file__), "watch", d, str(owner), str(started)]
+    log_command(args)
+    with open(os.path.join(d, "log", "watcher.out"), "ab") as out:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out,
+                                start_new_session=True)
+    record(d, "watcher", proc)  # last: stop() ends it first
+    return proc.pid
+
+
+def watch(d, owner, owner_started, interval=0.5):
+    while os.path.exists(os.path.join(d, "pids.json")):
+        if start_time_of(owner) != owner_started:
+            stop(d)
+            return
+        time.sleep(interval)
+
+
+def start(d, tries=3, owner=None):
     """Starts the cluster and radosgw in the folder d; the dict the CLI prints. Another
-    process may take a port between its pick and the daemon's bind: then a new try, anew."""
+    process may take a port between its pick and the daemon's bind: then a new try, anew.
+    With owner (a PID), a watcher stops the cluster if that process ends first."""
     t0 = time.monotonic()
     deadline = t0 + START_TIMEOUT
     d = os.path.abspath(d)
@@ -371,6 +399,8 @@ def start(d, tries=3):
                 raise StartError(f"{e}\n{tails}") from None
             raise
     info.update(dir=d, seconds=round(time.monotonic() - t0, 2))
+    if owner is not None:
+        info["watcher"] = start_watcher(d, owner)
     with open(os.path.join(d, "radosgw.json"), "w") as f:
         json.dump(info, f)
     return info
@@ -398,22 +428,31 @@ def stop(d, timeout=STOP_TIMEOUT):
     path = os.path.join(d, "pids.json")
     if not os.path.exists(path):
         return []
-    killed = [p["name"] for p in reversed(json.load(open(path))) if stop_one(p, timeout)]
+    # the watcher stops the cluster itself when its owner has gone: not itself then
+    recorded = [p for p in reversed(json.load(open(path))) if p["pid"] != os.getpid()]
+    killed = [p["name"] for p in recorded if stop_one(p, timeout)]
     os.remove(path)
     return killed
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("start", "stop"):
+    args = argv[1:]
+    if args[:1] == ["watch"] and len(args) == 4:
+        watch(args[1], int(args[2]), int(args[3]))
+        return 0
+    owner = None
+    if len(args) == 4 and args[0] == "start" and args[2] == "--owner":
+        owner, args = int(args[3]), args[:2]
+    if len(args) != 2 or args[0] not in ("start", "stop"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    if argv[1] == "stop":
-        killed = stop(argv[2])
+    if args[0] == "stop":
+        killed = stop(args[1])
         if killed:
             print("radosgw.py: needed SIGKILL: " + ", ".join(killed), file=sys.stderr)
         return 0
     try:
-        info = start(argv[2])
+        info = start(args[1], owner=owner)
     except StartError as e:
         print(f"radosgw.py: {e}", file=sys.stderr)
         return 1
