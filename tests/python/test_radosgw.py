@@ -145,6 +145,7 @@ def test_ranged_get(s3, bucket):
     got = s3.get_object(Bucket=bucket, Key="r", Range="bytes=10-19")
     assert got["Body"].read() == data[10:20]
     assert got["ContentRange"] == "bytes 10-19/1024"
+    assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
     assert s3.get_object(Bucket=bucket, Key="r", Range="bytes=-5")["Body"].read() == data[-5:]
     assert error_of(s3.get_object, Bucket=bucket, Key="r", Range="bytes=2000-") == ("InvalidRange", 416)
 
@@ -171,6 +172,16 @@ def test_wrong_keys_are_refused(server, bucket):
 def test_any_region_name_is_accepted_in_signatures(server, bucket):
     for region in ["us-east-1", "default", "eu-stowage-9"]:
         assert client(server, region=region).list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+
+
+def test_the_zone_group_is_named_default(s3, bucket):
+    """A LocationConstraint must be absent or the zone group's name, "default"."""
+    assert s3.get_bucket_location(Bucket=bucket)["LocationConstraint"] == "default"
+    named = "test-" + secrets.token_hex(6)
+    s3.create_bucket(Bucket=named, CreateBucketConfiguration={"LocationConstraint": "default"})
+    assert error_of(s3.create_bucket, Bucket="test-" + secrets.token_hex(6),
+                    CreateBucketConfiguration={"LocationConstraint": "us-east-1"}) == \
+        ("InvalidLocationConstraint", 400)
 
 
 def test_virtual_host_style_for_bucket_localhost(server, s3, bucket):
