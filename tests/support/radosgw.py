@@ -176,8 +176,6 @@ memstore device bytes = {1 << 30}
 public addr = 127.0.0.1
 cluster addr = 127.0.0.1
 admin socket = {d}/run/$name.asok
-osd max object name len = 256
-osd max object namespace len = 64
 
 [{RGW_NAME}]
 # radosgw's own defaults ask for cephx and a secure monitor connection, which
@@ -225,8 +223,8 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
                timeout=5):
     """One request signed with AWS Signature Version 4 (header auth, region REGION): (status,
     body). payload_hash: the x-amz-content-sha256 to send, by default the body's SHA-256 (the
-    tests send UNSIGNED-PAYLOAD, which boto3 never does over http). path: already URI-encoded,
-    without a query."""
+    tests send UNSIGNED-PAYLOAD, which boto3 never does over http). path: URI-encoded, without
+    the query; query: {name: value}; headers: more headers to sign and send (a Host too)."""
     host = info["endpoint"].split("://", 1)[1]
     now = datetime.datetime.now(datetime.timezone.utc)
     amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
@@ -236,8 +234,8 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
     names = sorted(signed_headers)
     quote = functools.partial(urllib.parse.quote, safe="-_.~")
     query_string = "&".join(f"{quote(k)}={quote(v)}" for k, v in sorted((query or {}).items()))
-    canonical = "\n".join([method, path, query_string, "".join(f"{n}:{signed_headers[n]}\n" for n in names),
-                           ";".join(names), payload_hash])
+    header_lines = "".join(f"{n}:{signed_headers[n]}\n" for n in names)
+    canonical = "\n".join([method, path, query_string, header_lines, ";".join(names), payload_hash])
     scope = f"{day}/{REGION}/s3/aws4_request"
     to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
     key = ("AWS4" + info["secret_key"]).encode()
@@ -247,7 +245,8 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
     sent = dict(signed_headers)  # urllib sends this Host, not its own
     sent["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={info['access_key']}/{scope}, "
                              f"SignedHeaders={';'.join(names)}, Signature={signature}")
-    request = urllib.request.Request(info["endpoint"] + path + ("?" + query_string if query else ""), data=body or None, method=method, headers=sent)
+    url = info["endpoint"] + path + ("?" + query_string if query else "")
+    request = urllib.request.Request(url, data=body or None, method=method, headers=sent)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:
             return r.status, r.read()
@@ -330,14 +329,15 @@ def make_cluster(d, deadline):
     wait_for_mon(d, procs, (mon_v2, mon_v1), deadline)
     osd_uuid = str(uuid.uuid4())
     left = max(5, deadline - time.monotonic())
-    osd_id = run(["ceph", "-c", conf, "--connect-timeout", str(int(left)), "osd", "new", osd_uuid], left).strip()
+    osd_id = run(["ceph", "-c", conf, "--connect-timeout", str(int(left)), "osd", "new", osd_uuid],
+                 left).strip()
     run(["ceph-osd", "--mkfs", "-i", osd_id, "--osd-uuid", osd_uuid, "-c", conf], 30)
     procs["osd." + osd_id] = daemon(d, "osd." + osd_id, ["ceph-osd", "-i", osd_id])
     return procs, rgw_port
 
 
 def start_once(d, deadline):
-    """One try at the cluster and radosgw: the dict the CLI prints, less pids and seconds."""
+    """One try at the cluster and radosgw: the dict the CLI prints, less dir and seconds."""
     procs, port = make_cluster(d, deadline)
     access, secret = random_keys()
     left = max(5, deadline - time.monotonic())
