@@ -78,6 +78,10 @@ def log_command(args):
             f.write(shlex.join(args) + "\n")
 
 
+def not_installed(program):
+    return f"{program} is not installed (scripts/install-deps installs Ceph's radosgw, ceph-mon, ceph-osd)"
+
+
 def run(args, timeout):
     """Runs a Ceph tool to its end; its output, or StartError with it."""
     log_command(args)
@@ -85,6 +89,8 @@ def run(args, timeout):
         p = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise StartError(f"{args[0]} did not finish in {timeout:.0f} s")
+    except FileNotFoundError:
+        raise StartError(not_installed(args[0]))
     if p.returncode != 0:
         raise StartError(f"{shlex.join(args)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
     return p.stdout
@@ -211,8 +217,11 @@ def daemon(d, name, args):
     args = args + ["-f", "-c", os.path.join(d, "ceph.conf")]
     log_command(args)
     with open(os.path.join(d, "log", f"{name}.out"), "ab") as out:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, cwd=d)
+        try:
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True, cwd=d)
+        except FileNotFoundError:
+            raise StartError(not_installed(args[0]))
     record(d, name, proc)
     return proc
 
