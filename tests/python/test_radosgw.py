@@ -12,8 +12,10 @@ import json
 import os
 import pathlib
 import secrets
+import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 
 import boto3
@@ -30,7 +32,7 @@ MIB = 1 << 20
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("rgw")
-    info = radosgw.start(str(d))
+    info = radosgw.start(str(d), owner=os.getpid())  # a watcher stops it if pytest is killed
     recorded = json.load(open(d / "pids.json"))
     yield info
     radosgw.stop(str(d))
@@ -143,6 +145,7 @@ def test_ranged_get(s3, bucket):
     got = s3.get_object(Bucket=bucket, Key="r", Range="bytes=10-19")
     assert got["Body"].read() == data[10:20]
     assert got["ContentRange"] == "bytes 10-19/1024"
+    assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
     assert s3.get_object(Bucket=bucket, Key="r", Range="bytes=-5")["Body"].read() == data[-5:]
     assert error_of(s3.get_object, Bucket=bucket, Key="r", Range="bytes=2000-") == ("InvalidRange", 416)
 
@@ -169,6 +172,16 @@ def test_wrong_keys_are_refused(server, bucket):
 def test_any_region_name_is_accepted_in_signatures(server, bucket):
     for region in ["us-east-1", "default", "eu-stowage-9"]:
         assert client(server, region=region).list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+
+
+def test_the_zone_group_is_named_default(s3, bucket):
+    """A LocationConstraint must be absent or the zone group's name, "default"."""
+    assert s3.get_bucket_location(Bucket=bucket)["LocationConstraint"] == "default"
+    named = "test-" + secrets.token_hex(6)
+    s3.create_bucket(Bucket=named, CreateBucketConfiguration={"LocationConstraint": "default"})
+    assert error_of(s3.create_bucket, Bucket="test-" + secrets.token_hex(6),
+                    CreateBucketConfiguration={"LocationConstraint": "us-east-1"}) == \
+        ("InvalidLocationConstraint", 400)
 
 
 def test_virtual_host_style_for_bucket_localhost(server, s3, bucket):
@@ -250,7 +263,7 @@ def test_absent_only_puts_racing_have_one_winner(server, bucket):
 def test_a_second_cluster_runs_beside_and_stops(server, tmp_path):
     """Another cluster at the same time (its own fsid, ports and folder), and stop leaves none
     of its daemons."""
-    other = radosgw.start(str(tmp_path / "second"))
+    other = radosgw.start(str(tmp_path / "second"), owner=os.getpid())
     try:
         assert other["endpoint"] != server["endpoint"]
         s3 = client(other)
@@ -258,5 +271,23 @@ def test_a_second_cluster_runs_beside_and_stops(server, tmp_path):
     finally:
         recorded = json.load(open(tmp_path / "second" / "pids.json"))
         assert radosgw.stop(str(tmp_path / "second")) == []
-    assert [p["pid"] for p in recorded] == other["pids"]
+    assert [p["pid"] for p in recorded] == other["pids"] + [other["watcher"]]
     assert not [p for p in recorded if radosgw.alive(p["pid"], p["started"])]
+
+
+def test_the_watcher_stops_a_cluster_whose_owner_died(tmp_path):
+    """A test process that dies without stopping its cluster: the watcher stops it."""
+    owner = subprocess.Popen(["sleep", "60"])
+    try:
+        info = radosgw.start(str(tmp_path), owner=owner.pid)
+        recorded = json.load(open(tmp_path / "pids.json"))
+    finally:
+        owner.kill()
+        owner.wait()
+    for _ in range(100):  # the watcher looks every 0.5 s; stopping takes about 1 s
+        if not any(radosgw.alive(p["pid"], p["started"]) for p in recorded):
+            break
+        time.sleep(0.1)
+    left = [p["name"] for p in recorded if radosgw.alive(p["pid"], p["started"])]
+    assert not left, f"still running 10 s after the owner died: {left}"
+    assert len(info["pids"]) == 3 and not (tmp_path / "pids.json").exists()

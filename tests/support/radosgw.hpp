@@ -9,11 +9,13 @@
 //   s3.endpoint();     // "http://127.0.0.1:PORT", path-style buckets
 //   s3.access_key(), s3.secret_key(), s3.region()
 //
-// If the test process dies without unwinding, the daemons stay: radosgw.py's
-// `stop DIR` ends them (the folder is /tmp/stowage-test-*).
+// If the test process dies without unwinding, a watcher process radosgw.py
+// started stops the daemons within a second.
 #pragma once
 
 #include "test_support.hpp"
+
+#include <unistd.h>
 
 #include <stdexcept>
 #include <string>
@@ -24,8 +26,9 @@ namespace test {
 class RadosGW {
  public:
   RadosGW() {
-    RunResult r =
-        run(python() + " " + quote(script().string()) + " start " + quote(dir_.path().string()));
+    // --owner: if this process dies without unwinding, radosgw.py's watcher stops the daemons
+    RunResult r = run(python() + " " + quote(script().string()) + " start " +
+                      quote(dir_.path().string()) + " --owner " + std::to_string(::getpid()));
     if (r.status != 0) {
       stop();  // radosgw.py stops what it started on failure; this is for a CLI that died
       throw std::runtime_error("radosgw did not start (" + script().string() + "):\n" + r.output);
@@ -45,7 +48,8 @@ class RadosGW {
   const std::string& access_key() const { return access_key_; }
   const std::string& secret_key() const { return secret_key_; }
   const std::string& region() const { return region_; }
-  // The monitor's, the OSD's and radosgw's, for a test that checks they are gone.
+  // The monitor's, the OSD's and radosgw's (not the watcher's), for a test that checks they
+  // are gone.
   const std::vector<int>& pids() const { return pids_; }
   // Where the config, the logs (dir()/"log") and the data are.
   const fs::path& dir() const { return dir_.path(); }

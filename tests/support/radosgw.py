@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A private, throwaway S3 server for tests: Ceph's radosgw on a one-node cluster.
 
-    python3 tests/support/radosgw.py start DIR   # prints one JSON line, leaves it running
+    python3 tests/support/radosgw.py start DIR [--owner PID]   # prints one JSON line
     python3 tests/support/radosgw.py stop DIR    # stops the daemons it recorded in DIR
 
 `start` makes a cluster in DIR (an empty temporary folder): a monitor, one OSD
@@ -18,7 +18,11 @@ fsid and new ports each time; the OSD takes free ports of 6800-7300).
 a bounded wait: never anything found by name. A PID whose process start time
 no longer matches the one recorded is someone else's and is left alone.
 
-Importable: start(dir) -> dict and stop(dir) for pytest fixtures.
+With --owner PID, a watcher process (recorded in pids.json too, its PID in the
+JSON as "watcher") stops the cluster when that process ends without stopping it:
+a test that crashed leaves no daemons behind.
+
+Importable: start(dir, owner=None) -> dict and stop(dir) for pytest fixtures.
 Every program it runs is logged to $STOWAGE_DEPS_LOG like test::run's commands,
 for scripts/check-deps.
 """
@@ -30,6 +34,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import string
@@ -41,7 +46,7 @@ import urllib.parse
 import urllib.request
 import uuid
 
-START_TIMEOUT = 90  # seconds for the whole start; it takes about 10 here
+START_TIMEOUT = 90  # seconds for the whole start; it takes 1-2 here
 STOP_TIMEOUT = 10  # seconds between SIGTERM and SIGKILL, for each daemon
 REGION = "us-east-1"  # what clients sign with; radosgw accepts any (tests/support/README.md)
 RGW_NAME = "client.rgw.test"
@@ -49,6 +54,10 @@ RGW_NAME = "client.rgw.test"
 
 class StartError(RuntimeError):
     pass
+
+
+class PortTaken(StartError):
+    """A port picked free was taken before the daemon bound it: worth another try."""
 
 
 # ---- small helpers -----------------------------------------------------------------------------
@@ -69,6 +78,10 @@ def log_command(args):
             f.write(shlex.join(args) + "\n")
 
 
+def not_installed(program):
+    return f"{program} is not installed (scripts/install-deps installs Ceph's radosgw, ceph-mon, ceph-osd)"
+
+
 def run(args, timeout):
     """Runs a Ceph tool to its end; its output, or StartError with it."""
     log_command(args)
@@ -76,6 +89,8 @@ def run(args, timeout):
         p = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise StartError(f"{args[0]} did not finish in {timeout:.0f} s")
+    except FileNotFoundError:
+        raise StartError(not_installed(args[0]))
     if p.returncode != 0:
         raise StartError(f"{shlex.join(args)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
     return p.stdout
@@ -151,6 +166,9 @@ paxos min wait = 0.01
 
 [mon]
 mon data = {d}/mon
+# a port taken since it was picked: exit after one try (and start() picks
+# others), not try it three times 5 s apart
+ms bind retry count = 1
 admin socket = {d}/run/$name.asok
 # no refusal to start on a fuller disk than a real cluster would accept
 mon data avail crit = 0
@@ -164,8 +182,6 @@ memstore device bytes = {1 << 30}
 public addr = 127.0.0.1
 cluster addr = 127.0.0.1
 admin socket = {d}/run/$name.asok
-osd max object name len = 256
-osd max object namespace len = 64
 
 [{RGW_NAME}]
 # radosgw's own defaults ask for cephx and a secure monitor connection, which
@@ -201,8 +217,11 @@ def daemon(d, name, args):
     args = args + ["-f", "-c", os.path.join(d, "ceph.conf")]
     log_command(args)
     with open(os.path.join(d, "log", f"{name}.out"), "ab") as out:
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, cwd=d)
+        try:
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True, cwd=d)
+        except FileNotFoundError:
+            raise StartError(not_installed(args[0]))
     record(d, name, proc)
     return proc
 
@@ -213,8 +232,8 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
                timeout=5):
     """One request signed with AWS Signature Version 4 (header auth, region REGION): (status,
     body). payload_hash: the x-amz-content-sha256 to send, by default the body's SHA-256 (the
-    tests send UNSIGNED-PAYLOAD, which boto3 never does over http). path: already URI-encoded,
-    without a query."""
+    tests send UNSIGNED-PAYLOAD, which boto3 never does over http). path: URI-encoded, without
+    the query; query: {name: value}; headers: more headers to sign and send (a Host too)."""
     host = info["endpoint"].split("://", 1)[1]
     now = datetime.datetime.now(datetime.timezone.utc)
     amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
@@ -224,8 +243,8 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
     names = sorted(signed_headers)
     quote = functools.partial(urllib.parse.quote, safe="-_.~")
     query_string = "&".join(f"{quote(k)}={quote(v)}" for k, v in sorted((query or {}).items()))
-    canonical = "\n".join([method, path, query_string, "".join(f"{n}:{signed_headers[n]}\n" for n in names),
-                           ";".join(names), payload_hash])
+    header_lines = "".join(f"{n}:{signed_headers[n]}\n" for n in names)
+    canonical = "\n".join([method, path, query_string, header_lines, ";".join(names), payload_hash])
     scope = f"{day}/{REGION}/s3/aws4_request"
     to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
     key = ("AWS4" + info["secret_key"]).encode()
@@ -235,7 +254,8 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
     sent = dict(signed_headers)  # urllib sends this Host, not its own
     sent["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={info['access_key']}/{scope}, "
                              f"SignedHeaders={';'.join(names)}, Signature={signature}")
-    request = urllib.request.Request(info["endpoint"] + path + ("?" + query_string if query else ""), data=body or None, method=method, headers=sent)
+    url = info["endpoint"] + path + ("?" + query_string if query else "")
+    request = urllib.request.Request(url, data=body or None, method=method, headers=sent)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:
             return r.status, r.read()
@@ -243,13 +263,43 @@ def s3_request(info, method="GET", path="/", body=b"", payload_hash=None, header
         return e.code, e.read()
 
 
+def check_running(d, procs):
+    """StartError (PortTaken if a log says so) when one of the daemons has exited."""
+    for name, proc in procs.items():
+        if proc.poll() is not None:
+            error = PortTaken if "Address already in use" in log_tails(d, 5) else StartError
+            raise error(f"{name} exited with status {proc.returncode}")
+
+
+def listening_ports(pid):
+    """The TCP ports the process listens on (its socket inodes in /proc/PID/net/tcp)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds]
+        with open(f"/proc/{pid}/net/tcp") as f:
+            rows = [line.split() for line in f.readlines()[1:]]
+    except OSError:  # gone, or a descriptor closed while read
+        return set()
+    inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
+    return {int(r[1].rsplit(":", 1)[1], 16) for r in rows if r[3] == "0A" and r[9] in inodes}
+
+
+def wait_for_mon(d, procs, ports, deadline):
+    """Until the monitor itself listens on its ports (something else may hold them: then it
+    exits, and check_running says PortTaken)."""
+    while time.monotonic() < deadline:
+        check_running(d, procs)
+        if set(ports) <= listening_ports(procs["mon.a"].pid):
+            return
+        time.sleep(0.02)
+    raise StartError(f"the monitor did not listen on {ports} in {START_TIMEOUT} s")
+
+
 def wait_for_s3(d, info, procs, deadline):
     """Until the user's signed request is answered 200; StartError if a daemon dies or time is up."""
     status = None
     while time.monotonic() < deadline:
-        for name, proc in procs.items():
-            if proc.poll() is not None:
-                raise StartError(f"{name} exited with status {proc.returncode} before radosgw answered")
+        check_running(d, procs)
         try:
             status = s3_request(info)[0]
             if status == 200:
@@ -285,38 +335,81 @@ def make_cluster(d, deadline):
          f"[v2:127.0.0.1:{mon_v2},v1:127.0.0.1:{mon_v1}]", monmap, "-c", conf], 30)
     run(["ceph-mon", "--mkfs", "-i", "a", "--monmap", monmap, "-c", conf], 30)
     procs = {"mon.a": daemon(d, "mon.a", ["ceph-mon", "-i", "a"])}
+    wait_for_mon(d, procs, (mon_v2, mon_v1), deadline)
     osd_uuid = str(uuid.uuid4())
     left = max(5, deadline - time.monotonic())
-    osd_id = run(["ceph", "-c", conf, "--connect-timeout", str(int(left)), "osd", "new", osd_uuid], left).strip()
+    osd_id = run(["ceph", "-c", conf, "--connect-timeout", str(int(left)), "osd", "new", osd_uuid],
+                 left).strip()
     run(["ceph-osd", "--mkfs", "-i", osd_id, "--osd-uuid", osd_uuid, "-c", conf], 30)
     procs["osd." + osd_id] = daemon(d, "osd." + osd_id, ["ceph-osd", "-i", osd_id])
     return procs, rgw_port
 
 
-def start(d):
-    """Starts the cluster and radosgw in the folder d; the dict the CLI prints."""
+def start_once(d, deadline):
+    """One try at the cluster and radosgw: the dict the CLI prints, less dir and seconds."""
+    procs, port = make_cluster(d, deadline)
+    access, secret = random_keys()
+    left = max(5, deadline - time.monotonic())
+    # radosgw-admin makes the default realm, zone group and zone (and their pools) first, so
+    # that radosgw finds them and does not race it making them
+    run(["radosgw-admin", "-c", os.path.join(d, "ceph.conf"), "user", "create", "--uid", "test",
+         "--display-name", "stowage tests", "--access-key", access, "--secret-key", secret], left)
+    procs["rgw"] = daemon(d, "rgw", ["radosgw", "-n", RGW_NAME])
+    info = {"endpoint": f"http://127.0.0.1:{port}", "access_key": access, "secret_key": secret,
+            "region": REGION, "pids": [p.pid for p in procs.values()]}
+    wait_for_s3(d, info, procs, deadline)
+    return info
+
+
+def start_watcher(d, owner):
+    """A process that stops the cluster when the owner process has gone without stopping it
+    (a test that crashed or was killed), and ends itself when the cluster is stopped."""
+    started = start_time_of(owner)
+    if started is None:
+        raise StartError(f"the owner, pid {owner}, does not run")
+    args = [sys.executable, os.path.abspath(__file__), "watch", d, str(owner), str(started)]
+    log_command(args)
+    with open(os.path.join(d, "log", "watcher.out"), "ab") as out:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out,
+                                start_new_session=True)
+    record(d, "watcher", proc)  # last: stop() ends it first
+    return proc.pid
+
+
+def watch(d, owner, owner_started, interval=0.5):
+    while os.path.exists(os.path.join(d, "pids.json")):
+        if start_time_of(owner) != owner_started:
+            stop(d)
+            return
+        time.sleep(interval)
+
+
+def start(d, tries=3, owner=None):
+    """Starts the cluster and radosgw in the folder d; the dict the CLI prints. Another
+    process may take a port between its pick and the daemon's bind: then a new try, anew.
+    With owner (a PID), a watcher stops the cluster if that process ends first."""
     t0 = time.monotonic()
     deadline = t0 + START_TIMEOUT
     d = os.path.abspath(d)
-    try:
-        procs, port = make_cluster(d, deadline)
-        access, secret = random_keys()
-        left = max(5, deadline - time.monotonic())
-        # radosgw-admin makes the default realm, zone group and zone (and their pools) first, so
-        # that radosgw finds them and does not race it making them
-        run(["radosgw-admin", "-c", os.path.join(d, "ceph.conf"), "user", "create", "--uid", "test",
-             "--display-name", "stowage tests", "--access-key", access, "--secret-key", secret], left)
-        procs["rgw"] = daemon(d, "rgw", ["radosgw", "-n", RGW_NAME])
-        info = {"endpoint": f"http://127.0.0.1:{port}", "access_key": access, "secret_key": secret,
-                "region": REGION}
-        wait_for_s3(d, info, procs, deadline)
-    except BaseException as e:
-        tails = log_tails(d)
-        stop(d)
-        if isinstance(e, StartError):
-            raise StartError(f"{e}\n{tails}") from None
-        raise
-    info.update(pids=[p.pid for p in procs.values()], dir=d, seconds=round(time.monotonic() - t0, 2))
+    for attempt in range(1, tries + 1):
+        try:
+            info = start_once(d, deadline)
+            break
+        except BaseException as e:
+            tails = log_tails(d)
+            stop(d)
+            if isinstance(e, PortTaken) and attempt < tries:
+                for name in ("run", "crash", "log", "mon", "osd", "rgw"):
+                    shutil.rmtree(os.path.join(d, name), ignore_errors=True)
+                if os.path.exists(os.path.join(d, "monmap")):
+                    os.remove(os.path.join(d, "monmap"))
+                continue
+            if isinstance(e, StartError):
+                raise StartError(f"{e}\n{tails}") from None
+            raise
+    info.update(dir=d, seconds=round(time.monotonic() - t0, 2))
+    if owner is not None:
+        info["watcher"] = start_watcher(d, owner)
     with open(os.path.join(d, "radosgw.json"), "w") as f:
         json.dump(info, f)
     return info
@@ -344,22 +437,31 @@ def stop(d, timeout=STOP_TIMEOUT):
     path = os.path.join(d, "pids.json")
     if not os.path.exists(path):
         return []
-    killed = [p["name"] for p in reversed(json.load(open(path))) if stop_one(p, timeout)]
+    # the watcher stops the cluster itself when its owner has gone: not itself then
+    recorded = [p for p in reversed(json.load(open(path))) if p["pid"] != os.getpid()]
+    killed = [p["name"] for p in recorded if stop_one(p, timeout)]
     os.remove(path)
     return killed
 
 
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("start", "stop"):
+    args = argv[1:]
+    if args[:1] == ["watch"] and len(args) == 4:
+        watch(args[1], int(args[2]), int(args[3]))
+        return 0
+    owner = None
+    if len(args) == 4 and args[0] == "start" and args[2] == "--owner":
+        owner, args = int(args[3]), args[:2]
+    if len(args) != 2 or args[0] not in ("start", "stop"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    if argv[1] == "stop":
-        killed = stop(argv[2])
+    if args[0] == "stop":
+        killed = stop(args[1])
         if killed:
             print("radosgw.py: needed SIGKILL: " + ", ".join(killed), file=sys.stderr)
         return 0
     try:
-        info = start(argv[2])
+        info = start(args[1], owner=owner)
     except StartError as e:
         print(f"radosgw.py: {e}", file=sys.stderr)
         return 1
