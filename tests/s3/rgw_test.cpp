@@ -339,3 +339,42 @@ s3.put_object(Bucket='public', Key='closed.txt', Body=b'for me')
   CHECK(unsigned_.storage().read("s3://public/open.txt").text() == "for all");
   CHECK(failure_of([&] { unsigned_.storage().read("s3://public/closed.txt"); }).code == STOWAGE_IO);
 }
+
+TEST_CASE("s3 on radosgw: virtual-hosted addressing (bucket.localhost) reads, writes and lists") {
+  make_bucket("vhost");
+  const std::string& endpoint = server().endpoint();
+  const std::string localhost = "http://localhost" + endpoint.substr(endpoint.rfind(':'));
+  for (const char* transport : {"true", "false"}) {
+    CAPTURE(transport);
+    Backend b(R"({"addressing_style": "virtual", "endpoint": ")" + localhost + R"(", "direct": )" +
+              transport + "}");
+    const sdk::Storage s = b.storage();
+    s.write("s3://vhost/dir/v.txt", std::string("virtual"));
+    CHECK(s.read("s3://vhost/dir/v.txt").text() == "virtual");
+    CHECK(s.read("s3://vhost/dir/v.txt", 1, 3).text() == "irt");
+    CHECK(s.list("s3://vhost/dir") == std::vector<std::string>{"v.txt"});
+    CHECK(s.kind("s3://vhost/dir") == STOWAGE_ENTRY_DIRECTORY);
+  }
+  const test::RunResult got =
+      boto3("print(s3.get_object(Bucket='vhost', Key='dir/v.txt')['Body'].read().decode())\n");
+  CHECK(got.output == "virtual\n");
+}
+
+TEST_CASE("s3: unknown options and bad values are refused naming the valid ones") {
+  server();
+  const auto* vt = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+  for (const auto& [options, expected] :
+       {std::pair<std::string, std::string>{R"({"addressing_style": "sideways"})",
+                                            "one of auto, path, virtual"},
+        {R"({"bogus": 1})", "known: retries"},
+        {R"({"part_size": 1000})", "allowed range 5242880.."}}) {
+    CAPTURE(options);
+    stowage_storage_handle h = nullptr;
+    stowage_error e{};
+    const int rc =
+        vt->open(stowage::Registry::global().host(), options.data(), options.size(), &h, &e);
+    CHECK(rc == STOWAGE_INVALID_ARGUMENT);
+    CHECK(has(e.message, expected));
+    if (rc == STOWAGE_OK) vt->close(h);
+  }
+}

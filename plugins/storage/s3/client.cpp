@@ -103,10 +103,12 @@ Client::~Client() {
 
 // Path-style (endpoint/bucket/key) for a custom endpoint and for bucket
 // names with dots (which break TLS to *.s3.amazonaws.com); AWS's
-// virtual-hosted style (bucket.s3.region.amazonaws.com/key) otherwise.
+// virtual-hosted style (bucket.s3.region.amazonaws.com/key) otherwise, or
+// wherever the option addressing_style says "virtual".
 Client::Target Client::target_of(const Request& r) const {
   Target t;
-  const bool path_style = config_.path_style || r.bucket.find('.') != std::string::npos;
+  const bool path_style =
+      !config_.virtual_style && (config_.path_style || r.bucket.find('.') != std::string::npos);
   t.host = path_style ? endpoint_host_ : r.bucket + "." + endpoint_host_;
   t.path = path_style ? "/" + r.bucket + (r.key.empty() ? "" : "/" + r.key) : "/" + r.key;
   t.query = encoded_query(r.query);

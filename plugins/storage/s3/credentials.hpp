@@ -29,6 +29,7 @@ struct Config {
   std::string region;
   std::string endpoint;  // scheme://host[:port], no trailing '/'
   bool path_style = false;
+  bool virtual_style = false;    // bucket.host always (the option addressing_style "virtual")
   std::string credentials_from;  // where the key came from, for messages ("AWS_ACCESS_KEY_ID")
 };
 

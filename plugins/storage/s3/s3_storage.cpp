@@ -49,13 +49,14 @@ using stowage::sdk::StagedBackendFile;
 
 constexpr const char* kOptionNames =
     "retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct, endpoint, region, "
-    "anonymous, multipart_threshold, part_size, upload_threads";
+    "anonymous, addressing_style, multipart_threshold, part_size, upload_threads";
 
 struct Options {
   ClientOptions client;
   std::string endpoint;  // "" : from the environment
   std::string region;
   bool anonymous = false;
+  std::string addressing_style = "auto";  // "path", "virtual": as the AWS CLI's s3 setting
   uint64_t multipart_threshold = 64ull << 20;
   uint64_t part_size = 16ull << 20;
   int64_t upload_threads = 4;
@@ -99,6 +100,11 @@ Options parse_options(std::string_view text, const std::string& what) {
   o.endpoint = typed<std::string>(j, "endpoint", "", "a URL");
   o.region = typed<std::string>(j, "region", "", "a region name");
   o.anonymous = typed<bool>(j, "anonymous", false, "true or false");
+  o.addressing_style = typed<std::string>(j, "addressing_style", "auto", "a string");
+  if (o.addressing_style != "auto" && o.addressing_style != "path" &&
+      o.addressing_style != "virtual")
+    invalid("s3 storage: \"addressing_style\" is \"" + o.addressing_style +
+            "\"; one of auto, path, virtual");
   o.part_size = static_cast<uint64_t>(
       integer(j, "part_size", static_cast<int64_t>(o.part_size), kMinPartSize, 5ll << 30));
   o.multipart_threshold = static_cast<uint64_t>(
@@ -133,6 +139,8 @@ Config config_with(const Options& o) {
     c.path_style = true;
   }
   if (o.anonymous) c.credentials = Credentials{};
+  if (o.addressing_style != "auto") c.path_style = o.addressing_style == "path";
+  c.virtual_style = o.addressing_style == "virtual";
   return c;
 }
 
@@ -424,6 +432,7 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "endpoint": {"type": "string", "default": ""},)"
     R"( "region": {"type": "string", "default": ""},)"
     R"( "anonymous": {"type": "boolean", "default": false},)"
+    R"( "addressing_style": {"type": "string", "default": "auto", "enum": ["auto", "path", "virtual"]},)"
     R"( "multipart_threshold": {"type": "integer", "default": 67108864, "min": 5242880},)"
     R"( "part_size": {"type": "integer", "default": 16777216, "min": 5242880},)"
     R"( "upload_threads": {"type": "integer", "default": 4, "min": 1, "max": 64}})",
