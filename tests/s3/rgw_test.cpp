@@ -253,6 +253,13 @@ TEST_CASE(
     for (size_t r = 1; r < 4; ++r)
       for (size_t c = 2; c < 7; ++c) values[r * 36 + c] = 9;
     CHECK(stowage::Store::open(url).array("g/a").read_all<uint16_t>() == values);
+    // the tools find the same server by the same environment
+    const test::RunResult info =
+        test::run((test::build_root() / "tools" / "info" / "stowage-info").string() + " " + url);
+    CAPTURE(info.output);
+    CHECK(info.status == 0);
+    CHECK(has(info.output, url + ": " + format));
+    CHECK(has(info.output, "g/a  array uint16 [40, 36]"));
     for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint16_t>(i * 7 + 1);
   }
 }
