@@ -116,6 +116,9 @@ TEST_CASE("s3 on radosgw: the storage conformance checks pass for every part it 
   CHECK_FALSE(s.can_rename());
   CHECK_FALSE(s.can_lock_keys());
   storage_conformance::check_storage(s, "s3://conformance/root");
+  // again with every staged object in a temporary file
+  Backend spilling(R"({"memory_staging": 0})");
+  storage_conformance::check_storage(spilling.storage(), "s3://conformance/spilled");
 }
 
 TEST_CASE("s3 on radosgw: a wrong secret is SignatureDoesNotMatch naming the URL, not the secret") {
@@ -200,15 +203,27 @@ print(hashlib.sha256(big).hexdigest())
     CHECK(h.output.substr(0, 64) == big_hash);
   }
 
-  // Written by stowage: one PUT, and a multipart upload of 5 MiB parts.
-  Backend multipart(R"({"multipart_threshold": 5242880, "part_size": 5242880})");
+  // Written by stowage: one PUT, and a multipart upload of 5 MiB parts, its
+  // bytes staged in a temporary file past the first MiB.
+  Backend multipart(
+      R"({"multipart_threshold": 5242880, "part_size": 5242880, "memory_staging": 1048576})");
   const std::string large = random_bytes(13 * 1024 * 1024 + 11, 3);
-  multipart.storage().write("s3://peer/out/large.bin", large);
+  {
+    sdk::Staged f = multipart.storage().stage("s3://peer/out/large.bin");
+    f.write_at(1000, large.data() + 1000, large.size() - 1000);  // past the limit: a file
+    f.write_at(0, large.data(), 1000);
+    char back[16];
+    CHECK(f.read_at(large.size() - 5, back, sizeof back) == 5);
+    CHECK(std::string(back, 5) == large.substr(large.size() - 5));
+    multipart.storage().publish(f);
+  }
+  multipart.storage().write("s3://peer/out/staged-cut.bin", std::string(3 << 20, 'c'));
   s.write("s3://peer/out/small.bin", std::string("from stowage"));
   const test::RunResult got = boto3(R"(
 print(s3.get_object(Bucket='peer', Key='out/small.bin')['Body'].read().decode())
 print(hashlib.sha256(s3.get_object(Bucket='peer', Key='out/large.bin')['Body'].read()).hexdigest())
 print(len(s3.list_multipart_uploads(Bucket='peer').get('Uploads', [])))
+print(s3.get_object(Bucket='peer', Key='out/staged-cut.bin')['Body'].read() == b'c' * (3 << 20))
 )");
   REQUIRE_MESSAGE(got.status == 0, got.output);
   test::TempDir tmp;
@@ -216,7 +231,7 @@ print(len(s3.list_multipart_uploads(Bucket='peer').get('Uploads', [])))
   const test::RunResult want = test::run_python(
       "import hashlib, sys\nprint(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest())",
       (tmp / "large.bin").string());
-  CHECK(got.output == "from stowage\n" + want.output + "0\n");
+  CHECK(got.output == "from stowage\n" + want.output + "0\nTrue\n");
 }
 
 TEST_CASE(

@@ -49,7 +49,8 @@ using stowage::sdk::StagedBackendFile;
 
 constexpr const char* kOptionNames =
     "retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct, endpoint, region, "
-    "anonymous, addressing_style, multipart_threshold, part_size, upload_threads";
+    "anonymous, addressing_style, multipart_threshold, part_size, upload_threads, "
+    "memory_staging";
 
 struct Options {
   ClientOptions client;
@@ -60,6 +61,7 @@ struct Options {
   uint64_t multipart_threshold = 64ull << 20;
   uint64_t part_size = 16ull << 20;
   int64_t upload_threads = 4;
+  uint64_t memory_staging = 256ull << 20;  // a staged object past it goes to a temporary file
 };
 
 int64_t integer(const nlohmann::json& j, const char* key, int64_t def, int64_t min, int64_t max) {
@@ -111,6 +113,8 @@ Options parse_options(std::string_view text, const std::string& what) {
       integer(j, "multipart_threshold", static_cast<int64_t>(o.multipart_threshold),
               static_cast<int64_t>(kMinPartSize), 5ll << 30));
   o.upload_threads = integer(j, "upload_threads", o.upload_threads, 1, 64);
+  o.memory_staging = static_cast<uint64_t>(
+      integer(j, "memory_staging", static_cast<int64_t>(o.memory_staging), 0, INT64_MAX));
   return o;
 }
 
@@ -263,7 +267,7 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
   std::unique_ptr<StagedBackendFile> stage(std::string_view given) override {
     Location l = locate(given);
     if (l.key.empty()) invalid(l.shown + ": a bucket is not a file (s3://bucket/key)");
-    return std::make_unique<StagedObject>(l.shown, l.bucket, l.key);
+    return std::make_unique<StagedObject>(l.shown, l.bucket, l.key, options_.memory_staging);
   }
 
   // S3 has no transaction: the files are put one after the other, in the
@@ -277,7 +281,7 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
       }
       // Without REPLACE: If-None-Match: * makes "only if absent" the
       // server's decision (a multipart upload cannot say it: asked first).
-      if (o.bytes.size() >= options_.multipart_threshold) {
+      if (o.contents().size >= options_.multipart_threshold) {
         if (stat(o.shown).kind != STOWAGE_ENTRY_ABSENT) invalid(o.shown + ": exists");
         put(o, {});
       } else if (!succeeded(put(o, {{"If-None-Match", "*"}}))) {
@@ -362,9 +366,10 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
   // One PUT, or a multipart upload for a large object; `conditions`
   // (If-None-Match) make a 412 an answer, not an error.
   Answer put(StagedObject& o, const Pairs& conditions) {
-    const uint64_t size = o.bytes.size();
+    const StagedObject::Contents bytes = o.contents();
+    const uint64_t size = bytes.size;
     if (size >= options_.multipart_threshold && conditions.empty()) {
-      put_multipart(client_, o.shown, o.bucket, o.key, o.bytes.data(), size, options_.part_size,
+      put_multipart(client_, o.shown, o.bucket, o.key, bytes.data, size, options_.part_size,
                     static_cast<unsigned>(options_.upload_threads));
       return Answer{};
     }
@@ -373,7 +378,7 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
     r.bucket = o.bucket;
     r.key = o.key;
     r.headers = conditions;
-    r.upload = o.bytes.data();
+    r.upload = bytes.data;
     r.upload_size = size;
     r.shown = o.shown;
     Answer a = client_.send(r);
@@ -435,5 +440,6 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "addressing_style": {"type": "string", "default": "auto", "enum": ["auto", "path", "virtual"]},)"
     R"( "multipart_threshold": {"type": "integer", "default": 67108864, "min": 5242880},)"
     R"( "part_size": {"type": "integer", "default": 16777216, "min": 5242880},)"
-    R"( "upload_threads": {"type": "integer", "default": 4, "min": 1, "max": 64}})",
+    R"( "upload_threads": {"type": "integer", "default": 4, "min": 1, "max": 64},)"
+    R"( "memory_staging": {"type": "integer", "default": 268435456, "min": 0}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL, nullptr)
