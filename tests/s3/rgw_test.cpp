@@ -400,3 +400,15 @@ TEST_CASE("s3: unknown options and bad values are refused naming the valid ones"
     if (rc == STOWAGE_OK) vt->close(h);
   }
 }
+
+TEST_CASE("s3: a refused connection names the URL and the endpoint, a password in it as ***") {
+  Backend b(R"({"endpoint": "http://someone:hunter2@127.0.0.1:1", "retries": 1,
+               "retry_delay_ms": 1})");
+  const Failure f = failure_of([&] { b.storage().read("s3://bucket/key.bin"); });
+  CAPTURE(f.message);
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, "s3://bucket/key.bin"));
+  CHECK(has(f.message, "127.0.0.1"));
+  CHECK(has(f.message, "after 2 attempts"));
+  CHECK_FALSE(has(f.message, "hunter2"));
+}

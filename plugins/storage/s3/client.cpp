@@ -1,6 +1,7 @@
 #include "client.hpp"
 
 #include <stowage/plugin.hpp>
+#include <stowage/plugin_util.hpp>  // redact_userinfo
 
 #include <cstring>
 #include <ctime>
@@ -77,11 +78,11 @@ Client::Client(Config config, ClientOptions options)
     : config_(std::move(config)), options_(options) {
   std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
   if (!u || curl_url_set(u.get(), CURLUPART_URL, config_.endpoint.c_str(), 0) != CURLUE_OK)
-    stowage::sdk::invalid("s3 storage: the endpoint \"" + config_.endpoint +
+    stowage::sdk::invalid("s3 storage: the endpoint \"" + shown_endpoint() +
                           "\" is not a URL (scheme://host[:port])");
   const std::string scheme = url_part(u.get(), CURLUPART_SCHEME);
   if (scheme != "http" && scheme != "https")
-    stowage::sdk::invalid("s3 storage: the endpoint \"" + config_.endpoint +
+    stowage::sdk::invalid("s3 storage: the endpoint \"" + shown_endpoint() +
                           "\" is neither http:// nor https://");
   https_ = scheme == "https";
   endpoint_host_ = url_part(u.get(), CURLUPART_HOST);
@@ -93,6 +94,11 @@ Client::Client(Config config, ClientOptions options)
   if (options_.direct && !https_)
     direct_ = std::make_unique<DirectGet>(
         DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
+}
+
+// The endpoint as messages show it: a password in it as "***".
+std::string Client::shown_endpoint() const {
+  return stowage::sdk::redact_userinfo(config_.endpoint);
 }
 
 Client::~Client() {
@@ -266,7 +272,7 @@ void Client::finish(const Request& r, Answer& a) const {
         text.find(std::strerror(static_cast<int>(a.reply.os_errno))) == std::string::npos)
       text += " (" + std::string(std::strerror(static_cast<int>(a.reply.os_errno))) + ")";
     // libcurl's texts name the host, never the signed headers
-    fail(STOWAGE_IO, r.shown + ": " + text + " (endpoint " + config_.endpoint + ")" + after);
+    fail(STOWAGE_IO, r.shown + ": " + text + " (endpoint " + shown_endpoint() + ")" + after);
   }
   if (transient_status(a.reply.status) || transient_code(a.code))
     fail(STOWAGE_IO, r.shown + ": HTTP " + std::to_string(a.reply.status) +

@@ -70,6 +70,7 @@ class Client {
   CURLcode perform(CURL* h, const Request& r, const Target& t, const Pairs& headers,
                    stowage_curl::Body& b, stowage_curl::Reply& reply);
   void finish(const Request& r, Answer& a) const;
+  std::string shown_endpoint() const;
 
   Config config_;
   ClientOptions options_;
