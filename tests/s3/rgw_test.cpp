@@ -13,6 +13,8 @@
 #include <random>
 #include <string>
 
+#include "../../plugins/storage/s3/client.hpp"
+#include "../../plugins/storage/s3/multipart.hpp"
 #include "../http/flaky_proxy.hpp"
 #include "radosgw.hpp"
 #include "storage_conformance.hpp"
@@ -411,4 +413,30 @@ TEST_CASE("s3: a refused connection names the URL and the endpoint, a password i
   CHECK(has(f.message, "127.0.0.1"));
   CHECK(has(f.message, "after 2 attempts"));
   CHECK_FALSE(has(f.message, "hunter2"));
+}
+
+TEST_CASE("s3 on radosgw: a multipart upload that fails is aborted, leaving no upload behind") {
+  make_bucket("aborted");
+  // Parts of 1 MiB (the backend's options allow no less than 5 MiB): radosgw
+  // takes each part and refuses the completion (EntityTooSmall).
+  stowage_s3::Config c;
+  c.credentials = {server().access_key(), server().secret_key(), ""};
+  c.region = server().region();
+  c.endpoint = server().endpoint();
+  c.path_style = true;
+  stowage_s3::Client client(c, stowage_s3::ClientOptions{});
+  const std::string bytes = random_bytes(3 * 1024 * 1024 + 5, 9);
+  const Failure f = failure_of([&] {
+    stowage_s3::put_multipart(client, "s3://aborted/big.bin", "aborted", "big.bin",
+                              reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                              1024 * 1024, 2);
+  });
+  CAPTURE(f.message);
+  CHECK(f.code == STOWAGE_IO);
+  CHECK(has(f.message, "s3://aborted/big.bin"));
+  CHECK(has(f.message, "EntityTooSmall"));
+  const test::RunResult left = boto3(
+      "print(len(s3.list_multipart_uploads(Bucket='aborted').get('Uploads', [])))\n"
+      "print(s3.list_objects_v2(Bucket='aborted')['KeyCount'])\n");
+  CHECK(left.output == "0\n0\n");
 }
