@@ -134,6 +134,7 @@ TEST_CASE("storage options: stowage-info and stowage-convert take them, each sid
 }
 
 TEST_CASE("storage options: Python's storage_options, in open and convert") {
+  if (!test::python_package()) return;  // (under sanitizers: the python suite is left out too)
   Stalled s;
   test::TempDir tmp;
   const test::RunResult r = test::run_python(

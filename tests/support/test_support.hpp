@@ -38,6 +38,9 @@ inline fs::path fixtures() {
 }
 inline fs::path build_root() { return env_or("STOWAGE_BUILD_ROOT", "."); }
 inline std::string python() { return env_or("STOWAGE_PYTHON", "/usr/bin/python3"); }
+// Whether python() can import this build's stowage package: not under
+// sanitizers (meson.build sets STOWAGE_PYTHON_PACKAGE).
+inline bool python_package() { return env_or("STOWAGE_PYTHON_PACKAGE", "0") == "1"; }
 
 inline std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
