@@ -162,6 +162,13 @@ def format_seeds(target, fixtures, out):
                 save(out, bundle(path, prefix))
 
 
+def entry(name, data):
+    """One file of a d.zarr store seed: its name and bytes (JSON for a dict)."""
+    name = ("d.zarr/" + name).encode()
+    data = data if isinstance(data, bytes) else json.dumps(data).encode()
+    return struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
+
+
 def zarr_seeds(base, out):
     """Every fixture store whole (v2, and v3 sharded or not: metadata, shard
     indexes and chunks mutate together), and small Zarr v2 stores made here
@@ -170,11 +177,6 @@ def zarr_seeds(base, out):
     for name in sorted(os.listdir(base)):
         if name.endswith(".zarr"):
             save(out, bundle(os.path.join(base, name), "d.zarr"))
-
-    def entry(name, data):
-        name = ("d.zarr/" + name).encode()
-        data = data if isinstance(data, bytes) else json.dumps(data).encode()
-        return struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
 
     def zarray(dtype, shape, chunks, filters, fill=0):
         return {"zarr_format": 2, "dtype": dtype, "shape": shape, "chunks": chunks, "compressor": None,
@@ -234,11 +236,6 @@ def zarr_v3_seeds(base, out):
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".zarr"):
                     save(out, bundle(os.path.join(folder, name), "d.zarr"))
-
-    def entry(name, data):
-        name = ("d.zarr/" + name).encode()
-        data = data if isinstance(data, bytes) else json.dumps(data).encode()
-        return struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
 
     def array(shape, chunks, data_type, fill, codecs):
         return {"zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type,

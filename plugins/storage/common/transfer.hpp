@@ -9,17 +9,31 @@
 #include <curl/curl.h>
 #include <strings.h>
 
+#include <stowage/storage.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <memory>
+#include <vector>
 #include <thread>
 
 #include "answer.hpp"
 
 namespace stowage_curl {
+
+// A body read into `bytes` as the view read() lends: the vector is its owner.
+inline stowage_view owned_view(std::unique_ptr<std::vector<uint8_t>> bytes) {
+  stowage_view v{};
+  v.data = bytes->data();
+  v.size = bytes->size();
+  v.owner = bytes.release();
+  v.release = [](void* owner) { delete static_cast<std::vector<uint8_t>*>(owner); };
+  return v;
+}
 
 // libcurl's write callback: the body, to where Body puts it.
 struct CurlSink {

@@ -195,12 +195,7 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     b.limit = length;
     b.grow = bytes.get();
     get(key, b);
-    stowage_view v{};
-    v.data = bytes->data();
-    v.size = bytes->size();
-    v.owner = bytes.release();
-    v.release = [](void* owner) { delete static_cast<std::vector<uint8_t>*>(owner); };
-    return v;
+    return stowage_curl::owned_view(std::move(bytes));
   }
 
   uint64_t read_into(std::string_view key, uint64_t offset, void* buf, uint64_t capacity) override {

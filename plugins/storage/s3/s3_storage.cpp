@@ -221,12 +221,7 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
     b.limit = length;
     b.grow = bytes.get();
     get(locate(key), b, nullptr);
-    stowage_view v{};
-    v.data = bytes->data();
-    v.size = bytes->size();
-    v.owner = bytes.release();
-    v.release = [](void* owner) { delete static_cast<std::vector<uint8_t>*>(owner); };
-    return v;
+    return stowage_curl::owned_view(std::move(bytes));
   }
 
   uint64_t read_into(std::string_view key, uint64_t offset, void* buf, uint64_t capacity) override {
