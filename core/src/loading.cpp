@@ -249,6 +249,8 @@ const stowage_plugin* Registry::Impl::load_locked(PluginInfo& info) {
     for (const char* const* a = d->aliases; *a; ++a) info.aliases.emplace_back(*a);
   if (has_field(offsetof(stowage_plugin, extensions)) && d->extensions)
     for (const char* const* e = d->extensions; *e; ++e) info.extensions.emplace_back(*e);
+  if (has_field(offsetof(stowage_plugin, metadata_files)) && d->metadata_files)
+    for (const char* const* m = d->metadata_files; *m; ++m) info.metadata_files.emplace_back(*m);
   if (json::parse(info.params_schema, nullptr, false).is_discarded())
     return failed("its parameter schema is not valid JSON");
   info.state = PluginState::loaded;

@@ -46,6 +46,13 @@ struct Registry::Impl {
     std::string prefix, options;
   };
   std::vector<Binding> bindings;
+  // Storage layers bound to locations (bind_storage_layer), newest last.
+  struct Layer {
+    uint64_t id;
+    std::string prefix;
+    OpenStorage backend;
+  };
+  std::vector<Layer> layers;
   uint64_t next_binding = 0;
   ~Impl() {
     for (auto& [scheme, s] : storages) s.vt->close(s.handle);

@@ -22,6 +22,7 @@ json plugin_info_json(const PluginInfo& p, bool detail) {
   j["description"] = p.description;
   j["aliases"] = p.aliases;
   j["extensions"] = p.extensions;
+  if (!p.metadata_files.empty()) j["metadata_files"] = p.metadata_files;
   if (!p.codec_kind.empty()) j["codec_kind"] = p.codec_kind;
   if (detail) {
     j["build_info"] = p.build_info;

@@ -2,6 +2,8 @@
 // until close() publishes it, and how a message names it.
 #include "staging.hpp"
 
+#include "metadata_last.hpp"
+
 #include "plugin_call.hpp"
 #include "store_state.hpp"
 
@@ -181,6 +183,29 @@ void refuse_replacing_other(const std::string& path, const std::string& format,
       path);
 }
 
+namespace {
+
+// A new dataset where nothing renames: its metadata is held until close()
+// (metadata_last.hpp). Mode "w" over an old one removes it first, its
+// metadata before its chunks, so no reader finds old metadata over new chunks.
+void hold_metadata(Store::State& st, Mode mode) {
+  Registry& registry = *st.registry;
+  const std::string path = trimmed_location(st.path);
+  const Existing existing = what_exists(registry, path, st.format);
+  if (mode == Mode::create && (existing.entry || existing.of_format)) return;  // opened as it is
+  refuse_replacing_other(st.path, st.format, existing);
+  const std::vector<std::string> names = registry.find("format", st.format)->metadata_files;
+  if (existing.entry)
+    storage_call(st.path, [&] {
+      sdk::Storage storage = storage_of(registry, path);
+      for (const std::string& name : names) storage.remove_if_exists(path + "/" + name);
+      storage.remove_if_exists(path);
+    });
+  st.metadata_last = std::make_unique<MetadataLast>(registry, path, names);
+}
+
+}  // namespace
+
 void prepare_writing(Store::State& st, Mode mode, const stowage_plugin& plugin) {
   Registry& registry = *st.registry;
   const std::string path = trimmed_location(st.path);
@@ -199,6 +224,9 @@ void prepare_writing(Store::State& st, Mode mode, const stowage_plugin& plugin) 
       st.location = st.staging->location();
       st.staged_directory = st.staging->directory();
     }
+  } else if ((mode == Mode::truncate || mode == Mode::create) &&
+             publishes_metadata_last(registry, path, st.format)) {
+    hold_metadata(st, mode);
   }
   if (plugin.capabilities & (STOWAGE_CAP_SHARED_WRITES | STOWAGE_CAP_MERGES_AT_CLOSE)) return;
   storage_call(st.path, [&] {

@@ -35,6 +35,12 @@ bool under(std::string_view location, std::string_view prefix) {
   return location.substr(0, prefix.size()) == prefix;
 }
 
+// Whether `location` is `prefix` or a location inside it.
+bool at_or_below(std::string_view location, std::string_view prefix) {
+  return under(location, prefix) &&
+         (location.size() == prefix.size() || location[prefix.size()] == '/');
+}
+
 std::string trimmed(std::string location) {
   while (location.size() > 1 && location.back() == '/' &&
          location.find("://") + 3 < location.size())
@@ -47,6 +53,9 @@ std::string trimmed(std::string location) {
 Registry::StorageBackend Registry::storage(std::string_view location) {
   const std::string scheme = storage_scheme(location);
   std::lock_guard<std::mutex> lock(impl_->storage_mutex);
+  for (auto l = impl_->layers.rbegin(); l != impl_->layers.rend(); ++l)
+    if (at_or_below(location, l->prefix))
+      return {l->backend.vt, l->backend.handle, l->backend.capabilities};
   std::string options;  // the innermost binding's (the longest prefix; the newest of equals)
   size_t longest = 0;
   for (const Impl::Binding& b : impl_->bindings)
@@ -98,6 +107,27 @@ std::shared_ptr<void> Registry::bind_storage_options(const std::string& location
     auto& b = impl->bindings;
     b.erase(std::remove_if(b.begin(), b.end(), [&](const Impl::Binding& x) { return x.id == id; }),
             b.end());
+  });
+}
+
+std::shared_ptr<void> Registry::bind_storage_layer(const std::string& location,
+                                                   StorageBackend layer) {
+  Impl::OpenStorage backend;
+  backend.vt = layer.vtable;
+  backend.handle = layer.handle;
+  backend.capabilities = layer.capabilities;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(impl_->storage_mutex);
+    id = impl_->next_binding++;
+    impl_->layers.push_back({id, trimmed(location), backend});
+  }
+  Impl* impl = impl_.get();
+  return std::shared_ptr<void>(nullptr, [impl, id](void*) {
+    std::lock_guard<std::mutex> lock(impl->storage_mutex);
+    auto& l = impl->layers;
+    l.erase(std::remove_if(l.begin(), l.end(), [&](const Impl::Layer& x) { return x.id == id; }),
+            l.end());
   });
 }
 

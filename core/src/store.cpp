@@ -3,6 +3,7 @@
 #include "plugin_call.hpp"
 #include "storage_choice.hpp"
 #include "store_state.hpp"
+#include "metadata_last.hpp"
 #include "staging.hpp"
 
 #include <stowage/array_limits.hpp>
@@ -18,7 +19,7 @@ using detail::string_sink;
 
 Store::State::~State() {
   if (handle && !closed) {
-    if (staging) {  // a "w" store never closed publishes nothing (its staging goes with it)
+    if (staging || metadata_last) {  // a "w" store never closed publishes nothing
       discard_plugin();
       return;
     }
@@ -445,13 +446,16 @@ void Store::close() {
   // A "w" store publishes only after a close that completed: a failed one
   // leaves the old dataset as it was, and the staging goes.
   std::unique_ptr<detail::Staging> staging = std::move(st.staging);
+  std::unique_ptr<detail::MetadataLast> metadata_last = std::move(st.metadata_last);
   std::unique_ptr<detail::WriterLock> writer = std::move(st.writer_lock);
   if (rc != STOWAGE_OK) {
     if (staging) staging->discard();
+    if (metadata_last) metadata_last->discard();
     st.check(rc, err);
   }
   if (staging)
     staging->publish();  // throws naming the user's path; removes the staging if it cannot
+  if (metadata_last) metadata_last->publish();
 }
 
 void Store::discard() noexcept {
@@ -465,7 +469,15 @@ void Store::discard() noexcept {
   }
   if (st.staging) st.staging->discard();
   st.staging.reset();
+  if (st.metadata_last) st.metadata_last->discard();
+  st.metadata_last.reset();
   st.writer_lock.reset();
+}
+
+void Store::publish_held_metadata() {
+  if (closed() || !state_->metadata_last) return;
+  std::unique_lock<std::shared_mutex> lock(state_->mutex);
+  state_->metadata_last->put_held();
 }
 
 bool Store::closed() const { return !state_ || state_->closed || !state_->handle; }

@@ -14,6 +14,7 @@ namespace stowage {
 
 namespace detail {
 class Staging;
+class MetadataLast;
 struct WriterLock;
 }  // namespace detail
 
@@ -41,6 +42,9 @@ struct Store::State {
   // when the plugin works at `path` itself.
   std::string location, staged_directory;
   std::unique_ptr<detail::Staging> staging;  // owned by this store: close() publishes it
+  // Mode "w" on storage that cannot rename (metadata_last.hpp): the plugin
+  // writes at `path`, its metadata held until close() puts it last.
+  std::unique_ptr<detail::MetadataLast> metadata_last;
   // One writer at a time for a format without STOWAGE_CAP_SHARED_WRITES.
   std::unique_ptr<detail::WriterLock> writer_lock;
 

@@ -446,6 +446,8 @@ PYBIND11_MODULE(_core, m) {
            })
       .def_property_readonly("closed", &stowage::Store::closed)
       .def_property_readonly("staging_location", &stowage::Store::staging_location)
+      .def("publish_held_metadata", &stowage::Store::publish_held_metadata,
+           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("shared_writes", &stowage::Store::shared_writes)
       .def("array", [](const stowage::Store& s,
                        const std::string& node) { return on_node([&] { return s.array(node); }); })

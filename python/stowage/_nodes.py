@@ -322,6 +322,8 @@ class Store:
                     "published as they return); to read it in workers, close it and open it with mode 'r'")
             mode = "r"  # written and closed: workers read it
         staging = "" if self._core.closed else self._core.staging_location
+        if mode != "r" and not self._core.closed:
+            self._core.publish_held_metadata()  # storage without rename: the workers must find it
         return (self.path, self.format, mode, self.plugin_path, self._options, staging or None)
 
     def __reduce__(self):

@@ -63,6 +63,11 @@ void print_detail(const PluginInfo& p) {
     for (const auto& e : p.extensions) std::cout << " " << e;
     std::cout << "\n";
   }
+  if (!p.metadata_files.empty()) {
+    std::cout << "metadata:    ";
+    for (const auto& m : p.metadata_files) std::cout << " " << m;
+    std::cout << "\n";
+  }
   json schema = json::parse(p.params_schema.empty() ? "{}" : p.params_schema, nullptr, false);
   std::cout << "parameters:   " << (schema.is_discarded() ? p.params_schema : schema.dump(2))
             << "\n";

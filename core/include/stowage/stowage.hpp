@@ -143,7 +143,8 @@ struct PluginInfo {
   std::string version, build_info, params_schema, description;
   uint64_t capabilities = 0;
   std::vector<std::string> aliases, extensions;
-  std::string codec_kind;  // a codec's: "bytes" (-> bytes) or "array" (-> array)
+  std::vector<std::string> metadata_files;  // a format's (stowage_plugin.metadata_files), in order
+  std::string codec_kind;                   // a codec's: "bytes" (-> bytes) or "array" (-> array)
 };
 std::string capability_letters(uint64_t caps);  // "rwtp" style
 
@@ -244,6 +245,10 @@ class Registry {
   // binds its options' "storage" object this way, stowage::copy the source's
   // and the destination's; the innermost binding of a location wins.
   std::shared_ptr<void> bind_storage_options(const std::string& location, const json& options);
+  // Serves `location` and every location under it (past a '/') from
+  // `layer`, a storage table the host puts over the location's own backend
+  // (core/src/metadata_last.hpp), while the returned handle lives.
+  std::shared_ptr<void> bind_storage_layer(const std::string& location, StorageBackend layer);
 
   // Worker threads for region I/O (default: hardware concurrency).
   void set_threads(unsigned n);
@@ -402,6 +407,12 @@ class Store {
   static Store open_staged(const std::string& path, const std::string& staging_location,
                            std::string format = {}, const json& options = json::object(),
                            Registry& registry = Registry::global());
+  // A store being created on storage that cannot rename holds its metadata
+  // until close() (core/src/metadata_last.hpp); this puts what it holds now,
+  // so that other handles or processes can open the dataset while this one
+  // writes (what pickling a "w" store does). The dataset is then visible as
+  // written, as an update is. Nothing to do for other stores.
+  void publish_held_metadata();
   // Whether writers through several handles or processes at once are safe
   // (the format's STOWAGE_CAP_SHARED_WRITES: N5, Zarr).
   bool shared_writes() const;

@@ -5,11 +5,13 @@
 // The output is built in the storage's hidden staging directory beside the
 // destination and moved into place at the end: an error, a cancellation or a
 // kill leaves no destination (at most a temporary, which the storage removes
-// once its process is gone). A node added to an existing container (DST::node) is
-// written under a hidden name inside it and moved into place whole where the
-// format can move nodes (NodeStaging), else written in place.
+// once its process is gone). Storage that cannot rename (s3) gets it in place,
+// the format's metadata files put last (metadata_last.hpp). A node added to an existing container
+// (DST::node) is written under a hidden name inside it and moved into place whole where the format
+// can move nodes (NodeStaging), else written in place.
 #include "internal.hpp"
 #include "../log_capture.hpp"
+#include "../metadata_last.hpp"
 #include "../storage_choice.hpp"
 #include "publish.hpp"
 
@@ -49,6 +51,44 @@ uint64_t copy_node_staged(Converter& converter, const Store& src, const std::str
   }
 }
 
+// Where the storage cannot rename, a new dataset is whole to readers only if
+// the format names metadata files to put last, or publishes its files
+// together at close (a format without STOWAGE_CAP_SHARED_WRITES: npy, datg).
+void refuse_half_visible(Registry& registry, const std::string& dst_path,
+                         const std::string& format) {
+  const std::optional<PluginInfo> info = registry.find("format", format);
+  if (!info || !(info->capabilities & STOWAGE_CAP_SHARED_WRITES) ||
+      detail::publishes_metadata_last(registry, dst_path, format))
+    return;
+  throw Error(ErrorCode::unsupported,
+              dst_path + ": the " + storage_scheme(dst_path) +
+                  " storage cannot rename, and format " + format +
+                  " names no metadata files to put last, so a reader could find it half written; "
+                  "write it to a local path and upload it whole",
+              dst_path);
+}
+
+// A new destination where the storage cannot rename (s3): a Store in mode
+// "w" at its path, which puts the format's metadata files after everything
+// else at close (metadata_last.hpp); a failure or a kill leaves no dataset.
+// Returns the bytes it wrote.
+uint64_t copy_metadata_last(Converter& converter, const Store& src, const std::string& src_node,
+                            const std::string& dst_path, const std::string& dst_node,
+                            const CopyOptions& options, const CopyResult& result,
+                            Progress& progress, Registry& registry) {
+  Store dst = Store::open(dst_path, Mode::truncate, result.to, result.open_options, registry);
+  try {
+    converter.set_multiscales(destination_facts(dst, options, registry));
+    converter.copy(src, src_node, dst, dst_node, progress);
+    progress.check_cancel();
+  } catch (...) {
+    dst.discard();
+    throw;
+  }
+  dst.close();
+  return stored_bytes(detail::storage_of(registry, dst_path), dst_path);
+}
+
 CopyResult copy_with(const std::string& source, const std::string& destination,
                      const CopyOptions& options, Registry& registry) {
   auto [src_path, src_node] = split_dataset_spec(source);
@@ -60,14 +100,10 @@ CopyResult copy_with(const std::string& source, const std::string& destination,
       registry.bind_storage_options(src_path, options.source_storage);
   const std::shared_ptr<void> dst_storage =
       registry.bind_storage_options(dst_path, options.destination_storage);
-  // The destination is staged beside itself and published by a rename (a
-  // source may be anywhere): refuse storage that cannot rename before a byte is written.
+  // The destination is staged beside itself and published by a rename, or
+  // where the storage cannot rename, written in place metadata last.
   require_writable_storage(dst_path, registry);
-  if (!(registry.storage(dst_path).capabilities & STOWAGE_CAP_MOVE))
-    throw Error(ErrorCode::unsupported,
-                dst_path + ": a copy's destination must be storage that publishes by rename (the " +
-                    storage_scheme(dst_path) + " storage cannot)",
-                dst_path);
+  const bool renames = registry.storage(dst_path).capabilities & STOWAGE_CAP_MOVE;
   require_format(registry, options.from, "source");
   require_format(registry, options.to, "destination");
   const std::string codec_id = require_codec(registry, options.compression);
@@ -105,6 +141,7 @@ CopyResult copy_with(const std::string& source, const std::string& destination,
         dst_path + " does not exist; create it first with --create-only, then run the parts");
   if (exists && (options.overwrite || in_place))
     refuse_replacing_other(dst_path, result.to, registry);
+  if (!renames && !in_place) refuse_half_visible(registry, dst_path, result.to);
   result.open_options = destination_options(options, result.to, !in_place, registry);
   result.shards = options.shards;
 
@@ -133,6 +170,9 @@ CopyResult copy_with(const std::string& source, const std::string& destination,
       result.bytes_out = after > before ? after - before : 0;
     }
     dst.close();
+  } else if (!renames) {
+    result.bytes_out = copy_metadata_last(converter, src, src_node, dst_path, dst_node, options,
+                                          result, progress, registry);
   } else {
     NewDestination staging(registry, dst_path, result.to);
     const std::shared_ptr<void> staged_storage =

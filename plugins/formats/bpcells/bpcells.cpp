@@ -336,10 +336,13 @@ class BPCellsFormat {
 }  // namespace
 }  // namespace stowage::bpcells
 
-STOWAGE_DEFINE_FORMAT_PLUGIN(
+// The file that makes a directory a BPCells matrix (identify looks for it).
+static const char* const kBPCellsMetadata[] = {"version", nullptr};
+
+STOWAGE_DEFINE_FORMAT_PLUGIN_WITH_METADATA(
     stowage::bpcells::BPCellsFormat, "bpcells", "1.0.0",
     "BPCells matrix directories (packed/unpacked uint, float, double; v1 and v2) with SIMD BP-128",
     R"({"packed": {"type": "boolean", "default": true}, "mmap": {"type": "boolean", "default": true}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL |
         STOWAGE_CAP_SPARSE | STOWAGE_CAP_STRINGS,
-    nullptr)
+    nullptr, kBPCellsMetadata)

@@ -5,8 +5,12 @@
 #include "store.hpp"
 
 static const char* const kZarrExtensions[] = {".zarr", nullptr};
+// A node's attributes before the file that makes it one; the consolidated
+// .zmetadata, which names every node, last.
+static const char* const kZarrMetadata[] = {".zattrs",   ".zarray",    ".zgroup",
+                                            "zarr.json", ".zmetadata", nullptr};
 
-STOWAGE_DEFINE_FORMAT_PLUGIN(
+STOWAGE_DEFINE_FORMAT_PLUGIN_WITH_METADATA(
     zarr::ZarrStore, "zarr", "0.2.0",
     "Zarr v2 and v3 stores: groups, numeric and bool arrays in either byte order and C or F order; "
     "v2 with the numcodecs compressors and v3 with the codecs the codec plugins declare (blosc, "
@@ -20,4 +24,4 @@ STOWAGE_DEFINE_FORMAT_PLUGIN(
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_DENSE |
         STOWAGE_CAP_GROUPS | STOWAGE_CAP_MOVE_NODES | STOWAGE_CAP_SHARED_WRITES |
         STOWAGE_CAP_SHARDS | STOWAGE_CAP_STRINGS,
-    kZarrExtensions)
+    kZarrExtensions, kZarrMetadata)

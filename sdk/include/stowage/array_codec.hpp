@@ -186,6 +186,6 @@ struct ArrayCodecTrampolines : CodecTrampolines<Codec> {
   STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_ARRAY_CODEC, ID, VERSION, DESCRIPTION,                      \
                          ::stowage::sdk::detail::CodecTrampolines<CLASS>::params_schema(), CAPS,  \
                          ::stowage::sdk::detail::ArrayCodecTrampolines<CLASS>::vtable(), nullptr, \
-                         nullptr)
+                         nullptr, nullptr)
 
 #endif  // STOWAGE_ARRAY_CODEC_HPP

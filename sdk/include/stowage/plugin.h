@@ -614,6 +614,14 @@ typedef struct stowage_plugin {
   const char* description;       /* one line for humans */
   const char* const* aliases;    /* NULL-terminated extra ids (e.g. "zlib"), or NULL */
   const char* const* extensions; /* NULL-terminated file extensions (".n5"), or NULL */
+  /* A format's metadata files, NULL-terminated, or NULL: the names of the
+   * files that make a directory a node and name its chunks (N5's
+   * "attributes.json"; Zarr's ".zarray", "zarr.json", ...), in the order a
+   * node's are to be put. On storage that cannot rename (s3) the host puts a
+   * new dataset's metadata files after all its other files, so a reader never
+   * finds metadata naming chunks not there yet; where a directory cannot be
+   * listed, detection looks for them by name. */
+  const char* const* metadata_files;
 } stowage_plugin;
 
 typedef const stowage_plugin* (*stowage_plugin_entry_fn)(const stowage_host* host);

@@ -991,7 +991,7 @@ struct FormatTrampolines {
 // The entry point ignores `host`: each object receives its registry's table
 // when it is created (codec create, format open).
 #define STOWAGE_DEFINE_PLUGIN_(KIND, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, VTABLE, ALIASES, \
-                               EXTENSIONS)                                                    \
+                               EXTENSIONS, METADATA_FILES)                                    \
   extern "C" STOWAGE_PLUGIN_EXPORT const stowage_plugin* stowage_plugin_entry(                \
       const stowage_host* host) {                                                             \
     (void)host;                                                                               \
@@ -1006,7 +1006,8 @@ struct FormatTrampolines {
                                               VTABLE,                                         \
                                               DESCRIPTION,                                    \
                                               ALIASES,                                        \
-                                              EXTENSIONS};                                    \
+                                              EXTENSIONS,                                     \
+                                              METADATA_FILES};                                \
     return &descriptor;                                                                       \
   }
 
@@ -1016,16 +1017,23 @@ struct FormatTrampolines {
   STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_CODEC, ID, VERSION, DESCRIPTION,                           \
                          ::stowage::sdk::detail::CodecTrampolines<CLASS>::params_schema(), CAPS, \
                          ::stowage::sdk::detail::CodecTrampolines<CLASS>::vtable(), ALIASES,     \
-                         nullptr)
+                         nullptr, nullptr)
 
 #define STOWAGE_DEFINE_CODEC_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, CAPS) \
   STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(CLASS, ID, VERSION, DESCRIPTION, CAPS, nullptr)
 
 // CLASS has static identify(probe) and open(host, path, mode, options).
 // EXTENSIONS: a NULL-terminated array of ".ext" strings, or nullptr.
+// METADATA_FILES: a NULL-terminated array of the format's metadata file
+// names (stowage_plugin.metadata_files), or nullptr.
+#define STOWAGE_DEFINE_FORMAT_PLUGIN_WITH_METADATA(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, \
+                                                   EXTENSIONS, METADATA_FILES)                    \
+  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_FORMAT, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,             \
+                         ::stowage::sdk::detail::FormatTrampolines<CLASS>::vtable(), nullptr,     \
+                         EXTENSIONS, METADATA_FILES)
+
 #define STOWAGE_DEFINE_FORMAT_PLUGIN(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS, EXTENSIONS) \
-  STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_FORMAT, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,           \
-                         ::stowage::sdk::detail::FormatTrampolines<CLASS>::vtable(), nullptr,   \
-                         EXTENSIONS)
+  STOWAGE_DEFINE_FORMAT_PLUGIN_WITH_METADATA(CLASS, ID, VERSION, DESCRIPTION, SCHEMA, CAPS,     \
+                                             EXTENSIONS, nullptr)
 
 #endif  // STOWAGE_PLUGIN_HPP

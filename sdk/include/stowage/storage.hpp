@@ -888,6 +888,6 @@ struct StorageTrampolines {
   STOWAGE_DEFINE_PLUGIN_(STOWAGE_KIND_STORAGE, ID, VERSION, DESCRIPTION, SCHEMA,                  \
                          (CAPS) | ::stowage::sdk::detail::StorageTrampolines<CLASS>::part_bits(), \
                          ::stowage::sdk::detail::StorageTrampolines<CLASS>::vtable(), ALIASES,    \
-                         nullptr)
+                         nullptr, nullptr)
 
 #endif  // STOWAGE_STORAGE_HPP

@@ -1,0 +1,237 @@
+"""Every format on S3: written through stowage into a real radosgw, read back
+equal, and seen by boto3 as a peer; a new dataset is published chunks first,
+metadata last (docs/design.md, rule 8), so a reader never finds metadata
+before the chunks it names and an interrupted writer leaves no dataset.
+
+The cluster (tests/support/radosgw.py) is started once for the module and
+stopped by PID. stowage reaches it through storage options (the endpoint) and
+the AWS_* variables (the keys), as a user would set them.
+"""
+import json
+import os
+import pathlib
+import secrets
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stowage
+
+from conftest import needs
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "support"))
+import radosgw  # noqa: E402
+
+boto3 = pytest.importorskip("boto3")
+import botocore.config  # noqa: E402
+
+EXAMPLES = pathlib.Path(__file__).parents[2] / "examples"
+METADATA = {"attributes.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rgw")
+    info = radosgw.start(str(d), owner=os.getpid())
+    saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")}
+    os.environ.update(AWS_ACCESS_KEY_ID=info["access_key"], AWS_SECRET_ACCESS_KEY=info["secret_key"],
+                      AWS_REGION=info["region"])
+    yield info
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    radosgw.stop(str(d))
+
+
+@pytest.fixture(scope="module")
+def s3(server):
+    return boto3.client(
+        "s3", endpoint_url=server["endpoint"], aws_access_key_id=server["access_key"],
+        aws_secret_access_key=server["secret_key"], region_name=server["region"],
+        config=botocore.config.Config(s3={"addressing_style": "path"}))
+
+
+@pytest.fixture
+def bucket(s3):
+    name = "formats-" + secrets.token_hex(6)
+    s3.create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def opts(server):
+    return {"endpoint": server["endpoint"]}
+
+
+def keys(s3, bucket, prefix=""):
+    out = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        out += [o["Key"] for o in page.get("Contents", [])]
+    return out
+
+
+def metadata_keys(names):
+    return [k for k in names if k.rsplit("/", 1)[-1] in METADATA]
+
+
+def arrays_in(url, opts):
+    """The array nodes a reader finds at url: none where there is no dataset
+    (N5 opens a bare *.n5 directory as a container of groups)."""
+    try:
+        store = stowage.open(url, storage_options=opts)
+    except stowage.Error:
+        return []
+    found, todo = [], [""]
+    while todo:
+        node = todo.pop()
+        for name in store.keys(node):
+            path = f"{node}/{name}" if node else name
+            if hasattr(store[path], "shape"):
+                found.append(path)
+            else:
+                todo.append(path)
+    return found
+
+
+VOLUME = ["labels", "raw/s0", "raw/s1"]
+
+
+@needs("zarr", "n5", "gzip", "s3")
+@pytest.mark.parametrize("name,options", [
+    ("v.n5", {}),
+    ("v2.zarr", {"zarr_version": 2}),
+    ("v3.zarr", {"zarr_version": 3}),
+    ("sharded.zarr", {"zarr_version": 3, "chunks": "32,32,32", "shards": "64,64,64"}),
+])
+def test_convert_into_s3_reads_back_equal(s3, bucket, opts, name, options):
+    src = stowage.open(EXAMPLES / "volume.n5")
+    url = f"s3://{bucket}/{name}"
+    summary = stowage.convert(EXAMPLES / "volume.n5", url, destination_storage_options=opts, **options)
+    assert summary["nodes"] >= 3 and summary["bytes_out"] > 0
+    dst = stowage.open(url, storage_options=opts)
+    for node in VOLUME:
+        np.testing.assert_array_equal(np.asarray(dst[node]), np.asarray(src[node]), err_msg=node)
+    names = keys(s3, bucket, name + "/")
+    assert metadata_keys(names) and len(names) > len(metadata_keys(names))
+    # stowage-info on the URL, the endpoint as a storage option.
+    info = subprocess.run(["stowage-info", "--json", "--storage-option", f"endpoint={opts['endpoint']}", url],
+                          capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["format"] == ("n5" if name.endswith(".n5") else "zarr")
+
+
+@needs("s3", "bpcells")
+def test_bpcells_which_publishes_by_rename_is_refused_before_a_byte(s3, bucket, opts):
+    with pytest.raises(stowage.Error, match=f"s3://{bucket}/c.bpcells: .*cannot rename"):
+        stowage.convert(EXAMPLES / "counts.bpcells", f"s3://{bucket}/c.bpcells", destination_storage_options=opts,
+                        to="bpcells")
+    assert not keys(s3, bucket)
+
+
+@needs("s3")
+@pytest.mark.parametrize("example", ["expression.npy", "basic.msgpack"])
+def test_other_formats_round_trip_through_s3(s3, bucket, opts, example):
+    src = stowage.open(EXAMPLES / example)
+    url = f"s3://{bucket}/{example}"
+    stowage.convert(EXAMPLES / example, url, destination_storage_options=opts, to=src.format)
+    dst = stowage.open(url, storage_options=opts)
+    assert dst.format == src.format
+    a, b = src[""], dst[""]
+    if hasattr(a, "to_scipy"):
+        assert (a.to_scipy() != b.to_scipy()).nnz == 0
+    elif hasattr(a, "shape"):
+        np.testing.assert_array_equal(np.asarray(b), np.asarray(a))
+    else:
+        assert len(a) == len(b) and all(str(a[i]) == str(b[i]) for i in range(len(a)))
+    assert keys(s3, bucket, example)
+
+
+@needs("zarr", "n5", "gzip", "s3")
+@pytest.mark.parametrize("name,options", [("v.n5", {}), ("v3.zarr", {"zarr_version": 3}),
+                                          ("v2.zarr", {"zarr_version": 2})])
+def test_a_reader_never_finds_metadata_before_the_chunks(s3, bucket, opts, name, options):
+    """Snapshots of the bucket taken while the copy runs (from its progress
+    callback) hold chunks but never metadata; after, both. A copy stopped
+    half-way leaves chunks nobody names, and no dataset."""
+    seen = []
+
+    def look(_):
+        seen.append(keys(s3, bucket, name + "/"))
+
+    url = f"s3://{bucket}/{name}"
+    stowage.convert(EXAMPLES / "volume.n5", url, destination_storage_options=opts, progress=look, threads=1,
+                    **options)
+    assert any(seen), "no chunk was put while the copy ran"
+    assert not any(metadata_keys(s) for s in seen), [metadata_keys(s) for s in seen if metadata_keys(s)][0]
+    assert metadata_keys(keys(s3, bucket, name + "/"))
+
+    stopped = f"stopped-{name}"
+    calls = []
+
+    def stop(_):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        stowage.convert(EXAMPLES / "volume.n5", f"s3://{bucket}/{stopped}", destination_storage_options=opts,
+                        progress=stop, threads=1, **options)
+    left = keys(s3, bucket, stopped + "/")
+    assert left and not metadata_keys(left), left
+    assert not arrays_in(f"s3://{bucket}/{stopped}", opts)
+
+
+@needs("zarr", "s3")
+def test_ctrl_c_in_a_with_block_publishes_nothing(s3, bucket, opts):
+    url = f"s3://{bucket}/w.zarr"
+    data = np.arange(64 * 64, dtype="uint16").reshape(64, 64)
+    with pytest.raises(KeyboardInterrupt):
+        with stowage.open(url, "w", storage_options=opts) as store:
+            store.create_array("a", data.shape, data.dtype, chunks=(16, 16))[...] = data
+            raise KeyboardInterrupt
+    assert not metadata_keys(keys(s3, bucket, "w.zarr/"))
+    with pytest.raises(stowage.Error):
+        stowage.open(url, storage_options=opts)
+
+    with stowage.open(url, "w", storage_options=opts) as store:
+        store.create_array("a", data.shape, data.dtype, chunks=(16, 16))[...] = data
+        # The writer reads its own metadata before it is put.
+        assert store["a"].shape == data.shape and store.keys() == ["a"]
+        assert not metadata_keys(keys(s3, bucket, "w.zarr/"))
+    np.testing.assert_array_equal(np.asarray(stowage.open(url, storage_options=opts)["a"]), data)
+
+
+@needs("n5", "s3")
+def test_mode_w_over_an_old_dataset_leaves_none_of_its_chunks(s3, bucket, opts):
+    url = f"s3://{bucket}/old.n5"
+    with stowage.open(url, "w", storage_options=opts) as store:
+        store.create_array("a", (32, 32), "uint8", chunks=(8, 8))[...] = 7
+    with stowage.open(url, "w", storage_options=opts) as store:
+        store.create_array("a", (32, 32), "uint8", chunks=(8, 8))[:8, :8] = 1
+    got = np.asarray(stowage.open(url, storage_options=opts)["a"])
+    want = np.zeros((32, 32), "uint8")
+    want[:8, :8] = 1
+    np.testing.assert_array_equal(got, want)
+
+
+@needs("zarr", "s3")
+def test_a_w_store_sent_to_workers_puts_its_metadata_first(s3, bucket, opts):
+    """Other processes open the path itself: pickling a "w" store puts what
+    it holds so far, and the workers' writes are read back."""
+    import pickle
+
+    url = f"s3://{bucket}/shared.zarr"
+    data = np.arange(32 * 32, dtype="int32").reshape(32, 32)
+    with stowage.open(url, "w", storage_options=opts) as store:
+        a = store.create_array("a", data.shape, data.dtype, chunks=(8, 8))
+        assert not metadata_keys(keys(s3, bucket, "shared.zarr/"))
+        sent = pickle.dumps(a)
+        assert metadata_keys(keys(s3, bucket, "shared.zarr/"))
+        subprocess.run([sys.executable, "-c", "import pickle, sys, numpy as np; a = pickle.loads(sys.stdin.buffer.read()); "
+                        "a[...] = np.arange(32 * 32, dtype='int32').reshape(32, 32)"],
+                       input=sent, check=True, env={**os.environ})
+    np.testing.assert_array_equal(np.asarray(stowage.open(url, storage_options=opts)["a"]), data)
