@@ -74,7 +74,8 @@ double own_cpu() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
-// nginx's master and its workers.
+// nginx's master and its workers, asked each time: they may not be forked yet when nginx
+// is first asked for.
 std::vector<int> nginx_pids(int master) {
   std::vector<int> pids{master};
   std::ifstream f("/proc/" + std::to_string(master) + "/task/" + std::to_string(master) +
@@ -90,11 +91,10 @@ struct Sample {
 
 // The server processes whose CPU time each sample counts.
 struct Servers {
-  int rgw, osd;
-  std::vector<int> nginx;
+  int rgw, osd, nginx;
   std::vector<double> now() const {
     std::vector<double> v{cpu_of(rgw), cpu_of(osd), 0};
-    for (int pid : nginx) v[2] += cpu_of(pid);
+    for (int pid : nginx_pids(nginx)) v[2] += cpu_of(pid);
     return v;
   }
 };
@@ -138,16 +138,6 @@ Sample measure_peer(const Servers& servers, const std::string& mode, const json&
   s.wall = out["seconds"].get<double>();
   s.client = out["cpu"].get<double>();
   return s;
-}
-
-// Every chunk key of an N5 container (relative to it), sorted.
-std::vector<std::string> chunk_keys(const fs::path& container) {
-  std::vector<std::string> keys;
-  for (const auto& e : fs::recursive_directory_iterator(container / "vol"))
-    if (e.is_regular_file() && e.path().filename() != "attributes.json")
-      keys.push_back(fs::relative(e.path(), container).string());
-  std::sort(keys.begin(), keys.end());
-  return keys;
 }
 
 // Runs f(i) for i in [0, n) from `threads` threads, i by thread i % threads.
@@ -263,7 +253,7 @@ struct Bench {
     const std::string http_root = nginx.url(name + ".n5");
     write_n5(s3_root, name, vol);
 
-    const std::vector<std::string> rel = chunk_keys(container);
+    const std::vector<std::string> rel = bench::chunk_keys(container);
     std::vector<std::string> keys, files;  // object keys; the local chunk files' bytes
     size_t stored = 0;
     for (const std::string& k : rel) {
@@ -413,7 +403,7 @@ int main(int argc, char** argv) {
     point_at(rgw);
     test::Nginx nginx;
     // radosgw.py lists the monitor, the OSD and radosgw, in that order
-    Servers servers{rgw.pids().at(2), rgw.pids().at(1), nginx_pids(nginx.pid())};
+    Servers servers{rgw.pids().at(2), rgw.pids().at(1), nginx.pid()};
     json job = {{"endpoint", rgw.endpoint()},
                 {"access_key", rgw.access_key()},
                 {"secret_key", rgw.secret_key()},
