@@ -3,7 +3,8 @@
 // limit, in the same run (issue 33: reads and writes >= 1.5x boto3, reads
 // >= 0.8 of the http read).
 //
-//   s3_bench [RUNS] [THREADS] [CODECS]   (default: 5 runs, 8 threads, raw,zstd)
+//   s3_bench [RUNS] [THREADS] [CODECS] [split]   (default: 5 runs, 8 threads, raw,zstd)
+//   split: this process and boto3 on CPU 0, radosgw, its OSD and monitor and nginx on CPU 1
 //
 // A private radosgw (tests/support/radosgw.hpp: a monitor, one memstore OSD,
 // radosgw) and a private nginx (tests/http/nginx.hpp). The volume is bench/n5's,
@@ -32,6 +33,7 @@
 
 #include <stowage/storage.hpp>
 #include <stowage/stowage.hpp>
+#include <sched.h>  // sched_setaffinity
 #include <sys/resource.h>
 
 #include "n5_volume.hpp"
@@ -385,23 +387,41 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// Every thread of process `pid` (and so the threads it starts later) on CPU `cpu` only.
+bool pin(int pid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  bool ok = true;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task"))
+    ok = ::sched_setaffinity(std::stoi(t.path().filename().string()), sizeof set, &set) == 0 && ok;
+  if (!ok) std::perror("s3_bench: sched_setaffinity");
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 5;
   const int threads = argc > 2 ? std::atoi(argv[2]) : 8;
   const std::vector<std::string> codecs = split(argc > 3 ? argv[3] : "raw,zstd");
-  bool bad = runs < 1 || threads < 1 || argc > 4;
+  const bool split_cpus = argc > 4 && std::string(argv[4]) == "split";
+  bool bad = runs < 1 || threads < 1 || argc > 5 || (argc > 4 && !split_cpus);
   for (const std::string& c : codecs) bad = bad || (c != "raw" && c != "zstd");
   if (bad) {
-    std::fprintf(stderr, "usage: s3_bench [RUNS] [THREADS] [raw,zstd]\n");
+    std::fprintf(stderr, "usage: s3_bench [RUNS] [THREADS] [raw,zstd] [split]\n");
     return 2;
   }
   try {
     std::fprintf(stderr, "starting radosgw and nginx (load %s)\n", loadavg().c_str());
     test::RadosGW rgw;
     point_at(rgw);
-    test::Nginx nginx;
+    // split: the servers on CPU 1, this process (and boto3, its child) on CPU 0, as a server
+    // on another machine would have cores of its own (bench/http's split mode)
+    test::Nginx nginx(split_cpus ? "worker_cpu_affinity 10 10;\n" : "");
+    if (split_cpus && !(pin(::getpid(), 0) && pin(nginx.pid(), 1) && pin(rgw.pids().at(0), 1) &&
+                        pin(rgw.pids().at(1), 1) && pin(rgw.pids().at(2), 1)))
+      return 1;
     // radosgw.py lists the monitor, the OSD and radosgw, in that order
     Servers servers{rgw.pids().at(2), rgw.pids().at(1), nginx.pid()};
     json job = {{"endpoint", rgw.endpoint()},
@@ -414,7 +434,8 @@ int main(int argc, char** argv) {
     stowage::Registry::global().set_threads(threads);
     std::printf(
         "s3_bench: N5 volume 256x512x512 uint16 (128 MiB), 64^3 chunks, radosgw (memstore "
-        "OSD) and nginx on loopback; radosgw started in %.1f s; load %s\n",
+        "OSD) and nginx on loopback%s; radosgw started in %.1f s; load %s\n",
+        split_cpus ? "; split: this process and boto3 on CPU 0, the servers on CPU 1" : "",
         rgw.start_seconds(), loadavg().c_str());
     Bench b{runs, threads, rgw, nginx, servers, bench::make_volume(), job};
     for (const std::string& c : codecs) b.codec(c);
