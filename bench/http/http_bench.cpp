@@ -61,7 +61,8 @@ const std::vector<uint64_t>& kShape = bench::kVolumeShape;
 const std::vector<uint64_t>& kChunks = bench::kVolumeChunks;
 constexpr double kMiB = 1 << 20;
 
-using bench::make_volume;  // bench/support/n5_volume.hpp
+using bench::chunk_keys;  // bench/support/n5_volume.hpp
+using bench::make_volume;
 
 double seconds(const std::function<void()>& f) {
   auto t0 = std::chrono::steady_clock::now();
@@ -78,16 +79,6 @@ std::pair<double, double> best_of(int runs, const std::function<void()>& a,
     best_b = std::min(best_b, seconds(b));
   }
   return {best_a, best_b};
-}
-
-// Every chunk file of the volume (relative to the container), 512 KiB + header each.
-std::vector<std::string> chunk_keys(const fs::path& container) {
-  std::vector<std::string> keys;
-  for (const auto& e : fs::recursive_directory_iterator(container / "vol"))
-    if (e.is_regular_file() && e.path().filename() != "attributes.json")
-      keys.push_back(fs::relative(e.path(), container).string());
-  std::sort(keys.begin(), keys.end());
-  return keys;
 }
 
 // Reads every key under `root` whole from `threads` threads, key i by thread i % threads.

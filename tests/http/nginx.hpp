@@ -83,6 +83,9 @@ class Nginx {
   // The folder nginx serves; files may be added while it runs.
   const fs::path& root() const { return root_; }
   int port() const { return port_; }
+  // The master process (its workers are its children), for a benchmark that
+  // counts their CPU time.
+  int pid() const { return pid_; }
   std::string url(const std::string& path = "") const {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
   }

@@ -342,6 +342,26 @@ s3.put_object(Bucket='paged', Key='many/sub/inner', Body=b'x')
   CHECK(left.output == "0\n");
 }
 
+TEST_CASE("s3 on radosgw: a listing is one request, a read of a key one GET") {
+  make_bucket("counted");
+  Backend().storage().write("s3://counted/dir/a", std::string("abc"));
+  const std::string& endpoint = server().endpoint();
+  test::FlakyProxy proxy(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  const std::string via = proxy.url().substr(0, proxy.url().size() - 1);
+  Backend b(R"({"endpoint": ")" + via + R"("})");
+  const sdk::Storage s = b.storage();
+  proxy.take_request_lines();
+  // radosgw answers a listing chunked: sent to DirectGet first, it went twice
+  CHECK(s.list("s3://counted/dir") == std::vector<std::string>{"a"});
+  std::vector<std::string> lines = proxy.take_request_lines();
+  CHECK_MESSAGE(lines.size() == 1, lines.back());
+  CHECK(std::string(s.read("s3://counted/dir/a").text()) == "abc");
+  CHECK(proxy.take_request_lines().size() == 1);
+  // a directory: HEAD 404, then one listing
+  CHECK(s.kind("s3://counted/dir") == STOWAGE_ENTRY_DIRECTORY);
+  CHECK(proxy.take_request_lines().size() == 2);
+}
+
 TEST_CASE("s3 on radosgw: anonymous reads a public object and is refused a private one") {
   make_bucket("public");
   const test::RunResult put = boto3(R"(

@@ -170,7 +170,10 @@ void Client::attempt(const Request& r, const Target& t, const std::string& paylo
   }
 
   bool sent = false;
-  if (direct_ && !r.upload && std::strcmp(r.method, "GET") == 0) {
+  // Only an object's bytes: a listing comes chunked from radosgw and AWS, which
+  // DirectGet declines, and sending it there first sent every listing twice.
+  if (direct_ && !r.upload && std::strcmp(r.method, "GET") == 0 && !r.key.empty() &&
+      r.query.empty()) {
     Origin o{"http://" + endpoint_host_ + "/", t.host, t.url.substr(t.url.find('/', 7))};
     if (t.host != endpoint_host_) o.connect_url = "http://" + t.host + "/";
     sent = direct_->get(o, range_header(b), b, a.reply, headers) == DirectGet::Outcome::answered;
