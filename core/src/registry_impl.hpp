@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -54,6 +55,16 @@ struct Registry::Impl {
   };
   std::vector<Layer> layers;
   uint64_t next_binding = 0;
+  // A handle that drops entry `id` of `list` (bindings or layers) when it goes.
+  template <class Entry>
+  std::shared_ptr<void> unbinder(std::vector<Entry> Impl::*list, uint64_t id) {
+    return std::shared_ptr<void>(nullptr, [this, list, id](void*) {
+      std::lock_guard<std::mutex> lock(storage_mutex);
+      auto& v = this->*list;
+      v.erase(std::remove_if(v.begin(), v.end(), [&](const Entry& x) { return x.id == id; }),
+              v.end());
+    });
+  }
   ~Impl() {
     for (auto& [scheme, s] : storages) s.vt->close(s.handle);
   }

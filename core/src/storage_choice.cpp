@@ -101,13 +101,7 @@ std::shared_ptr<void> Registry::bind_storage_options(const std::string& location
     impl_->bindings.pop_back();
     throw;
   }
-  Impl* impl = impl_.get();
-  return std::shared_ptr<void>(nullptr, [impl, id](void*) {
-    std::lock_guard<std::mutex> lock(impl->storage_mutex);
-    auto& b = impl->bindings;
-    b.erase(std::remove_if(b.begin(), b.end(), [&](const Impl::Binding& x) { return x.id == id; }),
-            b.end());
-  });
+  return impl_->unbinder(&Impl::bindings, id);
 }
 
 std::shared_ptr<void> Registry::bind_storage_layer(const std::string& location,
@@ -122,13 +116,7 @@ std::shared_ptr<void> Registry::bind_storage_layer(const std::string& location,
     id = impl_->next_binding++;
     impl_->layers.push_back({id, trimmed(location), backend});
   }
-  Impl* impl = impl_.get();
-  return std::shared_ptr<void>(nullptr, [impl, id](void*) {
-    std::lock_guard<std::mutex> lock(impl->storage_mutex);
-    auto& l = impl->layers;
-    l.erase(std::remove_if(l.begin(), l.end(), [&](const Impl::Layer& x) { return x.id == id; }),
-            l.end());
-  });
+  return impl_->unbinder(&Impl::layers, id);
 }
 
 }  // namespace stowage
