@@ -55,12 +55,14 @@ class LayerFile final : public sdk::StagedBackendFile {
   }
   uint64_t read_at(uint64_t offset, void* buf, uint64_t capacity) override {
     uint64_t got = 0;
-    sdk::detail::check_storage(
-        [&](stowage_error* e) { return vt_->staged_read(handle_, offset, buf, capacity, &got, e); });
+    sdk::detail::check_storage([&](stowage_error* e) {
+      return vt_->staged_read(handle_, offset, buf, capacity, &got, e);
+    });
     return got;
   }
   void resize(uint64_t size) override {
-    sdk::detail::check_storage([&](stowage_error* e) { return vt_->staged_resize(handle_, size, e); });
+    sdk::detail::check_storage(
+        [&](stowage_error* e) { return vt_->staged_resize(handle_, size, e); });
     size_ = size;
   }
   const std::string& key() const { return key_; }
@@ -90,7 +92,9 @@ class HeldMetadata final : public sdk::ReadableStorage, public sdk::WritableStor
     sdk::fail(STOWAGE_INTERNAL, "a host layer is not opened by name");
   }
   HeldMetadata(Registry::StorageBackend inner, std::vector<std::string> names)
-      : raw_(inner), inner_(inner.vtable, inner.handle, inner.capabilities), names_(std::move(names)) {}
+      : raw_(inner),
+        inner_(inner.vtable, inner.handle, inner.capabilities),
+        names_(std::move(names)) {}
 
   sdk::KeyStat stat(std::string_view key) override {
     if (Held h = held(key)) return {STOWAGE_ENTRY_FILE, h->size(), {}};
@@ -119,8 +123,8 @@ class HeldMetadata final : public sdk::ReadableStorage, public sdk::WritableStor
     if (Held h = held(key)) return copy_out(*h, offset, parts, count, file_size);
     uint64_t got = 0;
     sdk::detail::check_storage([&](stowage_error* e) {
-      return raw_.vtable->read->read_into(raw_.handle, key.data(), key.size(), offset, parts,
-                                          count, &got, file_size, e);
+      return raw_.vtable->read->read_into(raw_.handle, key.data(), key.size(), offset, parts, count,
+                                          &got, file_size, e);
     });
     return got;
   }
@@ -137,8 +141,7 @@ class HeldMetadata final : public sdk::ReadableStorage, public sdk::WritableStor
     sdk::Staged inner = inner_.stage(key);
     return std::make_unique<LayerFile>(raw_.vtable->write, inner.release(), std::string(key));
   }
-  void publish(std::vector<std::unique_ptr<sdk::StagedBackendFile>> files,
-               uint32_t flags) override;
+  void publish(std::vector<std::unique_ptr<sdk::StagedBackendFile>> files, uint32_t flags) override;
   void remove(std::string_view key, uint32_t flags) override;
   void make_directory(std::string_view key) override { inner_.make_directory(key); }
 
@@ -232,7 +235,8 @@ void HeldMetadata::remove(std::string_view key, uint32_t flags) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = held_.begin(); it != held_.end();) {
-      const bool gone = it->first == key || ((flags & STOWAGE_REMOVE_RECURSIVE) && inside(it->first, key));
+      const bool gone =
+          it->first == key || ((flags & STOWAGE_REMOVE_RECURSIVE) && inside(it->first, key));
       dropped |= gone;
       it = gone ? held_.erase(it) : std::next(it);
     }
@@ -270,9 +274,10 @@ MetadataLast::MetadataLast(Registry& registry, const std::string& path,
   inner_ = sdk::Storage(inner.vtable, inner.handle, inner.capabilities);
   layer_ = std::make_unique<HeldMetadata>(inner, std::move(names));
   binding_ = registry.bind_storage_layer(
-      path_, {Trampolines::vtable(), reinterpret_cast<stowage_storage_handle>(layer_.get()),
-              Trampolines::part_bits() | (inner.capabilities & ~(STOWAGE_CAP_MOVE | STOWAGE_CAP_LOCK_KEY |
-                                                                 STOWAGE_CAP_CONDITIONAL))});
+      path_,
+      {Trampolines::vtable(), reinterpret_cast<stowage_storage_handle>(layer_.get()),
+       Trampolines::part_bits() | (inner.capabilities & ~(STOWAGE_CAP_MOVE | STOWAGE_CAP_LOCK_KEY |
+                                                          STOWAGE_CAP_CONDITIONAL))});
 }
 
 MetadataLast::~MetadataLast() { binding_.reset(); }

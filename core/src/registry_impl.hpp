@@ -57,7 +57,7 @@ struct Registry::Impl {
   uint64_t next_binding = 0;
   // A handle that drops entry `id` of `list` (bindings or layers) when it goes.
   template <class Entry>
-  std::shared_ptr<void> unbinder(std::vector<Entry> Impl::*list, uint64_t id) {
+  std::shared_ptr<void> unbinder(std::vector<Entry> Impl::* list, uint64_t id) {
     return std::shared_ptr<void>(nullptr, [this, list, id](void*) {
       std::lock_guard<std::mutex> lock(storage_mutex);
       auto& v = this->*list;
