@@ -124,20 +124,26 @@ def test_convert_into_s3_reads_back_equal(s3, bucket, opts, name, options):
     assert json.loads(info.stdout)["format"] == ("n5" if name.endswith(".n5") else "zarr")
 
 
-@needs("s3", "bpcells")
-def test_bpcells_which_publishes_by_rename_is_refused_before_a_byte(s3, bucket, opts):
-    with pytest.raises(stowage.Error, match=f"s3://{bucket}/c.bpcells: .*cannot rename"):
-        stowage.convert(EXAMPLES / "counts.bpcells", f"s3://{bucket}/c.bpcells", destination_storage_options=opts,
-                        to="bpcells")
+@needs("s3", "bpcells", "daf")
+@pytest.mark.parametrize("source,format", [(EXAMPLES / "counts.bpcells", "bpcells"),
+                                           (pathlib.Path(__file__).parents[1] / "fixtures" / "daf" / "gen_v10_types",
+                                            "daf")])
+def test_formats_that_publish_by_rename_are_refused_before_a_byte(s3, bucket, opts, source, format):
+    with pytest.raises(stowage.Error, match=f"s3://{bucket}/x.{format}: .*cannot rename"):
+        stowage.convert(source, f"s3://{bucket}/x.{format}", destination_storage_options=opts, to=format)
     assert not keys(s3, bucket)
 
 
+DATG = pathlib.Path(__file__).parents[1] / "fixtures" / "datg" / "basic_4x5.datg"
+
+
 @needs("s3")
-@pytest.mark.parametrize("example", ["expression.npy", "basic.msgpack"])
+@pytest.mark.parametrize("example", [EXAMPLES / "expression.npy", EXAMPLES / "basic.msgpack", DATG])
 def test_other_formats_round_trip_through_s3(s3, bucket, opts, example):
-    src = stowage.open(EXAMPLES / example)
+    src = stowage.open(example)
+    example = example.name
     url = f"s3://{bucket}/{example}"
-    stowage.convert(EXAMPLES / example, url, destination_storage_options=opts, to=src.format)
+    stowage.convert(src.path, url, destination_storage_options=opts, to=src.format)
     dst = stowage.open(url, storage_options=opts)
     assert dst.format == src.format
     a, b = src[""], dst[""]
