@@ -147,6 +147,71 @@ TEST_CASE("s3 on radosgw: a wrong secret is SignatureDoesNotMatch naming the URL
   }
 }
 
+TEST_CASE("s3 on radosgw: credentials as storage options override the environment's") {
+  make_bucket("keyed");
+  const std::string good = server().secret_key();
+  const std::string wrong = "WRONG" + good.substr(5);
+  setenv("AWS_SECRET_ACCESS_KEY", wrong.c_str(), 1);
+  const stowage::json options[] = {
+      {{"access_key_id", server().access_key()}, {"secret_access_key", good}},
+      {{"key", server().access_key()}, {"secret", good}}};  // s3fs's spellings
+  for (const stowage::json& o : options) {
+    Backend b(o.dump());
+    b.storage().write("s3://keyed/k.txt", std::string("by option " + o.begin().key()));
+    CHECK(b.storage().read("s3://keyed/k.txt").text() == "by option " + o.begin().key());
+  }
+  // The profile named by the option, its key over the environment's.
+  test::TempDir tmp;
+  test::write_file(tmp / "credentials", "[other]\naws_access_key_id = " + server().access_key() +
+                                            "\naws_secret_access_key = " + good + "\n");
+  setenv("AWS_SHARED_CREDENTIALS_FILE", (tmp / "credentials").c_str(), 1);
+  {
+    Backend b(R"({"profile": "other"})");
+    CHECK(b.storage().read("s3://keyed/k.txt").text() == "by option key");
+  }
+  setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", good.c_str(), 1);
+  const test::RunResult got =
+      boto3("print(s3.get_object(Bucket='keyed', Key='k.txt')['Body'].read().decode())\n");
+  CHECK(got.output == "by option key\n");
+  // A wrong secret given as an option: radosgw refuses it, the message names
+  // the URL and holds neither secret.
+  Backend b(stowage::json{
+      {"access_key_id", server().access_key()}, {"secret_access_key", wrong}, {"retries", 0}}
+                .dump());
+  const Failure f = failure_of([&] { b.storage().read("s3://keyed/k.txt"); });
+  CAPTURE(f.message);
+  CHECK(has(f.message, "s3://keyed/k.txt"));
+  CHECK(has(f.message, "SignatureDoesNotMatch"));
+  CHECK_FALSE(has(f.message, wrong));
+  CHECK_FALSE(has(f.message, good));
+}
+
+TEST_CASE("s3: a bad value of a secret option is refused without showing it") {
+  server();
+  for (const char* name : {"secret_access_key", "session_token", "secret", "token"}) {
+    CAPTURE(name);
+    std::string message;
+    try {
+      auto binding = stowage::Registry::global().bind_storage_options(
+          "s3://bucket/x", {{name, {{"nested", "s3cr3t-in-an-object"}}}});
+    } catch (const stowage::Error& e) {
+      message = e.what();
+    }
+    CHECK_MESSAGE(has(message, std::string(name) + "=***: it takes a string"), message);
+    CHECK_FALSE(has(message, "s3cr3t-in-an-object"));
+  }
+  // A key without its secret: named, not shown.
+  const auto* vt = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+  const std::string options = R"({"access_key_id": "AKIDONLY"})";
+  stowage_storage_handle h = nullptr;
+  stowage_error e{};
+  CHECK(vt->open(stowage::Registry::global().host(), options.data(), options.size(), &h, &e) ==
+        STOWAGE_INVALID_ARGUMENT);
+  CHECK_MESSAGE(has(e.message, "the storage options has an access key id but no secret"),
+                e.message);
+}
+
 TEST_CASE("s3 on radosgw: a missing bucket and a missing key are not_found naming the URL") {
   make_bucket("present");
   Backend b;

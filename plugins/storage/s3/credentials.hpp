@@ -35,8 +35,15 @@ struct Config {
 
 // From the environment and the files it names. Throws (std::runtime_error)
 // for a profile named by AWS_PROFILE that neither file has, and for a key
-// without its secret; messages never hold a secret.
-Config find_config();
+// without its secret; messages never hold a secret. A `profile` given (the
+// option) is used in AWS_PROFILE's place, and its key over the
+// environment's, as boto3's Session(profile_name=...) does.
+Config find_config(const std::string& profile = "");
+
+// A key given whole (the options' access_key_id, secret_access_key,
+// session_token) in place of the one found; `where` names it in messages.
+void use_key(const std::string& id, const std::string& secret, const std::string& token,
+             const std::string& where, Config* c);
 
 // The endpoint for a region on AWS itself.
 std::string aws_endpoint(const std::string& region);

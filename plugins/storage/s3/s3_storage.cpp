@@ -50,7 +50,8 @@ using stowage::sdk::StagedBackendFile;
 constexpr const char* kOptionNames =
     "retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct, endpoint, region, "
     "anonymous, addressing_style, multipart_threshold, part_size, upload_threads, "
-    "memory_staging";
+    "memory_staging, access_key_id, secret_access_key, session_token, profile, key, secret, "
+    "token";
 
 struct Options {
   ClientOptions client;
@@ -62,6 +63,8 @@ struct Options {
   uint64_t part_size = 16ull << 20;
   int64_t upload_threads = 4;
   uint64_t memory_staging = 256ull << 20;  // a staged object past it goes to a temporary file
+  std::string access_key_id, secret_access_key, session_token;  // "": from the environment
+  std::string profile;                                          // "": AWS_PROFILE's
 };
 
 int64_t integer(const nlohmann::json& j, const char* key, int64_t def, int64_t min, int64_t max) {
@@ -84,6 +87,17 @@ T typed(const nlohmann::json& j, const char* key, T def, const char* what) {
       (std::is_same_v<T, std::string> && !v.is_string()))
     invalid(std::string("s3 storage: \"") + key + "\" must be " + what + ", got " + v.dump());
   return v.get<T>();
+}
+
+// A string option that s3fs users write as `alias` (key=, secret=,
+// token=); its value is never shown.
+std::string spelled(const nlohmann::json& j, const char* key, const char* alias) {
+  if (j.contains(key) && j.contains(alias))
+    invalid(std::string("s3 storage: \"") + key + "\" and \"" + alias + "\" are one option");
+  const char* given = j.contains(alias) ? alias : key;
+  if (!j.contains(given)) return "";
+  if (!j[given].is_string()) invalid(std::string("s3 storage: \"") + given + "\" must be a string");
+  return j[given].get<std::string>();
 }
 
 Options parse_options(std::string_view text, const std::string& what) {
@@ -115,6 +129,10 @@ Options parse_options(std::string_view text, const std::string& what) {
   o.upload_threads = integer(j, "upload_threads", o.upload_threads, 1, 64);
   o.memory_staging = static_cast<uint64_t>(
       integer(j, "memory_staging", static_cast<int64_t>(o.memory_staging), 0, INT64_MAX));
+  o.access_key_id = spelled(j, "access_key_id", "key");
+  o.secret_access_key = spelled(j, "secret_access_key", "secret");
+  o.session_token = spelled(j, "session_token", "token");
+  o.profile = typed<std::string>(j, "profile", "", "a profile name");
   return o;
 }
 
@@ -129,7 +147,9 @@ std::string_view environment_options() {
 Config config_with(const Options& o) {
   Config c;
   try {
-    c = find_config();
+    c = find_config(o.profile);
+    if (!o.access_key_id.empty() || !o.secret_access_key.empty())
+      use_key(o.access_key_id, o.secret_access_key, o.session_token, "the storage options", &c);
   } catch (const std::runtime_error& e) {
     invalid(e.what());
   }
@@ -436,5 +456,12 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "multipart_threshold": {"type": "integer", "default": 67108864, "min": 5242880},)"
     R"( "part_size": {"type": "integer", "default": 16777216, "min": 5242880},)"
     R"( "upload_threads": {"type": "integer", "default": 4, "min": 1, "max": 64},)"
-    R"( "memory_staging": {"type": "integer", "default": 268435456, "min": 0}})",
+    R"( "memory_staging": {"type": "integer", "default": 268435456, "min": 0},)"
+    R"( "access_key_id": {"type": "string", "default": ""},)"
+    R"( "secret_access_key": {"type": "string", "default": "", "secret": true},)"
+    R"( "session_token": {"type": "string", "default": "", "secret": true},)"
+    R"( "profile": {"type": "string", "default": ""},)"
+    R"( "key": {"type": "string", "default": ""},)"
+    R"( "secret": {"type": "string", "default": "", "secret": true},)"
+    R"( "token": {"type": "string", "default": "", "secret": true}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL, nullptr)
