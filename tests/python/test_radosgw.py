@@ -185,6 +185,13 @@ def test_the_zone_group_is_named_default(s3, bucket):
         ("InvalidLocationConstraint", 400)
 
 
+def test_a_bucket_head_names_no_region(s3, bucket):
+    """AWS answers a HEAD of a bucket with x-amz-bucket-region; radosgw Pacific does not, so the
+    s3 backend's region discovery finds none here and signs for us-east-1."""
+    headers = s3.head_bucket(Bucket=bucket)["ResponseMetadata"]["HTTPHeaders"]
+    assert "x-amz-bucket-region" not in headers and headers["x-rgw-object-count"] == "0"
+
+
 def test_virtual_host_style_for_bucket_localhost(server, s3, bucket):
     """rgw_dns_name is localhost: Host BUCKET.localhost:PORT names the bucket (curl resolves
     *.localhost to the loopback; Python's resolver does not, so the Host is set by hand)."""

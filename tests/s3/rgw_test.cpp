@@ -7,11 +7,13 @@
 #include <stowage/storage.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "../../plugins/storage/s3/client.hpp"
 #include "../../plugins/storage/s3/multipart.hpp"
@@ -210,6 +212,47 @@ TEST_CASE("s3: a bad value of a secret option is refused without showing it") {
         STOWAGE_INVALID_ARGUMENT);
   CHECK_MESSAGE(has(e.message, "the storage options has an access key id but no secret"),
                 e.message);
+}
+
+// How many HEADs of the bucket itself radosgw's access log has: the
+// region discovery's (the backend's own stat of a bucket lists it).
+size_t bucket_heads(const std::string& bucket) {
+  const std::filesystem::path log = server().dir() / "log" / "client.rgw.test.log";
+  const std::string line = "\"HEAD /" + bucket + " HTTP/1.1\"";
+  size_t count = 0;
+  for (int i = 0; i < 30; ++i) {  // the log is written a moment later
+    const std::string text = test::read_file(log);
+    count = 0;
+    for (size_t at = text.find(line); at != std::string::npos; at = text.find(line, at + 1))
+      ++count;
+    if (count > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return count;
+}
+
+TEST_CASE("s3 on radosgw: with no region set, a bucket's is asked once; radosgw names none") {
+  make_bucket("regionless");
+  make_bucket("regioned");
+  const std::string region = server().region();
+  unsetenv("AWS_REGION");
+  Backend regionless(R"({"retries": 0})");
+  setenv("AWS_REGION", region.c_str(), 1);
+  const sdk::Storage s = regionless.storage();
+  // radosgw Pacific sends no x-amz-bucket-region (it takes a signature of any
+  // region: tests/python/test_radosgw.py), so requests are signed for
+  // us-east-1, and work.
+  s.write("s3://regionless/dir/a.txt", std::string("anywhere"));
+  CHECK(s.read("s3://regionless/dir/a.txt").text() == "anywhere");
+  CHECK(s.list("s3://regionless/dir") == std::vector<std::string>{"a.txt"});
+  CHECK(s.kind("s3://regionless/dir/a.txt") == STOWAGE_ENTRY_FILE);
+  CHECK(bucket_heads("regionless") == 1);
+  // A region given: no HEAD of the bucket.
+  Backend given(R"({"retries": 0})");
+  given.storage().write("s3://regioned/b.txt", std::string("here"));
+  CHECK(given.storage().read("s3://regioned/b.txt").text() == "here");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(bucket_heads("regioned") == 0);
 }
 
 TEST_CASE("s3 on radosgw: a missing bucket and a missing key are not_found naming the URL") {

@@ -127,6 +127,7 @@ Config find_config(const std::string& profile) {
 
   for (const std::string& r : {env("AWS_REGION"), env("AWS_DEFAULT_REGION"), value(conf, "region")})
     if (c.region.empty()) c.region = r;
+  c.region_given = !c.region.empty();
   if (c.region.empty()) c.region = "us-east-1";
 
   for (const std::string& e :

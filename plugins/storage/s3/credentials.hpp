@@ -9,7 +9,8 @@
 //                AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials, sections
 //                [NAME]) and AWS_CONFIG_FILE (~/.aws/config, sections
 //                [profile NAME] and [default])
-//   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1
+//   region       AWS_REGION, AWS_DEFAULT_REGION, the profile's region; else
+//                each bucket's, asked of it (client.hpp), or us-east-1
 //   endpoint     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's
 //                endpoint_url, else https://s3.<region>.amazonaws.com; a
 //                custom endpoint is addressed path-style (endpoint/bucket/key),
@@ -27,7 +28,8 @@ struct Config {
   Credentials credentials;  // anonymous() when none
   std::string profile;
   std::string region;
-  std::string endpoint;  // scheme://host[:port], no trailing '/'
+  bool region_given = false;  // false: us-east-1 by default, each bucket's found (client.hpp)
+  std::string endpoint;       // scheme://host[:port], no trailing '/'
   bool path_style = false;
   bool virtual_style = false;    // bucket.host always (the option addressing_style "virtual")
   std::string credentials_from;  // where the key came from, for messages ("AWS_ACCESS_KEY_ID")

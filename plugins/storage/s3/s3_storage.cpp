@@ -156,6 +156,7 @@ Config config_with(const Options& o) {
   if (!o.region.empty()) {
     if (!c.path_style && o.endpoint.empty()) c.endpoint = aws_endpoint(o.region);
     c.region = o.region;
+    c.region_given = true;
   }
   if (!o.endpoint.empty()) {
     c.endpoint = o.endpoint;
