@@ -65,7 +65,8 @@ std::vector<Case> cases(const Nginx& nginx, const test::FlakyProxy& stalled) {
       {"refused", with_login("http://127.0.0.1:" + std::to_string(test::free_port()) + "/x.n5"),
        quick},
       {"stalled", with_login(stalled.url("n5/java-style.n5")), stall},
-      {"bad value", nginx.url("n5/java-style.n5"),
+      {"bad value",
+       nginx.url("n5/java-style.n5"),
        {{"headers", std::string("Authorization: Bearer ") + kSecrets[2]}}},
   };
 }
@@ -99,9 +100,9 @@ std::string tool_options(const char* flag, const json& options) {
 
 std::string tools(const Case& c, const fs::path& tmp) {
   const std::string env = "STOWAGE_LOG=debug ";
-  test::RunResult info = test::run(env + test::quote(test::tool("stowage-info").string()) +
-                                   " --json" + tool_options("--storage-option", c.options) + " " +
-                                   test::quote(c.url));
+  test::RunResult info =
+      test::run(env + test::quote(test::tool("stowage-info").string()) + " --json" +
+                tool_options("--storage-option", c.options) + " " + test::quote(c.url));
   CHECK_MESSAGE(info.status != 0, info.output);
   test::RunResult convert =
       test::run(env + test::quote(test::tool("stowage-convert").string()) + " --quiet" +
