@@ -6,6 +6,7 @@
 // debug level) must hold none of them. The failures: 401 (a wrong token, a
 // wrong login), 403, 404, a refused connection, a server that stalls (a
 // tiny timeout), and a secret option's value of the wrong type.
+// A broken STOWAGE_HTTP_OPTIONS or STOWAGE_S3_OPTIONS is not echoed either.
 // (tests/python/test_radosgw.py sweeps the s3 backend's secrets the same way.)
 #include "flaky_proxy.hpp"
 #include "nginx.hpp"
@@ -151,5 +152,21 @@ TEST_CASE("secrets: no entry point shows a planted secret in any failure") {
     for (const std::string& t : texts) check_clean(c, "Store::open", t);
     check_clean(c, "the tools", tools(c, tmp.path()));
     check_clean(c, "python", python(c));
+  }
+}
+
+TEST_CASE("secrets: options from the environment that are no JSON object are not shown") {
+  Nginx nginx;
+  for (const auto& [variable, url] :
+       {std::pair<std::string, std::string>{"STOWAGE_HTTP_OPTIONS", nginx.url("x.n5")},
+        {"STOWAGE_S3_OPTIONS", "s3://bucket/x.n5"}}) {
+    const std::string broken = std::string("{\"bearer_token\": \"") + kSecrets[1] + "\"";
+    const test::RunResult r =
+        test::run(variable + "=" + test::quote(broken) + " " +
+                  test::quote(test::tool("stowage-info").string()) + " " + test::quote(url));
+    CHECK_MESSAGE(r.status != 0, r.output);
+    CHECK_MESSAGE(r.output.find(variable + " must be a JSON object") != std::string::npos,
+                  r.output);
+    CHECK_MESSAGE(r.output.find(kSecrets[1]) == std::string::npos, r.output);
   }
 }

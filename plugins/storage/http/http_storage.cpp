@@ -44,7 +44,6 @@
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
 #include <stowage/plugin.hpp>
-#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>  // redact_userinfo
 #include <stowage/storage.hpp>
 
@@ -66,6 +65,7 @@
 #include "../common/answer.hpp"
 #include "../common/curl_pool.hpp"
 #include "../common/direct_get.hpp"
+#include "../common/options_json.hpp"
 #include "../common/transfer.hpp"
 
 namespace stowage_http {
@@ -138,7 +138,7 @@ std::vector<std::pair<std::string, std::string>> headers(const nlohmann::json& j
 
 Options parse_options(std::string_view text, const std::string& what) {
   Options o;
-  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
+  const nlohmann::json j = stowage_curl::options_json(text, what);
   const std::string known = std::string(", ") + kOptionNames + ",";
   for (const auto& item : j.items())
     if (known.find(", " + item.key() + ",") == std::string::npos)

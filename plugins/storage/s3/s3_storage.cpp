@@ -16,7 +16,6 @@
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
 #include <stowage/plugin.hpp>
-#include <stowage/plugin_json.hpp>
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../common/options_json.hpp"
 #include "../common/transfer.hpp"
 #include "client.hpp"
 #include "credentials.hpp"
@@ -101,7 +101,7 @@ std::string spelled(const nlohmann::json& j, const char* key, const char* alias)
 }
 
 Options parse_options(std::string_view text, const std::string& what) {
-  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
+  const nlohmann::json j = stowage_curl::options_json(text, what);
   const std::string known = std::string(", ") + kOptionNames + ",";
   for (const auto& item : j.items())
     if (known.find(", " + item.key() + ",") == std::string::npos)
