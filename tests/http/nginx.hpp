@@ -75,8 +75,12 @@ class Nginx {
 
   // `main_directives`: more of nginx's main context, such as
   // "worker_cpu_affinity 10 10;" (bench/http's split mode).
-  explicit Nginx(std::string main_directives = {})
-      : root_(dir_ / "www"), main_directives_(std::move(main_directives)) {
+  // `server_directives`: more of the server's, such as a `location / {...}`
+  // (tests/s3: a proxy in front of radosgw).
+  explicit Nginx(std::string main_directives = {}, std::string server_directives = {})
+      : root_(dir_ / "www"),
+        main_directives_(std::move(main_directives)),
+        server_directives_(std::move(server_directives)) {
     fs::create_directories(root_);
     fs::create_directories(dir_ / "temp");
     // Another process may take the port between free_port() and nginx's
@@ -161,6 +165,7 @@ class Nginx {
          "auth_basic_user_file " + (dir_ / "htpasswd").string() + "; }\n";
     c += "    location /nohead/ { alias " + root_.string() +
          "/; if ($request_method = HEAD) { return 405; } }\n";
+    c += server_directives_;
     c += "  }\n}\n";
     return c;
   }
@@ -199,6 +204,7 @@ class Nginx {
   TempDir dir_;
   fs::path root_;
   std::string main_directives_;
+  std::string server_directives_;
   pid_t pid_ = -1;
   int port_ = 0;
 };

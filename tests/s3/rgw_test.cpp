@@ -18,6 +18,7 @@
 #include "../../plugins/storage/s3/client.hpp"
 #include "../../plugins/storage/s3/multipart.hpp"
 #include "../http/flaky_proxy.hpp"
+#include "../http/nginx.hpp"
 #include "radosgw.hpp"
 #include "storage_conformance.hpp"
 #include "test_support.hpp"
@@ -253,6 +254,35 @@ TEST_CASE("s3 on radosgw: with no region set, a bucket's is asked once; radosgw 
   CHECK(given.storage().read("s3://regioned/b.txt").text() == "here");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   CHECK(bucket_heads("regioned") == 0);
+}
+
+TEST_CASE("s3 on radosgw: the region a bucket names (x-amz-bucket-region) is the one signed for") {
+  // radosgw names none and takes any region's signature, so nginx in front
+  // of it answers as AWS does: every answer names the bucket's region
+  // "eu-stowage-9", and a request signed for another is 400
+  // AuthorizationHeaderMalformed. radosgw still checks every signature.
+  make_bucket("elsewhere");
+  const std::string rgw = server().endpoint();
+  test::Nginx aws_like(
+      "", "    location / { proxy_pass " + rgw +
+              "; proxy_set_header Host $http_host; proxy_buffering off;"
+              " add_header x-amz-bucket-region eu-stowage-9 always;"
+              " if ($http_authorization !~ \"/eu-stowage-9/s3/aws4_request\") { return 400; } }\n");
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(aws_like.port());
+  const std::string region = server().region();
+  unsetenv("AWS_REGION");
+  const std::string options = R"({"retries": 0, "endpoint": ")" + endpoint + R"("})";
+  Backend found(options);
+  setenv("AWS_REGION", region.c_str(), 1);
+  found.storage().write("s3://elsewhere/k.txt", std::string("signed for eu-stowage-9"));
+  CHECK(found.storage().read("s3://elsewhere/k.txt").text() == "signed for eu-stowage-9");
+  CHECK(found.storage().list("s3://elsewhere") == std::vector<std::string>{"k.txt"});
+  // The region given (us-east-1): the proxy refuses it, as AWS would.
+  Backend given(options);
+  const Failure f = failure_of([&] { given.storage().read("s3://elsewhere/k.txt"); });
+  CAPTURE(f.message);
+  CHECK(has(f.message, "s3://elsewhere/k.txt"));
+  CHECK(has(f.message, "400"));
 }
 
 TEST_CASE("s3 on radosgw: a missing bucket and a missing key are not_found naming the URL") {

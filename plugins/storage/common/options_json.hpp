@@ -18,8 +18,9 @@ inline nlohmann::json options_json(std::string_view text, const std::string& wha
   if (text.empty()) return nlohmann::json::object();
   nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    stowage::sdk::invalid(what + " must be a JSON object (the text is not shown: it may hold a "
-                                 "secret)");
+    stowage::sdk::invalid(what +
+                          " must be a JSON object (the text is not shown: it may hold a "
+                          "secret)");
   return j;
 }
 
