@@ -441,6 +441,8 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
 }  // namespace
 }  // namespace stowage_s3
 
+// The values of secret_access_key, session_token, secret and token are never
+// shown, by their names (the core's rule, core/src/params.cpp).
 STOWAGE_DEFINE_STORAGE_PLUGIN(
     stowage_s3::S3Storage, "s3", "1.0.0",
     "objects in S3 and S3-compatible stores (s3://bucket/key): SigV4, ranged GETs, multipart "
@@ -459,10 +461,10 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "upload_threads": {"type": "integer", "default": 4, "min": 1, "max": 64},)"
     R"( "memory_staging": {"type": "integer", "default": 268435456, "min": 0},)"
     R"( "access_key_id": {"type": "string", "default": ""},)"
-    R"( "secret_access_key": {"type": "string", "default": "", "secret": true},)"
-    R"( "session_token": {"type": "string", "default": "", "secret": true},)"
+    R"( "secret_access_key": {"type": "string", "default": ""},)"
+    R"( "session_token": {"type": "string", "default": ""},)"
     R"( "profile": {"type": "string", "default": ""},)"
     R"( "key": {"type": "string", "default": ""},)"
-    R"( "secret": {"type": "string", "default": "", "secret": true},)"
-    R"( "token": {"type": "string", "default": "", "secret": true}})",
+    R"( "secret": {"type": "string", "default": ""},)"
+    R"( "token": {"type": "string", "default": ""}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL, nullptr)
