@@ -3,9 +3,33 @@
 #include "params.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace stowage::detail {
+
+// The one rule of what messages never show: a declared option marked
+// "secret", and any option or header whose name says it carries one
+// (password, bearer_token, secret_access_key, session_token, an
+// Authorization, Cookie or X-Amz-Security-Token header), so that a plugin
+// that forgets the marker still leaks nothing.
+bool secret_name(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* part : {"secret", "password", "token", "authorization", "cookie"})
+    if (lower.find(part) != std::string::npos) return true;
+  return false;
+}
+
+bool secret(const std::string& name, const json& spec) {
+  return spec.value("secret", false) || secret_name(name);
+}
+
+// `value` as messages show it: "***" for a secret.
+std::string shown_value(const std::string& name, const json& spec, const json& value) {
+  return secret(name, spec) ? "***" : value.dump();
+}
 
 // What a declared option takes, for messages: "2 or 3", "true or false",
 // "an integer from 0", "one of [1,0], [1,1]" (the schema of plugin.h).
@@ -31,7 +55,7 @@ std::string takes_text(const json& spec) {
   if (type == "integer" && bounded)
     return "an integer from " + spec["min"].dump() + " to " + spec["max"].dump();
   if (type == "integer" && spec.contains("min")) return "an integer from " + spec["min"].dump();
-  return (type == "integer" || type == "array" ? "an " : "a ") +
+  return (type == "integer" || type == "array" || type == "object" ? "an " : "a ") +
          (type.empty() ? std::string("value") : type);
 }
 
@@ -40,8 +64,8 @@ std::string options_text(const json& schema) {
   std::string text;
   for (const auto& [key, spec] : schema.items()) {
     text += (text.empty() ? "" : ", ") + key + " (" + takes_text(spec);
-    if (spec.contains("default") && !spec["default"].is_null())
-      text += ", default " + spec["default"].dump();
+    if (spec.contains("default") && !spec["default"].is_null() && !secret(key, spec))
+      text += ", default " + shown_value(key, spec, spec["default"]);
     text += ")";
   }
   return text.empty() ? "none" : text;
@@ -55,6 +79,7 @@ bool takes(const json& spec, const json& value) {
                      : type == "string"  ? value.is_string()
                      : type == "number"  ? value.is_number()
                      : type == "array"   ? value.is_array()
+                     : type == "object"  ? value.is_object()
                                          : true;
   if (!typed) return false;
   if (spec.contains("enum") && spec["enum"].is_array() &&
@@ -78,12 +103,10 @@ void check_params(const json& schema, const json& options, const std::string& wh
       throw Error(
           ErrorCode::invalid_argument,
           what + " option '" + key + "': no such option; its options: " + options_text(schema));
-    if (!takes(schema[key], value)) {
-      const bool secret = schema[key].value("secret", false);
+    if (!takes(schema[key], value))
       throw Error(ErrorCode::invalid_argument, what + " option " + key + "=" +
-                                                   (secret ? std::string("***") : value.dump()) +
+                                                   shown_value(key, schema[key], value) +
                                                    ": it takes " + takes_text(schema[key]));
-    }
   }
 }
 

@@ -9,6 +9,14 @@
 
 namespace stowage::detail {
 
+// Whether an option or header named `name` carries a secret by its name
+// (password, token, secret, Authorization, Cookie): its value is never shown.
+bool secret_name(const std::string& name);
+// Whether the option `name` declared by `spec` is one: marked or named so.
+bool secret(const std::string& name, const json& spec);
+// `value` as messages show it: "***" for a secret (marked "secret" in
+// `spec`, or by secret_name: the headers option is marked, whole).
+std::string shown_value(const std::string& name, const json& spec, const json& value);
 // What a declared option takes, for messages: "2 or 3", "true or false",
 // "an integer from 0", "one of [1,0], [1,1]".
 std::string takes_text(const json& spec);
@@ -18,8 +26,8 @@ std::string options_text(const json& schema);
 bool takes(const json& spec, const json& value);
 // `options` checked against `schema`: an object whose every key is declared
 // and whose values each declaration takes; INVALID_ARGUMENT otherwise,
-// "<what> option 'key': ..." naming the declared ones. The value of a
-// "secret" option is never shown.
+// "<what> option 'key': ..." naming the declared ones. A secret's value
+// (secret_name) is never shown.
 void check_params(const json& schema, const json& options, const std::string& what);
 
 }  // namespace stowage::detail

@@ -18,6 +18,10 @@
 //                   makes its answers as it sends them does (nginx's
 //                   sub_filter, which changes nothing here, drops the length
 //                   and with it Range)
+//   /bearer/...     answers 401 unless the request carries
+//                   "Authorization: Bearer <kBearerToken>"
+//   /basic/...      HTTP basic authentication: kUser and kPassword (its
+//                   htpasswd line in nginx's {PLAIN} scheme: no hashing tool)
 #pragma once
 
 #include "test_support.hpp"
@@ -65,10 +69,18 @@ inline bool can_connect(int port) {
 
 class Nginx {
  public:
+  static constexpr const char* kBearerToken = "bearer-s3cr3t-7f1c";
+  static constexpr const char* kUser = "reader";
+  static constexpr const char* kPassword = "basic-s3cr3t-9d2e";
+
   // `main_directives`: more of nginx's main context, such as
   // "worker_cpu_affinity 10 10;" (bench/http's split mode).
-  explicit Nginx(std::string main_directives = {})
-      : root_(dir_ / "www"), main_directives_(std::move(main_directives)) {
+  // `server_directives`: more of the server's, such as a `location / {...}`
+  // (tests/s3: a proxy in front of radosgw).
+  explicit Nginx(std::string main_directives = {}, std::string server_directives = {})
+      : root_(dir_ / "www"),
+        main_directives_(std::move(main_directives)),
+        server_directives_(std::move(server_directives)) {
     fs::create_directories(root_);
     fs::create_directories(dir_ / "temp");
     // Another process may take the port between free_port() and nginx's
@@ -150,13 +162,19 @@ class Nginx {
     c += "    location /norange/ { alias " + root_.string() + "/; max_ranges 0; }\n";
     c += "    location /chunked/ { alias " + root_.string() +
          "/; sub_filter_types *; sub_filter_once off; sub_filter \"-no such text-\" \"\"; }\n";
+    c += "    location /bearer/ { alias " + root_.string() +
+         "/; if ($http_authorization != \"Bearer " + kBearerToken + "\") { return 401; } }\n";
+    c += "    location /basic/ { alias " + root_.string() + "/; auth_basic \"test\"; " +
+         "auth_basic_user_file " + (dir_ / "htpasswd").string() + "; }\n";
     c += "    location /nohead/ { alias " + root_.string() +
          "/; if ($request_method = HEAD) { return 405; } }\n";
+    c += server_directives_;
     c += "  }\n}\n";
     return c;
   }
 
   void start(int port) {
+    write_file(dir_ / "htpasswd", std::string(kUser) + ":{PLAIN}" + kPassword + "\n");
     write_file(dir_ / "nginx.conf", config(port));
     std::string conf = (dir_ / "nginx.conf").string(), prefix = dir_.path().string() + "/",
                 err = (dir_ / "error.log").string();
@@ -189,6 +207,7 @@ class Nginx {
   TempDir dir_;
   fs::path root_;
   std::string main_directives_;
+  std::string server_directives_;
   pid_t pid_ = -1;
   int port_ = 0;
 };

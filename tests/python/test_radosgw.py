@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import secrets
+import socket
 import subprocess
 import sys
 import threading
@@ -184,6 +185,13 @@ def test_the_zone_group_is_named_default(s3, bucket):
         ("InvalidLocationConstraint", 400)
 
 
+def test_a_bucket_head_names_no_region(s3, bucket):
+    """AWS answers a HEAD of a bucket with x-amz-bucket-region; radosgw Pacific does not, so the
+    s3 backend's region discovery finds none here and signs for us-east-1."""
+    headers = s3.head_bucket(Bucket=bucket)["ResponseMetadata"]["HTTPHeaders"]
+    assert "x-amz-bucket-region" not in headers and headers["x-rgw-object-count"] == "0"
+
+
 def test_virtual_host_style_for_bucket_localhost(server, s3, bucket):
     """rgw_dns_name is localhost: Host BUCKET.localhost:PORT names the bucket (curl resolves
     *.localhost to the loopback; Python's resolver does not, so the Host is set by hand)."""
@@ -291,3 +299,82 @@ def test_the_watcher_stops_a_cluster_whose_owner_died(tmp_path):
     left = [p["name"] for p in recorded if radosgw.alive(p["pid"], p["started"])]
     assert not left, f"still running 10 s after the owner died: {left}"
     assert len(info["pids"]) == 3 and not (tmp_path / "pids.json").exists()
+
+
+# ---- no secret in any of stowage's messages (the s3 backend's part of
+# tests/http/secrets_sweep_test.cpp) ----------------------------------------------------------
+
+PLANTED = {"secret": "planted-s3-secret-0d9e", "token": "planted-s3-token-51aa",
+           "url": "planted-url-pa55-77c1"}
+BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
+
+
+def stowage_tool(name):
+    return str(BUILD / "tools" / name.replace("stowage-", "") / name)
+
+
+def sweep_cases(server, bucket, stalled_port, refused_port):
+    """(name, URL, storage options) of opens that must fail, secrets planted in each."""
+    base = {"endpoint": server["endpoint"], "access_key_id": server["access_key"],
+            "retries": 0, "region": server["region"]}
+    return [
+        ("wrong secret", f"s3://{bucket}/x.zarr",
+         dict(base, secret_access_key=PLANTED["secret"], session_token=PLANTED["token"])),
+        ("no such bucket", "s3://no-such-bucket-0a1b/x.zarr",
+         dict(base, secret_access_key=server["secret_key"], session_token=PLANTED["token"])),
+        ("refused", f"s3://{bucket}/x.zarr",
+         dict(base, endpoint=f"http://u:{PLANTED['url']}@127.0.0.1:{refused_port}",
+              secret_access_key=PLANTED["secret"])),
+        ("stalled", f"s3://{bucket}/x.zarr",
+         dict(base, endpoint=f"http://u:{PLANTED['url']}@127.0.0.1:{stalled_port}",
+              secret_access_key=PLANTED["secret"], session_token=PLANTED["token"], timeout_ms=200)),
+        ("bad value", f"s3://{bucket}/x.zarr", dict(base, secret_access_key=[PLANTED["secret"]])),
+        ("s3fs spellings", f"s3://{bucket}/x.zarr",
+         {"endpoint": server["endpoint"], "key": server["access_key"], "secret": PLANTED["secret"],
+          "token": PLANTED["token"], "retries": 0}),
+    ]
+
+
+def tool_options(flag, options):
+    args = []
+    for k, v in options.items():
+        args += [flag, f"{k}={v if isinstance(v, str) else json.dumps(v)}"]
+    return args
+
+
+def test_no_planted_secret_in_any_stowage_message(server, bucket, tmp_path, monkeypatch, capfd):
+    import stowage
+    for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                 "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "STOWAGE_S3_OPTIONS"]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+    monkeypatch.setenv("STOWAGE_LOG", "debug")
+    # A server that takes connections and never answers; a port nobody listens on.
+    stalled = socket.socket()
+    stalled.bind(("127.0.0.1", 0))
+    stalled.listen(16)
+    refused_port = radosgw.free_port()
+    try:
+        for name, url, options in sweep_cases(server, bucket, stalled.getsockname()[1],
+                                              refused_port):
+            with pytest.raises(Exception) as e:
+                stowage.open(url, storage_options=options)
+            shown = {"python": f"{type(e.value).__name__} {e.value} {e.value!r}"}
+            assert "s3://" in shown["python"] or "option" in shown["python"], (name, shown)
+            info = subprocess.run([stowage_tool("stowage-info"), "--json", *tool_options(
+                "--storage-option", options), url], capture_output=True, text=True, timeout=60)
+            assert info.returncode != 0, (name, info.stdout)
+            shown["stowage-info"] = info.stdout + info.stderr
+            convert = subprocess.run([stowage_tool("stowage-convert"), "--quiet", *tool_options(
+                "--source-storage-option", options), url, str(tmp_path / "out.zarr")],
+                capture_output=True, text=True, timeout=60)
+            assert convert.returncode != 0, (name, convert.stderr)
+            shown["stowage-convert"] = convert.stdout + convert.stderr
+            out, err = capfd.readouterr()
+            shown["this process's output"] = out + err
+            for where, text in shown.items():
+                for secret in PLANTED.values():
+                    assert secret not in text, f"{name}: {where} shows {secret}: {text}"
+    finally:
+        stalled.close()

@@ -7,15 +7,18 @@
 #include <stowage/storage.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "../../plugins/storage/s3/client.hpp"
 #include "../../plugins/storage/s3/multipart.hpp"
 #include "../http/flaky_proxy.hpp"
+#include "../http/nginx.hpp"
 #include "radosgw.hpp"
 #include "storage_conformance.hpp"
 #include "test_support.hpp"
@@ -145,6 +148,141 @@ TEST_CASE("s3 on radosgw: a wrong secret is SignatureDoesNotMatch naming the URL
     CHECK_FALSE(has(f.message, "Signature="));
     CHECK_FALSE(has(f.message, "AWS4-HMAC-SHA256"));
   }
+}
+
+TEST_CASE("s3 on radosgw: credentials as storage options override the environment's") {
+  make_bucket("keyed");
+  const std::string good = server().secret_key();
+  const std::string wrong = "WRONG" + good.substr(5);
+  setenv("AWS_SECRET_ACCESS_KEY", wrong.c_str(), 1);
+  const stowage::json options[] = {
+      {{"access_key_id", server().access_key()}, {"secret_access_key", good}},
+      {{"key", server().access_key()}, {"secret", good}}};  // s3fs's spellings
+  for (const stowage::json& o : options) {
+    Backend b(o.dump());
+    b.storage().write("s3://keyed/k.txt", std::string("by option " + o.begin().key()));
+    CHECK(b.storage().read("s3://keyed/k.txt").text() == "by option " + o.begin().key());
+  }
+  // The profile named by the option, its key over the environment's.
+  test::TempDir tmp;
+  test::write_file(tmp / "credentials", "[other]\naws_access_key_id = " + server().access_key() +
+                                            "\naws_secret_access_key = " + good + "\n");
+  setenv("AWS_SHARED_CREDENTIALS_FILE", (tmp / "credentials").c_str(), 1);
+  {
+    Backend b(R"({"profile": "other"})");
+    CHECK(b.storage().read("s3://keyed/k.txt").text() == "by option key");
+  }
+  setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", good.c_str(), 1);
+  const test::RunResult got =
+      boto3("print(s3.get_object(Bucket='keyed', Key='k.txt')['Body'].read().decode())\n");
+  CHECK(got.output == "by option key\n");
+  // A wrong secret given as an option: radosgw refuses it, the message names
+  // the URL and holds neither secret.
+  Backend b(stowage::json{
+      {"access_key_id", server().access_key()}, {"secret_access_key", wrong}, {"retries", 0}}
+                .dump());
+  const Failure f = failure_of([&] { b.storage().read("s3://keyed/k.txt"); });
+  CAPTURE(f.message);
+  CHECK(has(f.message, "s3://keyed/k.txt"));
+  CHECK(has(f.message, "SignatureDoesNotMatch"));
+  CHECK_FALSE(has(f.message, wrong));
+  CHECK_FALSE(has(f.message, good));
+}
+
+TEST_CASE("s3: a bad value of a secret option is refused without showing it") {
+  server();
+  for (const char* name : {"secret_access_key", "session_token", "secret", "token"}) {
+    CAPTURE(name);
+    std::string message;
+    try {
+      auto binding = stowage::Registry::global().bind_storage_options(
+          "s3://bucket/x", {{name, {{"nested", "s3cr3t-in-an-object"}}}});
+    } catch (const stowage::Error& e) {
+      message = e.what();
+    }
+    CHECK_MESSAGE(has(message, std::string(name) + "=***: it takes a string"), message);
+    CHECK_FALSE(has(message, "s3cr3t-in-an-object"));
+  }
+  // A key without its secret: named, not shown.
+  const auto* vt = static_cast<const stowage_storage_vtable*>(plugin()->vtable);
+  const std::string options = R"({"access_key_id": "AKIDONLY"})";
+  stowage_storage_handle h = nullptr;
+  stowage_error e{};
+  CHECK(vt->open(stowage::Registry::global().host(), options.data(), options.size(), &h, &e) ==
+        STOWAGE_INVALID_ARGUMENT);
+  CHECK_MESSAGE(has(e.message, "the storage options has an access key id but no secret"),
+                e.message);
+}
+
+// How many HEADs of the bucket itself radosgw's access log has: the
+// region discovery's (the backend's own stat of a bucket lists it).
+size_t bucket_heads(const std::string& bucket) {
+  const std::filesystem::path log = server().dir() / "log" / "client.rgw.test.log";
+  const std::string line = "\"HEAD /" + bucket + " HTTP/1.1\"";
+  size_t count = 0;
+  for (int i = 0; i < 30; ++i) {  // the log is written a moment later
+    const std::string text = test::read_file(log);
+    count = 0;
+    for (size_t at = text.find(line); at != std::string::npos; at = text.find(line, at + 1))
+      ++count;
+    if (count > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return count;
+}
+
+TEST_CASE("s3 on radosgw: with no region set, a bucket's is asked once; radosgw names none") {
+  make_bucket("regionless");
+  make_bucket("regioned");
+  const std::string region = server().region();
+  unsetenv("AWS_REGION");
+  Backend regionless(R"({"retries": 0})");
+  setenv("AWS_REGION", region.c_str(), 1);
+  const sdk::Storage s = regionless.storage();
+  // radosgw Pacific sends no x-amz-bucket-region (it takes a signature of any
+  // region: tests/python/test_radosgw.py), so requests are signed for
+  // us-east-1, and work.
+  s.write("s3://regionless/dir/a.txt", std::string("anywhere"));
+  CHECK(s.read("s3://regionless/dir/a.txt").text() == "anywhere");
+  CHECK(s.list("s3://regionless/dir") == std::vector<std::string>{"a.txt"});
+  CHECK(s.kind("s3://regionless/dir/a.txt") == STOWAGE_ENTRY_FILE);
+  CHECK(bucket_heads("regionless") == 1);
+  // A region given: no HEAD of the bucket.
+  Backend given(R"({"retries": 0})");
+  given.storage().write("s3://regioned/b.txt", std::string("here"));
+  CHECK(given.storage().read("s3://regioned/b.txt").text() == "here");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(bucket_heads("regioned") == 0);
+}
+
+TEST_CASE("s3 on radosgw: the region a bucket names (x-amz-bucket-region) is the one signed for") {
+  // radosgw names none and takes any region's signature, so nginx in front
+  // of it answers as AWS does: every answer names the bucket's region
+  // "eu-stowage-9", and a request signed for another is 400
+  // AuthorizationHeaderMalformed. radosgw still checks every signature.
+  make_bucket("elsewhere");
+  const std::string rgw = server().endpoint();
+  test::Nginx aws_like(
+      "", "    location / { proxy_pass " + rgw +
+              "; proxy_set_header Host $http_host; proxy_buffering off;"
+              " add_header x-amz-bucket-region eu-stowage-9 always;"
+              " if ($http_authorization !~ \"/eu-stowage-9/s3/aws4_request\") { return 400; } }\n");
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(aws_like.port());
+  const std::string region = server().region();
+  unsetenv("AWS_REGION");
+  const std::string options = R"({"retries": 0, "endpoint": ")" + endpoint + R"("})";
+  Backend found(options);
+  setenv("AWS_REGION", region.c_str(), 1);
+  found.storage().write("s3://elsewhere/k.txt", std::string("signed for eu-stowage-9"));
+  CHECK(found.storage().read("s3://elsewhere/k.txt").text() == "signed for eu-stowage-9");
+  CHECK(found.storage().list("s3://elsewhere") == std::vector<std::string>{"k.txt"});
+  // The region given (us-east-1): the proxy refuses it, as AWS would.
+  Backend given(options);
+  const Failure f = failure_of([&] { given.storage().read("s3://elsewhere/k.txt"); });
+  CAPTURE(f.message);
+  CHECK(has(f.message, "s3://elsewhere/k.txt"));
+  CHECK(has(f.message, "400"));
 }
 
 TEST_CASE("s3 on radosgw: a missing bucket and a missing key are not_found naming the URL") {

@@ -147,6 +147,7 @@ struct Reply {
   std::string status_line;    // "HTTP/1.1 404 Not Found"
   std::string content_range;  // "bytes 0-99/1000"
   std::string etag;           // the ETag header as sent (quotes kept), "" without one
+  std::string bucket_region;  // S3's x-amz-bucket-region (a HEAD of a bucket on AWS)
   int64_t content_length = -1;
   std::string effective_url;  // after redirects
   long os_errno = 0;          // why a connection failed (ECONNREFUSED), where libcurl tells

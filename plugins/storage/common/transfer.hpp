@@ -55,6 +55,16 @@ inline size_t write_body(char* data, size_t one, size_t n, void* ctx) {
   return b.take(data, n) ? n : 0;  // 0 stops the transfer (CURLE_WRITE_ERROR)
 }
 
+// The value of `line` if it is the header `name` ("etag:"), else false.
+inline bool header_value(std::string_view line, std::string_view name, std::string* value) {
+  if (line.size() <= name.size() || strncasecmp(line.data(), name.data(), name.size()) != 0)
+    return false;
+  std::string_view v = line.substr(name.size());
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  *value = std::string(v);
+  return true;
+}
+
 inline size_t read_header(char* data, size_t one, size_t n, void* ctx) {
   Reply& r = *static_cast<Reply*>(ctx);
   n *= one;
@@ -64,14 +74,10 @@ inline size_t read_header(char* data, size_t one, size_t n, void* ctx) {
     r.status_line = std::string(line);
     r.content_range.clear();
     r.etag.clear();
-  } else if (line.size() > 14 && strncasecmp(line.data(), "content-range:", 14) == 0) {
-    std::string_view v = line.substr(14);
-    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-    r.content_range = std::string(v);
-  } else if (line.size() > 5 && strncasecmp(line.data(), "etag:", 5) == 0) {
-    std::string_view v = line.substr(5);
-    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-    r.etag = std::string(v);
+    r.bucket_region.clear();
+  } else if (!header_value(line, "content-range:", &r.content_range) &&
+             !header_value(line, "etag:", &r.etag)) {
+    header_value(line, "x-amz-bucket-region:", &r.bucket_region);
   }
   return n;
 }

@@ -34,18 +34,23 @@
 // reset connections, timeouts, bodies cut short): `retries` more attempts,
 // waiting retry_delay_ms, then twice that, and so on. Options:
 //   {"retries": 4, "retry_delay_ms": 50, "timeout_ms": 60000, "connect_timeout_ms": 10000,
-//    "direct": true}
+//    "direct": true, "headers": {}, "bearer_token": "", "netrc": true, "username": "",
+//    "password": ""}
+// Credentials: `headers` and `bearer_token` go with every request, both
+// ways; a login (the URL's user:password@, `username`/`password`, or the
+// host's entry in ~/.netrc or $NETRC) is libcurl's to send, so once a
+// server answers DirectGet 401, GETs go through libcurl.
 #include <curl/curl.h>
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
 #include <stowage/plugin.hpp>
-#include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>  // redact_userinfo
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -54,11 +59,13 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../common/answer.hpp"
 #include "../common/curl_pool.hpp"
 #include "../common/direct_get.hpp"
+#include "../common/options_json.hpp"
 #include "../common/transfer.hpp"
 
 namespace stowage_http {
@@ -76,7 +83,14 @@ struct Options {
   int64_t timeout_ms = 60000;  // a whole request; 0: none
   int64_t connect_timeout_ms = 10000;
   bool direct = true;  // plain-http GETs through DirectGet (direct_get.hpp)
+  std::vector<std::pair<std::string, std::string>> headers;  // bearer_token's among them
+  bool netrc = true;                                         // ~/.netrc, or $NETRC, as curl
+  std::string username, password;
 };
+
+constexpr const char* kOptionNames =
+    "retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct, headers, bearer_token, "
+    "netrc, username, password";
 
 int64_t option(const nlohmann::json& j, const char* key, int64_t def, int64_t min, int64_t max) {
   if (!j.contains(key)) return def;
@@ -90,21 +104,52 @@ int64_t option(const nlohmann::json& j, const char* key, int64_t def, int64_t mi
   return n;
 }
 
+bool flag(const nlohmann::json& j, const char* key, bool def) {
+  if (!j.contains(key)) return def;
+  if (!j[key].is_boolean())
+    invalid(std::string("http storage: \"") + key + "\" must be true or false, got " +
+            j[key].dump());
+  return j[key].get<bool>();
+}
+
+// A string option; its value is never shown (the ones here are secrets).
+std::string string_option(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return "";
+  if (!j[key].is_string()) invalid(std::string("http storage: \"") + key + "\" must be a string");
+  return j[key].get<std::string>();
+}
+
+// {"Name": "value", ...}: the values are not shown, an Authorization among them.
+std::vector<std::pair<std::string, std::string>> headers(const nlohmann::json& j) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!j.contains("headers")) return out;
+  if (!j["headers"].is_object())
+    invalid("http storage: \"headers\" must be an object of names and values");
+  for (const auto& item : j["headers"].items()) {
+    if (!item.value().is_string() || item.key().empty() ||
+        item.key().find_first_of(":\r\n") != std::string::npos ||
+        item.value().get<std::string>().find_first_of("\r\n") != std::string::npos)
+      invalid("http storage: the header \"" + item.key() +
+              "\" must be a name without ':' and a string value on one line");
+    out.emplace_back(item.key(), item.value().get<std::string>());
+  }
+  return out;
+}
+
 Options parse_options(std::string_view text, const std::string& what) {
   Options o;
-  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
-  for (const auto& item : j.items()) {
-    const std::string& k = item.key();
-    if (k != "retries" && k != "retry_delay_ms" && k != "timeout_ms" && k != "connect_timeout_ms" &&
-        k != "direct")
-      invalid("http storage: unknown option \"" + k +
-              "\" (known: retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct)");
-  }
-  if (j.contains("direct")) {
-    if (!j["direct"].is_boolean())
-      invalid("http storage: \"direct\" must be true or false, got " + j["direct"].dump());
-    o.direct = j["direct"].get<bool>();
-  }
+  const nlohmann::json j = stowage_curl::options_json(text, what);
+  const std::string known = std::string(", ") + kOptionNames + ",";
+  for (const auto& item : j.items())
+    if (known.find(", " + item.key() + ",") == std::string::npos)
+      invalid("http storage: unknown option \"" + item.key() + "\" (known: " + kOptionNames + ")");
+  o.direct = flag(j, "direct", o.direct);
+  o.netrc = flag(j, "netrc", o.netrc);
+  o.headers = headers(j);
+  const std::string token = string_option(j, "bearer_token");
+  if (!token.empty()) o.headers.emplace_back("Authorization", "Bearer " + token);
+  o.username = string_option(j, "username");
+  o.password = string_option(j, "password");
   o.retries = option(j, "retries", o.retries, 0, 100);
   o.retry_delay_ms = option(j, "retry_delay_ms", o.retry_delay_ms, 0, 60000);
   o.timeout_ms = option(j, "timeout_ms", o.timeout_ms, 0, 24 * 3600 * 1000);
@@ -166,6 +211,12 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     if (options_.direct && !proxy_in_environment())
       direct_ = std::make_unique<DirectGet>(
           DirectGet::Timeouts{options_.timeout_ms, options_.connect_timeout_ms});
+    for (const auto& [name, value] : options_.headers) {
+      curl_slist* l = curl_slist_append(header_list_.get(), (name + ": " + value).c_str());
+      if (!l) throw std::bad_alloc();
+      header_list_.release();
+      header_list_.reset(l);
+    }
   }
   ~HttpStorage() override {
     direct_.reset();
@@ -249,7 +300,7 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
       return;
     }
     Origin origin;
-    bool direct = direct_ && origin_of(url, &origin);
+    bool direct = direct_ && !login_by_libcurl_ && origin_of(url, &origin);
     Reply r = request(url, "GET", &b, direct ? &origin : nullptr);
     if (r.status == 404)
       fail(STOWAGE_NOT_FOUND, shown(std::string(key)) + ": no such file (HTTP 404)");
@@ -273,7 +324,9 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
       r = Reply{};
       if (body) body->restart();
       if (direct &&
-          direct_->get(*direct, range_header(*body), *body, r) == DirectGet::Outcome::answered) {
+          direct_->get(*direct, range_header(*body), *body, r, options_.headers) ==
+              DirectGet::Outcome::answered &&
+          !wants_login(r)) {
         r.effective_url = url;
         if (body->no_memory) throw std::bad_alloc();
       } else {
@@ -295,6 +348,29 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     }
   }
 
+  // A 401 to DirectGet, which sends no login, where libcurl may have one
+  // (.netrc, username): from now on GETs go through libcurl.
+  bool wants_login(const Reply& r) {
+    if (r.status != 401 || (!options_.netrc && options_.username.empty())) return false;
+    login_by_libcurl_ = true;
+    return true;
+  }
+
+  // The headers and the login of the options on a request of libcurl's.
+  void credentials(CURL* h) const {
+    if (header_list_) curl_easy_setopt(h, CURLOPT_HTTPHEADER, header_list_.get());
+    curl_easy_setopt(h, CURLOPT_NETRC,
+                     static_cast<long>(options_.netrc ? CURL_NETRC_OPTIONAL : CURL_NETRC_IGNORED));
+    // $NETRC as curl reads it, at each request as libcurl reads ~/.netrc
+    const char* netrc_file = std::getenv("NETRC");
+    if (options_.netrc && netrc_file && *netrc_file)
+      curl_easy_setopt(h, CURLOPT_NETRC_FILE, netrc_file);
+    if (!options_.username.empty())
+      curl_easy_setopt(h, CURLOPT_USERNAME, options_.username.c_str());
+    if (!options_.password.empty())
+      curl_easy_setopt(h, CURLOPT_PASSWORD, options_.password.c_str());
+  }
+
   CURLcode perform(CURL* h, const std::string& url, const char* method, Body* body, Reply& r) {
     curl_easy_reset(h);  // keeps the handle's connections and DNS cache
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
@@ -308,6 +384,7 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r.curl_error);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, read_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
+    credentials(h);
     std::string range;
     CurlSink sink{h, body};
     if (std::strcmp(method, "HEAD") == 0) {
@@ -417,6 +494,9 @@ class HttpStorage : public stowage::sdk::ReadableStorage {
   // Null when off: by the option, or when the environment names a proxy
   // (which DirectGet does not speak to; libcurl does).
   std::unique_ptr<DirectGet> direct_;
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list_{nullptr,
+                                                                           curl_slist_free_all};
+  std::atomic<bool> login_by_libcurl_{false};  // a server asked DirectGet for a login
 };
 
 const char* const kAliases[] = {"https", nullptr};
@@ -424,6 +504,9 @@ const char* const kAliases[] = {"https", nullptr};
 }  // namespace
 }  // namespace stowage_http
 
+// bearer_token's and password's values are never shown, by their names (the
+// core's rule, core/src/params.cpp); headers, whose name does not say so, is
+// marked "secret".
 STOWAGE_DEFINE_STORAGE_PLUGIN(
     stowage_http::HttpStorage, "http", "1.0.0",
     "files served over HTTP(S), read only: ranged GETs, nginx JSON listings, retries (libcurl)",
@@ -431,5 +514,10 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "retry_delay_ms": {"type": "integer", "default": 50, "min": 0, "max": 60000},)"
     R"( "timeout_ms": {"type": "integer", "default": 60000, "min": 0, "max": 86400000},)"
     R"( "connect_timeout_ms": {"type": "integer", "default": 10000, "min": 0, "max": 3600000},)"
-    R"( "direct": {"type": "boolean", "default": true}})",
+    R"( "direct": {"type": "boolean", "default": true},)"
+    R"( "headers": {"type": "object", "default": {}, "secret": true},)"
+    R"( "bearer_token": {"type": "string", "default": ""},)"
+    R"( "netrc": {"type": "boolean", "default": true},)"
+    R"( "username": {"type": "string", "default": ""},)"
+    R"( "password": {"type": "string", "default": ""}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL, stowage_http::kAliases)

@@ -88,6 +88,7 @@ Client::Client(Config config, ClientOptions options)
   endpoint_host_ = url_part(u.get(), CURLUPART_HOST);
   const std::string port = url_part(u.get(), CURLUPART_PORT);
   if (!port.empty()) endpoint_host_ += ":" + port;
+  regional_aws_ = !config_.path_style && config_.endpoint == aws_endpoint(config_.region);
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
     fail(STOWAGE_INTERNAL, "s3 storage: curl_global_init failed");
   pool_ = std::make_unique<CurlPool>();
@@ -111,11 +112,14 @@ Client::~Client() {
 // names with dots (which break TLS to *.s3.amazonaws.com); AWS's
 // virtual-hosted style (bucket.s3.region.amazonaws.com/key) otherwise, or
 // wherever the option addressing_style says "virtual".
-Client::Target Client::target_of(const Request& r) const {
+Client::Target Client::target_of(const Request& r, const std::string& region) const {
   Target t;
   const bool path_style =
       !config_.virtual_style && (config_.path_style || r.bucket.find('.') != std::string::npos);
-  t.host = path_style ? endpoint_host_ : r.bucket + "." + endpoint_host_;
+  const std::string endpoint_host = regional_aws_ && region != config_.region
+                                        ? "s3." + region + ".amazonaws.com"
+                                        : endpoint_host_;
+  t.host = path_style ? endpoint_host : r.bucket + "." + endpoint_host;
   t.path = path_style ? "/" + r.bucket + (r.key.empty() ? "" : "/" + r.key) : "/" + r.key;
   t.query = encoded_query(r.query);
   t.url = (https_ ? "https://" : "http://") + t.host + uri_encode(t.path, true) +
@@ -123,8 +127,26 @@ Client::Target Client::target_of(const Request& r) const {
   return t;
 }
 
-Answer Client::send(const Request& r) {
-  const Target t = target_of(r);
+Answer Client::send(const Request& r) { return exchange(r, region_of(r)); }
+
+// The region given, else the bucket's as its HEAD tells (once: kept).
+std::string Client::region_of(const Request& r) {
+  const std::string& bucket = r.bucket;
+  if (config_.region_given || bucket.empty()) return config_.region;
+  std::lock_guard<std::mutex> lock(regions_mutex_);  // held: one HEAD per bucket
+  if (auto it = regions_.find(bucket); it != regions_.end()) return it->second;
+  Request head;
+  head.method = "HEAD";
+  head.bucket = bucket;
+  head.shown = r.shown;  // its errors are the request's
+  const Answer a = exchange(head, config_.region);
+  const std::string region = a.reply.bucket_region.empty() ? config_.region : a.reply.bucket_region;
+  regions_[bucket] = region;
+  return region;
+}
+
+Answer Client::exchange(const Request& r, const std::string& region) {
+  const Target t = target_of(r, region);
   // Over https TLS guards the body and S3 takes UNSIGNED-PAYLOAD, as boto3
   // does; over plain http the body's hash is signed.
   std::string payload = kEmptyPayload;
@@ -133,7 +155,7 @@ Answer Client::send(const Request& r) {
   for (int64_t n = 0;; ++n) {
     a = Answer{};
     a.attempts = n + 1;
-    attempt(r, t, payload, a);
+    attempt(r, t, payload, region, a);
     bool again = transient_curl_error(a.reply.code) || transient_status(a.reply.status) ||
                  transient_code(a.code) || (r.body && is_truncated(*r.body, a.reply, nullptr));
     if (!again || n >= options_.retries) break;
@@ -143,7 +165,8 @@ Answer Client::send(const Request& r) {
   return a;
 }
 
-void Client::attempt(const Request& r, const Target& t, const std::string& payload, Answer& a) {
+void Client::attempt(const Request& r, const Target& t, const std::string& payload,
+                     const std::string& region, Answer& a) {
   std::vector<uint8_t> unwanted;
   Body local;
   local.limit = UINT64_MAX;
@@ -161,7 +184,7 @@ void Client::attempt(const Request& r, const Target& t, const std::string& paylo
     in.headers = r.headers;
     in.headers.emplace_back("host", t.host);
     in.payload = payload;
-    in.region = config_.region;
+    in.region = region;
     in.service = "s3";
     in.when = std::time(nullptr);
     Signature s = sign(in, config_.credentials);

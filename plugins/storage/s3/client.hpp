@@ -4,11 +4,18 @@
 // place), and retries with backoff on what is worth another attempt, as the
 // http backend decides it (../common/transfer.hpp) plus S3's own SlowDown,
 // RequestTimeout and InternalError. The caller judges the last answer.
+//
+// With no region set anywhere (environment, profile, option) each bucket's
+// is asked of it once, a HEAD of the bucket whose x-amz-bucket-region (AWS
+// sends it whatever the status) is kept for the bucket's requests; a
+// server that sends none (radosgw) is signed for us-east-1, as before.
 #ifndef STOWAGE_S3_CLIENT_HPP
 #define STOWAGE_S3_CLIENT_HPP
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "../common/answer.hpp"
@@ -65,8 +72,11 @@ class Client {
 
  private:
   struct Target;
-  Target target_of(const Request& r) const;
-  void attempt(const Request& r, const Target& t, const std::string& payload, Answer& a);
+  Target target_of(const Request& r, const std::string& region) const;
+  Answer exchange(const Request& r, const std::string& region);
+  std::string region_of(const Request& r);
+  void attempt(const Request& r, const Target& t, const std::string& payload,
+               const std::string& region, Answer& a);
   CURLcode perform(CURL* h, const Request& r, const Target& t, const Pairs& headers,
                    stowage_curl::Body& b, stowage_curl::Reply& reply);
   void finish(const Request& r, Answer& a) const;
@@ -76,6 +86,9 @@ class Client {
   ClientOptions options_;
   bool https_ = false;
   std::string endpoint_host_;  // host[:port] as the endpoint names it
+  bool regional_aws_ = false;  // the endpoint is AWS's for config_.region: another's for another
+  std::mutex regions_mutex_;
+  std::map<std::string, std::string> regions_;  // bucket -> its region, when none is given
   std::unique_ptr<stowage_curl::CurlPool> pool_;
   std::unique_ptr<stowage_curl::DirectGet> direct_;  // null: https, or off
 };

@@ -97,21 +97,28 @@ std::string aws_endpoint(const std::string& region) {
   return "https://s3." + region + ".amazonaws.com";
 }
 
-Config find_config() {
+void use_key(const std::string& id, const std::string& secret, const std::string& token,
+             const std::string& where, Config* c) {
+  take_key(id, secret, token, where, c);
+}
+
+Config find_config(const std::string& profile) {
   Config c;
-  c.profile = env("AWS_PROFILE");
+  c.profile = profile.empty() ? env("AWS_PROFILE") : profile;
   const bool named = !c.profile.empty();
   if (!named) c.profile = "default";
   Section creds, conf;
   if (!profile_sections(c.profile, &creds, &conf) && named)
-    throw std::runtime_error("s3 storage: AWS_PROFILE names the profile \"" + c.profile +
-                             "\", which neither " +
-                             home_file("AWS_SHARED_CREDENTIALS_FILE", "credentials") + " nor " +
-                             home_file("AWS_CONFIG_FILE", "config") + " has");
+    throw std::runtime_error(
+        "s3 storage: " + (profile.empty() ? std::string("AWS_PROFILE") : "the option profile") +
+        " names the profile \"" + c.profile + "\", which neither " +
+        home_file("AWS_SHARED_CREDENTIALS_FILE", "credentials") + " nor " +
+        home_file("AWS_CONFIG_FILE", "config") + " has");
 
   if (!is_yes(env("AWS_NO_SIGN_REQUEST")) &&
-      !take_key(env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"), env("AWS_SESSION_TOKEN"),
-                "the environment (AWS_ACCESS_KEY_ID)", &c) &&
+      (!profile.empty() ||
+       !take_key(env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"), env("AWS_SESSION_TOKEN"),
+                 "the environment (AWS_ACCESS_KEY_ID)", &c)) &&
       !take_key(value(creds, "aws_access_key_id"), value(creds, "aws_secret_access_key"),
                 value(creds, "aws_session_token"), "the credentials file's profile " + c.profile,
                 &c))
@@ -120,6 +127,7 @@ Config find_config() {
 
   for (const std::string& r : {env("AWS_REGION"), env("AWS_DEFAULT_REGION"), value(conf, "region")})
     if (c.region.empty()) c.region = r;
+  c.region_given = !c.region.empty();
   if (c.region.empty()) c.region = "us-east-1";
 
   for (const std::string& e :

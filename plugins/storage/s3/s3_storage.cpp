@@ -16,7 +16,6 @@
 
 #define STOWAGE_PLUGIN_BUILD_EXTRA ", libcurl " LIBCURL_VERSION
 #include <stowage/plugin.hpp>
-#include <stowage/plugin_json.hpp>
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../common/options_json.hpp"
 #include "../common/transfer.hpp"
 #include "client.hpp"
 #include "credentials.hpp"
@@ -50,7 +50,8 @@ using stowage::sdk::StagedBackendFile;
 constexpr const char* kOptionNames =
     "retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct, endpoint, region, "
     "anonymous, addressing_style, multipart_threshold, part_size, upload_threads, "
-    "memory_staging";
+    "memory_staging, access_key_id, secret_access_key, session_token, profile, key, secret, "
+    "token";
 
 struct Options {
   ClientOptions client;
@@ -62,6 +63,8 @@ struct Options {
   uint64_t part_size = 16ull << 20;
   int64_t upload_threads = 4;
   uint64_t memory_staging = 256ull << 20;  // a staged object past it goes to a temporary file
+  std::string access_key_id, secret_access_key, session_token;  // "": from the environment
+  std::string profile;                                          // "": AWS_PROFILE's
 };
 
 int64_t integer(const nlohmann::json& j, const char* key, int64_t def, int64_t min, int64_t max) {
@@ -86,8 +89,19 @@ T typed(const nlohmann::json& j, const char* key, T def, const char* what) {
   return v.get<T>();
 }
 
+// A string option that s3fs users write as `alias` (key=, secret=,
+// token=); its value is never shown.
+std::string spelled(const nlohmann::json& j, const char* key, const char* alias) {
+  if (j.contains(key) && j.contains(alias))
+    invalid(std::string("s3 storage: \"") + key + "\" and \"" + alias + "\" are one option");
+  const char* given = j.contains(alias) ? alias : key;
+  if (!j.contains(given)) return "";
+  if (!j[given].is_string()) invalid(std::string("s3 storage: \"") + given + "\" must be a string");
+  return j[given].get<std::string>();
+}
+
 Options parse_options(std::string_view text, const std::string& what) {
-  const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
+  const nlohmann::json j = stowage_curl::options_json(text, what);
   const std::string known = std::string(", ") + kOptionNames + ",";
   for (const auto& item : j.items())
     if (known.find(", " + item.key() + ",") == std::string::npos)
@@ -115,6 +129,10 @@ Options parse_options(std::string_view text, const std::string& what) {
   o.upload_threads = integer(j, "upload_threads", o.upload_threads, 1, 64);
   o.memory_staging = static_cast<uint64_t>(
       integer(j, "memory_staging", static_cast<int64_t>(o.memory_staging), 0, INT64_MAX));
+  o.access_key_id = spelled(j, "access_key_id", "key");
+  o.secret_access_key = spelled(j, "secret_access_key", "secret");
+  o.session_token = spelled(j, "session_token", "token");
+  o.profile = typed<std::string>(j, "profile", "", "a profile name");
   return o;
 }
 
@@ -129,13 +147,16 @@ std::string_view environment_options() {
 Config config_with(const Options& o) {
   Config c;
   try {
-    c = find_config();
+    c = find_config(o.profile);
+    if (!o.access_key_id.empty() || !o.secret_access_key.empty())
+      use_key(o.access_key_id, o.secret_access_key, o.session_token, "the storage options", &c);
   } catch (const std::runtime_error& e) {
     invalid(e.what());
   }
   if (!o.region.empty()) {
     if (!c.path_style && o.endpoint.empty()) c.endpoint = aws_endpoint(o.region);
     c.region = o.region;
+    c.region_given = true;
   }
   if (!o.endpoint.empty()) {
     c.endpoint = o.endpoint;
@@ -420,6 +441,8 @@ class S3Storage : public stowage::sdk::ReadableStorage, public stowage::sdk::Wri
 }  // namespace
 }  // namespace stowage_s3
 
+// The values of secret_access_key, session_token, secret and token are never
+// shown, by their names (the core's rule, core/src/params.cpp).
 STOWAGE_DEFINE_STORAGE_PLUGIN(
     stowage_s3::S3Storage, "s3", "1.0.0",
     "objects in S3 and S3-compatible stores (s3://bucket/key): SigV4, ranged GETs, multipart "
@@ -436,5 +459,12 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "multipart_threshold": {"type": "integer", "default": 67108864, "min": 5242880},)"
     R"( "part_size": {"type": "integer", "default": 16777216, "min": 5242880},)"
     R"( "upload_threads": {"type": "integer", "default": 4, "min": 1, "max": 64},)"
-    R"( "memory_staging": {"type": "integer", "default": 268435456, "min": 0}})",
+    R"( "memory_staging": {"type": "integer", "default": 268435456, "min": 0},)"
+    R"( "access_key_id": {"type": "string", "default": ""},)"
+    R"( "secret_access_key": {"type": "string", "default": ""},)"
+    R"( "session_token": {"type": "string", "default": ""},)"
+    R"( "profile": {"type": "string", "default": ""},)"
+    R"( "key": {"type": "string", "default": ""},)"
+    R"( "secret": {"type": "string", "default": ""},)"
+    R"( "token": {"type": "string", "default": ""}})",
     STOWAGE_CAP_READ | STOWAGE_CAP_THREADSAFE | STOWAGE_CAP_PARTIAL, nullptr)
