@@ -49,14 +49,15 @@ using stowage::sdk::StagedBackendFile;
 
 constexpr const char* kOptionNames =
     "retries, retry_delay_ms, timeout_ms, connect_timeout_ms, direct, endpoint, region, "
-    "anonymous, addressing_style, multipart_threshold, part_size, upload_threads, "
-    "memory_staging";
+    "anonymous, access_key_id, secret_access_key, session_token, addressing_style, "
+    "multipart_threshold, part_size, upload_threads, memory_staging";
 
 struct Options {
   ClientOptions client;
   std::string endpoint;  // "" : from the environment
   std::string region;
   bool anonymous = false;
+  Credentials key;                        // none: from the environment and the files
   std::string addressing_style = "auto";  // "path", "virtual": as the AWS CLI's s3 setting
   uint64_t multipart_threshold = 64ull << 20;
   uint64_t part_size = 16ull << 20;
@@ -86,6 +87,28 @@ T typed(const nlohmann::json& j, const char* key, T def, const char* what) {
   return v.get<T>();
 }
 
+// A key given as options (fsspec's way, and the only one that reaches dask
+// workers on other machines): both halves or neither; a wrong value's type is
+// named, never the value.
+Credentials key_of(const nlohmann::json& j) {
+  Credentials c;
+  std::string* fields[] = {&c.access_key, &c.secret_key, &c.session_token};
+  const char* names[] = {"access_key_id", "secret_access_key", "session_token"};
+  for (int i = 0; i < 3; ++i) {
+    if (!j.contains(names[i])) continue;
+    if (!j[names[i]].is_string())
+      invalid(std::string("s3 storage: \"") + names[i] + "\" must be a string, not " +
+              j[names[i]].type_name());
+    *fields[i] = j[names[i]].get<std::string>();
+  }
+  if (c.access_key.empty() != c.secret_key.empty() ||
+      (!c.session_token.empty() && c.access_key.empty()))
+    invalid(std::string("s3 storage: the options have ") +
+            (c.access_key.empty() ? "a secret_access_key or session_token but no access_key_id"
+                                  : "an access_key_id but no secret_access_key"));
+  return c;
+}
+
 Options parse_options(std::string_view text, const std::string& what) {
   const nlohmann::json j = stowage::sdk::parse_json_object<nlohmann::json>(text, what);
   const std::string known = std::string(", ") + kOptionNames + ",";
@@ -102,6 +125,10 @@ Options parse_options(std::string_view text, const std::string& what) {
   o.endpoint = typed<std::string>(j, "endpoint", "", "a URL");
   o.region = typed<std::string>(j, "region", "", "a region name");
   o.anonymous = typed<bool>(j, "anonymous", false, "true or false");
+  o.key = key_of(j);
+  if (o.anonymous && !o.key.anonymous())
+    invalid(
+        "s3 storage: \"anonymous\" is true and the options have an access_key_id: one or the other");
   o.addressing_style = typed<std::string>(j, "addressing_style", "auto", "a string");
   if (o.addressing_style != "auto" && o.addressing_style != "path" &&
       o.addressing_style != "virtual")
@@ -143,6 +170,10 @@ Config config_with(const Options& o) {
     c.path_style = true;
   }
   if (o.anonymous) c.credentials = Credentials{};
+  if (!o.key.anonymous()) {
+    c.credentials = o.key;
+    c.credentials_from = "the storage options (access_key_id)";
+  }
   if (o.addressing_style != "auto") c.path_style = o.addressing_style == "path";
   c.virtual_style = o.addressing_style == "virtual";
   return c;
@@ -432,6 +463,9 @@ STOWAGE_DEFINE_STORAGE_PLUGIN(
     R"( "endpoint": {"type": "string", "default": ""},)"
     R"( "region": {"type": "string", "default": ""},)"
     R"( "anonymous": {"type": "boolean", "default": false},)"
+    R"( "access_key_id": {"type": "string", "default": ""},)"
+    R"( "secret_access_key": {"type": "string", "default": "", "secret": true},)"
+    R"( "session_token": {"type": "string", "default": "", "secret": true},)"
     R"( "addressing_style": {"type": "string", "default": "auto", "enum": ["auto", "path", "virtual"]},)"
     R"( "multipart_threshold": {"type": "integer", "default": 67108864, "min": 5242880},)"
     R"( "part_size": {"type": "integer", "default": 16777216, "min": 5242880},)"
