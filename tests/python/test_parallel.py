@@ -1,7 +1,8 @@
 """Pickling, and the package in other processes: a dask.distributed
 LocalCluster with 2 worker processes (a real scheduler and workers) reducing
 an N5 volume and writing a conversion in parallel through Array.__setitem__
-on disjoint chunks; torch's DataLoader with 2 workers over a datadings set."""
+on disjoint chunks (the cluster: conftest.py); torch's DataLoader with 2
+workers over a datadings set."""
 
 import pickle
 
