@@ -1,14 +1,13 @@
 """Pickling, and the package in other processes: a dask.distributed
 LocalCluster with 2 worker processes (a real scheduler and workers) reducing
 an N5 volume and writing a conversion in parallel through Array.__setitem__
-on disjoint chunks; torch's DataLoader with 2 workers over a datadings set."""
+on disjoint chunks (the cluster: conftest.py); torch's DataLoader with 2
+workers over a datadings set."""
 
 import pickle
 
 import dask.array
-import distributed
 import numpy as np
-import pytest
 import torch.utils.data
 
 import stowage
@@ -41,13 +40,6 @@ def test_a_store_made_for_writing_reopens_without_truncating(tmp_path):
     again = pickle.loads(pickle.dumps(store["a"]))
     assert again.store.mode == "r+"
     assert again[...].tolist() == [1, 2, 3, 4]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as c, distributed.Client(c) as client:
-        yield client
 
 
 @needs("zstd", "blosc")

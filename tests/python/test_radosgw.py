@@ -19,33 +19,14 @@ import threading
 import time
 import urllib.parse
 
-import boto3
-import botocore.config
 import botocore.exceptions
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "support"))
 import radosgw  # noqa: E402
+from conftest import boto3_client as client  # noqa: E402
 
 MIB = 1 << 20
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rgw")
-    info = radosgw.start(str(d), owner=os.getpid())  # a watcher stops it if pytest is killed
-    recorded = json.load(open(d / "pids.json"))
-    yield info
-    radosgw.stop(str(d))
-    left = [p["name"] for p in recorded if radosgw.alive(p["pid"], p["started"])]
-    assert not left, f"still running after stop: {left}"
-
-
-def client(info, secret=None, region=None):
-    return boto3.client(
-        "s3", endpoint_url=info["endpoint"], aws_access_key_id=info["access_key"],
-        aws_secret_access_key=secret or info["secret_key"], region_name=region or info["region"],
-        config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
 
 
 @pytest.fixture(scope="module")

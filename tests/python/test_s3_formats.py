@@ -3,9 +3,8 @@ equal, and seen by boto3 as a peer; a new dataset is published chunks first,
 metadata last (docs/design.md, rule 8), so a reader never finds metadata
 before the chunks it names and an interrupted writer leaves no dataset.
 
-The cluster (tests/support/radosgw.py) is started once for the module and
-stopped by PID. stowage reaches it through storage options (the endpoint) and
-the AWS_* variables (the keys), as a user would set them.
+The cluster (conftest's `server`: tests/support/radosgw.py) is started once
+for the module and stopped by PID; stowage reaches it through storage options.
 """
 import json
 import os
@@ -19,40 +18,16 @@ import pytest
 
 import stowage
 
-from conftest import needs
+from conftest import boto3_client, needs
 
-sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "support"))
-import radosgw  # noqa: E402
-
-boto3 = pytest.importorskip("boto3")
-import botocore.config  # noqa: E402
 
 EXAMPLES = pathlib.Path(__file__).parents[2] / "examples"
 METADATA = {"attributes.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rgw")
-    info = radosgw.start(str(d), owner=os.getpid())
-    saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")}
-    os.environ.update(AWS_ACCESS_KEY_ID=info["access_key"], AWS_SECRET_ACCESS_KEY=info["secret_key"],
-                      AWS_REGION=info["region"])
-    yield info
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    radosgw.stop(str(d))
-
-
-@pytest.fixture(scope="module")
 def s3(server):
-    return boto3.client(
-        "s3", endpoint_url=server["endpoint"], aws_access_key_id=server["access_key"],
-        aws_secret_access_key=server["secret_key"], region_name=server["region"],
-        config=botocore.config.Config(s3={"addressing_style": "path"}))
+    return boto3_client(server)
 
 
 @pytest.fixture
@@ -64,7 +39,8 @@ def bucket(s3):
 
 @pytest.fixture
 def opts(server):
-    return {"endpoint": server["endpoint"]}
+    return {"endpoint": server["endpoint"], "access_key_id": server["access_key"],
+            "secret_access_key": server["secret_key"]}
 
 
 def keys(s3, bucket, prefix=""):
@@ -118,8 +94,8 @@ def test_convert_into_s3_reads_back_equal(s3, bucket, opts, name, options):
     names = keys(s3, bucket, name + "/")
     assert metadata_keys(names) and len(names) > len(metadata_keys(names))
     # stowage-info on the URL, the endpoint as a storage option.
-    info = subprocess.run(["stowage-info", "--json", "--storage-option", f"endpoint={opts['endpoint']}", url],
-                          capture_output=True, text=True)
+    given = [a for k, v in opts.items() for a in ("--storage-option", f"{k}={v}")]
+    info = subprocess.run(["stowage-info", "--json", *given, url], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
     assert json.loads(info.stdout)["format"] == ("n5" if name.endswith(".n5") else "zarr")
 

@@ -96,7 +96,9 @@ std::string spelled(const nlohmann::json& j, const char* key, const char* alias)
     invalid(std::string("s3 storage: \"") + key + "\" and \"" + alias + "\" are one option");
   const char* given = j.contains(alias) ? alias : key;
   if (!j.contains(given)) return "";
-  if (!j[given].is_string()) invalid(std::string("s3 storage: \"") + given + "\" must be a string");
+  if (!j[given].is_string())
+    invalid(std::string("s3 storage: \"") + given + "\" must be a string, not " +
+            j[given].type_name());
   return j[given].get<std::string>();
 }
 
@@ -133,6 +135,14 @@ Options parse_options(std::string_view text, const std::string& what) {
   o.secret_access_key = spelled(j, "secret_access_key", "secret");
   o.session_token = spelled(j, "session_token", "token");
   o.profile = typed<std::string>(j, "profile", "", "a profile name");
+  // A half key is a mistake to say, not to fill from elsewhere.
+  if (o.access_key_id.empty() != o.secret_access_key.empty() ||
+      (!o.session_token.empty() && o.access_key_id.empty()))
+    invalid(std::string("s3 storage: the options have ") +
+            (o.access_key_id.empty() ? "a secret_access_key or session_token but no access_key_id"
+                                     : "an access_key_id but no secret_access_key"));
+  if (o.anonymous && !o.access_key_id.empty())
+    invalid("s3 storage: the options give a key and \"anonymous\": true; one or the other");
   return o;
 }
 
