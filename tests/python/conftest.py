@@ -68,6 +68,22 @@ def boto3_client(info, secret=None, region=None):
 
 
 @pytest.fixture(scope="module")
+def s3(server):
+    """boto3 on the module's radosgw."""
+    return boto3_client(server)
+
+
+@pytest.fixture
+def bucket(s3):
+    """A new bucket for one test."""
+    import secrets
+
+    name = "test-" + secrets.token_hex(6)
+    assert s3.create_bucket(Bucket=name)["ResponseMetadata"]["HTTPStatusCode"] == 200
+    return name
+
+
+@pytest.fixture(scope="module")
 def cluster():
     """A dask.distributed client of a LocalCluster: 2 worker processes of one thread."""
     import distributed

@@ -29,18 +29,6 @@ from conftest import boto3_client as client  # noqa: E402
 MIB = 1 << 20
 
 
-@pytest.fixture(scope="module")
-def s3(server):
-    return client(server)
-
-
-@pytest.fixture
-def bucket(s3):
-    name = "test-" + secrets.token_hex(6)
-    assert s3.create_bucket(Bucket=name)["ResponseMetadata"]["HTTPStatusCode"] == 200
-    return name
-
-
 def error_of(call, *args, **kwargs):
     """(S3 error code, HTTP status) of a call that must fail."""
     with pytest.raises(botocore.exceptions.ClientError) as e:

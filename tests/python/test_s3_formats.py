@@ -9,7 +9,6 @@ for the module and stopped by PID; stowage reaches it through storage options.
 import json
 import os
 import pathlib
-import secrets
 import subprocess
 import sys
 
@@ -18,23 +17,11 @@ import pytest
 
 import stowage
 
-from conftest import boto3_client, needs
+from conftest import needs
 
 
 EXAMPLES = pathlib.Path(__file__).parents[2] / "examples"
 METADATA = {"attributes.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"}
-
-
-@pytest.fixture(scope="module")
-def s3(server):
-    return boto3_client(server)
-
-
-@pytest.fixture
-def bucket(s3):
-    name = "formats-" + secrets.token_hex(6)
-    s3.create_bucket(Bucket=name)
-    return name
 
 
 @pytest.fixture
