@@ -9,6 +9,7 @@
 // scratch buffer, read_one_chunk, write_one_chunk, flush_node); kept in one
 // file they stay internal and inline into the per-chunk loops.
 #include "plugin_call.hpp"
+#include "storage_choice.hpp"
 #include "store_state.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
@@ -428,11 +429,43 @@ std::vector<std::vector<std::vector<uint64_t>>> group_by_unit(
   return out;
 }
 
+// Writers in several processes each merging their part of one chunk (or
+// shard) on storage that guards no read-modify-write would each put back
+// their own merge, and one part would be lost: refused before a byte is
+// written, naming the shape to align to.
+void refuse_unguarded_part(const Store::State& st, const NodeInfo& info, const std::string& where,
+                           const std::vector<uint64_t>& offset,
+                           const std::vector<uint64_t>& shape) {
+  if (!st.shared_writers || st.storage_guards_updates) return;
+  std::vector<uint64_t> unit = info.chunks;
+  const json& shards = info.raw.contains("shards") ? info.raw["shards"] : json();
+  const bool sharded = shards.is_array() && shards.size() == unit.size();
+  if (sharded) unit = shards.get<std::vector<uint64_t>>();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] == 0) return;
+  for (size_t d = 0; d < unit.size() && d < offset.size(); ++d) {
+    const uint64_t begin = offset[d], end = offset[d] + shape[d];
+    if (unit[d] == 0 || (begin % unit[d] == 0 && (end % unit[d] == 0 || end == info.shape[d])))
+      continue;
+    const std::string word = sharded ? "shard" : "chunk";
+    throw Error(ErrorCode::invalid_argument,
+                where + ": this write covers a " + word + " in part (dimension " +
+                    std::to_string(d) + ": " + std::to_string(begin) + ".." + std::to_string(end) +
+                    ", " + word + "s of " + json(unit).dump() + "); the " +
+                    storage_scheme(st.path) +
+                    " storage can neither lock nor put conditionally, so writers in several "
+                    "processes would undo each other's parts. Write whole " +
+                    word + "s (with dask: rechunk to multiples of " + json(unit).dump() + ")",
+                where);
+  }
+}
+
 }  // namespace
 
 void Array::write(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
                   const void* in) const {
   const RegionPlan plan = plan_region(info_, store_->path + "::" + node_, offset, shape);
+  refuse_unguarded_part(*store_, info_, store_->path + "::" + node_, offset, shape);
   handle_->require(handle_->array().write_chunk != nullptr, "write chunks");
   const size_t esize = plan.esize, cap = plan.cap;
   const bool swap = plan.swap;

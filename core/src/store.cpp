@@ -204,6 +204,13 @@ Store Store::open_state(std::shared_ptr<State> state, Mode mode, const json& opt
           bind_storage(*state->registry, state->staged_directory, plugin_options));
     plugin_options.erase("storage");
   }
+  if (plugin_options.is_object() && plugin_options.contains("shared_writers")) {  // the host's too
+    state->shared_writers = plugin_options["shared_writers"].is_boolean() &&
+                            plugin_options["shared_writers"].get<bool>();
+    plugin_options.erase("shared_writers");
+    const sdk::Storage storage = detail::storage_of(*state->registry, state->path);
+    state->storage_guards_updates = storage.can_lock_keys() || storage.can_put_if();
+  }
   std::string opts = plugin_options.dump();
   const std::string& location = state->location;
   detail::CallError err;

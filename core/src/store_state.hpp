@@ -45,6 +45,13 @@ struct Store::State {
   // Mode "w" on storage that cannot rename (metadata_last.hpp): the plugin
   // writes at `path`, its metadata held until close() puts it last.
   std::unique_ptr<detail::MetadataLast> metadata_last;
+  // Writers in other processes may write this dataset at once (the open
+  // option "shared_writers": a pickled Python store): on storage that can
+  // neither lock a key nor put conditionally, a write covering a chunk or
+  // shard in part is refused (region.cpp), as it could undo another's part.
+  bool shared_writers = false;
+  // Whether the path's storage guards a read-modify-write (lock or conditional put).
+  bool storage_guards_updates = true;
   // One writer at a time for a format without STOWAGE_CAP_SHARED_WRITES.
   std::unique_ptr<detail::WriterLock> writer_lock;
 

@@ -76,6 +76,8 @@ _reopened_lock = threading.Lock()
 
 def _reopen(path, format, mode, plugin_path, options, staging=None):
     key = (path, format, mode, tuple(plugin_path or ()), repr(options), staging)
+    if mode != "r":  # one of several writing processes: the core refuses what would undo another's part
+        options = {**(options or {}), "shared_writers": True}
     with _reopened_lock:
         store = _reopened.get(key)
         if store is None:

@@ -174,3 +174,27 @@ def test_workers_write_a_sharded_zarr_v3_array_into_radosgw(server, cluster, buc
     body = s3.get_object(Bucket=bucket, Key="volume.zarr/raw/c/1/2/0")["Body"].read()
     index = np.frombuffer(body[len(body) - 16 * 8 - crc:len(body) - crc], "<u8").reshape(8, 2)
     assert (index[:, 1] > 0).all() and (index.sum(axis=1) <= len(body) - 16 * 8 - crc).all()
+
+
+@needs("zstd")
+@pytest.mark.parametrize("name,shards,unit,word", [("misaligned.n5", None, N5_CHUNKS, "chunk"),
+                                                   ("misaligned.zarr", ZARR_SHARDS, ZARR_SHARDS, "shard")])
+def test_workers_writing_parts_of_one_shard_are_refused_not_lost(server, cluster, bucket, options, source,
+                                                                  name, shards, unit, word):
+    """Blocks that cut across chunks (N5) or shards (Zarr v3): two workers
+    could each read, merge and put back one object, and S3 guards no such
+    update, so each worker's write is refused naming the shape to align to;
+    the client alone may still write a part (no other process writes)."""
+    url = f"s3://{bucket}/{name}"
+    chunks = ZARR_CHUNKS if shards else N5_CHUNKS
+    with stowage.open(url, "w", storage_options=options) as store:
+        store.create_array("raw", SHAPE, "uint16", chunks=chunks, shards=shards, compression="zstd")
+    x = dask.array.from_array(source, chunks=(20, 50, 70))
+    target = stowage.open(url, "r+", storage_options=options)["raw"]
+    with pytest.raises(stowage.Error) as e:
+        cluster.compute(dask.array.store(x, target, lock=False, compute=False)).result(timeout=60)
+    message = str(e.value)
+    assert f"covers a {word} in part" in message and str(list(unit)).replace(" ", "") in message, message
+    assert url in message
+    target[:20, :50, :70] = source[:20, :50, :70]  # one process: the core's own lock orders it
+    assert np.array_equal(target[:20, :50, :70], source[:20, :50, :70])
