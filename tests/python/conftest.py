@@ -33,6 +33,14 @@ def fixture(*parts):
     return FIXTURES.joinpath(*parts)
 
 
+BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
+
+
+def tool(name):
+    """The path of this build's tool `name` ("stowage-convert")."""
+    return str(BUILD / "tools" / name.replace("stowage-", "") / name)
+
+
 def expected_json(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)

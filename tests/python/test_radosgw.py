@@ -24,7 +24,7 @@ import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "support"))
 import radosgw  # noqa: E402
-from conftest import boto3_client as client  # noqa: E402
+from conftest import boto3_client as client, tool  # noqa: E402
 
 MIB = 1 << 20
 
@@ -275,13 +275,6 @@ def test_the_watcher_stops_a_cluster_whose_owner_died(tmp_path):
 
 PLANTED = {"secret": "planted-s3-secret-0d9e", "token": "planted-s3-token-51aa",
            "url": "planted-url-pa55-77c1"}
-BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
-
-
-def stowage_tool(name):
-    return str(BUILD / "tools" / name.replace("stowage-", "") / name)
-
-
 def sweep_cases(server, bucket, stalled_port, refused_port):
     """(name, URL, storage options) of opens that must fail, secrets planted in each."""
     base = {"endpoint": server["endpoint"], "access_key_id": server["access_key"],
@@ -331,11 +324,11 @@ def test_no_planted_secret_in_any_stowage_message(server, bucket, tmp_path, monk
                 stowage.open(url, storage_options=options)
             shown = {"python": f"{type(e.value).__name__} {e.value} {e.value!r}"}
             assert "s3://" in shown["python"] or "option" in shown["python"], (name, shown)
-            info = subprocess.run([stowage_tool("stowage-info"), "--json", *tool_options(
+            info = subprocess.run([tool("stowage-info"), "--json", *tool_options(
                 "--storage-option", options), url], capture_output=True, text=True, timeout=60)
             assert info.returncode != 0, (name, info.stdout)
             shown["stowage-info"] = info.stdout + info.stderr
-            convert = subprocess.run([stowage_tool("stowage-convert"), "--quiet", *tool_options(
+            convert = subprocess.run([tool("stowage-convert"), "--quiet", *tool_options(
                 "--source-storage-option", options), url, str(tmp_path / "out.zarr")],
                 capture_output=True, text=True, timeout=60)
             assert convert.returncode != 0, (name, convert.stderr)

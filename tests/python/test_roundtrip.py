@@ -5,7 +5,6 @@ writes with); stowage.convert and stowage.plugins against the tools."""
 import json
 import multiprocessing
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -20,14 +19,7 @@ import zarr.n5
 
 import stowage
 import stowage._records
-from conftest import fixture, needs
-
-BUILD = pathlib.Path(os.environ.get("STOWAGE_BUILD_ROOT", ""))
-
-
-def tool(name):
-    return str(BUILD / "tools" / name.replace("stowage-", "") / name)
-
+from conftest import fixture, needs, tool
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "uint32", "int64", "float32", "float64"])
 @pytest.mark.parametrize("compression", [None, "gzip", pytest.param("zstd:level=5", marks=needs("zstd")),

@@ -17,7 +17,7 @@ import pytest
 
 import stowage
 
-from conftest import needs
+from conftest import needs, tool
 
 
 EXAMPLES = pathlib.Path(__file__).parents[2] / "examples"
@@ -82,7 +82,7 @@ def test_convert_into_s3_reads_back_equal(s3, bucket, opts, name, options):
     assert metadata_keys(names) and len(names) > len(metadata_keys(names))
     # stowage-info on the URL, the endpoint as a storage option.
     given = [a for k, v in opts.items() for a in ("--storage-option", f"{k}={v}")]
-    info = subprocess.run(["stowage-info", "--json", *given, url], capture_output=True, text=True)
+    info = subprocess.run([tool("stowage-info"), "--json", *given, url], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
     assert json.loads(info.stdout)["format"] == ("n5" if name.endswith(".n5") else "zarr")
 
