@@ -1,0 +1,91 @@
+// Public data read as it is served (issue #33): a server that answers 404
+// for a folder URL, as S3's HTTP interface does for a prefix and nginx
+// does serving files only. Detection and open find N5 and Zarr containers
+// by their metadata files, asked for by name, and the values read equal
+// the fixtures' expected data.
+#include "nginx.hpp"
+#include "failure.hpp"
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using stowage::json;
+using stowage::Store;
+
+// nginx serving the fixtures under /files/, where a folder URL is 404 (no
+// listing, no redirect): only files are there, as in an object store.
+struct FilesOnly {
+  test::Nginx nginx{"", "    location /files/ { if (-d $request_filename) { return 404; } }\n"};
+  FilesOnly() {
+    fs::create_directory(nginx.root() / "files");
+    for (const char* set : {"n5", "zarr"})
+      fs::create_directory_symlink(fs::absolute(test::fixtures() / set),
+                                   nginx.root() / "files" / set);
+  }
+  std::string url(const std::string& path) const { return nginx.url("files/" + path); }
+};
+
+std::string read_all(const stowage::Array& a) {
+  uint64_t n = stowage::dtype_size(a.dtype());
+  for (uint64_t s : a.shape()) n *= s;
+  std::string out(n, '\0');
+  a.read(std::vector<uint64_t>(a.ndim(), 0), a.shape(), out.data());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("unlisted http: an N5 container whose folder URL is 404 is detected and read") {
+  FilesOnly server;
+  const std::string url = server.url("n5/java-style.n5");
+  // What a user meets on S3: the container's own URL is no object.
+  const test::RunResult head = test::run_python(
+      "import sys, urllib.request, urllib.error\n"
+      "try: urllib.request.urlopen(urllib.request.Request(sys.argv[1], method='HEAD'))\n"
+      "except urllib.error.HTTPError as e: print(e.code)\n",
+      test::quote(url));
+  CHECK(head.output == "404\n");
+  const std::string local = (test::fixtures() / "n5/java-style.n5").string();
+  Store want = Store::open(local, stowage::Mode::read, "n5");
+  for (Store got : {Store::open(url), Store::open(url, stowage::Mode::read, "n5")}) {
+    CHECK(got.format() == "n5");
+    CHECK(got.describe_json("") == want.describe_json(""));
+    for (const char* node : {"gzip/int32_2d", "zstd/uint32_2d"}) {
+      CAPTURE(node);
+      CHECK(got.describe_json(node) == want.describe_json(node));
+      const std::string bytes = read_all(got.array(node));
+      CHECK(bytes.size() > 0);
+      CHECK(bytes == read_all(want.array(node)));
+    }
+  }
+}
+
+TEST_CASE("unlisted http: Zarr v2 and v3 stores whose folder URL is 404 are detected and read") {
+  FilesOnly server;
+  for (const char* name : {"v2_uint16_blosc_slash", "v3_uint16_raw", "v3_int32_zstd_sharded"}) {
+    CAPTURE(name);
+    const json expected =
+        test::read_json(test::fixtures() / "zarr" / (std::string(name) + ".expected.json"));
+    const std::string bin =
+        test::read_file(test::fixtures() / "zarr" / expected["expected_bin"].get<std::string>());
+    Store got = Store::open(server.url("zarr/" + std::string(name) + ".zarr"));
+    CHECK(got.format() == "zarr");
+    const std::string node = expected.value("array", "");
+    stowage::Array a = got.array(node);
+    CHECK(json(a.shape()) == expected["shape"]);
+    CHECK(read_all(a) == bin);
+  }
+}
+
+TEST_CASE("unlisted http: a missing container is still 'no such file'") {
+  FilesOnly server;
+  const std::string url = server.url("n5/no-such.n5");
+  test::Failure f = test::failure_of([&] { Store::open(url); });
+  CHECK(f.message.find(url + ": no such file or directory") != std::string::npos);
+}
