@@ -18,17 +18,21 @@ namespace fs = std::filesystem;
 using stowage::json;
 using stowage::Store;
 
-// nginx serving the fixtures under /files/, where a folder URL is 404 (no
+// nginx serving the fixtures under /files/ (and, listed, under /), where a folder URL is 404 (no
 // listing, no redirect): only files are there, as in an object store.
 struct FilesOnly {
   test::Nginx nginx{"", "    location /files/ { if (-d $request_filename) { return 404; } }\n"};
   FilesOnly() {
     fs::create_directory(nginx.root() / "files");
-    for (const char* set : {"n5", "zarr"})
+    for (const char* set : {"n5", "zarr"}) {
       fs::create_directory_symlink(fs::absolute(test::fixtures() / set),
                                    nginx.root() / "files" / set);
+      fs::create_directory_symlink(fs::absolute(test::fixtures() / set), nginx.root() / set);
+    }
   }
   std::string url(const std::string& path) const { return nginx.url("files/" + path); }
+  // The same files under nginx's JSON autoindex, which hides dotfiles.
+  std::string listed_url(const std::string& path) const { return nginx.url(path); }
 };
 
 std::string read_all(const stowage::Array& a) {
@@ -88,4 +92,24 @@ TEST_CASE("unlisted http: a missing container is still 'no such file'") {
   const std::string url = server.url("n5/no-such.n5");
   test::Failure f = test::failure_of([&] { Store::open(url); });
   CHECK(f.message.find(url + ": no such file or directory") != std::string::npos);
+}
+
+TEST_CASE(
+    "unlisted http: a Zarr v2 array in a folder not named *.zarr, under a listing hiding dotfiles") {
+  FilesOnly server;
+  const std::string url = server.listed_url("zarr/v2_uint16_blosc_slash.zarr/data");
+  // nginx's JSON autoindex leaves .zarray out: only the chunk folders show.
+  const test::RunResult listing = test::run_python(
+      "import sys, urllib.request\nprint(urllib.request.urlopen(sys.argv[1]).read().decode())\n",
+      test::quote(url + "/"));
+  CHECK(listing.output.find("\"0\"") != std::string::npos);
+  CHECK(listing.output.find(".zarray") == std::string::npos);
+  const json expected =
+      test::read_json(test::fixtures() / "zarr/v2_uint16_blosc_slash.expected.json");
+  Store got = Store::open(url);
+  CHECK(got.format() == "zarr");
+  stowage::Array a = got.array("");
+  CHECK(json(a.shape()) == expected["shape"]);
+  CHECK(read_all(a) ==
+        test::read_file(test::fixtures() / "zarr/v2_uint16_blosc_slash.expected.bin"));
 }
