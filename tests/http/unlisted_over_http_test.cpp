@@ -6,6 +6,7 @@
 #include "nginx.hpp"
 #include "failure.hpp"
 #include "test_support.hpp"
+#include "tools.hpp"
 
 #include <doctest/doctest.h>
 
@@ -112,4 +113,24 @@ TEST_CASE(
   CHECK(json(a.shape()) == expected["shape"]);
   CHECK(read_all(a) ==
         test::read_file(test::fixtures() / "zarr/v2_uint16_blosc_slash.expected.bin"));
+}
+
+TEST_CASE("unlisted http: a container root whose tree its metadata does not name says so") {
+  FilesOnly server;
+  const std::string want =
+      ": the server gives no directory listing, and N5 metadata here does not name the nodes; "
+      "open a node by its own URL, or serve a listing (nginx autoindex_format json)";
+  const std::string url = server.url("n5/java-style.n5");
+  test::Failure f = test::failure_of([&] { Store::open(url).list(""); });
+  CHECK_MESSAGE(f.message.find(url + want) != std::string::npos, f.message);
+  const test::RunResult info =
+      test::run(test::tool("stowage-info").string() + " " + test::quote(url));
+  CHECK(info.status != 0);
+  CHECK_MESSAGE(info.output.find(url + want) != std::string::npos, info.output);
+  // A node opened by its own URL reads.
+  Store node = Store::open(url + "/gzip/int32_2d");
+  CHECK(node.format() == "n5");
+  CHECK(read_all(node.array("")) ==
+        read_all(
+            Store::open((test::fixtures() / "n5/java-style.n5").string()).array("gzip/int32_2d")));
 }

@@ -1,6 +1,7 @@
 #include "store.hpp"
 
 #include <stowage/array_limits.hpp>
+#include <stowage/node_listing.hpp>
 #include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 
@@ -325,7 +326,7 @@ std::vector<std::string> N5Store::list(std::string_view node) {
   std::optional<json> attrs = read_attributes(dir);
   if (attrs && is_dataset(*attrs)) return names;  // children are chunk directories
 
-  for (std::string& name : storage_.list(dir)) {
+  for (std::string& name : sdk::list_node_directory(storage_, dir, "N5")) {
     // Groups and datasets are directories (names ending in '/'). A node
     // stowage::copy is still writing (or a killed copy left) is not part of
     // the container until it is moved into place.

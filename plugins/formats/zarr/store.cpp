@@ -3,6 +3,7 @@
 #include "store.hpp"
 
 #include <stowage/array_limits.hpp>
+#include <stowage/node_listing.hpp>
 
 #include "codec_names.hpp"
 #include "filter_chain.hpp"
@@ -253,7 +254,7 @@ std::vector<std::string> ZarrStore::list(std::string_view node) {
   const std::string dir = node_dir(parts);
   if (consolidated_) return consolidated_->children(relative(dir));
   std::vector<std::string> names;
-  for (std::string& name : storage_.list(dir)) {
+  for (std::string& name : sdk::list_node_directory(storage_, dir, "Zarr")) {
     // Nodes are directories with metadata; a node stowage::copy is still
     // writing (or a killed copy left) joins the store when moved into place.
     if (name.empty() || name.back() != '/' || name.rfind(sdk::kStagingPrefix, 0) == 0) continue;
