@@ -36,14 +36,6 @@ struct FilesOnly {
   std::string listed_url(const std::string& path) const { return nginx.url(path); }
 };
 
-std::string read_all(const stowage::Array& a) {
-  uint64_t n = stowage::dtype_size(a.dtype());
-  for (uint64_t s : a.shape()) n *= s;
-  std::string out(n, '\0');
-  a.read(std::vector<uint64_t>(a.ndim(), 0), a.shape(), out.data());
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("unlisted http: an N5 container whose folder URL is 404 is detected and read") {
@@ -64,9 +56,9 @@ TEST_CASE("unlisted http: an N5 container whose folder URL is 404 is detected an
     for (const char* node : {"gzip/int32_2d", "zstd/uint32_2d"}) {
       CAPTURE(node);
       CHECK(got.describe_json(node) == want.describe_json(node));
-      const std::string bytes = read_all(got.array(node));
+      const std::string bytes = test::read_whole(got.array(node));
       CHECK(bytes.size() > 0);
-      CHECK(bytes == read_all(want.array(node)));
+      CHECK(bytes == test::read_whole(want.array(node)));
     }
   }
 }
@@ -84,7 +76,7 @@ TEST_CASE("unlisted http: Zarr v2 and v3 stores whose folder URL is 404 are dete
     const std::string node = expected.value("array", "");
     stowage::Array a = got.array(node);
     CHECK(json(a.shape()) == expected["shape"]);
-    CHECK(read_all(a) == bin);
+    CHECK(test::read_whole(a) == bin);
   }
 }
 
@@ -111,7 +103,7 @@ TEST_CASE(
   CHECK(got.format() == "zarr");
   stowage::Array a = got.array("");
   CHECK(json(a.shape()) == expected["shape"]);
-  CHECK(read_all(a) ==
+  CHECK(test::read_whole(a) ==
         test::read_file(test::fixtures() / "zarr/v2_uint16_blosc_slash.expected.bin"));
 }
 
@@ -130,7 +122,7 @@ TEST_CASE("unlisted http: a container root whose tree its metadata does not name
   // A node opened by its own URL reads.
   Store node = Store::open(url + "/gzip/int32_2d");
   CHECK(node.format() == "n5");
-  CHECK(read_all(node.array("")) ==
-        read_all(
+  CHECK(test::read_whole(node.array("")) ==
+        test::read_whole(
             Store::open((test::fixtures() / "n5/java-style.n5").string()).array("gzip/int32_2d")));
 }
