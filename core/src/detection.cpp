@@ -46,7 +46,10 @@ struct PathProbe {
   std::optional<StorageFailure> failure;
   std::optional<StorageFailure> list_failure;  // a directory that could not be listed
 
-  PathProbe(Registry& registry, const std::string& path) {
+  // `metadata_files`: every format's root file names, asked for by name
+  // where the path reads as absent (an object store's prefix).
+  PathProbe(Registry& registry, const std::string& path,
+            const std::vector<std::string>& metadata_files) {
     probe.struct_size = sizeof(stowage_probe);
     probe.path = path.data();
     probe.path_size = path.size();
@@ -55,6 +58,10 @@ struct PathProbe {
       Registry::StorageBackend b = registry.storage(path);
       sdk::Storage storage(b.vtable, b.handle, b.capabilities);
       probe.kind = storage.kind(path, &probe.size);
+      if (probe.kind == STOWAGE_ENTRY_ABSENT && holds_any(storage, path, metadata_files)) {
+        probe.kind = STOWAGE_ENTRY_DIRECTORY;  // listed stays 0: formats ask by name
+        return;
+      }
       if (probe.kind == STOWAGE_ENTRY_FILE) read_ends(storage, path);
       if (probe.kind == STOWAGE_ENTRY_DIRECTORY) list(storage, path);
     });
@@ -70,6 +77,21 @@ struct PathProbe {
   }
 
  private:
+  // A "folder" of an object store (S3's HTTP interface, nginx serving files
+  // only) is no object: its HEAD is 404 though files are under it. It is a
+  // directory when a format's metadata file is there (a HEAD each, only for
+  // a path that reads as absent).
+  static bool holds_any(const sdk::Storage& storage, const std::string& path,
+                        const std::vector<std::string>& names) {
+    const std::string dir = !path.empty() && path.back() == '/' ? path : path + "/";
+    return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+      try {
+        return storage.kind(dir + name) == STOWAGE_ENTRY_FILE;
+      } catch (const sdk::Error&) {  // a name the server refuses: not this one
+        return false;
+      }
+    });
+  }
   void read_ends(const sdk::Storage& storage, const std::string& path) {
     header =
         storage.read(path, 0, std::min<uint64_t>(probe.size, STOWAGE_PROBE_HEADER_SIZE)).text();
@@ -159,6 +181,22 @@ const char* const kNameTheFormat =
               path);
 }
 
+// Every loadable format's metadata file names, each once, in plugin order.
+std::vector<std::string> metadata_files(Registry& registry, const std::vector<std::string>& ids) {
+  std::vector<std::string> names;
+  for (const std::string& id : ids) {
+    try {
+      registry.load("format", id);
+    } catch (const Error&) {
+      continue;
+    }
+    if (std::optional<PluginInfo> info = registry.find("format", id))
+      for (const std::string& name : info->metadata_files)
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
 // The ids of the active (not shadowed) format plugins, loaded or not.
 std::vector<std::string> format_ids(Registry& registry) {
   std::vector<std::string> ids;
@@ -171,12 +209,12 @@ std::vector<std::string> format_ids(Registry& registry) {
 
 std::vector<std::pair<std::string, int32_t>> Registry::identify(const std::string& path) {
   const std::vector<std::string> ids = format_ids(*this);
-  return score_formats(*this, ids, PathProbe(*this, path));
+  return score_formats(*this, ids, PathProbe(*this, path, metadata_files(*this, ids)));
 }
 
 std::string Registry::detect_format(const std::string& path) {
   const std::vector<std::string> ids = format_ids(*this);
-  const PathProbe probe(*this, path);
+  const PathProbe probe(*this, path, metadata_files(*this, ids));
   const Scores scores = score_formats(*this, ids, probe);
   const std::vector<std::string> winners = best_of(scores);
   if (winners.empty()) throw_unrecognised(path, probe, scores);

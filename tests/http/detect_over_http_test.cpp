@@ -47,19 +47,24 @@ struct Case {
 //   reads attributes.json and BPCells its version file (+1);
 // - a file: stat, header, trailer (3; 2 when the file fits in the header);
 //   a datadings dataset: its commit journal and .offsets looked for (+2);
+// - a directory whose listing shows no dotfile: Zarr's .zgroup and .zarray
+//   asked for by name, as nginx's JSON listing hides dotfiles (+2);
 // - a datg base name (x for x.datg, not itself a file): the stat that finds
-//   nothing, datadings' and datg's journals looked for, then the stat and
-//   the magic of x.datg (5).
+//   nothing, every format's metadata file looked for under it by name, as
+//   an object store's prefix reads as absent (+8: attributes.json, .zattrs,
+//   .zarray, .zgroup, zarr.json, .zmetadata, version, daf.json), datadings'
+//   and datg's journals looked for, then the stat and the magic of x.datg
+//   (13).
 // Before the probe, each format asked on its own: 14 requests for an N5
 // container, most of them the same stat again.
 const Case kCases[] = {
-    {"n5/java-style.n5", "n5", 4},
-    {"n5/java-style.n5/raw/uint8_2d", "n5", 4},
-    {"daf/julia_v11_small", "daf", 3},
-    {"bpcells/double_unpacked_col", "bpcells", 4},
+    {"n5/java-style.n5", "n5", 6},
+    {"n5/java-style.n5/raw/uint8_2d", "n5", 6},
+    {"daf/julia_v11_small", "daf", 5},
+    {"bpcells/double_unpacked_col", "bpcells", 6},
     {"datadings/basic.msgpack", "datadings", 5},
     {"datg/basic_4x5.datg", "datg", 3},
-    {"datg/basic_4x5", "datg", 5},
+    {"datg/basic_4x5", "datg", 13},
 };
 
 }  // namespace

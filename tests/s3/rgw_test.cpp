@@ -19,6 +19,7 @@
 #include "../../plugins/storage/s3/multipart.hpp"
 #include "../http/flaky_proxy.hpp"
 #include "../http/nginx.hpp"
+#include "../http/tools.hpp"
 #include "radosgw.hpp"
 #include "storage_conformance.hpp"
 #include "test_support.hpp"
@@ -637,4 +638,41 @@ TEST_CASE("s3 on radosgw: a multipart upload that fails is aborted, leaving no u
       "print(len(s3.list_multipart_uploads(Bucket='aborted').get('Uploads', [])))\n"
       "print(s3.list_objects_v2(Bucket='aborted')['KeyCount'])\n");
   CHECK(left.output == "0\n0\n");
+}
+
+// Issue #33: public data read as S3 serves it over plain HTTP (path-style
+// URLs, no signing). A "folder" is no object, so its HEAD is 404: the
+// container is found by its attributes.json, asked for by name.
+TEST_CASE("s3 on radosgw: an N5 container in a public-read bucket opens from its http:// URL") {
+  const std::string local =
+      std::filesystem::absolute(test::fixtures() / "n5/java-style.n5").string();
+  const test::RunResult put = boto3(R"(
+import os
+s3.create_bucket(Bucket='public-n5', ACL='public-read')
+root = ')" + local + R"('
+for folder, _, files in os.walk(root):
+    for f in files:
+        path = os.path.join(folder, f)
+        s3.upload_file(path, 'public-n5', 'java-style.n5/' + os.path.relpath(path, root),
+                       ExtraArgs={'ACL': 'public-read'})
+)");
+  REQUIRE_MESSAGE(put.status == 0, put.output);
+  const std::string url = server().endpoint() + "/public-n5/java-style.n5";
+  stowage::Store want = stowage::Store::open(local, stowage::Mode::read, "n5");
+  for (stowage::Store got :
+       {stowage::Store::open(url), stowage::Store::open(url, stowage::Mode::read, "n5")}) {
+    CHECK(got.format() == "n5");
+    for (const char* node : {"gzip/int32_2d", "zstd/uint32_2d"}) {
+      CAPTURE(node);
+      CHECK(got.describe_json(node) == want.describe_json(node));
+      const std::string x = test::read_whole(got.array(node));
+      CHECK(x.size() > 0);
+      CHECK(x == test::read_whole(want.array(node)));
+    }
+  }
+  // stowage-info of a dataset by its own URL.
+  const test::RunResult info =
+      test::run(test::tool("stowage-info").string() + " " + test::quote(url + "/gzip/int32_2d"));
+  CHECK_MESSAGE(info.status == 0, info.output);
+  CHECK_MESSAGE(has(info.output, "int32"), info.output);
 }

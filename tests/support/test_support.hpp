@@ -55,6 +55,15 @@ inline void write_file(const fs::path& p, const std::string& data) {
 }
 inline stowage::json read_json(const fs::path& p) { return stowage::json::parse(read_file(p)); }
 
+// An array's whole content, in C order, as bytes.
+inline std::string read_whole(const stowage::Array& a) {
+  uint64_t n = stowage::dtype_size(a.dtype());
+  for (uint64_t s : a.shape()) n *= s;
+  std::string out(n, '\0');
+  a.read(std::vector<uint64_t>(a.ndim(), 0), a.shape(), out.data());
+  return out;
+}
+
 // A fresh directory under the system temp dir, removed at scope exit.
 class TempDir {
  public:

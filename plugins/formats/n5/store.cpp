@@ -1,6 +1,7 @@
 #include "store.hpp"
 
 #include <stowage/array_limits.hpp>
+#include <stowage/node_listing.hpp>
 #include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
 
@@ -210,7 +211,10 @@ std::unique_ptr<sdk::Store> N5Store::open(const sdk::Host& host, std::string_vie
   if (root.empty()) invalid("n5: empty container path");
   Options options = parse_options(options_json);
   sdk::Storage storage = sdk::Storage::for_location(host, root);
-  const int32_t kind = storage.kind(root);
+  int32_t kind = storage.kind(root);
+  // An object store's prefix is no object (its HEAD is 404): its attributes.json says it is there.
+  if (kind == STOWAGE_ENTRY_ABSENT && storage.is_file(root + kAttributesFile))
+    kind = STOWAGE_ENTRY_DIRECTORY;
   bool exists = kind != STOWAGE_ENTRY_ABSENT;
   bool fresh = mode == STOWAGE_MODE_TRUNCATE || (mode == STOWAGE_MODE_CREATE && !exists);
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("n5: unknown open mode " + std::to_string(mode));
@@ -272,7 +276,8 @@ void N5Store::write_attributes(const std::string& dir, const json& attributes) c
 }
 
 void N5Store::require_existing(const std::string& dir, std::string_view node) const {
-  if (!storage_.is_directory(dir))
+  // An object store's prefix reads as absent: a node there has its attributes.json.
+  if (!storage_.is_directory(dir) && !storage_.is_file(dir + kAttributesFile))
     fail(STOWAGE_NOT_FOUND, dir + ": no group or dataset '" + std::string(node) + "'");
 }
 
@@ -321,7 +326,7 @@ std::vector<std::string> N5Store::list(std::string_view node) {
   std::optional<json> attrs = read_attributes(dir);
   if (attrs && is_dataset(*attrs)) return names;  // children are chunk directories
 
-  for (std::string& name : storage_.list(dir)) {
+  for (std::string& name : sdk::list_node_directory(storage_, dir, "N5")) {
     // Groups and datasets are directories (names ending in '/'). A node
     // stowage::copy is still writing (or a killed copy left) is not part of
     // the container until it is moved into place.

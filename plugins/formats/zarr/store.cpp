@@ -3,6 +3,7 @@
 #include "store.hpp"
 
 #include <stowage/array_limits.hpp>
+#include <stowage/node_listing.hpp>
 
 #include "codec_names.hpp"
 #include "filter_chain.hpp"
@@ -23,6 +24,13 @@ using sdk::unsupported;
 namespace {
 
 const json kGroupMetadata = json{{"zarr_format", 2}};
+
+// Whether one of Zarr's metadata files is in `dir`, asked by name.
+bool holds_metadata(const sdk::Storage& storage, const std::string& dir) {
+  for (const char* name : {kV3File, kGroupFile, kArrayFile, kConsolidatedFile})
+    if (storage.is_file(dir + "/" + name)) return true;
+  return false;
+}
 
 // xarray's convention for dimension names in Zarr v2: the attribute
 // "_ARRAY_DIMENSIONS", one string per dimension.
@@ -104,7 +112,9 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   const bool asked = options.contains("zarr_version");
   if (mode > STOWAGE_MODE_TRUNCATE) invalid("zarr: unknown open mode " + std::to_string(mode));
   sdk::Storage storage = sdk::Storage::for_location(host, root);
-  const int32_t kind = storage.kind(root);
+  int32_t kind = storage.kind(root);
+  // An object store's prefix is no object (its HEAD is 404): a metadata file says it is there.
+  if (kind == STOWAGE_ENTRY_ABSENT && holds_metadata(storage, root)) kind = STOWAGE_ENTRY_DIRECTORY;
   const bool exists = kind != STOWAGE_ENTRY_ABSENT;
   if (exists && kind != STOWAGE_ENTRY_DIRECTORY)
     invalid(root + ": is a file; a Zarr store is a directory");
@@ -244,7 +254,7 @@ std::vector<std::string> ZarrStore::list(std::string_view node) {
   const std::string dir = node_dir(parts);
   if (consolidated_) return consolidated_->children(relative(dir));
   std::vector<std::string> names;
-  for (std::string& name : storage_.list(dir)) {
+  for (std::string& name : sdk::list_node_directory(storage_, dir, "Zarr")) {
     // Nodes are directories with metadata; a node stowage::copy is still
     // writing (or a killed copy left) joins the store when moved into place.
     if (name.empty() || name.back() != '/' || name.rfind(sdk::kStagingPrefix, 0) == 0) continue;

@@ -151,6 +151,7 @@ class Probe {
   int32_t entry_kind(std::string_view name) const {
     if (!is_directory()) return STOWAGE_ENTRY_ABSENT;
     if (!p_->listed) return stat_kind(std::string(path()) + "/" + std::string(name));
+    bool any_dotfile = false;
     std::string_view all(p_->entries, p_->entries_size);
     for (size_t at = 0; at < all.size();) {
       size_t end = std::min(all.find('\0', at), all.size());
@@ -158,8 +159,14 @@ class Probe {
       const bool directory = !entry.empty() && entry.back() == '/';
       if (directory) entry.remove_suffix(1);
       if (entry == name) return directory ? STOWAGE_ENTRY_DIRECTORY : STOWAGE_ENTRY_FILE;
+      any_dotfile = any_dotfile || (!entry.empty() && entry.front() == '.');
       at = end + 1;
     }
+    // nginx's JSON autoindex hides dotfiles (.zarray, .zgroup): a listing
+    // that shows none may hide them, so a dot-name is asked for by name. One
+    // that shows any hides none (local directories stay one listing).
+    if (!any_dotfile && !name.empty() && name.front() == '.')
+      return stat_kind(std::string(path()) + "/" + std::string(name));
     return STOWAGE_ENTRY_ABSENT;
   }
 
