@@ -126,3 +126,41 @@ TEST_CASE("unlisted http: a container root whose tree its metadata does not name
         test::read_whole(
             Store::open((test::fixtures() / "n5/java-style.n5").string()).array("gzip/int32_2d")));
 }
+
+// A consolidated Zarr v2 store (zarr-python's consolidate_metadata): its
+// .zmetadata names every node, so its root is known with no listing, and
+// stowage-info and stowage-convert work on it.
+TEST_CASE("unlisted http: a consolidated Zarr v2 root lists its nodes from .zmetadata") {
+  FilesOnly server;
+  const fs::path made = server.nginx.root() / "files" / "made.zarr";
+  const test::RunResult peer = test::run_python(
+      "import sys, numpy as np, zarr\n"
+      "root = zarr.open_group(sys.argv[1], mode='w')\n"
+      "root.create_dataset('a', data=np.arange(60, dtype='<i4').reshape(6, 10), chunks=(4, 4))\n"
+      "root.create_group('sub').create_dataset('b', data=np.arange(7, dtype='<f8') / 2, "
+      "chunks=(3,))\n"
+      "zarr.consolidate_metadata(sys.argv[1])\n",
+      test::quote(made.string()));
+  REQUIRE_MESSAGE(peer.status == 0, peer.output);
+  const std::string url = server.url("made.zarr");
+  Store got = Store::open(url);
+  CHECK(got.format() == "zarr");
+  CHECK(got.list("") == std::vector<std::string>{"a", "sub"});
+  CHECK(got.list("sub") == std::vector<std::string>{"b"});
+  std::string a = test::read_whole(got.array("a")), b = test::read_whole(got.array("sub/b"));
+  REQUIRE(a.size() == 60 * 4);
+  REQUIRE(b.size() == 7 * 8);
+  for (int32_t i = 0; i < 60; ++i) CHECK(reinterpret_cast<const int32_t*>(a.data())[i] == i);
+  for (int i = 0; i < 7; ++i) CHECK(reinterpret_cast<const double*>(b.data())[i] == i / 2.0);
+  const test::RunResult info =
+      test::run(test::tool("stowage-info").string() + " " + test::quote(url));
+  CHECK_MESSAGE(info.status == 0, info.output);
+  CHECK(info.output.find("sub/b") != std::string::npos);
+  test::TempDir tmp;
+  const std::string out = (tmp.path() / "copy.n5").string();
+  const test::RunResult convert = test::run(test::tool("stowage-convert").string() + " --quiet " +
+                                            test::quote(url) + " " + test::quote(out));
+  REQUIRE_MESSAGE(convert.status == 0, convert.output);
+  CHECK(test::read_whole(Store::open(out).array("sub/b")) == b);
+  CHECK(test::read_whole(Store::open(out).array("a")) == a);
+}
