@@ -64,6 +64,18 @@ inline std::string read_whole(const stowage::Array& a) {
   return out;
 }
 
+// Each array node of `nodes` is described as in `want` and reads the same, not empty.
+inline void check_same_arrays(const stowage::Store& got, const stowage::Store& want,
+                              std::initializer_list<const char*> nodes) {
+  for (const char* node : nodes) {
+    CAPTURE(node);
+    CHECK(got.describe_json(node) == want.describe_json(node));
+    const std::string bytes = read_whole(got.array(node));
+    CHECK(bytes.size() > 0);
+    CHECK(bytes == read_whole(want.array(node)));
+  }
+}
+
 // A fresh directory under the system temp dir, removed at scope exit.
 class TempDir {
  public:
