@@ -48,15 +48,15 @@ def arrays_in(url, opts):
         store = stowage.open(url, storage_options=opts)
     except stowage.Error:
         return []
-    found, todo = [], [""]
-    while todo:
-        node = todo.pop()
+    found, groups = [], [""]
+    while groups:
+        node = groups.pop()
         for name in store.keys(node):
             path = f"{node}/{name}" if node else name
             if hasattr(store[path], "shape"):
                 found.append(path)
             else:
-                todo.append(path)
+                groups.append(path)
     return found
 
 
@@ -204,3 +204,23 @@ def test_a_w_store_sent_to_workers_puts_its_metadata_first(s3, bucket, opts):
                         "a[...] = np.arange(32 * 32, dtype='int32').reshape(32, 32)"],
                        input=sent, check=True, env={**os.environ})
     np.testing.assert_array_equal(np.asarray(stowage.open(url, storage_options=opts)["a"]), data)
+
+
+@needs("n5", "gzip", "s3")
+def test_a_copy_killed_with_sigkill_leaves_no_dataset(s3, bucket, opts):
+    """kill -9 mid-copy: nothing runs at exit, and still no metadata was put."""
+    url = f"s3://{bucket}/killed.n5"
+    script = ("import json, sys, time, stowage\n"
+              "def slow(p):\n"
+              "    print('chunk', flush=True); time.sleep(0.2)\n"
+              "stowage.convert(sys.argv[1], sys.argv[2], destination_storage_options=json.loads(sys.argv[3]),\n"
+              "                progress=slow, threads=1)\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(EXAMPLES / "volume.n5"), url, json.dumps(opts)],
+                             stdout=subprocess.PIPE, text=True)
+    for _ in range(3):
+        assert child.stdout.readline() == "chunk\n"
+    child.kill()
+    child.wait()
+    left = keys(s3, bucket, "killed.n5/")
+    assert left and not metadata_keys(left), left
+    assert not arrays_in(url, opts)
