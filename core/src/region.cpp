@@ -406,6 +406,13 @@ class HeldChunk {
   bool locked_ = false;
 };
 
+// The node's shard shape ("shards" in its description), empty when it has none.
+std::vector<uint64_t> shard_shape(const NodeInfo& info) {
+  const json& shards = info.raw.contains("shards") ? info.raw["shards"] : json();
+  if (!shards.is_array() || shards.size() != info.chunks.size()) return {};
+  return shards.get<std::vector<uint64_t>>();
+}
+
 // The chunks a region write covers in part, grouped by the storage unit one
 // lock guards: the chunk, or the shard holding it when the node has
 // "shards" (so a shard is read and published once per write, not once per
@@ -413,11 +420,10 @@ class HeldChunk {
 std::vector<std::vector<std::vector<uint64_t>>> group_by_unit(
     const NodeInfo& info, std::vector<std::vector<uint64_t>> chunks) {
   std::vector<uint64_t> per_unit(info.chunks.size(), 1);
-  const json& shards = info.raw.contains("shards") ? info.raw["shards"] : json();
-  if (shards.is_array() && shards.size() == info.chunks.size())
+  const std::vector<uint64_t> shards = shard_shape(info);
+  if (!shards.empty())
     for (size_t d = 0; d < per_unit.size(); ++d)
-      per_unit[d] =
-          std::max<uint64_t>(1, shards[d].get<uint64_t>() / std::max<uint64_t>(1, info.chunks[d]));
+      per_unit[d] = std::max<uint64_t>(1, shards[d] / std::max<uint64_t>(1, info.chunks[d]));
   std::map<std::vector<uint64_t>, std::vector<std::vector<uint64_t>>> units;
   for (std::vector<uint64_t>& idx : chunks) {
     std::vector<uint64_t> unit(idx.size());
@@ -437,10 +443,9 @@ void refuse_unguarded_part(const Store::State& st, const NodeInfo& info, const s
                            const std::vector<uint64_t>& offset,
                            const std::vector<uint64_t>& shape) {
   if (!st.shared_writers || st.storage_guards_updates) return;
-  std::vector<uint64_t> unit = info.chunks;
-  const json& shards = info.raw.contains("shards") ? info.raw["shards"] : json();
-  const bool sharded = shards.is_array() && shards.size() == unit.size();
-  if (sharded) unit = shards.get<std::vector<uint64_t>>();
+  const std::vector<uint64_t> shards = shard_shape(info);
+  const bool sharded = !shards.empty();
+  const std::vector<uint64_t>& unit = sharded ? shards : info.chunks;
   for (size_t d = 0; d < shape.size(); ++d)
     if (shape[d] == 0) return;
   for (size_t d = 0; d < unit.size() && d < offset.size(); ++d) {
