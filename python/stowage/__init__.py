@@ -32,7 +32,7 @@ from ._nodes import Array, Attributes, Group, Records, Sparse, Store, Strings, o
 __version__ = _core.version()
 __all__ = [
     "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
-    "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "set_threads", "threads",
+    "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "to_anndata", "set_threads", "threads",
     "Error", "NotFoundError", "NodeNotFoundError", "InvalidArgumentError", "CorruptError",
     "UnsupportedError", "PermissionDeniedError", "StorageIOError", "PluginError", "InternalError",
 ]
@@ -52,6 +52,17 @@ def to_xarray(array, name=None):
     from ._interop import to_xarray as impl
 
     return impl(array, name)
+
+
+def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, lazy=False):
+    """An ``anndata.AnnData`` (cells x genes) of a BPCells or Daf matrix or a
+    dense array, names from its labels (see :func:`stowage._anndata.to_anndata`)::
+
+        adata = stowage.to_anndata(stowage.open("pbmc.bpcells"))
+    """
+    from ._anndata import to_anndata as impl
+
+    return impl(source, obs_names, var_names, layer=layer, obs=obs, lazy=lazy)
 
 
 def set_threads(n):
