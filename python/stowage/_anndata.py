@@ -87,15 +87,14 @@ def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, 
 
 def _matrix_of(source, layer, obs):
     """The Sparse or Array node that ``source`` and ``layer`` name."""
+    if isinstance(source, Store):
+        source = source.root  # a single-matrix store's root is its matrix (BPCells, npy)
     if isinstance(source, (Sparse, Array)):
         if layer is not None:
-            raise InvalidArgumentError("layer= names a matrix inside a store or group, not inside a matrix")
+            raise InvalidArgumentError(f"{source.store.path}: {source.node or '/'} is a matrix; layer= names "
+                                       "one inside a store or group")
         return source
-    if isinstance(source, Store):
-        source = source.root
     if not isinstance(source, Group):
-        if isinstance(source, (Sparse, Array)) and layer is None:  # a single-matrix store (BPCells, npy)
-            return source
         raise InvalidArgumentError("to_anndata takes a stowage Sparse, Array, Store or Group, not "
                                    + type(source).__name__)
     store = source.store

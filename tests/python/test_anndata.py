@@ -5,6 +5,7 @@ expected values, scipy's indexing and anndata (Debian's 0.8) on the other
 side of each comparison."""
 
 import json
+import os
 
 import anndata
 import dask
@@ -155,6 +156,20 @@ def test_to_dask_of_sparse_has_scipy_blocks_along_the_major_axis(name):
     np.testing.assert_array_equal(dense.compute(scheduler="threads"), values)
 
 
+def test_to_dask_of_sparse_on_a_cluster_of_processes(cluster, tmp_path):
+    """The blocks are read in two worker processes (the matrix pickles by
+    path) and come back as scipy.sparse, equal to the matrix written."""
+    x = scipy.sparse.random(3000, 50, density=0.05, format="csc", dtype=np.float64, random_state=5)
+    with stowage.open(tmp_path / "m.bpcells", "w", format="bpcells") as s:
+        s.write_sparse("", x)
+    d = stowage.to_dask(stowage.open(tmp_path / "m.bpcells")[""], chunks=7)
+    assert d.numblocks == (1, 8)
+    same_sparse(d.compute(), x)  # the cluster's client is the default scheduler here
+    readers = d.map_blocks(lambda b: np.array([[os.getpid() if scipy.sparse.isspmatrix_csc(b) else -1]]),
+                           chunks=(1, 1), meta=np.empty((0, 0), int)).compute()
+    assert set(readers.ravel()) <= set(cluster.run(os.getpid).values()) and os.getpid() not in readers
+
+
 def test_to_dask_of_sparse_default_blocks_and_bad_chunks():
     m = stowage.open(fixture("bpcells", "uint_packed_col_multichunk"))[""]
     assert stowage.to_dask(m).chunks == ((300,), (3,))  # 333 values: one block
@@ -202,6 +217,10 @@ def test_to_anndata_takes_names_and_orientation():
         stowage.to_anndata(store, obs_names=list("abc"))
     with pytest.raises(stowage.InvalidArgumentError, match="no dimension 'cell'"):
         stowage.to_anndata(store, obs="cell")
+    with pytest.raises(stowage.InvalidArgumentError, match="uint_packed_col_bigvals: / is a matrix; layer="):
+        stowage.to_anndata(store, layer="UMIs")
+    with pytest.raises(stowage.InvalidArgumentError, match="not Strings"):
+        stowage.to_anndata(stowage.open(fixture("daf", "julia_v10_small"))["axes/cell"])
 
 
 def test_to_anndata_of_daf_takes_the_axes_and_vectors():
