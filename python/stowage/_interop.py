@@ -23,8 +23,9 @@ def to_dask(array, chunks=None):
     storage's layout (dask's ``meta`` is an empty ``csr_matrix`` or
     ``csc_matrix``), cut along the major axis only: each task reads whole
     rows (CSR) or columns (CSC) with ``m[a:b]``, which reads only those.
-    ``chunks`` is then the number of majors per block (an int; default:
-    blocks of about a million stored values)::
+    ``chunks`` is then the number of majors per block (an int, or dask's
+    pair with the whole minor axis, ``(-1, 100)`` for CSC; default: blocks
+    of about a million stored values)::
 
         x = stowage.to_dask(stowage.open("counts.bpcells")[""])   # CSC
         x.blocks[0].compute()                                     # a scipy.sparse.csc_matrix
@@ -61,15 +62,21 @@ _SPARSE_BLOCK_VALUES = 1 << 20
 
 
 def _major_chunks(matrix, chunks):
-    """dask chunks for a Sparse matrix: blocks of whole majors."""
+    """dask chunks for a Sparse matrix: blocks of whole majors. ``chunks``:
+    majors per block, as an int or as dask's pair whose minor entry is the
+    whole axis (``-1``, ``None`` or its length)."""
+    major = 0 if matrix.format == "csr" else 1
+    minors = matrix.shape[1 - major]
+    if isinstance(chunks, (tuple, list)) and len(chunks) == 2 and chunks[1 - major] in (-1, None, minors):
+        chunks = chunks[major]
     if chunks is None:
         per_major = matrix.nnz / max(1, matrix.majors)
         chunks = max(1, int(_SPARSE_BLOCK_VALUES / per_major) if per_major else matrix.majors)
-    elif not isinstance(chunks, (int, np.integer)):
-        raise InvalidArgumentError("to_dask of a Sparse matrix takes chunks as the number of "
-                                   f"{'rows' if matrix.format == 'csr' else 'columns'} per block, not {chunks!r}")
-    rows, cols = matrix.shape
-    return (int(chunks), cols) if matrix.format == "csr" else (rows, int(chunks))
+    elif not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise InvalidArgumentError(
+            f"to_dask of a {matrix.format.upper()} matrix cuts blocks of whole {'rows' if major == 0 else 'columns'}: "
+            f"chunks is the number of {'rows' if major == 0 else 'columns'} per block, not {chunks!r}")
+    return (int(chunks), minors) if major == 0 else (minors, int(chunks))
 
 
 def _sparse_meta(matrix):

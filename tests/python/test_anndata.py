@@ -173,8 +173,9 @@ def test_to_dask_of_sparse_on_a_cluster_of_processes(cluster, tmp_path):
 def test_to_dask_of_sparse_default_blocks_and_bad_chunks():
     m = stowage.open(fixture("bpcells", "uint_packed_col_multichunk"))[""]
     assert stowage.to_dask(m).chunks == ((300,), (3,))  # 333 values: one block
-    with pytest.raises(stowage.InvalidArgumentError, match="columns per block"):
-        stowage.to_dask(m, chunks=(10, 1))
+    assert stowage.to_dask(m, chunks=(-1, 2)).chunks == stowage.to_dask(m, chunks=(300, 2)).chunks == ((300,), (2, 1))
+    with pytest.raises(stowage.InvalidArgumentError, match="CSC matrix cuts blocks of whole columns"):
+        stowage.to_dask(m, chunks=(7, 2))
 
 
 # ---- to_anndata ---------------------------------------------------------------------------
