@@ -39,8 +39,12 @@ __all__ = [
 
 
 def to_dask(array, chunks=None):
-    """A ``dask.array.Array`` on the array's native chunk grid (see
-    :func:`stowage._interop.to_dask`)."""
+    """A ``dask.array.Array`` on the array's native chunk grid; of a Sparse
+    matrix, ``scipy.sparse`` blocks of whole rows (CSR) or columns (CSC)
+    (see :func:`stowage._interop.to_dask`)::
+
+        stowage.to_dask(stowage.open("volume.n5")["raw/s0"]).mean().compute()
+    """
     from ._interop import to_dask as impl
 
     return impl(array, chunks)
