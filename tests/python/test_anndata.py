@@ -243,6 +243,25 @@ def test_to_anndata_of_daf_takes_the_axes_and_vectors():
     np.testing.assert_array_equal(adata[young.values].X, peer[young.values].X)
 
 
+def test_to_anndata_of_daf_keeps_every_vector_type():
+    """obs columns of every Daf element type (dense and sparse vectors, a
+    sparse String one) equal the values the writer stored, in their dtype;
+    a Bool sparse matrix is a bool X."""
+    expected = daf_expected("gen_v11_types")
+    adata = stowage.to_anndata(stowage.open(fixture("daf", "gen_v11_types")), layer="mask")
+    vectors = expected["vectors"]["cell"]
+    assert sorted(adata.obs.columns) == sorted(vectors)
+    for name, entry in vectors.items():
+        if entry["eltype"] == "String":
+            assert list(adata.obs[name]) == entry["values"], name
+        else:
+            want = daf_bin("gen_v11_types", entry).astype(bool if entry["eltype"] == "Bool" else entry["bin_dtype"])
+            assert adata.obs[name].dtype == want.dtype, name
+            np.testing.assert_array_equal(adata.obs[name].to_numpy(), want, err_msg=name)
+    assert list(adata.obs_names) == expected["axes"]["cell"]["entries"] and adata.X.dtype == bool
+    same_sparse(adata.X, daf_bin("gen_v11_types", expected["matrices"]["cell"]["gene"]["mask"]).astype(bool))
+
+
 def test_to_anndata_of_daf_layers():
     """layer= picks a Daf matrix by name (the copy whose majors are the cells:
     gene/cell CSC -> CSR X) or by path; several candidates are refused by name."""
