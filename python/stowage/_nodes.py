@@ -856,7 +856,7 @@ class Sparse(_Dimensioned):
             (2, 2)
             >>> m[1:3, 0].toarray()            # equal to m.to_scipy()[1:3, 0]
         """
-        rows, cols = _sparse_key(key, self.shape)
+        rows, cols = self._key(key, self.shape)
         csr = self.format == "csr"
         major, minor = (rows, cols) if csr else (cols, rows)
         picked = self._read_majors(major)
@@ -893,6 +893,42 @@ class Sparse(_Dimensioned):
         at = offsets[run] + (wanted - firsts[run])  # each wanted major's place in `read`
         return read[at] if self.format == "csr" else read[:, at]
 
+    @staticmethod
+    def _key(key, shape):
+        """``m[key]``'s index -> (rows, cols), each an int, a slice or an int64 array."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:i] + (slice(None),) * (3 - len(key)) + key[i + 1 :]
+        if len(key) > 2:
+            raise IndexError(f"too many indices for a sparse matrix: {len(key)}")
+        key = tuple(key) + (slice(None),) * (2 - len(key))
+        return tuple(Sparse._axis_index(k, n, axis) for k, n, axis in zip(key, shape, ("row", "column")))
+
+    @staticmethod
+    def _axis_index(k, n, axis):
+        if isinstance(k, slice):
+            return k
+        if isinstance(k, (int, np.integer)):
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"{axis} {i} is out of range for {n} {axis}s")
+            return i % n
+        k = np.asarray(k)
+        if k.dtype == bool:
+            if k.shape != (n,):
+                raise IndexError(f"a boolean {axis} mask must have {n} elements, not {k.shape}")
+            return np.flatnonzero(k)
+        if k.ndim != 1 or (k.size and k.dtype.kind not in "iu"):
+            raise IndexError(f"a {axis} index is an int, a slice, a 1-d int array or a boolean mask, "
+                             f"not {k.dtype} of shape {k.shape}")
+        k = k.astype(np.int64)
+        bad = (k < -n) | (k >= n)
+        if bad.any():
+            raise IndexError(f"{axis} {k[bad][0]} is out of range for {n} {axis}s")
+        return np.where(k < 0, k + n, k)
+
     def read_dense(self, row0=0, col0=0, rows=None, cols=None):
         """A dense C-order window of the matrix as a numpy array."""
         rows = self.shape[0] - row0 if rows is None else rows
@@ -905,42 +941,6 @@ class Sparse(_Dimensioned):
     def __array__(self, dtype=None):
         a = self.read_dense()
         return a if dtype is None else a.astype(dtype, copy=False)
-
-
-def _sparse_key(key, shape):
-    """``m[key]``'s index -> (rows, cols), each an int, a slice or an int64 array."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    if any(k is Ellipsis for k in key):
-        i = next(i for i, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + (slice(None),) * (3 - len(key)) + key[i + 1 :]
-    if len(key) > 2:
-        raise IndexError(f"too many indices for a sparse matrix: {len(key)}")
-    key = tuple(key) + (slice(None),) * (2 - len(key))
-    return tuple(_axis_index(k, n, axis) for k, n, axis in zip(key, shape, ("row", "column")))
-
-
-def _axis_index(k, n, axis):
-    if isinstance(k, slice):
-        return k
-    if isinstance(k, (int, np.integer)):
-        i = operator.index(k)
-        if not -n <= i < n:
-            raise IndexError(f"{axis} {i} is out of range for {n} {axis}s")
-        return i % n
-    k = np.asarray(k)
-    if k.dtype == bool:
-        if k.shape != (n,):
-            raise IndexError(f"a boolean {axis} mask must have {n} elements, not {k.shape}")
-        return np.flatnonzero(k)
-    if k.ndim != 1 or (k.size and k.dtype.kind not in "iu"):
-        raise IndexError(f"a {axis} index is an int, a slice, a 1-d int array or a boolean mask, "
-                         f"not {k.dtype} of shape {k.shape}")
-    k = k.astype(np.int64)
-    bad = (k < -n) | (k >= n)
-    if bad.any():
-        raise IndexError(f"{axis} {k[bad][0]} is out of range for {n} {axis}s")
-    return np.where(k < 0, k + n, k)
 
 
 class Strings(_Node):
