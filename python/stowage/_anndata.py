@@ -1,12 +1,15 @@
 """Single-cell matrices (BPCells, Daf, dense arrays) as ``anndata.AnnData``
 (imported only when used)."""
 
+import os
+
 import numpy as np
 
 from ._errors import InvalidArgumentError, NodeNotFoundError
 from ._nodes import Array, Group, Sparse, Store, Strings
+from ._nodes import open as open_store
 
-__all__ = ["to_anndata"]
+__all__ = ["to_anndata", "write_anndata"]
 
 # Dimension names that hold observations (cells) whatever their position.
 _OBS_NAMES = {"cell", "cells", "obs", "barcode", "barcodes"}
@@ -17,7 +20,7 @@ def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, 
     (observations, ``obs``) x genes (variables, ``var``), as AnnData and
     scanpy want it.
 
-    ``source``: a :class:`Sparse` matrix (``X`` a ``scipy.sparse``
+    ``source``: a path (opened for reading), a :class:`Sparse` matrix (``X`` a ``scipy.sparse``
     matrix), a 2-d :class:`Array` (``X`` a numpy array), or a
     :class:`Store` / :class:`Group` holding one:
 
@@ -64,6 +67,8 @@ def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, 
     import anndata
     import pandas
 
+    if isinstance(source, (str, os.PathLike)):
+        source = open_store(source)
     matrix = _matrix_of(source, layer, obs)
     if matrix.ndim != 2:
         raise InvalidArgumentError(f"{matrix.store.path}: {matrix.node or '/'} has {matrix.ndim} dimensions, "
@@ -83,6 +88,63 @@ def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, 
         return adata
     x = matrix.to_scipy() if isinstance(matrix, Sparse) else np.asarray(matrix)
     return anndata.AnnData(x.T if axis == 1 else x, obs=frames[0], var=frames[1], dtype=x.dtype)
+
+
+def write_anndata(adata, path, format=None, *, layer="UMIs", obs="cell", var="gene"):
+    """Write an ``anndata.AnnData`` as a BPCells matrix directory or a Daf
+    repository (``format``: ``"bpcells"`` or ``"daf"``, else from the
+    extension; ``"w"``: what is at ``path`` is replaced when all is written),
+    so that :func:`to_anndata` reads it back equal. Returns the written
+    :class:`Store`, opened for reading.
+
+    - BPCells: ``X`` as BPCells and R hold single-cell counts, genes x
+      cells in CSC (``X.T``: a CSR ``X`` is written without a copy), with
+      the var names as row names and the obs names as column names.
+      BPCells keeps nothing else (``obs``/``var`` columns, layers).
+    - Daf: the axes ``obs`` (default ``"cell"``) and ``var`` (``"gene"``)
+      from the names; ``X`` as the matrix ``layer`` (default ``"UMIs"``)
+      and each of ``adata.layers`` under its name, all in
+      ``matrices/<var>/<obs>/`` as sparse CSC (cells major: the copy
+      ``to_anndata`` reads); ``obs``/``var`` columns as the axes' vectors
+      (numbers and bools as they are, anything else as strings).
+
+    BPCells takes uint32, float32 and float64 values (the format's types)::
+
+        >>> stowage.write_anndata(adata, "counts.bpcells")
+        >>> stowage.to_anndata(stowage.open("counts.bpcells")).X   # equal to adata.X
+    """
+    if format is None and os.path.splitext(os.fspath(path))[1] in (".bpcells", ".daf"):
+        format = os.path.splitext(os.fspath(path))[1][1:]  # names the core does not take from an extension
+    with open_store(path, "w", format) as store:
+        if store.format not in ("bpcells", "daf"):
+            raise InvalidArgumentError(f"{store.path}: write_anndata writes bpcells or daf, not {store.format}")
+        if store.format == "bpcells":
+            store.write_sparse("", _genes_by_cells(adata.X),
+                               dims=[("genes", list(adata.var_names)), ("cells", list(adata.obs_names))])
+        else:
+            store.write_strings("axes/" + obs, list(adata.obs_names))
+            store.write_strings("axes/" + var, list(adata.var_names))
+            for name, x in [(layer, adata.X)] + list(adata.layers.items()):
+                store.write_sparse(f"matrices/{var}/{obs}/{name}", _genes_by_cells(x))
+            for axis, frame in ((obs, adata.obs), (var, adata.var)):
+                for column, values in frame.items():
+                    _write_vector(store, f"vectors/{axis}/{column}", values)
+        path = store.path
+    return open_store(path, "r", format)
+
+
+def _genes_by_cells(x):
+    import scipy.sparse
+
+    return (x if scipy.sparse.issparse(x) else scipy.sparse.csr_matrix(np.asarray(x))).T.tocsc()
+
+
+def _write_vector(store, node, values):
+    values = np.asarray(values)
+    if values.dtype.kind in "biuf":
+        store.create_array(node, values.shape, values.dtype)[...] = values
+    else:  # str, object, categories: Daf's String vectors
+        store.write_strings(node, [str(v) for v in values])
 
 
 def _matrix_of(source, layer, obs):

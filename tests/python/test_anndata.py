@@ -325,6 +325,36 @@ def test_anndata_round_trip_through_bpcells_and_daf(tmp_path):
         same_sparse(back.X, adata.X)
 
 
+def test_write_anndata_and_back(tmp_path):
+    """write_anndata then to_anndata (from the path): BPCells keeps X and the
+    names; Daf also the obs/var columns (numbers, bools, strings, categories)
+    and the layers. The BPCells directory is genes x cells, as BPCells' R
+    reader would see it."""
+    adata = counts_anndata()
+    adata.obs["n_counts"] = np.asarray(adata.X.sum(axis=1)).ravel()
+    adata.obs["donor"] = pd.Categorical(np.where(np.arange(400) % 3 == 0, "d1", "d2"))
+    adata.var["is_mito"] = np.arange(120) < 5
+    adata.var["symbol"] = [f"S{i}" for i in range(120)]
+    adata.layers["doubled"] = (adata.X * 2).tocsr()
+    written = stowage.write_anndata(adata, tmp_path / "c.bpcells")
+    m = written[""]
+    assert m.shape == (120, 400) and m.format == "csc" and m.dims[1][1] == list(adata.obs_names)
+    back = stowage.to_anndata(tmp_path / "c.bpcells")
+    same_sparse(back.X, adata.X)
+    assert list(back.obs_names) == list(adata.obs_names) and list(back.var_names) == list(adata.var_names)
+    stowage.write_anndata(adata, tmp_path / "c.daf", "daf")
+    back = stowage.to_anndata(str(tmp_path / "c.daf"), layer="UMIs")
+    same_sparse(back.X, adata.X)
+    same_sparse(stowage.to_anndata(tmp_path / "c.daf", layer="doubled").X, adata.layers["doubled"])
+    np.testing.assert_array_equal(back.obs["n_counts"], adata.obs["n_counts"])
+    assert back.obs["n_counts"].dtype == np.float32
+    assert list(back.obs["donor"]) == list(adata.obs["donor"].astype(str))
+    assert back.var["is_mito"].dtype == bool and list(back.var["is_mito"]) == list(adata.var["is_mito"])
+    assert list(back.var["symbol"]) == list(adata.var["symbol"])
+    with pytest.raises(stowage.InvalidArgumentError, match="writes bpcells or daf, not n5"):
+        stowage.write_anndata(adata, tmp_path / "c.n5")
+
+
 def normalize_total(x, target=1e4):
     """scanpy.pp.normalize_total's arithmetic: each cell scaled to ``target`` counts."""
     sums = np.asarray(x.sum(axis=1)).ravel()
