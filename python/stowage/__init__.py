@@ -32,15 +32,20 @@ from ._nodes import Array, Attributes, Group, Records, Sparse, Store, Strings, o
 __version__ = _core.version()
 __all__ = [
     "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
-    "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "set_threads", "threads",
+    "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "to_anndata", "write_anndata",
+    "set_threads", "threads",
     "Error", "NotFoundError", "NodeNotFoundError", "InvalidArgumentError", "CorruptError",
     "UnsupportedError", "PermissionDeniedError", "StorageIOError", "PluginError", "InternalError",
 ]
 
 
 def to_dask(array, chunks=None):
-    """A ``dask.array.Array`` on the array's native chunk grid (see
-    :func:`stowage._interop.to_dask`)."""
+    """A ``dask.array.Array`` on the array's native chunk grid; of a Sparse
+    matrix, ``scipy.sparse`` blocks of whole rows (CSR) or columns (CSC)
+    (see :func:`stowage._interop.to_dask`)::
+
+        stowage.to_dask(stowage.open("volume.n5")["raw/s0"]).mean().compute()
+    """
     from ._interop import to_dask as impl
 
     return impl(array, chunks)
@@ -52,6 +57,29 @@ def to_xarray(array, name=None):
     from ._interop import to_xarray as impl
 
     return impl(array, name)
+
+
+def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, lazy=False):
+    """An ``anndata.AnnData`` (cells x genes) of a BPCells or Daf matrix or a
+    dense array (a node, a store or a path), names from its labels (see
+    :func:`stowage._anndata.to_anndata`)::
+
+        adata = stowage.to_anndata(stowage.open("pbmc.bpcells"))
+    """
+    from ._anndata import to_anndata as impl
+
+    return impl(source, obs_names, var_names, layer=layer, obs=obs, lazy=lazy)
+
+
+def write_anndata(adata, path, format=None, *, layer="UMIs", obs="cell", var="gene"):
+    """Write an ``anndata.AnnData`` as BPCells (genes x cells) or Daf, read
+    back equal by :func:`to_anndata` (see :func:`stowage._anndata.write_anndata`)::
+
+        stowage.write_anndata(adata, "counts.bpcells")
+    """
+    from ._anndata import write_anndata as impl
+
+    return impl(adata, path, format, layer=layer, obs=obs, var=var)
 
 
 def set_threads(n):

@@ -788,7 +788,15 @@ class Array(_Dimensioned):
 
 class Sparse(_Dimensioned):
     """A CSC or CSR sparse matrix (BPCells, Daf). ``to_scipy()`` reads it
-    (or a range of its columns/rows); ``numpy.asarray`` reads it dense."""
+    (or a range of its columns/rows); ``numpy.asarray`` reads it dense.
+
+    ``m[rows, cols]`` reads a selection into a ``scipy.sparse`` matrix of the
+    storage's layout (:meth:`__getitem__`)::
+
+        m = stowage.open("counts.bpcells")[""]   # genes x cells, CSC
+        m[:, [3, 7, 9]]                          # three cells: only those columns are read
+        m[m_genes_mask, 100:200]                 # a boolean mask and a slice
+    """
 
     def __init__(self, store, node, info):
         super().__init__(store, node, info)
@@ -828,6 +836,98 @@ class Sparse(_Dimensioned):
         if self.format == "csc":
             return scipy.sparse.csc_matrix((values, indices, indptr), shape=(minor, end - begin), copy=False)
         return scipy.sparse.csr_matrix((values, indices, indptr), shape=(end - begin, minor), copy=False)
+
+    def __getitem__(self, key):
+        """``m[rows, cols]``: the selection as a ``scipy.sparse`` matrix, CSR
+        or CSC as the storage's :attr:`format`. Each index is an int, a slice
+        (any step), a list or numpy array of ints (any order, repeats
+        allowed, negative from the end) or a boolean mask; ``m[rows]`` keeps
+        every column. Only the majors selected (rows of CSR, columns of CSC)
+        are read, in runs of neighbouring ones: ``m[5:9]`` of a CSR matrix
+        reads 4 rows, ``m[:, 5:9]`` reads all of them (each row holds part of
+        those columns).
+
+        As scipy's indexing, an int keeps its axis (a 1 x n matrix) and two
+        ints give the value. Unlike scipy's (and like zarr-python's
+        ``oindex`` and ``AnnData[rows, cols]``), two arrays select
+        orthogonally, rows x columns, not coordinate pairs::
+
+            >>> m[[0, 2], [1, 3]].shape        # scipy's csr[[0, 2], [1, 3]] is 1 x 2
+            (2, 2)
+            >>> m[1:3, 0].toarray()            # equal to m.to_scipy()[1:3, 0]
+        """
+        rows, cols = self._key(key, self.shape)
+        csr = self.format == "csr"
+        major, minor = (rows, cols) if csr else (cols, rows)
+        picked = self._read_majors(major)
+        picked = picked[:, minor] if csr else picked[minor, :]
+        if isinstance(rows, int) and isinstance(cols, int):
+            return picked.toarray()[0, 0]  # a numpy scalar of the dtype, as scipy's m[i, j]
+        return picked.asformat(self.format)
+
+    # Neighbouring majors closer than this are read in one call, the ones
+    # between included: a call costs more than reading a few empty majors.
+    _major_gap = 64
+
+    def _read_majors(self, index):
+        """The majors ``index`` selects (an int, a slice or an int array), in
+        its order, as CSR (rows of CSR storage) or CSC."""
+        import scipy.sparse
+
+        if isinstance(index, int):
+            index = slice(index, index + 1)
+        if isinstance(index, slice) and index.step in (None, 1):
+            return self.to_scipy(index)
+        wanted = np.arange(*index.indices(self.majors)) if isinstance(index, slice) else index
+        if wanted.size == 0:
+            return self.to_scipy(slice(0, 0))
+        unique = np.unique(wanted)
+        breaks = np.flatnonzero(np.diff(unique) > self._major_gap) + 1
+        firsts = unique[np.r_[0, breaks]]
+        lasts = unique[np.r_[breaks - 1, unique.size - 1]]
+        parts = [self.to_scipy(slice(int(a), int(b) + 1)) for a, b in zip(firsts, lasts)]
+        stack = scipy.sparse.vstack if self.format == "csr" else scipy.sparse.hstack
+        read = parts[0] if len(parts) == 1 else stack(parts, format=self.format)
+        offsets = np.cumsum(np.r_[0, lasts[:-1] - firsts[:-1] + 1])
+        run = np.searchsorted(firsts, wanted, side="right") - 1
+        at = offsets[run] + (wanted - firsts[run])  # each wanted major's place in `read`
+        return read[at] if self.format == "csr" else read[:, at]
+
+    @staticmethod
+    def _key(key, shape):
+        """``m[key]``'s index -> (rows, cols), each an int, a slice or an int64 array."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:i] + (slice(None),) * (3 - len(key)) + key[i + 1 :]
+        if len(key) > 2:
+            raise IndexError(f"too many indices for a sparse matrix: {len(key)}")
+        key = tuple(key) + (slice(None),) * (2 - len(key))
+        return tuple(Sparse._axis_index(k, n, axis) for k, n, axis in zip(key, shape, ("row", "column")))
+
+    @staticmethod
+    def _axis_index(k, n, axis):
+        if isinstance(k, slice):
+            return k
+        if isinstance(k, (int, np.integer)):
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"{axis} {i} is out of range for {n} {axis}s")
+            return i % n
+        k = np.asarray(k)
+        if k.dtype == bool:
+            if k.shape != (n,):
+                raise IndexError(f"a boolean {axis} mask must have {n} elements, not {k.shape}")
+            return np.flatnonzero(k)
+        if k.ndim != 1 or (k.size and k.dtype.kind not in "iu"):
+            raise IndexError(f"a {axis} index is an int, a slice, a 1-d int array or a boolean mask, "
+                             f"not {k.dtype} of shape {k.shape}")
+        k = k.astype(np.int64)
+        bad = (k < -n) | (k >= n)
+        if bad.any():
+            raise IndexError(f"{axis} {k[bad][0]} is out of range for {n} {axis}s")
+        return np.where(k < 0, k + n, k)
 
     def read_dense(self, row0=0, col0=0, rows=None, cols=None):
         """A dense C-order window of the matrix as a numpy array."""
