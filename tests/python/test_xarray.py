@@ -137,6 +137,7 @@ def test_datg_and_bpcells_dims_and_labels():
     d = xr.open_dataarray(fixture("datg", "basic_4x5.datg"), engine="stowage")
     assert d.name is None and d.dims == ("Rows", "Cols") and d.attrs["dataset_name"] == "Title"
     assert list(d["Cols"].values) == ["col1", "col2", "col3", "col4", "col5"]
+    xr.testing.assert_identical(xr.open_dataarray(fixture("datg", "basic_4x5.datg")), d)  # the engine guessed
     a = stowage.open(fixture("datg", "basic_4x5.datg"))[""]
     np.testing.assert_array_equal(d.sel(Rows="row3").values, a[2])
     m = stowage.open(fixture("bpcells", "uint_packed_col_names"))[""]
