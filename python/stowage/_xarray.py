@@ -105,13 +105,17 @@ def _variable(node):
     """An ``xarray.Variable`` over the node (nothing read) and its labels, ``{dim: labels}``."""
     dims = _dims(node)
     names = tuple(name for name, _ in dims)
-    attrs = {k: v for k, v in (node.describe().get("attributes") or {}).items() if k not in _DIMENSION_ATTRIBUTES}
+    attrs = _attrs(node)
     encoding = {}
     if isinstance(node, Array):
         encoding = {"chunks": node.chunks, "preferred_chunks": dict(zip(names, node.chunks))}
     data = indexing.LazilyIndexedArray(StowageBackendArray(node))
     labels = {name: np.asarray(lab, dtype=object) for name, lab in dims if lab is not None}
     return xarray.Variable(names, data, attrs, encoding), labels
+
+
+def _attrs(node):
+    return {k: v for k, v in (node.describe().get("attributes") or {}).items() if k not in _DIMENSION_ATTRIBUTES}
 
 
 def _conflict(variable, labels, sizes, coords):
@@ -138,7 +142,7 @@ def _group_variables(group, drop):
         try:
             child = group.store[path]
         except UnsupportedError as e:
-            warnings.warn(f"{group.store.path}: {path!r} is left out: {e}", stacklevel=4)
+            warnings.warn(f"{group.store.path}: {path!r} is left out: {e}", stacklevel=6)
             continue
         if not isinstance(child, (Array, Sparse, Strings)):
             continue
@@ -146,7 +150,7 @@ def _group_variables(group, drop):
         why = _conflict(variable, labels, sizes, coords)
         if why:
             warnings.warn(f"{group.store.path}: {path!r} is left out of the dataset of {group.node or '/'!r}: {why}; "
-                          f"open it with group={path!r}", stacklevel=4)
+                          f"open it with group={path!r}", stacklevel=6)
             continue
         variables[name] = variable
         sizes.update(zip(variable.dims, variable.shape))
@@ -183,7 +187,9 @@ def open_node(node, *, drop_variables=None, mask_and_scale=True, decode_times=Tr
     for dim, lab in labels.items():
         if dim not in variables and dim not in drop:
             variables[dim] = xarray.Variable((dim,), lab)
-    attrs = {k: v for k, v in (node.describe().get("attributes") or {}).items() if k not in _DIMENSION_ATTRIBUTES}
+    # A group's attributes are the dataset's; an array's are its variable's
+    # only, as xarray reads back a DataArray it wrote.
+    attrs = _attrs(node) if isinstance(node, Group) else {}
     variables, attrs, coord_names = conventions.decode_cf_variables(
         variables, attrs, mask_and_scale=mask_and_scale, decode_times=decode_times,
         concat_characters=concat_characters, decode_coords=decode_coords, use_cftime=use_cftime,

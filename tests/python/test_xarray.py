@@ -4,6 +4,7 @@ the formats xarray cannot read: lazy reads, dims and labels, dask chunks,
 open_mfdataset, groups, errors."""
 
 import importlib.metadata
+import json
 import os
 
 import numcodecs
@@ -136,6 +137,7 @@ def test_n5_dims_from_labels_and_from_the_axes_attribute(tmp_path):
 def test_datg_and_bpcells_dims_and_labels():
     d = xr.open_dataarray(fixture("datg", "basic_4x5.datg"), engine="stowage")
     assert d.name is None and d.dims == ("Rows", "Cols") and d.attrs["dataset_name"] == "Title"
+    assert xr.open_dataset(fixture("datg", "basic_4x5.datg"), engine="stowage").attrs == {}  # the variable's
     assert list(d["Cols"].values) == ["col1", "col2", "col3", "col4", "col5"]
     xr.testing.assert_identical(xr.open_dataarray(fixture("datg", "basic_4x5.datg")), d)  # the engine guessed
     a = stowage.open(fixture("datg", "basic_4x5.datg"))[""]
@@ -190,3 +192,15 @@ def test_errors_name_the_path(tmp_path):
         xr.open_dataset(datg, engine="stowage", group="no/such")
     with pytest.raises(stowage.InvalidArgumentError, match="to_xarray takes"):
         stowage.to_xarray(os.getcwd())
+
+
+@needs("zarr")
+def test_zarr_v3_dimension_names_are_the_dims(tmp_path):
+    values = np.arange(12, dtype="i4").reshape(3, 4)
+    with stowage.open(tmp_path / "v3.zarr", "w", "zarr") as store:
+        store.create_array("a", values.shape, "int32", chunks=(2, 2), dims=["t", None])[...] = values
+    meta = json.loads((tmp_path / "v3.zarr" / "a" / "zarr.json").read_text())
+    assert meta["zarr_format"] == 3 and meta["dimension_names"] == ["t", None]
+    d = xr.open_dataarray(tmp_path / "v3.zarr", engine="stowage", group="a")
+    assert d.dims == ("t", "dim_1") and d.encoding["preferred_chunks"] == {"t": 2, "dim_1": 2}
+    np.testing.assert_array_equal(d[1:, 1:3].values, values[1:, 1:3])
