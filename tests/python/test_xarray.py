@@ -204,3 +204,27 @@ def test_zarr_v3_dimension_names_are_the_dims(tmp_path):
     d = xr.open_dataarray(tmp_path / "v3.zarr", engine="stowage", group="a")
     assert d.dims == ("t", "dim_1") and d.encoding["preferred_chunks"] == {"t": 2, "dim_1": 2}
     np.testing.assert_array_equal(d[1:, 1:3].values, values[1:, 1:3])
+
+
+def test_storage_options_reach_the_storage_backend(tmp_path):
+    path = str(tmp_path / "scan.zarr")
+    with pytest.raises(stowage.InvalidArgumentError, match="no_such_option"):
+        xr.open_dataset(path, engine="stowage", storage_options={"no_such_option": 1})
+
+
+@needs("zarr", "blosc", "s3")
+def test_a_zarr_store_in_s3_opens_with_storage_options(tmp_path, s3, bucket, server):
+    local = write_zarr(tmp_path / "scan.zarr")
+    for f in local.rglob("*"):
+        if f.is_file():
+            s3.put_object(Bucket=bucket, Key="scan.zarr/" + f.relative_to(local).as_posix(), Body=f.read_bytes())
+    options = {"endpoint": server["endpoint"], "access_key_id": server["access_key"],
+               "secret_access_key": server["secret_key"]}
+    url = f"s3://{bucket}/scan.zarr"
+    ours = xr.open_dataset(url, engine="stowage", storage_options=options, chunks={})
+    assert_same_dataset(ours.compute(scheduler="processes", num_workers=2),  # the options travel with the arrays
+                        xr.open_dataset(local, engine="zarr", consolidated=False).load())
+    wrong = {**options, "secret_access_key": "not-the-secret-0123"}
+    with pytest.raises(stowage.Error) as e:
+        xr.open_dataset(url, engine="stowage", storage_options=wrong)
+    assert url in str(e.value) and "not-the-secret-0123" not in str(e.value)
