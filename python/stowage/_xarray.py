@@ -237,6 +237,12 @@ class StowageBackendEntrypoint(BackendEntrypoint):
     def open_dataset(self, filename_or_obj, *, drop_variables=None, mask_and_scale=True, decode_times=True,
                      concat_characters=True, decode_coords=True, use_cftime=None, decode_timedelta=None,
                      group=None, format=None, storage_options=None, plugin_path=None, options=None):  # noqa: A002
+        """What ``xr.open_dataset(filename_or_obj, engine="stowage", ...)``
+        calls: the node as a lazy Dataset, CF-decoded; a store this call
+        opened is closed by the Dataset's ``close()``.
+
+            >>> StowageBackendEntrypoint().open_dataset("counts.bpcells")["__xarray_dataarray_variable__"]
+        """
         node, opened = _resolve(filename_or_obj, group, format, storage_options, plugin_path, options)
         try:
             ds = open_node(node, drop_variables=drop_variables, mask_and_scale=mask_and_scale,
