@@ -91,7 +91,7 @@ def _dims(node):
     else:
         dims = node.dims
     dims = dims or [(None, None)] * len(node.shape)
-    axes = node.describe().get("attributes", {}).get("axes")
+    axes = (node.describe().get("attributes") or {}).get("axes")
     if node.store.format == "n5" and not any(n for n, _ in dims) and _strs(axes, len(dims)):
         dims = [(a, lab) for a, (_, lab) in zip(reversed(axes), dims)]
     return [(name or f"dim_{d}", labels) for d, (name, labels) in enumerate(dims)]

@@ -6,6 +6,7 @@ open_mfdataset, groups, errors."""
 import importlib.metadata
 import json
 import os
+import re
 
 import numcodecs
 import numpy as np
@@ -183,15 +184,19 @@ def test_to_xarray_is_the_backends_view_and_lazy(tmp_path):
     xr.testing.assert_identical(ds, xr.open_dataset(fixture("n5", "zarr-written.n5"), engine="stowage", group="gzip"))
 
 
+@needs("datg", "datadings")
 def test_errors_name_the_path(tmp_path):
     missing = str(tmp_path / "nothing.n5")
-    with pytest.raises(stowage.NotFoundError, match=missing):
+    with pytest.raises(stowage.NotFoundError, match=re.escape(missing)):
         xr.open_dataset(missing, engine="stowage")
     datg = str(fixture("datg", "basic_4x5.datg"))
     with pytest.raises(stowage.NodeNotFoundError, match="no/such"):
         xr.open_dataset(datg, engine="stowage", group="no/such")
     with pytest.raises(stowage.InvalidArgumentError, match="to_xarray takes"):
         stowage.to_xarray(os.getcwd())
+    records = str(fixture("datadings", "basic.msgpack"))
+    with pytest.raises(stowage.UnsupportedError, match=re.escape(f"{records}: '/' is a records node")):
+        xr.open_dataset(records, engine="stowage")
 
 
 @needs("zarr")
