@@ -72,6 +72,10 @@ def test_a_zarr_store_opens_as_xarrays_zarr_engine_opens_it(tmp_path):
     assert np.isnan(ours["packed"].values[0, 0]) and ours["packed"].dtype == np.float32
     assert list(ours["label"].values) == [f"row{i}" for i in range(6)]
     assert set(ours.coords) == {"time", "x"} and ours.attrs == {"title": "scan", "version": 3}
+    kept = xr.open_dataset(path, engine="stowage", drop_variables=["packed", "x"]).load()
+    assert_same_dataset(kept, xr.open_dataset(path, engine="zarr", consolidated=False,
+                                              drop_variables=["packed", "x"]).load())
+    assert "packed" not in kept and "x" not in kept.coords
 
 
 @needs("zarr", "blosc")
