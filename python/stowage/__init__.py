@@ -51,12 +51,17 @@ def to_dask(array, chunks=None):
     return impl(array, chunks)
 
 
-def to_xarray(array, name=None):
-    """An ``xarray.DataArray`` with dimension names and labels as coordinates
-    (see :func:`stowage._interop.to_xarray`)."""
+def to_xarray(node, name=None):
+    """A lazy ``xarray.DataArray`` (of an Array, Sparse or Strings) or
+    ``xarray.Dataset`` (of a Group), as ``engine="stowage"`` opens it, with
+    dimension names and labels as coordinates (see
+    :func:`stowage._interop.to_xarray`).
+
+        >>> stowage.to_xarray(stowage.open("volume.n5")["raw"])  # a Dataset, nothing read
+    """
     from ._interop import to_xarray as impl
 
-    return impl(array, name)
+    return impl(node, name)
 
 
 def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, lazy=False):

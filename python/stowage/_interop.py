@@ -1,9 +1,9 @@
-"""dask and xarray views of stowage arrays (imported only when used)."""
+"""dask and xarray views of stowage nodes (imported only when used)."""
 
 import numpy as np
 
 from ._errors import InvalidArgumentError
-from ._nodes import Array, Sparse
+from ._nodes import Array, Group, Sparse, Strings
 
 __all__ = ["to_dask", "to_xarray"]
 
@@ -100,18 +100,34 @@ class _DaskSource:
         return self.array[key]
 
 
-def to_xarray(array, name=None):
-    """An ``xarray.DataArray`` holding the array's values (read now), with its
-    dimension names as ``dims`` and its labels as coordinates; attributes
-    go to ``attrs``. Unnamed dimensions are called ``dim_0``, ``dim_1``, ..."""
+def to_xarray(node, name=None):
+    """A node as xarray sees it through ``engine="stowage"``, lazily: an
+    :class:`Array`, :class:`Sparse` or :class:`Strings` gives the
+    ``xarray.DataArray`` that ``xr.open_dataarray(path, engine="stowage",
+    group=node)`` gives, a :class:`Group` the ``xarray.Dataset`` of
+    ``xr.open_dataset``. Nothing is read until values are asked for; dims
+    and labels (as index coordinates) come from the node's ``dims``, and its
+    attributes go to ``attrs``. ``name`` renames a DataArray (default: the
+    node's name, None for a store's root array).
+
+        >>> x = stowage.to_xarray(stowage.open("expression.datg")[""])
+        >>> x.dims, x.coords["Rows"].values[:2]
+        (('Rows', 'Cols'), array(['row1', 'row2'], dtype=object))
+        >>> x.sel(Rows="row2").values          # reads that row's chunks only
+
+    Unlike before, this no longer reads the array into memory: ``x.load()``
+    (or ``x.values``) does."""
     import xarray
 
-    dims, coords = [], {}
-    for d, (dim_name, labels) in enumerate(array.dims or [(None, None)] * array.ndim):
-        dim_name = dim_name or f"dim_{d}"
-        dims.append(dim_name)
-        if labels is not None:
-            coords[dim_name] = np.asarray(labels, dtype=object)
-    attrs = {k: v for k, v in array.attrs.items() if k != "stowage_labels"}
-    return xarray.DataArray(np.asarray(array), dims=dims, coords=coords, attrs=attrs,
-                            name=name or (array.node.rsplit("/", 1)[-1] or None))
+    from ._xarray import UNNAMED, StowageBackendEntrypoint
+
+    if not isinstance(node, (Group, Array, Sparse, Strings)):
+        raise InvalidArgumentError("to_xarray takes a stowage Group, Array, Sparse or Strings, not "
+                                   + type(node).__name__)
+    ds = xarray.open_dataset(node, engine=StowageBackendEntrypoint)
+    if isinstance(node, Group):
+        return ds
+    (x,) = ds.data_vars.values()
+    if name is not None:
+        return x.rename(name)
+    return x.rename(None) if x.name == UNNAMED else x
