@@ -10,6 +10,7 @@ is being created. A writable store of a format that takes one writer at a
 time (every format but N5 and Zarr) does not pickle.
 """
 
+import contextlib
 import json
 import operator
 import threading
@@ -194,7 +195,8 @@ class Store(Hierarchy):
             desc["fill_value"] = _fill_json(np.dtype(dtype).type(fill_value))
         array = self._create(node, desc, attrs, dims)
         if fill_value is not None and not _same_value(array.fill_value, np.dtype(dtype).type(fill_value)):
-            self.remove(node)  # a format that keeps no fill value (npy) would read it as its own
+            with contextlib.suppress(UnsupportedError):  # npy's root cannot be removed: a "w" store discards it
+                self.remove(node)  # a format that keeps no fill value (npy) would read it as its own
             raise UnsupportedError(f"{where(self, node)}: {self.format} keeps no fill value (never-written "
                                    f"elements read as {array.fill_value}); create it without fill_value")
         return array
