@@ -243,9 +243,9 @@ def _point_groups(flat, shape, chunks):
         return
     lo = [int(c.min()) for c in flat]
     hi = [int(c.max()) + 1 for c in flat]
-    grid = np.stack([c // k for c, k in zip(flat, chunks)], axis=1)
-    touched, which = np.unique(grid, axis=0, return_inverse=True)
-    which = which.reshape(-1)
+    grid = [-(-n // k) for n, k in zip(shape, chunks)]
+    ids = np.ravel_multi_index([c // k for c, k in zip(flat, chunks)], grid)  # a chunk's number
+    touched, which = np.unique(ids, return_inverse=True)
     box = np.prod([h - low for low, h in zip(lo, hi)], dtype=np.float64)
     if box <= 2 * len(touched) * np.prod(chunks, dtype=np.float64):
         yield lo, [h - low for low, h in zip(lo, hi)], np.arange(n)
