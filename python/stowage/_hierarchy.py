@@ -192,7 +192,10 @@ class Hierarchy:
         return [(name, store[path]) for name, path in self._children()]
 
     def values(self):
-        """Every child node, sorted by name."""
+        """Every child node, sorted by name, as zarr's Group.
+
+        >>> [node.name for node in store.values()]
+        """
         return [node for _, node in self.items()]
 
     def _of_kind(self, kind, recurse=False):
@@ -212,7 +215,11 @@ class Hierarchy:
         return self._of_kind("group")
 
     def group_keys(self):
-        """An iterator of the child groups' names, as zarr's."""
+        """An iterator of the child groups' names, as zarr's.
+
+        >>> sorted(store.group_keys())
+        ['labels', 'raw']
+        """
         return (name for name, _ in self.groups())
 
     def arrays(self, recurse=False):
@@ -226,13 +233,20 @@ class Hierarchy:
         return self._of_kind("array", recurse)
 
     def array_keys(self, recurse=False):
-        """An iterator of the child arrays' names, as zarr's."""
+        """An iterator of the child arrays' names, as zarr's.
+
+        >>> list(store["raw"].array_keys())
+        ['s0', 's1']
+        """
         return (name for name, _ in self.arrays(recurse))
 
     def visitvalues(self, func):
         """Call ``func(node)`` on every node below, depth first in name
         order, as zarr's; a value other than None stops the walk and is
-        returned."""
+        returned.
+
+        >>> store.visitvalues(lambda node: node if node.name == "s0" else None)
+        """
 
         def walk(parent):
             for _, node in parent.items():
@@ -264,6 +278,28 @@ class Hierarchy:
         """
         base = self._hierarchy()[1]
         return self.visitvalues(lambda node: func(node.node[len(base) :].lstrip("/"), node))
+
+    @property
+    def info(self):
+        """A printable summary, as zarr-python's Group ``info``: path, type,
+        format, members, and the child arrays and groups by name.
+
+        >>> print(store.info)
+        Name        : /data/v.zarr
+        Type        : stowage.Group
+        ...
+        """
+        from ._nodes import _info_text
+
+        store, node = self._hierarchy()
+        groups, arrays = list(self.group_keys()), list(self.array_keys())
+        items = [("Name", where(store, node)), ("Type", "stowage.Group"), ("Format", store.format),
+                 ("Store path", store.path), ("Read-only", str(store.mode == "r")),
+                 ("No. members", str(len(store.keys(node)))), ("No. arrays", str(len(arrays))),
+                 ("No. groups", str(len(groups)))]
+        items += [("Arrays", ", ".join(arrays))] if arrays else []
+        items += [("Groups", ", ".join(groups))] if groups else []
+        return _info_text(items)
 
     def tree(self, level=None):
         """The hierarchy as text, drawn as zarr's ``tree()`` draws it (arrays

@@ -740,7 +740,11 @@ class Array(_Dimensioned):
     @property
     def shards(self):
         """The shard shape (Zarr v3's ``sharding_indexed``), or None, as
-        zarr-python 3's ``shards``."""
+        zarr-python 3's ``shards``.
+
+        >>> a.chunks, a.shards
+        ((32, 32), (128, 128))
+        """
         shards = self._info.get("shards")
         return tuple(shards) if shards else None
 

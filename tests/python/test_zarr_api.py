@@ -299,3 +299,14 @@ def test_info_and_chunk_counts_as_zarr_python(tmp_path):
     with stowage.open(tmp_path / "s.zarr", "w") as store:
         s = store.create_array("s", shape=(8, 8), dtype="u1", chunks=(2, 2), shards=(4, 4))
         assert s.shards == (4, 4) and s.nchunks == 16 and "Shard shape        : (4, 4)" in s.info
+
+
+def test_group_info_counts_as_zarr_python(tmp_path):
+    z = build_tree(zarr.open_group(str(tmp_path / "v2.zarr"), mode="w"))
+    peer = dict(z.info_items())
+    info = stowage.open(tmp_path / "v2.zarr").info
+    for key in ("No. members", "No. arrays", "No. groups", "Arrays", "Groups"):
+        assert f"{key:<11} : {peer[key]}" in info.splitlines(), (key, peer[key], info)
+    assert f"Name        : {tmp_path / 'v2.zarr'}" in info.splitlines()
+    sub = stowage.open(tmp_path / "v2.zarr")["bar"].info
+    assert f"Name        : {tmp_path / 'v2.zarr'}/bar" in sub.splitlines() and "Groups      : baz, quux" in sub
