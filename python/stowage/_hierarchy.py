@@ -41,7 +41,7 @@ def _chunks(chunks, shape, itemsize):
     if chunks is None or chunks is False:
         return None
     if isinstance(chunks, (int, np.integer)):
-        return [min(int(chunks), n) or 1 for n in shape]
+        return [int(chunks)] * len(shape)
     chunks = list(chunks)
     return [n if c is None or c == -1 else int(c) for c, n in zip(chunks, shape)] + chunks[len(shape) :]
 

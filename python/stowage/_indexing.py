@@ -33,7 +33,7 @@ def named_index_errors(where):
 
 
 def _is_array_like(k):
-    return isinstance(k, (np.ndarray, list))
+    return isinstance(k, list) or (isinstance(k, np.ndarray) and k.ndim > 0)  # a 0-d array is a scalar
 
 
 def _as_index_array(k):

@@ -61,6 +61,7 @@ GETITEM = [
     (MASK, lambda z, s: z.vindex[s]),  # a mask of the array's shape: a mask selection
     (np.s_[ROWS.tolist(), :], lambda z, s: z.oindex[s]),  # lists as arrays
     (np.s_[np.array([], int), 1:3], lambda z, s: z.oindex[s]),
+    ((np.array(4), np.int64(-1)), lambda z, s: z[4, -1]),  # 0-d arrays are integers, as numpy's
 ]
 
 
