@@ -46,6 +46,21 @@ def _chunks(chunks, shape, itemsize):
     return [n if c is None or c == -1 else int(c) for c, n in zip(chunks, shape)] + chunks[len(shape) :]
 
 
+_UNSET = object()
+
+
+def _from_numcodecs(compressor):
+    """zarr 2's ``compressor``: a numcodecs codec or its config -> the codec
+    plugin's config (same parameters; the plugin refuses ones it lacks)."""
+    if compressor is None:
+        return {"type": "raw"}
+    config = dict(compressor.get_config() if hasattr(compressor, "get_config") else compressor)
+    if "id" not in config:
+        raise InvalidArgumentError(f"compressor must be a numcodecs codec or its config with an 'id', "
+                                   f"not {compressor!r}")
+    return {"type": config.pop("id"), **config}
+
+
 class Hierarchy:
     """zarr-python's Group methods; ``_hierarchy()`` gives (store, node path)."""
 
@@ -90,7 +105,7 @@ class Hierarchy:
         return store[path]
 
     def create_array(self, name, shape=None, dtype=None, chunks=None, compression=None, attrs=None, dims=None,
-                     shards=None, *, fill_value=None, data=None, overwrite=False):
+                     shards=None, *, fill_value=None, data=None, overwrite=False, compressor=_UNSET):
         """Create a dense array and return it, as zarr-python's
         ``create_array``/``create_dataset``.
 
@@ -103,8 +118,11 @@ class Hierarchy:
         never written read as (None: 0); Zarr keeps it, N5 has none and
         refuses any other than 0, and a format that drops it is refused.
         ``compression``: N5's compression object as a dict, or a short form
-        such as ``"zstd"`` or ``"gzip:level=9"`` (stowage's names, not a
-        numcodecs object); ``None`` for the format's default.
+        such as ``"zstd"`` or ``"gzip:level=9"``; ``None`` for the
+        format's default. zarr 2's ``compressor=`` is taken too: a
+        numcodecs codec (or its config) whose id names a codec plugin with
+        numcodecs' parameters (blosc, zstd, zlib, gzip, lz4), or None for
+        none (zarr's "default" is Blosc; stowage's is the format's).
         ``dims``: dimension names, or ``(name, labels)`` pairs with
         ``labels`` a list of str (kept where the format stores labels,
         otherwise in the ``stowage_labels`` attribute, as ``stowage-convert``
@@ -117,6 +135,10 @@ class Hierarchy:
         >>> b = group.create_array("copy", data=numpy.arange(10), compression="zstd")
         """
         store, path = self._child(name)
+        if compressor is not _UNSET:
+            if compression is not None:
+                raise InvalidArgumentError(f"{where(store, path)}: give compression= or compressor=, not both")
+            compression = _from_numcodecs(compressor)
         values = None
         if data is not None:
             values = data if isinstance(data, np.ndarray) else np.asarray(data)

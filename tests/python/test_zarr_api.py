@@ -311,3 +311,20 @@ def test_group_info_counts_as_zarr_python(tmp_path):
     assert f"Name        : {tmp_path / 'v2.zarr'}" in info.splitlines()
     sub = stowage.open(tmp_path / "v2.zarr")["bar"].info
     assert f"Name        : {tmp_path / 'v2.zarr'}/bar" in sub.splitlines() and "Groups      : baz, quux" in sub
+
+
+@needs("blosc", "zstd")
+def test_zarr_compressors_are_taken(tmp_path):
+    import numcodecs
+
+    data = np.arange(600, dtype="u2").reshape(20, 30)
+    codecs = {"blosc": numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE),
+              "zstd": numcodecs.Zstd(level=4), "zlib": numcodecs.Zlib(level=3), "none": None}
+    with stowage.open(tmp_path / "v2.zarr", "w", options={"zarr_version": 2}) as store:
+        for name, codec in codecs.items():
+            store.create_dataset(name, data=data, chunks=(10, 10), compressor=codec)
+        with pytest.raises(stowage.InvalidArgumentError, match="compression= or compressor=, not both"):
+            store.create_dataset("both", data=data, compression="zstd", compressor=None)
+    z = zarr.open_group(str(tmp_path / "v2.zarr"), "r")
+    for name, codec in codecs.items():
+        assert z[name].compressor == codec and np.array_equal(z[name][...], data), name
