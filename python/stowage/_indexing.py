@@ -78,8 +78,9 @@ def kind_of(key, ndim):
 
 
 def orthogonal_axes(key, shape):
-    """One ``(positions, dropped)`` per axis: the int64 positions the axis
-    selects, in order (duplicates kept), and whether an integer dropped it."""
+    """One ``(positions, dropped)`` per axis: what the axis selects, in
+    order (a ``range`` for a slice, else int64 positions, duplicates kept),
+    and whether an integer dropped it."""
     parts = list(key) if isinstance(key, tuple) else [key]
     if sum(k is Ellipsis for k in parts) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -94,7 +95,7 @@ def orthogonal_axes(key, shape):
 
 def _axis(k, n, d):
     if isinstance(k, slice):
-        return np.arange(*k.indices(n), dtype=np.int64), False
+        return range(*k.indices(n)), False  # not an array: an axis may be longer than memory allows
     if _is_array_like(k):
         a = _as_index_array(k)
         if a.ndim != 1:
@@ -121,7 +122,10 @@ def _in_bounds(a, n, d):
 
 def _runs(positions, chunk):
     """[lo, hi) ranges covering ``positions``, split where a whole chunk
-    between two of them is not touched (reading it would be wasted)."""
+    between two of them is not touched (reading it would be wasted). A
+    slice is one range, as ``a[::k]`` reads (its bounding box)."""
+    if isinstance(positions, range):
+        return [(min(positions), max(positions) + 1)] if len(positions) else []
     u = np.unique(positions)
     if u.size == 0:
         return []
@@ -133,13 +137,16 @@ def _runs(positions, chunk):
 
 
 def _merge_runs(runs, target):
-    """Merge the runs separated by the smallest gaps until ``target`` are left."""
-    runs = list(runs)
-    while len(runs) > target:
-        gaps = [runs[i + 1][0] - runs[i][1] for i in range(len(runs) - 1)]
-        i = int(np.argmin(gaps))
-        runs[i : i + 2] = [(runs[i][0], runs[i + 1][1])]
-    return runs
+    """Merge the runs separated by the smallest gaps until ``target`` are
+    left: cut only at the ``target - 1`` largest gaps."""
+    gaps = np.array([runs[i + 1][0] - runs[i][1] for i in range(len(runs) - 1)])
+    cuts = np.sort(np.argsort(gaps, kind="stable")[len(gaps) - (target - 1) :]) if target > 1 else []
+    out, start = [], 0
+    for c in cuts:
+        out.append((runs[start][0], runs[c][1]))
+        start = c + 1
+    out.append((runs[start][0], runs[-1][1]))
+    return out
 
 
 def _boxes_runs(axes, chunks):
@@ -151,11 +158,16 @@ def _boxes_runs(axes, chunks):
 
 
 def _pieces(axes, chunks):
-    """For each box: its offset, its counts, and per axis the positions in
-    the box and in the selection."""
+    """For each box: its offset, its counts, and per axis where the box's
+    elements go in the selection and which to pick from it: a slice for a
+    slice axis (one box holds it all), positions for an array's."""
     for combo in itertools.product(*_boxes_runs(axes, chunks)):
         inner, outer = [], []
         for (p, _), (lo, hi) in zip(axes, combo):
+            if isinstance(p, range):
+                inner.append(slice(p[0] - lo, None, p.step))
+                outer.append(slice(None))
+                continue
             where = np.flatnonzero((p >= lo) & (p < hi))
             inner.append(p[where] - lo)
             outer.append(where)
@@ -164,9 +176,16 @@ def _pieces(axes, chunks):
 
 def _take(box, inner):
     for d, pos in enumerate(inner):
-        if not (pos.size == box.shape[d] and (pos.size == 0 or (pos[0] == 0 and np.all(np.diff(pos) == 1)))):
+        if isinstance(pos, slice):
+            box = box[(slice(None),) * d + (pos,)]
+        elif not (pos.size == box.shape[d] and (pos.size == 0 or (pos[0] == 0 and np.all(np.diff(pos) == 1)))):
             box = np.take(box, pos, axis=d)
     return box
+
+
+def _ix(index, shape):
+    """``numpy.ix_`` of positions and slices (made positions over ``shape``)."""
+    return np.ix_(*[np.arange(n)[i] if isinstance(i, slice) else i for i, n in zip(index, shape)])
 
 
 def read_orthogonal(array, key):
@@ -182,10 +201,15 @@ def read_orthogonal(array, key):
                 out = picked
             else:
                 out = np.empty(full, array.dtype) if out is None else out
-                out[np.ix_(*outer)] = picked
+                out[_ix(outer, full)] = picked
     out = np.empty(full, array.dtype) if out is None else out
     out = out[tuple(0 if drop else slice(None) for _, drop in axes) + (Ellipsis,)]
     return np.ascontiguousarray(out)
+
+
+def _covers(pos, n):
+    """Whether picking ``pos`` from an axis of ``n`` touches every element."""
+    return abs(pos.step) == 1 if isinstance(pos, slice) else np.unique(pos).size == n
 
 
 def write_orthogonal(array, key, values):
@@ -198,9 +222,9 @@ def write_orthogonal(array, key, values):
         return
     for offset, counts, inner, outer in _pieces(axes, array.chunks):
         box = np.empty(counts, array.dtype)
-        if any(np.unique(pos).size != n for pos, n in zip(inner, counts)):
+        if not all(_covers(pos, n) for pos, n in zip(inner, counts)):
             array._core.read(offset, counts, box)  # elements between the picked ones are kept
-        box[np.ix_(*inner)] = values[np.ix_(*outer)]
+        box[_ix(inner, counts)] = values[_ix(outer, full)]
         array._core.write(offset, counts, box)
 
 
@@ -260,6 +284,8 @@ def _point_groups(flat, shape, chunks):
 
 
 def read_points(array, flat, out_shape):
+    if len(flat) == 1:  # one axis: an orthogonal selection, read in a bounded number of boxes
+        return read_orthogonal(array, flat[0]).reshape(out_shape)
     out = np.empty(flat[0].size if flat else 1, array.dtype)
     if out.size:
         for offset, counts, points in _point_groups(flat, array.shape, array.chunks):
@@ -271,6 +297,8 @@ def read_points(array, flat, out_shape):
 
 def write_points(array, flat, out_shape, values):
     values = np.broadcast_to(values, out_shape).reshape(-1)
+    if len(flat) == 1:
+        return write_orthogonal(array, flat[0], values)
     if not values.size:
         return
     for offset, counts, points in _point_groups(flat, array.shape, array.chunks):

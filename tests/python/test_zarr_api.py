@@ -150,6 +150,15 @@ def test_orthogonal_reads_are_boxes_not_elements(tmp_path):
     points = (np.array([0, 36, 1]), np.array([0, 52, 1]))  # two corners: two chunks, not the whole array
     assert np.array_equal(a.vindex[points], REF[points])
     assert sorted(calls) == [[1, 1], [2, 2]]
+    # Every third chunk of a long axis: 334 runs, merged into at most 64 boxes.
+    with stowage.open(tmp_path / "long.zarr", "w") as store:
+        long = store.create_array("l", data=np.arange(10000, dtype="u4"), chunks=(10,))
+    long = stowage.open(tmp_path / "long.zarr")["l"]
+    long._core = Counting(long._core)
+    calls.clear()
+    picks = np.arange(0, 10000, 30)[::-1]
+    assert np.array_equal(long[picks], picks) and np.array_equal(long.oindex[picks[::2]], picks[::2])
+    assert 2 <= len(calls) <= 2 * 64 and sum(c[0] for c in calls) < 2 * 10000
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
