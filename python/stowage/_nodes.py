@@ -10,26 +10,24 @@ is being created. A writable store of a format that takes one writer at a
 time (every format but N5 and Zarr) does not pickle.
 """
 
+import contextlib
+import json
 import operator
 import threading
 from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _core
+from . import _core, _indexing
 from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError, UnsupportedError
+from ._hierarchy import Hierarchy, where
+from ._hierarchy import join as _join
 
 __all__ = ["open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes"]
 
 _KINDS = {}  # node kind ("array", ...) -> the class showing it
 
 
-def _join(parent, child):
-    parent = parent.strip("/")
-    child = child.strip("/")
-    if not parent:
-        return child
-    return parent + "/" + child if child else parent
 
 
 # ---- opening and reopening ------------------------------------------------------
@@ -94,7 +92,7 @@ def _reopen_node(store_args, node):
     return _reopen(*store_args)[node]
 
 
-class Store:
+class Store(Hierarchy):
     """An open dataset: a tree of nodes with JSON attributes.
 
     ``store["a/b"]`` is the node at that path (a :class:`Group`,
@@ -179,25 +177,13 @@ class Store:
         """A format-specific command (e.g. datadings ``"verify"``); returns a dict."""
         return self._core.command(node, name, args)
 
-    # -- writing
-    def create_group(self, node, attrs=None):
-        """Create a group at ``node`` and return it."""
-        self._core.create(node, {"kind": "group", "attributes": dict(attrs or {})})
-        return self[node]
+    # -- writing (zarr-python's create_group, create_array, ... are Hierarchy's)
+    def _hierarchy(self):
+        return self, ""
 
-    def create_array(self, node, shape, dtype, chunks=None, compression=None, attrs=None, dims=None, shards=None):
-        """Create a dense array and return it (its values are the fill value, 0).
-
-        ``shape`` and ``chunks`` are in C order (``chunks=None``: the format's
-        default, or the whole array). ``compression``: N5's compression
-        object as a dict, or a short form such as ``"zstd"`` or
-        ``"gzip:level=9"``; ``None`` for the format's default.
-        ``dims``: dimension names, or ``(name, labels)`` pairs with ``labels``
-        a list of str (kept where the format stores labels, otherwise in the
-        ``stowage_labels`` attribute, as ``stowage-convert`` does).
-        ``shards``: the shard shape, a multiple of ``chunks`` (Zarr v3's
-        ``sharding_indexed``; other formats refuse it).
-        """
+    def _new_array(self, node, shape, dtype, chunks, compression, attrs, dims, shards, fill_value):
+        """Create a dense array (Hierarchy.create_array has taken zarr's
+        forms of the arguments) and return it."""
         shape = [operator.index(n) for n in shape]
         desc = {"kind": "array", "dtype": _dtype_name(dtype), "shape": shape}
         desc["chunks"] = [operator.index(n) for n in chunks] if chunks is not None else shape
@@ -205,7 +191,15 @@ class Store:
             desc["shards"] = [operator.index(n) for n in shards]
         if compression is not None:
             desc["codec"] = _core.parse_compression_spec(compression) if isinstance(compression, str) else compression
-        return self._create(node, desc, attrs, dims)
+        if fill_value is not None:
+            desc["fill_value"] = _fill_json(np.dtype(dtype).type(fill_value))
+        array = self._create(node, desc, attrs, dims)
+        if fill_value is not None and not _same_value(array.fill_value, np.dtype(dtype).type(fill_value)):
+            with contextlib.suppress(UnsupportedError):  # npy's root cannot be removed: a "w" store discards it
+                self.remove(node)  # a format that keeps no fill value (npy) would read it as its own
+            raise UnsupportedError(f"{where(self, node)}: {self.format} keeps no fill value (never-written "
+                                   f"elements read as {array.fill_value}); create it without fill_value")
+        return array
 
     def write_sparse(self, node, matrix, attrs=None, dims=None):
         """Write a ``scipy.sparse`` matrix (CSR stays CSR, anything else is
@@ -352,6 +346,20 @@ def _split_dims(dims, ndim):
     return names, labels
 
 
+def _fill_json(value):
+    """A fill value as the description's JSON takes it (Zarr's strings for
+    NaN and the infinities, [re, im] for complex)."""
+    if isinstance(value, np.complexfloating):
+        return [_fill_json(value.real), _fill_json(value.imag)]
+    if isinstance(value, np.floating) and not np.isfinite(value):
+        return "NaN" if np.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value.item()
+
+
+def _same_value(a, b):
+    return bool(a == b) or bool(np.isnan(a) and np.isnan(b)) if a.dtype.kind in "fc" else bool(a == b)
+
+
 def _dtype_name(dtype):
     dt = np.dtype(dtype)
     if dt.byteorder == ">" or (dt.byteorder == "=" and np.little_endian is False):
@@ -478,8 +486,19 @@ class _Node:
         return f"<stowage.{type(self).__name__} {self.node or '/'!r} of {self.store.path!r}>"
 
 
-class Group(_Node):
-    """A group: named children and attributes. ``group["child/x"]`` is a node below it."""
+class Group(Hierarchy, _Node):
+    """A group: named children and attributes. ``group["child/x"]`` is a node
+    below it; ``"child/x" in group`` asks whether there is one. zarr-python's
+    Group methods (create_group, create_array, require_group, require_array,
+    groups, arrays, visit, tree, ...) are :class:`~stowage._hierarchy.Hierarchy`'s.
+
+    >>> g = store["labels"]
+    >>> g.create_array("cells", data=numpy.zeros((4, 4), "uint32"))
+    >>> print(g.tree())
+    """
+
+    def _hierarchy(self):
+        return self.store, self.node
 
     def keys(self):
         """Names of the children."""
@@ -576,7 +595,8 @@ def _normalize_index(key, shape):
             i = operator.index(k)
         except TypeError:
             raise IndexError(
-                f"stowage arrays take integers, slices and '...' as indices, not {type(k).__name__}"
+                f"stowage arrays take integers, slices, '...', integer arrays and boolean arrays as indices, "
+                f"not {type(k).__name__}"
             ) from None
         if i < -n or i >= n:
             raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
@@ -717,6 +737,65 @@ class Array(_Dimensioned):
         """Whether the chunk at grid position ``index`` was written."""
         return self._core.chunk_exists(list(index))
 
+    @property
+    def shards(self):
+        """The shard shape (Zarr v3's ``sharding_indexed``), or None, as
+        zarr-python 3's ``shards``.
+
+        >>> a.chunks, a.shards
+        ((32, 32), (128, 128))
+        """
+        shards = self._info.get("shards")
+        return tuple(shards) if shards else None
+
+    @property
+    def nchunks(self):
+        """The number of chunks in the grid, as zarr-python's ``nchunks``.
+
+        >>> a.shape, a.chunks, a.nchunks
+        ((100, 100), (10, 50), 20)
+        """
+        return int(np.prod(self.chunk_grid, dtype=np.uint64))
+
+    @property
+    def nchunks_initialized(self):
+        """The number of chunks written, as zarr-python's: one
+        :meth:`chunk_exists` per chunk (a stat each on a filesystem, a
+        request each over HTTP or S3).
+
+        >>> a.nchunks_initialized
+        3
+        """
+        return sum(bool(self._core.chunk_exists(list(i))) for i in np.ndindex(*self.chunk_grid))
+
+    @property
+    def info(self):
+        """A printable summary, as zarr-python's ``info``: path, type, dtype,
+        shape, chunks, shards, fill value, codec, format, storage, size, and
+        the chunks written where counting them is cheap (a local store of at
+        most 10000 chunks). A ``str``: ``print(a.info)``.
+
+        >>> print(a.info)
+        Name               : /data/v.zarr/raw
+        Type               : stowage.Array
+        ...
+        """
+        return _info_text(self._info_items())
+
+    def _info_items(self):
+        items = [("Name", self._where), ("Type", "stowage.Array"), ("Data type", str(self.dtype)),
+                 ("Shape", str(self.shape)), ("Chunk shape", str(self.chunks))]
+        if self.shards:
+            items.append(("Shard shape", str(self.shards)))
+        items += [("Fill value", repr(self.fill_value.item())), ("Codec", json.dumps(self.codec)),
+                  ("Format", self.store.format + _format_version(self._info)), ("Store path", self.store.path),
+                  ("Read-only", str(self.store.mode == "r")), ("No. bytes", _human_bytes(self.nbytes))]
+        if self.nchunks <= 10000 and "://" not in self.store.path:
+            items.append(("Chunks initialized", f"{self.nchunks_initialized}/{self.nchunks}"))
+        else:
+            items.append(("No. chunks", str(self.nchunks)))
+        return items
+
     def read(self, out=None, offset=None):
         """Read a region into ``out`` (a C-contiguous array of this dtype; no
         copy is made) starting at ``offset`` (default: the origin), and return
@@ -730,8 +809,21 @@ class Array(_Dimensioned):
             self._core.read(offset, list(out.shape), out)
         return out
 
+    @property
+    def _where(self):
+        """The array as errors name it: the store's path as given, then the node."""
+        return where(self.store, self.node)
+
     def __getitem__(self, key):
-        dims = _normalize_index(key, self.shape)
+        kind = _indexing.kind_of(key, self.ndim)
+        if kind == "orthogonal":
+            return self.get_orthogonal_selection(key)
+        if kind == "coordinate":
+            return self.get_coordinate_selection(key)
+        if kind == "mask":
+            return self.get_mask_selection(key)
+        with _indexing.named_index_errors(self._where):
+            dims = _normalize_index(key, self.shape)
         counts = [c for _, c, _, _, _ in dims]
         box = np.empty(counts, self.dtype)
         if box.size:
@@ -751,8 +843,13 @@ class Array(_Dimensioned):
         integer array, and any value the array's dtype cannot hold (300 into
         uint8, 1e20 into int32, 1e300 into float32) is an error naming the
         first one and its index, with nothing written. ``casting="unsafe"``
-        casts as numpy's ``astype`` (wrapping integers, truncating floats)."""
-        dims = _normalize_index(key, self.shape)
+        casts as numpy's ``astype`` (wrapping integers, truncating floats).
+        ``key`` takes what ``a[key]`` takes (integer arrays, masks)."""
+        kind = _indexing.kind_of(key, self.ndim)
+        if kind != "basic":
+            return self._set_selection(kind, key, value, casting)
+        with _indexing.named_index_errors(self._where):
+            dims = _normalize_index(key, self.shape)
         offset = [o for o, _, _, _, _ in dims]
         counts = [c for _, c, _, _, _ in dims]
         value = _checked_values(value, self.dtype, casting)
@@ -763,6 +860,87 @@ class Array(_Dimensioned):
             self._core.read(offset, counts, box)  # the elements between the steps are kept
         box[_picks(dims)] = value  # numpy's broadcasting (the values were checked above)
         self._core.write(offset, counts, box)
+
+    # -- zarr-python's selections (the work is in _indexing.py)
+    @property
+    def oindex(self):
+        """Orthogonal selection, as zarr-python's ``oindex``: each axis takes
+        an integer, a slice (any step, negative too, where zarr takes
+        positive ones only), an integer array or a boolean array, on its own.
+
+        >>> a.oindex[[0, 2], 1:3]            # rows 0 and 2, columns 1 and 2
+        >>> a.oindex[:, a[0] > 0] = 0        # get and set
+        """
+        return _indexing.OIndex(self)
+
+    @property
+    def vindex(self):
+        """Coordinate or mask selection, as zarr-python's ``vindex``: one
+        integer array per axis (broadcast together, the result has their
+        shape), or one boolean array of the array's shape (the result is 1-d).
+
+        >>> a.vindex[[0, 1, 2], [2, 1, 0]]   # three elements
+        >>> a.vindex[mask] = 7
+        """
+        return _indexing.VIndex(self)
+
+    def get_orthogonal_selection(self, selection):
+        """zarr 2's name for ``a.oindex[selection]``.
+
+        >>> a.get_orthogonal_selection(([0, 2], slice(None)))
+        """
+        with _indexing.named_index_errors(self._where):
+            return _indexing.read_orthogonal(self, selection)
+
+    def set_orthogonal_selection(self, selection, value, casting="same_kind"):
+        """zarr 2's name for ``a.oindex[selection] = value`` (``casting`` as
+        in :meth:`set`).
+
+        >>> a.set_orthogonal_selection(([0, 2], slice(None)), 1)
+        """
+        self._set_selection("orthogonal", selection, value, casting)
+
+    def get_coordinate_selection(self, selection):
+        """zarr 2's name for ``a.vindex[selection]`` with integer arrays.
+
+        >>> a.get_coordinate_selection(([0, 1], [5, 6]))   # a[0, 5], a[1, 6]
+        """
+        with _indexing.named_index_errors(self._where):
+            return _indexing.read_points(self, *_indexing.coordinates(selection, self.shape))
+
+    def set_coordinate_selection(self, selection, value, casting="same_kind"):
+        """zarr 2's name for ``a.vindex[selection] = value`` with integer arrays.
+
+        >>> a.set_coordinate_selection(([0, 1], [5, 6]), [10, 11])
+        """
+        self._set_selection("coordinate", selection, value, casting)
+
+    def get_mask_selection(self, selection):
+        """zarr 2's mask selection: the elements where ``selection`` (a
+        boolean array of the array's shape) is True, in C order, as a 1-d array.
+
+        >>> a.get_mask_selection(a[...] > 5)
+        """
+        with _indexing.named_index_errors(self._where):
+            return _indexing.read_points(self, *_indexing.mask_coordinates(selection, self.shape))
+
+    def set_mask_selection(self, selection, value, casting="same_kind"):
+        """zarr 2's name for ``a.vindex[mask] = value``.
+
+        >>> a.set_mask_selection(a[...] > 5, 5)
+        """
+        self._set_selection("mask", selection, value, casting)
+
+    def _set_selection(self, kind, selection, value, casting):
+        value = _checked_values(value, self.dtype, casting)
+        with _indexing.named_index_errors(self._where):
+            if kind == "orthogonal":
+                return _indexing.write_orthogonal(self, selection, value)
+            if kind == "coordinate":
+                where = _indexing.coordinates(selection, self.shape)
+            else:
+                where = _indexing.mask_coordinates(selection, self.shape)
+            _indexing.write_points(self, *where, value)
 
     def write(self, values, offset=None, casting="same_kind"):
         """Write ``values`` (an array of this array's number of dimensions)
@@ -784,6 +962,33 @@ class Array(_Dimensioned):
     def __repr__(self):
         return (f"<stowage.Array {self.node or '/'!r} of {self.store.path!r}: "
                 f"shape {self.shape}, {self.dtype}, chunks {self.chunks}>")
+
+
+class _Text(str):
+    """A str that shows as itself in a REPL (``a.info``, ``g.tree()``), as
+    zarr's InfoReporter and TreeViewer do."""
+
+    def __repr__(self):
+        return str(self)
+
+
+def _info_text(items):
+    width = max(len(k) for k, _ in items)
+    return _Text("\n".join(f"{k:<{width}} : {v}" for k, v in items) + "\n")
+
+
+def _format_version(info):
+    version = (info.get("storage") or {}).get("zarr_format")
+    return f" v{version}" if version else ""
+
+
+def _human_bytes(n):
+    size, unit = float(n), ""
+    for unit in ("", "K", "M", "G", "T", "P"):
+        if size < 1024 or unit == "P":
+            break
+        size /= 1024
+    return f"{n}" if not unit else f"{n} ({size:.1f}{unit})"
 
 
 class Sparse(_Dimensioned):

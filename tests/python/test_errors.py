@@ -48,8 +48,10 @@ def test_bad_arguments_are_value_errors(tmp_path):
     assert "level" in str(e)
     with pytest.raises(IndexError):
         a[13]
+    with pytest.raises(IndexError, match="int16_2d: index 99 is out of bounds for axis 0"):
+        a[[1, 99]]  # index arrays are taken (test_zarr_api.py), and checked
     with pytest.raises(IndexError):
-        a[[1, 2]]
+        a[1.5]
 
 
 def test_damaged_chunk_is_corrupt(tmp_path):
