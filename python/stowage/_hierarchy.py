@@ -22,23 +22,35 @@ def join(parent, child):
     return parent + "/" + child if child else parent
 
 
-def _auto_chunks(shape, itemsize, target=1 << 20):
-    """zarr 2's ``chunks=True``: halve the longest axis until a chunk holds
-    at most ``target`` bytes (zarr's guess differs in detail)."""
+def _guess_chunks(shape, itemsize):
+    """zarr 2's (and h5py's) chunk guess, so that an array made without
+    ``chunks`` is chunked as zarr-python would chunk it: a target of 256 KiB
+    doubling per tenfold of the array past 1 MiB (128 KiB to 64 MiB), axes
+    halved in turn until a chunk is within half of the target."""
     chunks = [max(1, int(n)) for n in shape]
-    while int(np.prod(chunks, dtype=np.float64)) * itemsize > target and max(chunks) > 1:
-        d = int(np.argmax(chunks))
-        chunks[d] = (chunks[d] + 1) // 2
+    if not chunks:
+        return chunks
+    size = float(np.prod(chunks, dtype=np.float64)) * itemsize
+    target = min(max(256 * 1024 * 2 ** np.log10(max(size, 1) / 1024.0**2), 128 * 1024), 64 * 1024 * 1024)
+    i = 0
+    while True:
+        chunk_bytes = float(np.prod(chunks, dtype=np.float64)) * itemsize
+        if (chunk_bytes < target or abs(chunk_bytes - target) / target < 0.5) and chunk_bytes < 64 * 1024 * 1024:
+            break
+        if np.prod(chunks, dtype=np.float64) == 1:
+            break
+        chunks[i % len(chunks)] = -(-chunks[i % len(chunks)] // 2)
+        i += 1
     return chunks
 
 
 def _chunks(chunks, shape, itemsize):
-    """zarr's forms of ``chunks``: None (one chunk: stowage's default),
-    True (a guess), False (one chunk), an int for every axis, or a shape whose
-    None or -1 entries take the whole axis."""
-    if chunks is True:
-        return _auto_chunks(shape, itemsize)
-    if chunks is None or chunks is False:
+    """zarr's forms of ``chunks``: None or True (zarr's guess), False (one
+    chunk), an int for every axis, or a shape whose None or -1 entries take
+    the whole axis."""
+    if chunks is None or chunks is True:
+        return _guess_chunks(shape, itemsize)
+    if chunks is False:
         return None
     if isinstance(chunks, (int, np.integer)):
         return [int(chunks)] * len(shape)
@@ -112,9 +124,10 @@ class Hierarchy:
         ``shape``, ``chunks`` and ``shards`` are in C order; ``data=`` (an
         array-like, a stowage Array included) gives the shape and dtype and
         is written. ``dtype`` defaults to float64 as zarr's does.
-        ``chunks=None`` makes one chunk of the whole array (zarr guesses
-        instead: pass ``chunks=True`` for a guess); an int is every axis,
-        None or -1 in a shape the whole axis. ``fill_value``: what chunks
+        ``chunks=None`` (or True) takes zarr 2's guess, so an array is chunked
+        as zarr-python would chunk it; False makes one chunk of the whole
+        array; an int is every axis, None or -1 in a shape the whole axis.
+        Formats without a chunk grid (npy, datg) ignore it. ``fill_value``: what chunks
         never written read as (None: 0); Zarr keeps it, N5 has none and
         refuses any other than 0, and a format that drops it is refused.
         ``compression``: N5's compression object as a dict, or a short form
@@ -159,12 +172,10 @@ class Hierarchy:
         return array
 
     def create_dataset(self, name, **kwargs):
-        """zarr 2's name for :meth:`create_array`, with zarr 2's default
-        ``chunks=True`` (a guess; see :meth:`create_array`).
+        """zarr 2's name for :meth:`create_array`.
 
         >>> store.create_dataset("x", shape=(1000, 1000), dtype="f4")
         """
-        kwargs.setdefault("chunks", True)
         return self.create_array(name, **kwargs)
 
     def require_array(self, name, shape, dtype=None, exact=False, **kwargs):
