@@ -337,3 +337,13 @@ def test_zarr_compressors_are_taken(tmp_path):
     z = zarr.open_group(str(tmp_path / "v2.zarr"), "r")
     for name, codec in codecs.items():
         assert z[name].compressor == codec and np.array_equal(z[name][...], data), name
+
+
+@pytest.mark.parametrize("shape, dtype", [((20000, 20000), "f4"), ((512, 512, 512), "u2"), ((3000, 7), "f8"),
+                                          ((100,), "i1")])
+def test_arrays_made_without_chunks_are_chunked_as_zarr_python_chunks_them(tmp_path, shape, dtype):
+    z = zarr.open_group(str(tmp_path / "z.zarr"), mode="w").create_dataset("a", shape=shape, dtype=dtype)
+    with stowage.open(tmp_path / "s.zarr", "w") as s:
+        a = s.create_array("a", shape=shape, dtype=dtype)
+        b = s.create_dataset("b", shape=shape, dtype=dtype)
+        assert a.chunks == b.chunks == z.chunks
