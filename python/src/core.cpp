@@ -378,6 +378,13 @@ PYBIND11_MODULE(_core, m) {
   m.def("convert", &convert, py::arg("source"), py::arg("destination"), py::arg("options"),
         py::arg("progress") = py::none(), py::arg("plugin_path") = py::none());
 
+  // Registered before Store's methods, whose signatures name them: help() and
+  // the generated _core.pyi (scripts/python-stubs) then read
+  // stowage._core.Array, not the C++ stowage::Array.
+  py::class_<stowage::Array> array_class(m, "Array");
+  py::class_<stowage::Sparse> sparse_class(m, "Sparse");
+  py::class_<stowage::Records> records_class(m, "Records");
+
   py::class_<stowage::Store>(m, "Store")
       .def_static(
           "open",
@@ -459,7 +466,7 @@ PYBIND11_MODULE(_core, m) {
         return on_node([&] { return s.records(node); });
       });
 
-  py::class_<stowage::Array>(m, "Array")
+  array_class
       .def_property_readonly("dtype",
                              [](const stowage::Array& a) { return numpy_dtype(a.dtype()); })
       .def("read",
@@ -487,7 +494,7 @@ PYBIND11_MODULE(_core, m) {
            })
       .def("chunk_grid", &stowage::Array::chunk_grid);
 
-  py::class_<stowage::Sparse>(m, "Sparse")
+  sparse_class
       .def("read",
            [](const stowage::Sparse& s, uint64_t begin, uint64_t end) {
              // Straight into new numpy arrays, nothing zero-filled first
@@ -535,8 +542,7 @@ PYBIND11_MODULE(_core, m) {
         s.append(slice, n_major);
       });
 
-  py::class_<stowage::Records>(m, "Records")
-      .def("__len__", &stowage::Records::size)
+  records_class.def("__len__", &stowage::Records::size)
       .def("read", [](const stowage::Records& r, uint64_t i) { return py::bytes(r.read(i)); })
       .def("key", &stowage::Records::key)
       .def("find", &stowage::Records::find)

@@ -13,6 +13,11 @@ then ``STOWAGE_PLUGIN_PATH``, then the directory installed beside the
 library. ``stowage.torch.RecordsDataset`` serves datadings sets to PyTorch.
 """
 
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
 from . import _core
 from ._convert import convert, plugin_detail, plugins
 from ._errors import (
@@ -29,7 +34,7 @@ from ._errors import (
 )
 from ._nodes import Array, Attributes, Group, Records, Sparse, Store, Strings, open
 
-__version__ = _core.version()
+__version__: str = _core.version()
 __all__ = [
     "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
     "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "to_anndata", "write_anndata",
@@ -39,10 +44,11 @@ __all__ = [
 ]
 
 
-def to_dask(array, chunks=None):
+def to_dask(array: Array | Sparse, chunks: Any = None) -> Any:
     """A ``dask.array.Array`` on the array's native chunk grid; of a Sparse
     matrix, ``scipy.sparse`` blocks of whole rows (CSR) or columns (CSC)
-    (see :func:`stowage._interop.to_dask`)::
+    (see :func:`stowage._interop.to_dask`). Typed ``Any``: importing stowage
+    never imports dask::
 
         stowage.to_dask(stowage.open("volume.n5")["raw/s0"]).mean().compute()
     """
@@ -51,23 +57,27 @@ def to_dask(array, chunks=None):
     return impl(array, chunks)
 
 
-def to_xarray(node, name=None):
+def to_xarray(node: Array | Sparse | Strings | Group, name: str | None = None) -> Any:
     """A lazy ``xarray.DataArray`` (of an Array, Sparse or Strings) or
     ``xarray.Dataset`` (of a Group), as ``engine="stowage"`` opens it, with
     dimension names and labels as coordinates (see
-    :func:`stowage._interop.to_xarray`).
+    :func:`stowage._interop.to_xarray`). Typed ``Any``: importing stowage
+    never imports xarray::
 
-        >>> stowage.to_xarray(stowage.open("volume.n5")["raw"])  # a Dataset, nothing read
+        stowage.to_xarray(stowage.open("volume.n5")["raw"])  # a Dataset, nothing read
     """
     from ._interop import to_xarray as impl
 
     return impl(node, name)
 
 
-def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, lazy=False):
+def to_anndata(source: str | os.PathLike[str] | Store | Group | Array | Sparse,
+               obs_names: Sequence[str] | None = None, var_names: Sequence[str] | None = None, *,
+               layer: str | None = None, obs: int | str | None = None, lazy: bool = False) -> Any:
     """An ``anndata.AnnData`` (cells x genes) of a BPCells or Daf matrix or a
     dense array (a node, a store or a path), names from its labels (see
-    :func:`stowage._anndata.to_anndata`)::
+    :func:`stowage._anndata.to_anndata`); typed ``Any``, as anndata is
+    imported only here::
 
         adata = stowage.to_anndata(stowage.open("pbmc.bpcells"))
     """
@@ -76,7 +86,8 @@ def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, 
     return impl(source, obs_names, var_names, layer=layer, obs=obs, lazy=lazy)
 
 
-def write_anndata(adata, path, format=None, *, layer="UMIs", obs="cell", var="gene"):
+def write_anndata(adata: Any, path: str | os.PathLike[str], format: str | None = None, *,
+                  layer: str = "UMIs", obs: str = "cell", var: str = "gene") -> Store:
     """Write an ``anndata.AnnData`` as BPCells (genes x cells) or Daf, read
     back equal by :func:`to_anndata` (see :func:`stowage._anndata.write_anndata`)::
 
@@ -87,11 +98,21 @@ def write_anndata(adata, path, format=None, *, layer="UMIs", obs="cell", var="ge
     return impl(adata, path, format, layer=layer, obs=obs, var=var)
 
 
-def set_threads(n):
-    """Worker threads that decode and encode chunks (default: all cores)."""
+def set_threads(n: int) -> None:
+    """Worker threads that decode and encode chunks (default: all cores),
+    for this process (as ``numcodecs.blosc.set_nthreads`` is for blosc).
+
+    >>> stowage.set_threads(2)
+    >>> stowage.threads()
+    2
+    """
     _core.set_threads(int(n))
 
 
-def threads():
-    """The number of worker threads."""
+def threads() -> int:
+    """The number of worker threads (see :func:`set_threads`).
+
+    >>> stowage.threads() >= 1
+    True
+    """
     return _core.threads()

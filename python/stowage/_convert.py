@@ -2,14 +2,20 @@
 stowage-convert and stowage-plugin-list, with the same results (their
 --json documents, built by the same C++ functions)."""
 
+from __future__ import annotations
+
 import os
+from typing import Any, Callable, Sequence
 
 from . import _core
 
 __all__ = ["convert", "plugins", "plugin_detail"]
 
 
-def convert(source, destination, *, progress=None, plugin_path=None, threads=None, **options):
+def convert(source: str | os.PathLike[str], destination: str | os.PathLike[str], *,
+            progress: Callable[[dict[str, Any]], None] | None = None,
+            plugin_path: Sequence[str | os.PathLike[str]] | None = None, threads: int | None = None,
+            **options: Any) -> dict[str, Any]:
     """Convert a dataset, or a node of one (``"PATH::inner/node"``), into any
     format, as ``stowage-convert SOURCE DESTINATION`` does; returns its
     ``--json`` summary as a dict (``source``, ``destination``, ``from``,
@@ -36,6 +42,14 @@ def convert(source, destination, *, progress=None, plugin_path=None, threads=Non
     exception it raises stops the conversion (nothing is written) and is
     raised here. ``threads``: worker threads (default: all cores).
     Errors raise :class:`stowage.Error` subclasses, and nothing is written.
+
+    For example, an N5 volume into a sharded Zarr v3 store, then one node of
+    it back with another codec::
+
+        summary = stowage.convert("volume.n5", "volume.zarr", to="zarr", shards=[256, 256, 256],
+                                  compression="zstd:level=5")
+        print(summary["ratio"], summary["mb_per_s"])
+        stowage.convert("volume.zarr::raw/s0", "s0.n5", compression="gzip")
     """
     if threads is not None:
         _core.set_threads(int(threads))
@@ -46,18 +60,30 @@ def convert(source, destination, *, progress=None, plugin_path=None, threads=Non
                          progress, path)
 
 
-def plugins(*, plugin_path=None, load=True):
+def plugins(*, plugin_path: Sequence[str | os.PathLike[str]] | None = None,
+            load: bool = True) -> list[dict[str, Any]]:
     """Every plugin found, as the entries of ``stowage-plugin-list --json``
     (dicts with ``id``, ``kind``, ``state``, ``path``, ``version``, ``abi``,
     ``capabilities``, ``description``, ``aliases``, ``extensions`` and
     ``reason`` or ``shadowed_by`` when they apply). ``load=False`` lists the
-    files without loading them."""
+    files without loading them.
+
+    >>> sorted({p["kind"] for p in stowage.plugins()})
+    ['codec', 'format', 'storage']
+    """
     path = None if plugin_path is None else [os.fsdecode(os.fspath(p)) for p in plugin_path]
     return _core.plugins(path, load)["plugins"]
 
 
-def plugin_detail(id, *, plugin_path=None):  # noqa: A002 (the tool's --detail ID)
+def plugin_detail(id: str, *, plugin_path: Sequence[str | os.PathLike[str]] | None = None
+                  ) -> dict[str, Any] | None:  # noqa: A002 (the tool's --detail ID)
     """One plugin's entry with ``build_info`` and ``params_schema``
-    (``stowage-plugin-list --detail ID --json``), or None."""
+    (``stowage-plugin-list --detail ID --json``), or None.
+
+    >>> stowage.plugin_detail("zstd")["kind"]
+    'codec'
+    >>> stowage.plugin_detail("no-such-plugin") is None
+    True
+    """
     path = None if plugin_path is None else [os.fsdecode(os.fspath(p)) for p in plugin_path]
     return _core.plugin_detail(id, path)

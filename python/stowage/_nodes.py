@@ -383,7 +383,15 @@ class Attributes(MutableMapping):
     ``del``, ``pop``, ``clear``...) is written at once through the format's
     ``set_attributes``, as zarr-python's ``Attributes`` does. A format that
     keeps no attributes (.npy, datadings) raises instead of dropping them.
-    ``dict(attrs)`` is a plain copy."""
+    ``dict(attrs)`` is a plain copy. Unlike zarr-python 2.13's, it keeps no
+    cache: each read asks the store::
+
+        a = store["raw/s0"]
+        a.attrs["resolution"] = [4, 4, 40]     # written now
+        a.attrs.update(unit="nm", offset=[0, 0, 0])
+        del a.attrs["offset"]
+        a.attrs = {"unit": "um"}               # replaces them all
+    """
 
     def __init__(self, store, node, written=None):
         self._store = store
@@ -391,7 +399,10 @@ class Attributes(MutableMapping):
         self._written = written  # called after each write (a node refreshes its description)
 
     def asdict(self):
-        """The attributes now, as a new dict."""
+        """The attributes now, as a new dict (zarr-python's ``asdict``)::
+
+            snapshot = store["raw/s0"].attrs.asdict()
+        """
         return dict(self._store._core.describe(self._node).get("attributes") or {})
 
     def _write(self, attributes):
@@ -400,7 +411,11 @@ class Attributes(MutableMapping):
             self._written()
 
     def replace(self, attributes):
-        """Replace every attribute with those of ``attributes`` (one write)."""
+        """Replace every attribute with those of ``attributes`` (one write),
+        as zarr-python's ``put``::
+
+            store["raw/s0"].attrs.replace({"unit": "nm"})
+        """
         self._write(dict(attributes))
 
     def __getitem__(self, key):
@@ -426,12 +441,19 @@ class Attributes(MutableMapping):
         return key in self.asdict()
 
     def update(self, other=(), /, **more):
-        """Set several attributes in one write."""
+        """Set several attributes in one write (``dict.update``'s arguments)::
+
+            store["raw/s0"].attrs.update({"unit": "nm"}, resolution=[4, 4, 40])
+        """
         attributes = self.asdict()
         attributes.update(other, **more)
         self._write(attributes)
 
     def clear(self):
+        """Remove every attribute, in one write::
+
+            store["raw/s0"].attrs.clear()
+        """
         self._write({})
 
     def __repr__(self):
@@ -1151,13 +1173,21 @@ class Sparse(_Dimensioned):
 class Strings(_Node):
     """An array of str (names, axes; a Daf string matrix reads in C order).
 
-    ``s[i]`` -> str, ``s[a:b]`` -> list of str, ``len(s)`` the number of strings."""
+    ``s[i]`` -> str, ``s[a:b]`` -> list of str, ``len(s)`` the number of strings::
+
+        genes = stowage.open("cells.daf")["axes/gene"]
+        genes[0], genes[-3:], len(genes)
+    """
 
     def __len__(self):
         return int(np.prod(self.shape, dtype=np.uint64))
 
     @property
     def shape(self):
+        """The shape, C order: ``(n,)``, or a Daf string matrix's two axes::
+
+            store["axes/gene"].shape           # (36601,)
+        """
         return tuple(self._info.get("shape") or (0,))
 
     def __getitem__(self, key):
@@ -1179,7 +1209,10 @@ class Strings(_Node):
         return iter(self.to_list())
 
     def to_list(self):
-        """Every string, in order."""
+        """Every string, in order (one read)::
+
+            names = store["axes/gene"].to_list()
+        """
         return self.store._core.read_strings(self.node, 0, len(self))
 
 
@@ -1200,7 +1233,12 @@ class Records(_Node):
     ``r[i]`` is the decoded sample (a dict, with numpy arrays where
     msgpack-numpy stored them, as datadings' reader returns it), ``r.raw(i)``
     its msgpack bytes; ``r.find(key)`` its index, ``r.get(key)`` the sample,
-    ``key in r``; iteration decodes in order, in batches.
+    ``key in r``; iteration decodes in order, in batches::
+
+        r = stowage.open("train.msgpack")[""]
+        first = r[0]                          # {"key": ..., "image": ..., ...}
+        some = r[10:20]                       # a list of samples
+        sample = r.get("img_00042")
     """
 
     batch = 256  # samples per call into the library while iterating
@@ -1235,23 +1273,38 @@ class Records(_Node):
         return self._read(i, i + 1)[0]
 
     def raw(self, i):
-        """The sample's msgpack bytes, unchanged."""
+        """The sample's msgpack bytes, unchanged::
+
+            msgpack.unpackb(r.raw(0))
+        """
         return self._core.read(self._index(i))
 
     def key(self, i):
-        """The key of sample ``i``."""
+        """The key of sample ``i``::
+
+            r.key(0)                          # "img_00000"
+        """
         return self._core.key(self._index(i))
 
     def keys(self):
-        """Every key, in order."""
+        """Every key, in order::
+
+            index = {k: i for i, k in enumerate(r.keys())}
+        """
         return [self._core.key(i) for i in range(len(self))]
 
     def find(self, key):
-        """The index of the sample with this key, or None."""
+        """The index of the sample with this key, or None::
+
+            i = r.find("img_00042")
+        """
         return self._core.find(key)
 
     def get(self, key, default=None):
-        """The decoded sample with this key, or ``default``."""
+        """The decoded sample with this key, or ``default`` (as ``dict.get``)::
+
+            sample = r.get("img_00042", {})
+        """
         i = self._core.find(key)
         return default if i is None else self[i]
 
@@ -1264,7 +1317,10 @@ class Records(_Node):
             yield from self._read(begin, min(n, begin + self.batch))
 
     def iter_raw(self):
-        """The msgpack bytes of every sample, in order."""
+        """The msgpack bytes of every sample, in order, read in batches::
+
+            total = sum(len(b) for b in r.iter_raw())
+        """
         n = len(self)
         for begin in range(0, n, self.batch):
             yield from self._read(begin, min(n, begin + self.batch), False)

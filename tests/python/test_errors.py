@@ -108,27 +108,6 @@ def test_errors_keep_code_path_and_plugin():
     assert info.value.plugin == "format n5"
 
 
-def test_the_stubs_and_docstrings_describe_the_runtime_api():
-    import ast
-
-    import stowage._nodes
-
-    stub = ast.parse(pathlib.Path(stowage.__file__).with_suffix(".pyi").read_text())
-    stubbed = {n.name: n for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
-    for name in stowage.__all__:
-        assert name in stubbed, f"{name} has no stub"
-        assert getattr(stowage, name).__doc__, f"{name} has no docstring"
-    for cls in (stowage.Store, stowage.Group, stowage.Array, stowage.Sparse, stowage.Strings, stowage.Records):
-        members, pending = set(), [cls.__name__]
-        while pending:  # the class and its stubbed bases
-            node = stubbed[pending.pop()]
-            members |= {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
-            pending += [b.id for b in node.bases if isinstance(b, ast.Name) and b.id in stubbed]
-        public = {m for m in dir(cls) if not m.startswith("_") and m not in ("batch", "mode", "plugin_path")}
-        assert public <= members, f"{cls.__name__}: {public - members} not in the stubs"
-        assert members - {"__init__", "__enter__", "__exit__"} <= set(dir(cls)), cls.__name__
-
-
 def test_the_package_under_test_is_this_builds():
     # meson test puts <build>/python first on PYTHONPATH: an installed copy
     # must not be what these tests exercise.
