@@ -33,12 +33,14 @@ from ._errors import (
     UnsupportedError,
 )
 from ._nodes import Array, Attributes, Group, Records, Sparse, Store, Strings, open
+from ._zarr_functions import array, create_array, empty, full, group, ones, open_array, open_group, zeros
 
 __version__: str = _core.version()
 __all__ = [
     "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
     "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "to_anndata", "write_anndata",
     "set_threads", "threads",
+    "open_group", "open_array", "group", "create_array", "array", "zeros", "ones", "full", "empty",
     "Error", "NotFoundError", "NodeNotFoundError", "InvalidArgumentError", "CorruptError",
     "UnsupportedError", "PermissionDeniedError", "StorageIOError", "PluginError", "InternalError",
 ]

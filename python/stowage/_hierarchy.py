@@ -87,15 +87,18 @@ class Hierarchy:
         return self._hierarchy()[0].describe(path)["kind"]
 
     # -- creating
-    def create_group(self, name, attrs=None):
+    def create_group(self, name, attrs=None, *, overwrite=False):
         """Create a group (its missing ancestors too) and return it, as
         zarr-python's; a node already there is an error (zarr's
-        ``ContainsGroupError``; :meth:`require_group` takes an existing one).
+        ``ContainsGroupError``; :meth:`require_group` takes an existing one)
+        unless ``overwrite``, which removes it first.
 
         >>> labels = store.create_group("labels", attrs={"source": "manual"})
         >>> labels.create_group("cells/2024")
         """
         store, path = self._child(name)
+        if overwrite and path and path in store:
+            store.remove(path)
         if path in store:
             raise InvalidArgumentError(
                 f"{where(store, path)}: a {self._kind(path)} is already there (require_group takes an existing group)")

@@ -104,8 +104,8 @@ std::unique_ptr<sdk::Store> ZarrStore::open(const sdk::Host& host, std::string_v
   if (root.empty()) invalid("zarr: empty store path");
   const json options = sdk::parse_json_object(options_json, "zarr: the open options");
   // {"zarr_version": 2 or 3}: the version of a store this open creates (3
-  // by default); an existing store keeps its own, also when replaced ("w")
-  // unless the option says otherwise.
+  // by default); an existing store keeps its own, also when replaced in
+  // place ("w" on storage without rename) unless the option says otherwise.
   const json v = options.value("zarr_version", json(3));
   if (v != 2 && v != 3) invalid("zarr: \"zarr_version\" must be 2 or 3, got " + v.dump());
   int version = v.get<int>();
