@@ -7,11 +7,13 @@
 // distinct slabs at once, and published whole by close() (readers see the
 // old file or the new, never a mix).
 #include "npy_header.hpp"
+#include "npy_resize.hpp"
 #include "npy_slabs.hpp"
 
 #include <stowage/codec_config.hpp>
 #include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
+#include <stowage/resize.hpp>
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
@@ -110,6 +112,17 @@ class NpyStore final : public sdk::Store {
     check_node(node);
     json a = sdk::parse_json_object<json>(attributes, path_ + ": attributes");
     if (!a.empty()) refuse_attributes(a);
+  }
+
+  // "resize" {"shape": [...]} (npy_resize.cpp); anything else is UNSUPPORTED.
+  std::string command(std::string_view node, std::string_view name,
+                      std::string_view args_json) override {
+    check_node(node);
+    if (name != "resize")
+      sdk::unsupported(path_ + ": npy has no command '" + std::string(name) + "' (known: resize)");
+    require_writable();
+    resize(sdk::resize_shape(args_json, header_.shape.size(), path_));
+    return "{}";
   }
 
   // The one array, at the root (NpyArray below).
@@ -252,6 +265,40 @@ class NpyStore final : public sdk::Store {
 
   void require_writable() const {
     if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
+  }
+
+  // The file rewritten in a new staged file with the new shape, published
+  // by close() like any write: the elements inside both shapes keep their
+  // place, the rest is zeros (numpy's and this plugin's fill value). C order
+  // only: growing the first dimension then copies the old data whole.
+  void resize(const std::vector<uint64_t>& shape) {
+    if (header_.big_endian || header_.fortran_order)
+      sdk::unsupported(path_ + ": resize rewrites little-endian C-order files only (this one is " +
+                       (header_.fortran_order ? "Fortran order" : "big-endian") + ")");
+    json d = {{"kind", "array"}, {"dtype", header_.dtype}, {"shape", shape}};
+    npy::Header h = header_from_description(d.dump());
+    const std::string header = npy::format_header(h.dtype, h.shape, path_);
+    h.data_offset = header.size();
+    sdk::Staged next = storage_.stage(path_);
+    next.write_at(0, header.data(), header.size());
+    next.resize(h.data_offset + h.data_size);
+    npy::copy_overlap(header_.shape, h.shape, header_.element_size, [&](const npy::Run& run) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(run.size));
+      read_current(header_.data_offset + run.from, bytes.data(), run.size);
+      next.write_at(h.data_offset + run.to, bytes.data(), bytes.size());
+    });
+    writing_.store(false);
+    temp_ = std::move(next);
+    set_array(std::move(h));
+    writing_.store(true);
+  }
+
+  // Bytes of the array as it stands: the staged file once written, else the file.
+  void read_current(uint64_t offset, void* out, uint64_t size) const {
+    if (writing_.load())
+      read_back(offset, out, size);
+    else
+      storage_.read_exact(path_, offset, out, size);
   }
 
   // Exactly `size` bytes of the file being written, at offset.
