@@ -814,7 +814,14 @@ class Array(_Dimensioned):
             raise InvalidArgumentError(f"{self.store.path}::{self.node}: new shape {new} must have "
                                        f"{len(shape)} dimensions, as the array")
         new = [int(s) if n is None else operator.index(n) for s, n in zip(shape, new)]
-        self.store._core.command(self.node, "resize", {"shape": new})
+        try:
+            self.store._core.command(self.node, "resize", {"shape": new})
+        except UnsupportedError as e:
+            if "unknown command" not in e.message:
+                raise
+            raise UnsupportedError(f"{self.store.path}::{self.node}: format {self.store.format} cannot resize "
+                                   f"an array (N5, Zarr and npy can)", code=e.code, path=e.path,
+                                   plugin=e.plugin) from e
         self._info = self.store._core.describe(self.node)
         self._core = self.store._core.array(self.node)  # a handle of the new shape
 

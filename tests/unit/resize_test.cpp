@@ -88,8 +88,8 @@ TEST_CASE("resize: a shrink drops the chunks outside, a grow back reads as zarr-
       for (uint64_t j = 0; j < 7; ++j) {
         const int32_t expected = i < rows && j < cols && i < 10 && j < 6 ? value(i, j) : 0;
         if (got[i * 7 + j] != expected)
-          FAIL(c.name << ": (" << i << ", " << j << ") reads " << got[i * 7 + j] << ", not "
-                      << expected);
+          FAIL(std::string(c.name)
+               << ": (" << i << ", " << j << ") reads " << got[i * 7 + j] << ", not " << expected);
       }
     s.close();
     stowage::Store again = stowage::Store::open(path, stowage::Mode::read, c.format);
