@@ -18,8 +18,7 @@ namespace sdk = stowage::sdk;
 
 std::string N5Store::command(std::string_view node, std::string_view name,
                              std::string_view args_json) {
-  if (name != "resize")
-    sdk::unsupported(root_ + ": N5 has no command '" + std::string(name) + "' (known: resize)");
+  sdk::require_resize_command(name, root_, "N5");
   resize(node, args_json);
   return "{}";
 }

@@ -118,8 +118,7 @@ class NpyStore final : public sdk::Store {
   std::string command(std::string_view node, std::string_view name,
                       std::string_view args_json) override {
     check_node(node);
-    if (name != "resize")
-      sdk::unsupported(path_ + ": npy has no command '" + std::string(name) + "' (known: resize)");
+    sdk::require_resize_command(name, path_, "npy");
     require_writable();
     resize(sdk::resize_shape(args_json, header_.shape.size(), path_));
     return "{}";

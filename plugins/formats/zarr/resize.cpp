@@ -18,8 +18,7 @@ namespace sdk = stowage::sdk;
 
 std::string ZarrStore::command(std::string_view node, std::string_view name,
                                std::string_view args_json) {
-  if (name != "resize")
-    sdk::unsupported(root_ + ": Zarr has no command '" + std::string(name) + "' (known: resize)");
+  sdk::require_resize_command(name, root_, "Zarr");
   resize(node, args_json);
   return "{}";
 }

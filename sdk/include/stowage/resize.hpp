@@ -38,6 +38,15 @@ inline std::vector<uint64_t> resize_shape(std::string_view args_json, size_t ndi
   return shape;
 }
 
+// For a format whose only command is "resize": UNSUPPORTED naming `where`
+// (the store's path) and `format` for any other command name.
+inline void require_resize_command(std::string_view name, const std::string& where,
+                                   const char* format) {
+  if (name != "resize")
+    unsupported(where + ": " + format + " has no command '" + std::string(name) +
+                "' (known: resize)");
+}
+
 // Calls fn(index) with the C-order index of each chunk of the grid of
 // `old_shape` (in chunks of `chunks`) that the grid of `new_shape` lacks:
 // the chunks a shrink removes, each once and only those (an edge chunk the
