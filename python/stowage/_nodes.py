@@ -794,6 +794,10 @@ class Array(_Dimensioned):
         deleted; a region grown back reads the fill value, except within an
         edge chunk the smaller shape still reached, which keeps what it held
         (zarr-python keeps those chunks whole too, and reads the same).
+        Differs on purpose: stowage writes an edge chunk with the fill value
+        outside the shape, where zarr-python keeps the old values there, so
+        after shrink, write into that chunk, grow, stowage reads the fill
+        value in its regrown part and zarr-python the values from before.
 
         N5, Zarr v2 and v3 (sharded too: whole shards go) and ``.npy``
         (rewritten; published at ``close()``, like its other writes); other

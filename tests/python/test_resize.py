@@ -82,6 +82,26 @@ def test_shrink_then_grow_keeps_edge_chunks_as_zarr_python(tmp_path):
 
 
 @needs("zarr")
+def test_a_write_between_shrink_and_grow_fills_the_edge_chunk_unlike_zarr_python(tmp_path):
+    """The one difference, on purpose (Array.resize's docstring): a write into
+    a kept edge chunk pads it with the fill value; zarr-python keeps the old values."""
+    by_zarr, by_stowage = twin_zarr(tmp_path)
+    z = zarr.open(by_zarr, "r+")
+    z.resize(6, 7)
+    z[4:6] = 50
+    z.resize(10, 7)
+    with stowage.open(by_stowage, "r+") as s:
+        a = s[""]
+        a.resize(6, 7)
+        a[4:6] = 50
+        a.resize(10, 7)
+        np.testing.assert_array_equal(a[:6], z[:6])
+        np.testing.assert_array_equal(a[6:8], np.full((2, 7), -1))  # chunk row 1 beyond row 6: fill
+        np.testing.assert_array_equal(z[6:8], DATA[6:8])  # zarr-python: the values from before
+        np.testing.assert_array_equal(a[8:], z[8:])
+
+
+@needs("zarr")
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_append_as_zarr_python_does(tmp_path, axis):
     by_zarr, by_stowage = twin_zarr(tmp_path)
