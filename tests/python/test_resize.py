@@ -129,6 +129,19 @@ def test_append_refuses_a_mismatched_shape_as_zarr_python(tmp_path):
         assert s[""].shape == SHAPE
 
 
+@needs("zarr")
+def test_consolidated_metadata_has_the_new_shape_after_close(tmp_path):
+    path = str(tmp_path / "g.zarr")
+    g = zarr.open_group(path, mode="w")
+    g.create_dataset("x", data=DATA, chunks=CHUNKS)
+    zarr.consolidate_metadata(path)
+    with stowage.open(path, "r+") as s:
+        assert s["x"].append(DATA[:2]) == (12, 7)
+    x = zarr.open_consolidated(path, mode="r")["x"]
+    assert x.shape == (12, 7)
+    np.testing.assert_array_equal(x[...], np.concatenate([DATA, DATA[:2]]))
+
+
 @needs("n5")
 def test_n5_resize_and_append_read_by_zarr_python(tmp_path):
     path = str(tmp_path / "a.n5")
