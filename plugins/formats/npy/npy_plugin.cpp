@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -266,10 +267,9 @@ class NpyStore final : public sdk::Store {
     if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
   }
 
-  // The file rewritten in a new staged file with the new shape, published
-  // by close() like any write: the elements inside both shapes keep their
-  // place, the rest is zeros (numpy's and this plugin's fill value). C order
-  // only: growing the first dimension then copies the old data whole.
+  // The array with the new shape in a staged file, published by close() like
+  // any write: the elements inside both shapes keep their place, the rest is
+  // zeros (numpy's and this plugin's fill value). C order only.
   void resize(const std::vector<uint64_t>& shape) {
     if (header_.big_endian || header_.fortran_order)
       sdk::unsupported(path_ + ": resize rewrites little-endian C-order files only (this one is " +
@@ -278,6 +278,9 @@ class NpyStore final : public sdk::Store {
     npy::Header h = header_from_description(d.dump());
     const std::string header = npy::format_header(h.dtype, h.shape, path_);
     h.data_offset = header.size();
+    const bool rows_only = std::equal(shape.begin() + (shape.empty() ? 0 : 1), shape.end(),
+                                      header_.shape.begin() + (shape.empty() ? 0 : 1));
+    if (rows_only && h.data_offset == header_.data_offset) return resize_rows(std::move(h), header);
     sdk::Staged next = storage_.stage(path_);
     next.write_at(0, header.data(), header.size());
     next.resize(h.data_offset + h.data_size);
@@ -290,6 +293,16 @@ class NpyStore final : public sdk::Store {
     temp_ = std::move(next);
     set_array(std::move(h));
     writing_.store(true);
+  }
+
+  // Only the first dimension changes and the header keeps its length (numpy
+  // leaves room for that): the staged file is the array with rows added or
+  // cut at its end, so appends cost their own bytes only, not a copy each.
+  void resize_rows(npy::Header h, const std::string& header) {
+    start_rewriting_existing();
+    temp_.write_at(0, header.data(), header.size());
+    temp_.resize(h.data_offset + h.data_size);
+    set_array(std::move(h));
   }
 
   // Bytes of the array as it stands: the staged file once written, else the file.
