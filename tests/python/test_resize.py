@@ -212,3 +212,26 @@ def test_datg_cannot_resize(tmp_path):
             a.resize(8, 5)
         assert path in str(e.value)
         assert a.shape == (4, 5)
+
+
+@needs("zarr", "n5", "s3")
+@pytest.mark.parametrize("name,options", [("a.zarr", {"zarr_version": 2}), ("a.n5", {})])
+def test_resize_in_s3_deletes_the_objects_outside(server, s3, bucket, name, options):
+    """On radosgw, boto3 as the peer: the chunk objects outside the new shape are gone."""
+    opts = {"endpoint": server["endpoint"], "access_key_id": server["access_key"],
+            "secret_access_key": server["secret_key"]}
+    url = f"s3://{bucket}/{name}"
+    with stowage.open(url, "w", options=options, storage_options=opts) as s:
+        s.create_array("x", SHAPE, "int32", chunks=CHUNKS)
+        s["x"][...] = DATA
+
+    def chunk_objects():
+        names = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=f"{name}/x/").get("Contents", [])]
+        return [k for k in names if k.rsplit("/", 1)[-1] not in ("", ".zarray", ".zattrs", "attributes.json")]
+
+    assert len(chunk_objects()) == 3 * 3
+    with stowage.open(url, "r+", storage_options=opts) as s:
+        s["x"].resize(5, 3)
+    assert len(chunk_objects()) == 2 * 1
+    with stowage.open(url, storage_options=opts) as s:
+        np.testing.assert_array_equal(s["x"][...], DATA[:5, :3])
