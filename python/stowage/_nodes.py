@@ -832,15 +832,16 @@ class Array(_Dimensioned):
     def append(self, data, axis=0):
         """Append ``data`` along ``axis`` and return the new shape, as
         zarr-python's ``Array.append``: every other dimension of ``data``
-        must match the array's. The array is resized first, then written, so
-        a process killed in between leaves the grown part at the fill value.
-        Unlike zarr-python, a negative ``axis`` counts from the end.
+        must match the array's. The values are checked as in :meth:`set`
+        (nothing changes when one does not fit), the array resized, then
+        written: a process killed in between leaves the grown part at the fill
+        value. Unlike zarr-python, a negative ``axis`` counts from the end.
 
         >>> a = stowage.open("x.n5", "r+")["a"]       # shape (10, 4)
         >>> a.append(np.ones((5, 4)))
         (15, 4)
         """
-        data = data if hasattr(data, "shape") else np.asanyarray(data)
+        data = _checked_values(data, self.dtype, "same_kind")
         shape = self.shape
         axis = operator.index(axis)
         if not -len(shape) <= axis < len(shape):
@@ -853,7 +854,7 @@ class Array(_Dimensioned):
                 f"to shape {shape} along axis {axis}; every other dimension must match")
         new = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
         self.resize(new)
-        self[tuple(slice(shape[i], None) if i == axis else slice(None) for i in range(len(shape)))] = data
+        self.write(data, offset=[shape[i] if i == axis else 0 for i in range(len(shape))])
         return new
 
 

@@ -126,6 +126,8 @@ def test_append_refuses_a_mismatched_shape_as_zarr_python(tmp_path):
             s[""].append(wrong)
         with pytest.raises(ValueError, match="2 dimensions"):
             s[""].resize(4)
+        with pytest.raises(ValueError, match="float64 values into a int32"):  # checked before the resize
+            s[""].append(np.full((1, 7), 0.5))
         assert s[""].shape == SHAPE
 
 
