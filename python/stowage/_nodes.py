@@ -838,7 +838,7 @@ class Array(_Dimensioned):
         value. Unlike zarr-python, a negative ``axis`` counts from the end.
 
         >>> a = stowage.open("x.n5", "r+")["a"]       # shape (10, 4)
-        >>> a.append(np.ones((5, 4)))
+        >>> a.append(np.ones((5, 4), a.dtype))
         (15, 4)
         """
         data = _checked_values(data, self.dtype, "same_kind")
