@@ -115,7 +115,7 @@ class NpyStore final : public sdk::Store {
     if (!a.empty()) refuse_attributes(a);
   }
 
-  // "resize" {"shape": [...]} (npy_resize.cpp); anything else is UNSUPPORTED.
+  // "resize" {"shape": [...]} (resize below); anything else is UNSUPPORTED.
   std::string command(std::string_view node, std::string_view name,
                       std::string_view args_json) override {
     check_node(node);
