@@ -985,6 +985,78 @@ class Array(_Dimensioned):
         return (f"<stowage.Array {self.node or '/'!r} of {self.store.path!r}: "
                 f"shape {self.shape}, {self.dtype}, chunks {self.chunks}>")
 
+    # -- growing and shrinking: zarr-python's resize and append --------------
+
+    def resize(self, *args):
+        """Change the shape, as zarr-python's ``Array.resize``: ``a.resize(20, 5)``
+        or ``a.resize((20, 5))``; ``None`` keeps a dimension. The rank stays.
+        Values inside the new shape stay; chunks wholly outside it are
+        deleted; a region grown back reads the fill value, except within an
+        edge chunk the smaller shape still reached, which keeps what it held
+        (zarr-python keeps those chunks whole too, and reads the same).
+        Differs on purpose: stowage writes an edge chunk with the fill value
+        outside the shape, where zarr-python keeps the old values there, so
+        after shrink, write into that chunk, grow, stowage reads the fill
+        value in its regrown part and zarr-python the values from before.
+
+        N5, Zarr v2 and v3 (sharded too: whole shards go) and ``.npy``
+        (rewritten; published at ``close()``, like its other writes); other
+        formats raise :class:`UnsupportedError`. The metadata is written
+        before the chunks go, so a process killed midway leaves only files
+        no reader sees. This object takes the new shape; another ``Array`` of
+        the same node opened earlier keeps the old one (index the store again).
+
+        >>> a = stowage.open("x.zarr", "r+")["a"]     # shape (10, 4)
+        >>> a.resize(20, 4)
+        >>> a.shape
+        (20, 4)
+        """
+        shape = self.shape
+        new = args[0] if len(args) == 1 else args
+        new = (new,) if isinstance(new, (int, np.integer)) else tuple(new)
+        if len(new) != len(shape):
+            raise InvalidArgumentError(f"{self.store.path}::{self.node}: new shape {new} must have "
+                                       f"{len(shape)} dimensions, as the array")
+        new = [int(s) if n is None else operator.index(n) for s, n in zip(shape, new)]
+        try:
+            self.store._core.command(self.node, "resize", {"shape": new})
+        except UnsupportedError as e:
+            if "unknown command" not in e.message:
+                raise
+            raise UnsupportedError(f"{self.store.path}::{self.node}: format {self.store.format} cannot resize "
+                                   f"an array (N5, Zarr and npy can)", code=e.code, path=e.path,
+                                   plugin=e.plugin) from e
+        self._info = self.store._core.describe(self.node)
+        self._core = self.store._core.array(self.node)  # a handle of the new shape
+
+    def append(self, data, axis=0):
+        """Append ``data`` along ``axis`` and return the new shape, as
+        zarr-python's ``Array.append``: every other dimension of ``data``
+        must match the array's. The values are checked as in :meth:`set`
+        (nothing changes when one does not fit), the array resized, then
+        written: a process killed in between leaves the grown part at the fill
+        value. Unlike zarr-python, a negative ``axis`` counts from the end.
+
+        >>> a = stowage.open("x.n5", "r+")["a"]       # shape (10, 4)
+        >>> a.append(np.ones((5, 4), a.dtype))
+        (15, 4)
+        """
+        data = _checked_values(data, self.dtype, "same_kind")
+        shape = self.shape
+        axis = operator.index(axis)
+        if not -len(shape) <= axis < len(shape):
+            raise InvalidArgumentError(f"axis {axis} is out of range for {len(shape)} dimensions")
+        axis %= len(shape)
+        kept = [s for i, s in enumerate(shape) if i != axis]
+        if len(data.shape) != len(shape) or kept != [s for i, s in enumerate(data.shape) if i != axis]:
+            raise InvalidArgumentError(
+                f"{self.store.path}::{self.node}: data of shape {tuple(data.shape)} cannot be appended "
+                f"to shape {shape} along axis {axis}; every other dimension must match")
+        new = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+        self.resize(new)
+        self.write(data, offset=[shape[i] if i == axis else 0 for i in range(len(shape))])
+        return new
+
 
 class _Text(str):
     """A str that shows as itself in a REPL (``a.info``, ``g.tree()``), as

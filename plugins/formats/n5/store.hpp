@@ -64,6 +64,9 @@ class N5Store final : public stowage::sdk::Store {
   void remove(std::string_view node) override;
   void move_node(std::string_view from, std::string_view to, bool replace) override;
   void write_strings(std::string_view node, const std::vector<std::string_view>& values) override;
+  // "resize" {"shape": [...]} (resize.cpp); anything else is UNSUPPORTED.
+  std::string command(std::string_view node, std::string_view name,
+                      std::string_view args_json) override;
 
   // The data of one dataset, for its node handle (chunk_io.cpp).
   bool read_chunk(const OpenDataset& ds, const uint64_t* chunk_index, void* out, size_t capacity,
@@ -94,6 +97,7 @@ class N5Store final : public stowage::sdk::Store {
   void require_outside_datasets(const std::vector<std::string>& parts) const;
   void require_writable(const char* operation) const;
   void ensure_root_version();
+  void resize(std::string_view node, std::string_view args_json);
   // The dataset at `node`, parsed; nullptr for a group.
   std::shared_ptr<const OpenDataset> open_dataset(std::string_view node) const;
 

@@ -7,15 +7,18 @@
 // distinct slabs at once, and published whole by close() (readers see the
 // old file or the new, never a mix).
 #include "npy_header.hpp"
+#include "npy_resize.hpp"
 #include "npy_slabs.hpp"
 
 #include <stowage/codec_config.hpp>
 #include <stowage/plugin_json.hpp>
 #include <stowage/plugin_util.hpp>
+#include <stowage/resize.hpp>
 #include <stowage/storage.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -110,6 +113,16 @@ class NpyStore final : public sdk::Store {
     check_node(node);
     json a = sdk::parse_json_object<json>(attributes, path_ + ": attributes");
     if (!a.empty()) refuse_attributes(a);
+  }
+
+  // "resize" {"shape": [...]} (resize below); anything else is UNSUPPORTED.
+  std::string command(std::string_view node, std::string_view name,
+                      std::string_view args_json) override {
+    check_node(node);
+    sdk::require_resize_command(name, path_, "npy");
+    require_writable();
+    resize(sdk::resize_shape(args_json, header_.shape.size(), path_));
+    return "{}";
   }
 
   // The one array, at the root (NpyArray below).
@@ -252,6 +265,52 @@ class NpyStore final : public sdk::Store {
 
   void require_writable() const {
     if (mode_ == STOWAGE_MODE_READ) sdk::invalid(path_ + ": opened read-only");
+  }
+
+  // The array with the new shape in a staged file, published by close() like
+  // any write: the elements inside both shapes keep their place, the rest is
+  // zeros (numpy's and this plugin's fill value). C order only.
+  void resize(const std::vector<uint64_t>& shape) {
+    if (header_.big_endian || header_.fortran_order)
+      sdk::unsupported(path_ + ": resize rewrites little-endian C-order files only (this one is " +
+                       (header_.fortran_order ? "Fortran order" : "big-endian") + ")");
+    json d = {{"kind", "array"}, {"dtype", header_.dtype}, {"shape", shape}};
+    npy::Header h = header_from_description(d.dump());
+    const std::string header = npy::format_header(h.dtype, h.shape, path_);
+    h.data_offset = header.size();
+    const bool rows_only = std::equal(shape.begin() + (shape.empty() ? 0 : 1), shape.end(),
+                                      header_.shape.begin() + (shape.empty() ? 0 : 1));
+    if (rows_only && h.data_offset == header_.data_offset) return resize_rows(std::move(h), header);
+    sdk::Staged next = storage_.stage(path_);
+    next.write_at(0, header.data(), header.size());
+    next.resize(h.data_offset + h.data_size);
+    npy::copy_overlap(header_.shape, h.shape, header_.element_size, [&](const npy::Run& run) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(run.size));
+      read_current(header_.data_offset + run.from, bytes.data(), run.size);
+      next.write_at(h.data_offset + run.to, bytes.data(), bytes.size());
+    });
+    writing_.store(false);
+    temp_ = std::move(next);
+    set_array(std::move(h));
+    writing_.store(true);
+  }
+
+  // Only the first dimension changes and the header keeps its length (numpy
+  // leaves room for that): the staged file is the array with rows added or
+  // cut at its end, so appends cost their own bytes only, not a copy each.
+  void resize_rows(npy::Header h, const std::string& header) {
+    start_rewriting_existing();
+    temp_.write_at(0, header.data(), header.size());
+    temp_.resize(h.data_offset + h.data_size);
+    set_array(std::move(h));
+  }
+
+  // Bytes of the array as it stands: the staged file once written, else the file.
+  void read_current(uint64_t offset, void* out, uint64_t size) const {
+    if (writing_.load())
+      read_back(offset, out, size);
+    else
+      storage_.read_exact(path_, offset, out, size);
   }
 
   // Exactly `size` bytes of the file being written, at offset.

@@ -66,6 +66,10 @@ static std::string chunk_key(const OpenArray& a, const uint64_t* index) {
   return key;
 }
 
+std::string chunk_file(const OpenArray& a, const uint64_t* index) {
+  return a.v3 ? chunk_file_v3(a, index) : chunk_key(a, index);
+}
+
 bool missing_chunk(const ArrayMeta& meta, uint8_t* out) {
   if (!meta.fill.plugin_fills) return false;
   fill(out, meta.chunk_elements(), meta.fill);

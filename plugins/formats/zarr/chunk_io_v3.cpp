@@ -439,6 +439,10 @@ bool ZarrStore::chunk_exists_v3(const OpenArray& a, const uint64_t* index) const
   return shard->exists && !shard->empty(w.inner);
 }
 
+std::string chunk_file_v3(const OpenArray& a, const uint64_t* index) {
+  return locate(a, index).key;
+}
+
 // A shard's cached index is stale once anyone published the shard.
 void ZarrStore::forget_index(const OpenArray& a, const std::string& key) const {
   std::lock_guard<std::mutex> lock(a.v3->mutex);

@@ -76,6 +76,9 @@ class ZarrStore final : public stowage::sdk::Store {
   // String arrays, a strings node each (strings_io.cpp).
   void read_strings(OpenArray& a, uint64_t begin, uint64_t end, const stowage::sdk::ItemFn& item);
   void write_strings(std::string_view node, const std::vector<std::string_view>& values) override;
+  // "resize" {"shape": [...]} (resize.cpp); anything else is UNSUPPORTED.
+  std::string command(std::string_view node, std::string_view name,
+                      std::string_view args_json) override;
 
  private:
   enum class Kind { none, group, array };
@@ -95,6 +98,8 @@ class ZarrStore final : public stowage::sdk::Store {
   bool stored(const OpenArray& a, const std::string& key, uint64_t* size = nullptr) const;
   json canonical_codec(json codec, const std::string& dir) const;
   void write_group(const std::string& dir, const json& attributes) const;
+  void resize(std::string_view node, std::string_view args_json);
+  void write_shape(const std::string& dir, const std::vector<uint64_t>& shape);
 
   // Zarr v3 (store_v3.cpp, chunk_io_v3.cpp).
   Kind kind_of_v3(const std::string& dir) const;
@@ -164,6 +169,11 @@ class ZarrStore final : public stowage::sdk::Store {
   bool consolidate_on_close_ = false;         // writable: close() writes .zmetadata
   bool metadata_changed_ = false;             // writable: .zmetadata removed, to be rewritten
 };
+
+// The file holding chunk `index`: its own, or (v3 sharded) its shard's
+// (chunk_io.cpp, chunk_io_v3.cpp).
+std::string chunk_file(const OpenArray& a, const uint64_t* index);
+std::string chunk_file_v3(const OpenArray& a, const uint64_t* index);
 
 // The strings node of a string array (strings_io.cpp).
 std::unique_ptr<stowage::sdk::Node> strings_node(ZarrStore& store, std::shared_ptr<OpenArray> a);
