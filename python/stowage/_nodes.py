@@ -49,6 +49,10 @@ def open(path, mode="r", format=None, *, plugin_path=None, options=None, storage
     ``stowage.plugin_detail("http")["params_schema"]`` lists a backend's): an
     unknown key or a bad value raises naming the valid ones. They travel with
     the store when it is pickled (into dask workers), secrets included.
+
+    >>> store = stowage.open("volume.n5")
+    >>> with stowage.open("copy.zarr", "w") as out:
+    ...     out.create_array("raw", data=store["raw/s0"][...])
     """
     path = _fspath(path)
     if storage_options:
@@ -107,6 +111,10 @@ class Store(Hierarchy):
     An exception in the block (``KeyboardInterrupt`` included), a failed
     close, :meth:`discard`, or a store garbage-collected or left at exit
     unclosed publish nothing: the old dataset stays as it was.
+
+    >>> with stowage.open("cells.zarr", "w") as store:
+    ...     store.create_array("counts", data=numpy.eye(3))
+    >>> stowage.open("cells.zarr")["counts"][0]
     """
 
     def __init__(self, core, mode, plugin_path=None, options=None):
@@ -122,18 +130,31 @@ class Store(Hierarchy):
     # -- what it is
     @property
     def path(self):
-        """The path as given to :func:`open`."""
+        """The path as given to :func:`open`.
+
+        >>> stowage.open("volume.n5").path
+        'volume.n5'
+        """
         return self._path
 
     @property
     def format(self):
-        """The format id (``"n5"``, ``"datg"``, ...)."""
+        """The format id (``"n5"``, ``"datg"``, ...).
+
+        >>> stowage.open("volume.n5").format
+        'n5'
+        """
         return self._format
 
     @property
     def attrs(self):
         """The root's attributes, a live mapping (:class:`Attributes`): each
-        change is written at once; assign a dict to replace them all."""
+        change is written at once; assign a dict to replace them all.
+
+        >>> store.attrs["units"] = "um"   # written at once
+        >>> dict(store.attrs)
+        {'units': 'um'}
+        """
         return Attributes(self, "")
 
     @attrs.setter
@@ -142,12 +163,19 @@ class Store(Hierarchy):
 
     @property
     def root(self):
-        """The root node (``store[""]``)."""
+        """The root node (``store[""]``).
+
+        >>> stowage.open("matrix.bpcells").root   # the Sparse matrix itself
+        """
         return self[""]
 
     # -- the tree
     def keys(self, node=""):
-        """Names of the children of ``node`` (default: the root)."""
+        """Names of the children of ``node`` (default: the root).
+
+        >>> stowage.open("volume.n5").keys("raw")
+        ['s0', 's1']
+        """
         return list(self._core.list(node))
 
     def __iter__(self):
@@ -170,11 +198,18 @@ class Store(Hierarchy):
         return _KINDS[info["kind"]](self, node.strip("/"), info)
 
     def describe(self, node=""):
-        """The format plugin's description of a node, as a dict."""
+        """The format plugin's description of a node, as a dict.
+
+        >>> stowage.open("volume.n5").describe("raw/s0")["chunks"]
+        [64, 64, 64]
+        """
         return self._core.describe(node)
 
     def command(self, node, name, args=None):
-        """A format-specific command (e.g. datadings ``"verify"``); returns a dict."""
+        """A format-specific command (e.g. datadings ``"verify"``); returns a dict.
+
+        >>> stowage.open("train.msgpack").command("", "verify")
+        """
         return self._core.command(node, name, args)
 
     # -- writing (zarr-python's create_group, create_array, ... are Hierarchy's)
@@ -203,7 +238,11 @@ class Store(Hierarchy):
 
     def write_sparse(self, node, matrix, attrs=None, dims=None):
         """Write a ``scipy.sparse`` matrix (CSR stays CSR, anything else is
-        stored CSC) where the format holds sparse matrices (BPCells, Daf)."""
+        stored CSC) where the format holds sparse matrices (BPCells, Daf).
+
+        >>> with stowage.open("counts.bpcells", "w") as store:
+        ...     store.write_sparse("", scipy.sparse.random(100, 50, format="csc"))
+        """
         import scipy.sparse
 
         if not scipy.sparse.issparse(matrix):
@@ -219,7 +258,10 @@ class Store(Hierarchy):
         return self[node]
 
     def write_strings(self, node, values):
-        """Create (or replace) a strings node holding ``values``."""
+        """Create (or replace) a strings node holding ``values``.
+
+        >>> store.write_strings("gene_names", ["CD3E", "MS4A1"])
+        """
         values = [str(v) for v in values]
         if node not in self:
             self._core.create(node, {"kind": "strings", "shape": [len(values)]})
@@ -232,6 +274,9 @@ class Store(Hierarchy):
         Each sample is a dict (encoded as datadings does: msgpack with
         msgpack-numpy for numpy arrays; datadings needs a str ``"key"``) or
         ``bytes`` already encoded. Returns the :class:`Records`.
+
+        >>> with stowage.open("train.msgpack", "w") as store:
+        ...     store.write_records("", [{"key": "a", "image": numpy.zeros((8, 8))}])
         """
         if node not in self:
             self._core.create(node, {"kind": "records"})
@@ -247,22 +292,39 @@ class Store(Hierarchy):
         return self[node]
 
     def remove(self, node):
-        """Remove a node and everything under it."""
+        """Remove a node and everything under it.
+
+        >>> store.remove("raw/s2")
+        """
         self._core.remove(node)
 
     def close(self):
         """Commit what was written and close. Errors are raised here; a
-        ``"w"`` store whose close fails publishes nothing."""
+        ``"w"`` store whose close fails publishes nothing.
+
+        >>> store = stowage.open("new.n5", "w")
+        >>> store.create_array("x", data=numpy.arange(4))
+        >>> store.close()   # now "new.n5" holds it
+        """
         self._core.close()
 
     def discard(self):
         """Close without publishing: a store being created (``"w"``) leaves
         nothing and the old dataset stays; another drops what the format
-        holds until close (writes already published stay)."""
+        holds until close (writes already published stay).
+
+        >>> store = stowage.open("new.n5", "w")
+        >>> store.discard()   # nothing is published
+        """
         self._core.discard()
 
     @property
     def closed(self):
+        """Whether :meth:`close` or :meth:`discard` has run.
+
+        >>> store.close(); store.closed
+        True
+        """
         return self._core.closed
 
     def __enter__(self):
@@ -474,7 +536,11 @@ class _Node:
     @property
     def attrs(self):
         """The node's attributes, a live mapping (:class:`Attributes`): each
-        change is written at once; assign a dict to replace them all."""
+        change is written at once; assign a dict to replace them all.
+
+        >>> a = stowage.open("volume.n5", "r+")["raw/s0"]
+        >>> a.attrs["resolution"] = [4, 4, 40]
+        """
         return Attributes(self.store, self.node, self._refresh)
 
     @attrs.setter
@@ -489,16 +555,27 @@ class _Node:
         """How the format stores this node, beside its meaning (a new dict):
         BPCells' ``version``/``packed``, Daf's ``daf_eltype``... Empty where
         the format reports none. Not attributes: conversions keep it only
-        within the same format."""
+        within the same format.
+
+        >>> stowage.open("volume.n5")["raw/s0"].storage["compression"]
+        """
         return dict(self._info.get("storage") or {})
 
     @property
     def name(self):
-        """The last component of the node path ("" for the root)."""
+        """The last component of the node path ("" for the root).
+
+        >>> stowage.open("volume.n5")["raw/s0"].name
+        's0'
+        """
         return self.node.rsplit("/", 1)[-1]
 
     def describe(self):
-        """The format plugin's description of the node, as a dict."""
+        """The format plugin's description of the node, as a dict.
+
+        >>> stowage.open("volume.n5")["raw/s0"].describe()["dtype"]
+        'uint8'
+        """
         return dict(self._info)
 
     def __reduce__(self):
@@ -523,7 +600,11 @@ class Group(Hierarchy, _Node):
         return self.store, self.node
 
     def keys(self):
-        """Names of the children."""
+        """Names of the children.
+
+        >>> stowage.open("volume.n5")["raw"].keys()
+        ['s0', 's1']
+        """
         return self.store.keys(self.node)
 
     def __iter__(self):
@@ -544,25 +625,47 @@ class _Dimensioned(_Node):
 
     @property
     def shape(self):
-        """The shape, C order (slowest dimension first)."""
+        """The shape, C order (slowest dimension first).
+
+        >>> stowage.open("volume.n5")["raw/s0"].shape
+        (128, 256, 256)
+        """
         return tuple(self._info["shape"])
 
     @property
     def ndim(self):
+        """Number of dimensions.
+
+        >>> stowage.open("volume.n5")["raw/s0"].ndim
+        3
+        """
         return len(self._info["shape"])
 
     @property
     def size(self):
-        """Number of elements."""
+        """Number of elements.
+
+        >>> stowage.open("volume.n5")["raw/s0"].size
+        8388608
+        """
         return int(np.prod(self.shape, dtype=np.uint64))
 
     @property
     def dtype(self):
-        """The element type as a ``numpy.dtype`` (native byte order)."""
+        """The element type as a ``numpy.dtype`` (native byte order).
+
+        >>> stowage.open("volume.n5")["raw/s0"].dtype
+        dtype('uint8')
+        """
         return np.dtype(self._info["dtype"])
 
     @property
     def nbytes(self):
+        """Bytes of the values, uncompressed (``size * dtype.itemsize``).
+
+        >>> stowage.open("volume.n5")["raw/s0"].nbytes
+        8388608
+        """
         return self.size * self.dtype.itemsize
 
     def __len__(self):
@@ -571,7 +674,11 @@ class _Dimensioned(_Node):
     @property
     def dims(self):
         """One ``(name, labels)`` per dimension: the name (or None) and the
-        labels as a list of str (or None). Labels are read when asked for."""
+        labels as a list of str (or None). Labels are read when asked for.
+
+        >>> stowage.open("counts.bpcells")[""].dims[0][0]
+        'gene'
+        """
         stored = (self._info.get("attributes") or {}).get("stowage_labels") or []
         out = []
         dims = self._info.get("dims") or [{} for _ in self.shape]
@@ -723,6 +830,10 @@ class Array(_Dimensioned):
     ``"same_kind"`` rule with every value checked to fit (see :meth:`set`;
     ``a.set(index, values, casting="unsafe")`` casts as ``astype``).
     ``numpy.asarray(a)`` reads it all.
+
+    >>> a = stowage.open("volume.n5")["raw/s0"]
+    >>> a[0:64, :, 100].mean()
+    >>> a.oindex[[3, 9], :, 0:5]
     """
 
     def __init__(self, store, node, info):
@@ -731,18 +842,30 @@ class Array(_Dimensioned):
 
     @property
     def chunks(self):
-        """The chunk shape, C order."""
+        """The chunk shape, C order.
+
+        >>> stowage.open("volume.n5")["raw/s0"].chunks
+        (64, 64, 64)
+        """
         return tuple(self._info.get("chunks") or self.shape)
 
     @property
     def codec(self):
-        """The codec as N5's compression object (``{"type": "zstd", ...}``), or None."""
+        """The codec as N5's compression object (``{"type": "zstd", ...}``), or None.
+
+        >>> stowage.open("volume.n5")["raw/s0"].codec
+        {'type': 'gzip', 'level': -1}
+        """
         return self._info.get("codec")
 
     @property
     def fill_value(self):
         """What a chunk never written reads as: a scalar of the array's dtype
-        (``numpy.float32(nan)``, ``numpy.uint16(7)``)."""
+        (``numpy.float32(nan)``, ``numpy.uint16(7)``).
+
+        >>> stowage.open("data.zarr")["labels"].fill_value
+        0
+        """
         value = self._info.get("fill_value", 0)
         if isinstance(value, list):  # complex: [re, im]
             return self.dtype.type(complex(float(value[0]), float(value[1])))
@@ -752,11 +875,19 @@ class Array(_Dimensioned):
 
     @property
     def chunk_grid(self):
-        """Number of chunks along each dimension."""
+        """Number of chunks along each dimension.
+
+        >>> stowage.open("volume.n5")["raw/s0"].chunk_grid
+        (2, 4, 4)
+        """
         return tuple(self._core.chunk_grid())
 
     def chunk_exists(self, index):
-        """Whether the chunk at grid position ``index`` was written."""
+        """Whether the chunk at grid position ``index`` was written.
+
+        >>> stowage.open("volume.n5")["raw/s0"].chunk_exists((0, 0, 0))
+        True
+        """
         return self._core.chunk_exists(list(index))
 
     @property
@@ -821,7 +952,11 @@ class Array(_Dimensioned):
     def read(self, out=None, offset=None):
         """Read a region into ``out`` (a C-contiguous array of this dtype; no
         copy is made) starting at ``offset`` (default: the origin), and return
-        ``out``. Without ``out``, read the whole array."""
+        ``out``. Without ``out``, read the whole array.
+
+        >>> out = numpy.empty((64, 64, 64), "uint8")
+        >>> a.read(out, offset=(0, 64, 0))
+        """
         if out is None:
             out = np.empty(self.shape, self.dtype)
         offset = [0] * self.ndim if offset is None else [operator.index(o) for o in offset]
@@ -866,7 +1001,10 @@ class Array(_Dimensioned):
         uint8, 1e20 into int32, 1e300 into float32) is an error naming the
         first one and its index, with nothing written. ``casting="unsafe"``
         casts as numpy's ``astype`` (wrapping integers, truncating floats).
-        ``key`` takes what ``a[key]`` takes (integer arrays, masks)."""
+        ``key`` takes what ``a[key]`` takes (integer arrays, masks).
+
+        >>> a.set((slice(0, 2), 0), numpy.array([1.5, 2.5]), casting="unsafe")
+        """
         kind = _indexing.kind_of(key, self.ndim)
         if kind != "basic":
             return self._set_selection(kind, key, value, casting)
@@ -968,7 +1106,10 @@ class Array(_Dimensioned):
         """Write ``values`` (an array of this array's number of dimensions)
         at ``offset`` (default: the origin): the region is ``values.shape``.
         ``casting`` as in :meth:`set`; a C-contiguous array of this dtype is
-        written without a copy."""
+        written without a copy.
+
+        >>> a.write(numpy.ones((64, 64, 64), a.dtype), offset=(64, 0, 0))
+        """
         values = _checked_values(values, self.dtype, casting)
         values = np.ascontiguousarray(values, dtype=self.dtype)
         offset = [0] * self.ndim if offset is None else [operator.index(o) for o in offset]
@@ -1103,23 +1244,36 @@ class Sparse(_Dimensioned):
 
     @property
     def format(self):
-        """``"csc"`` (columns are the major axis) or ``"csr"``."""
+        """``"csc"`` (columns are the major axis) or ``"csr"``.
+
+        >>> stowage.open("counts.bpcells")[""].format
+        'csc'
+        """
         return self._info.get("layout", "csc")
 
     @property
     def nnz(self):
-        """Number of stored values."""
+        """Number of stored values.
+
+        >>> stowage.open("counts.bpcells")[""].nnz
+        """
         return int(self._info.get("nnz", 0))
 
     @property
     def majors(self):
-        """Number of columns (CSC) or rows (CSR)."""
+        """Number of columns (CSC) or rows (CSR).
+
+        >>> stowage.open("counts.bpcells")[""].majors   # columns of a CSC matrix
+        """
         return self.shape[1] if self.format == "csc" else self.shape[0]
 
     def to_scipy(self, major=None):
         """The matrix as a ``scipy.sparse.csc_matrix`` / ``csr_matrix``.
 
-        ``major=slice(a, b)``: only columns (CSC) or rows (CSR) a..b-1."""
+        ``major=slice(a, b)``: only columns (CSC) or rows (CSR) a..b-1.
+
+        >>> m = stowage.open("counts.bpcells")[""].to_scipy()   # scipy.sparse.csc_matrix
+        """
         import scipy.sparse
 
         if major is None:
@@ -1229,7 +1383,10 @@ class Sparse(_Dimensioned):
         return np.where(k < 0, k + n, k)
 
     def read_dense(self, row0=0, col0=0, rows=None, cols=None):
-        """A dense C-order window of the matrix as a numpy array."""
+        """A dense C-order window of the matrix as a numpy array.
+
+        >>> block = stowage.open("counts.bpcells")[""].read_dense(0, 0, 10, 10)
+        """
         rows = self.shape[0] - row0 if rows is None else rows
         cols = self.shape[1] - col0 if cols is None else cols
         out = np.empty((rows, cols), self.dtype)
