@@ -14,12 +14,13 @@ import contextlib
 import json
 import operator
 import threading
+import weakref
 from collections.abc import MutableMapping
 
 import numpy as np
 
 from . import _core, _indexing
-from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError, UnsupportedError
+from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError, NotFoundError, UnsupportedError
 from ._hierarchy import Hierarchy, where
 from ._hierarchy import join as _join
 
@@ -59,8 +60,24 @@ def open(path, mode="r", format=None, *, plugin_path=None, options=None, storage
         options = dict(options or {})
         options["storage"] = dict(storage_options)
     plugin_path = None if plugin_path is None else [_fspath(p) for p in plugin_path]
-    core = _core.Store.open(path, mode, format, options, plugin_path)
-    return Store(core, mode, plugin_path, options)
+    try:
+        core = _core.Store.open(path, mode, format, options, plugin_path)
+    except NotFoundError as e:
+        building = _building.get(path)
+        if building is None or building.closed:
+            raise
+        raise NotFoundError(f"{path}: not published yet: a store opened in mode 'w' in this process is "
+                            f"building it; close it (or end its with block) to publish it") from e
+    store = Store(core, mode, plugin_path, options)
+    if core.staging_location:
+        _building[path] = store
+    return store
+
+
+# Stores of this process being built ("w"), by path: a read of that path
+# finds nothing until close, and is told why (zarr-python writes in place,
+# so its users read before closing).
+_building = weakref.WeakValueDictionary()
 
 
 def _fspath(p):

@@ -312,3 +312,22 @@ def test_discard_of_an_update_drops_what_npy_holds_until_close(tmp_path):
             store[""][0] = 100
             raise KeyError("stop")
     assert path.read_bytes() == before
+
+
+def test_reading_a_dataset_being_built_in_this_process_says_why_it_is_absent(tmp_path):
+    import xarray
+
+    path = tmp_path / "new.zarr"
+    store = stowage.open(path, "w")
+    store.create_array("a", data=np.arange(4))
+    why = r"new.zarr: not published yet: a store opened in mode 'w' in this process is building it; close it"
+    with pytest.raises(stowage.NotFoundError, match=why):
+        stowage.open(path)
+    with pytest.raises(stowage.NotFoundError, match=why):
+        xarray.open_dataset(path, engine="stowage")
+    store.close()
+    assert stowage.open(path)["a"][...].tolist() == [0, 1, 2, 3]
+    stowage.open(path, "w").discard()  # a discarded one: the plain answer again
+    with pytest.raises(stowage.NotFoundError) as e:
+        stowage.open(tmp_path / "other.zarr")
+    assert "not published" not in str(e.value)
