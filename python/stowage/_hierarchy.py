@@ -170,10 +170,10 @@ class Hierarchy:
         values = None
         if data is not None:
             values = data if isinstance(data, np.ndarray) else np.asarray(data)
-            # An int shape beside data= fails in tuple() here (a TypeError): mypy sees it; issue to fix.
+            # An int shape beside data= fails in tuple() here (a TypeError): mypy sees it; to fix apart.
             if shape is not None and tuple(shape) != values.shape:  # type: ignore[arg-type]
-                raise InvalidArgumentError(
-                    f"{where(store, path)}: shape {tuple(shape)} is not data's {values.shape}")  # type: ignore[arg-type]
+                shown = tuple(shape)  # type: ignore[arg-type]
+                raise InvalidArgumentError(f"{where(store, path)}: shape {shown} is not data's {values.shape}")
             shape = values.shape
             dtype = values.dtype if dtype is None else dtype
         if shape is None:

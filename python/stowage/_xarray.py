@@ -90,7 +90,8 @@ def _dims(node: Array | Sparse | Strings) -> list[tuple[str, list[str] | None]]:
     N5 dataset's ``axes`` attribute (N5 order, reversed to C order), a 1-d
     Strings node's own name (a Daf axis), else xarray's ``dim_0``, ``dim_1``..."""
     if isinstance(node, Strings):
-        dims: list[tuple[str | None, list[str] | None]] = [(d.get("name") or None, None) for d in node.describe().get("dims") or []]
+        dims: list[tuple[str | None, list[str] | None]] = [
+            (d.get("name") or None, None) for d in node.describe().get("dims") or []]
         if not dims and len(node.shape) == 1:
             dims = [(node.name or None, None)]
     else:
@@ -140,7 +141,9 @@ def _group_variables(group: Group, drop: set[str]) -> tuple[dict[str, xarray.Var
     A child whose dims conflict with an earlier one's, or of a type the
     format cannot read, is left out with a warning naming it and why;
     subgroups and record sets are not variables (as xarray's zarr engine)."""
-    variables, coords, sizes = {}, {}, {}  # type: dict[str, xarray.Variable], dict[str, npt.NDArray[Any]], dict[Hashable, int]
+    variables: dict[str, xarray.Variable] = {}
+    coords: dict[str, npt.NDArray[Any]] = {}
+    sizes: dict[Hashable, int] = {}
     for name in group.keys():
         if name in drop:
             continue
@@ -198,11 +201,12 @@ def open_node(node: Node, *, drop_variables: str | Iterable[str] | None = None, 
     # A group's attributes are the dataset's; an array's are its variable's
     # only, as xarray reads back a DataArray it wrote.
     attrs = _attrs(node) if isinstance(node, Group) else {}
-    # xarray 2023.01 annotates decode_coords as bool, yet takes "coordinates" and "all" (its own engines pass them).
+    # xarray 2023.01 annotates decode_coords as bool, yet takes "coordinates"
+    # and "all" (its own engines pass them); it gives Mappings back.
     variables, attrs, coord_names = conventions.decode_cf_variables(  # type: ignore[assignment]
         variables, attrs, mask_and_scale=mask_and_scale, decode_times=decode_times,
-        concat_characters=concat_characters, decode_coords=decode_coords, use_cftime=use_cftime,  # type: ignore[arg-type]
-        decode_timedelta=decode_timedelta)
+        concat_characters=concat_characters, use_cftime=use_cftime, decode_timedelta=decode_timedelta,
+        decode_coords=decode_coords)  # type: ignore[arg-type]
     ds = xarray.Dataset(variables, attrs=attrs)
     return ds.set_coords(coord_names.intersection(variables))
 

@@ -150,8 +150,9 @@ def open_array(store: StoreLike = None, mode: ZarrMode = "a", *, path: str | Non
     return s.create_array(node, shape=shape, overwrite=mode == "w" and bool(node), **kwargs)
 
 
-def create_array(store: StoreLike = None, *, name: str | None = None, shape: int | tuple[int, ...] | list[int] | None = None,
-                 overwrite: bool = False, **kwargs: Any) -> Array:
+def create_array(store: StoreLike = None, *, name: str | None = None,
+                 shape: int | tuple[int, ...] | list[int] | None = None, overwrite: bool = False,
+                 **kwargs: Any) -> Array:
     """zarr-python 3's ``zarr.create_array``: a new array at ``name`` in
     ``store`` (None: in memory); an array already there is an error unless
     ``overwrite``. ``data=`` gives the shape and dtype and is written.
