@@ -6,6 +6,7 @@ datadings and npy, through the format and codec plugins of the C++ library.
     a = store["raw/s0"]                        # an Array
     block = a[0:64, :, 100]                    # numpy.ndarray, C order
     m = stowage.open("counts.bpcells")[""].to_scipy()
+    stowage.to_store(dask_array, "out.zarr", "raw", shards=(128, 128, 128))
     stowage.convert("volume.n5", "volume.zstd.n5", compression="zstd")
 
 Plugins are found as the tools find them: ``plugin_path=`` of open/convert,
@@ -15,6 +16,7 @@ library. ``stowage.torch.RecordsDataset`` serves datadings sets to PyTorch.
 
 from . import _core
 from ._convert import convert, plugin_detail, plugins
+from ._dask import to_store  # imports dask only when called
 from ._errors import (
     CorruptError,
     Error,
@@ -32,7 +34,7 @@ from ._nodes import Array, Attributes, Group, Records, Sparse, Store, Strings, o
 __version__ = _core.version()
 __all__ = [
     "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
-    "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "set_threads", "threads",
+    "convert", "plugins", "plugin_detail", "to_dask", "to_store", "to_xarray", "set_threads", "threads",
     "Error", "NotFoundError", "NodeNotFoundError", "InvalidArgumentError", "CorruptError",
     "UnsupportedError", "PermissionDeniedError", "StorageIOError", "PluginError", "InternalError",
 ]
