@@ -681,6 +681,13 @@ class Array(_Dimensioned):
     ``"same_kind"`` rule with every value checked to fit (see :meth:`set`;
     ``a.set(index, values, casting="unsafe")`` casts as ``astype``).
     ``numpy.asarray(a)`` reads it all.
+
+    It is a target of ``dask.array.store`` (it pickles by path into
+    workers); blocks on its chunks (or shards) take no lock::
+
+        dask.array.store(x.rechunk(a.chunks), a, lock=False)
+
+    :func:`stowage.to_store` creates the array from ``x`` and does this.
     """
 
     def __init__(self, store, node, info):
