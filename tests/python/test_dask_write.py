@@ -138,9 +138,9 @@ def test_compute_false_gives_a_delayed_as_da_to_zarr(tmp_path, cluster, values):
     assert np.array_equal(zarr.open(str(tmp_path / "t.zarr"), "r")["raw"][...], values)
 
 
-def _fail_in_one_block(block, block_info=None):
-    if block_info[0]["chunk-location"] == (1, 1, 1):
-        raise RuntimeError("block (1, 1, 1) failed")
+def _fail_in_the_first_block(block, block_info=None):
+    if block_info[0]["chunk-location"] == (0, 0, 0):
+        raise RuntimeError("block (0, 0, 0) failed")
     return block
 
 
@@ -148,8 +148,10 @@ def _fail_in_one_block(block, block_info=None):
 def test_a_failed_task_publishes_nothing_and_the_cluster_keeps_its_workers(tmp_path, cluster, values):
     path = tmp_path / "t.zarr"
     stowage.to_store(values, path, "raw", zarr_version=2)
-    bad = dask.array.from_array(values[::-1].copy(), chunks=64).map_blocks(_fail_in_one_block, dtype=np.uint16)
-    with pytest.raises(RuntimeError, match=r"block \(1, 1, 1\) failed"):
+    # 125 blocks, the first failing: most tasks are still to be sent when to_store discards
+    bad = dask.array.from_array(values[::-1].copy(), chunks=32).map_blocks(_fail_in_the_first_block,
+                                                                            dtype=np.uint16)
+    with pytest.raises(RuntimeError, match=r"block \(0, 0, 0\) failed"):
         stowage.to_store(bad, path, "raw", zarr_version=2)
     assert np.array_equal(zarr.open(str(path), "r")["raw"][...], values)
     time.sleep(0.5)  # the tasks still running when one failed have ended: they wrote nowhere
