@@ -13,7 +13,6 @@ import time
 
 import dask
 import dask.array
-import distributed
 import numpy as np
 import pytest
 import zarr
@@ -49,14 +48,21 @@ def units(unit):
     return int(np.prod([-(-n // unit) for n in SHAPE]))
 
 
-def store_tasks(tasks):
-    """The blocks the store tasks wrote (grid positions) and the workers
-    they ran on (the rechunk's last step is "rechunk-merge-store-map-...")."""
-    stores = [(ast.literal_eval(str(t["key"])), t["worker"], t["startstops"][-1]["stop"]) for t in tasks.data]
-    stores = [s for s in stores if s[0][0].startswith("store-map-")]
-    # this call's: the last to end (the stream can begin with the end of the call before)
-    name = max(stores, key=lambda s: s[2])[0][0]
-    return [key[1:] for key, _, _ in stores if key[0] == name], {w for key, w, _ in stores if key[0] == name}
+def _name_and_block(key):
+    key = ast.literal_eval(key) if key.startswith("(") else (key,)
+    return key[0], key[1:]
+
+
+def store_tasks(cluster, call):
+    """Runs call(); the blocks its store tasks wrote (grid positions) and the
+    workers they ran on: the tasks of store-map names the scheduler's task
+    stream did not hold before (its time window can take in the end of the
+    call before; the rechunk's last step is "rechunk-merge-store-map-...")."""
+    seen = {_name_and_block(str(t["key"]))[0] for t in cluster.get_task_stream()}
+    call()
+    tasks = [(*_name_and_block(str(t["key"])), t["worker"]) for t in cluster.get_task_stream()]
+    stores = [(block, worker) for name, block, worker in tasks if name.startswith("store-map-") and name not in seen]
+    return [block for block, _ in stores], {worker for _, worker in stores}
 
 
 def read_back(path, layout):
@@ -82,13 +88,11 @@ def read_back(path, layout):
 def test_to_store_on_two_worker_processes(tmp_path, cluster, values, layout):
     name, kwargs, unit = LAYOUTS[layout]
     path = tmp_path / name
-    with distributed.get_task_stream(cluster) as tasks:
-        written = stowage.to_store(blocks_of_70(values), path, "raw", **kwargs)
-    blocks, workers = store_tasks(tasks)
+    blocks, workers = store_tasks(cluster, lambda: stowage.to_store(blocks_of_70(values), path, "raw", **kwargs))
     # one task per chunk (shard): none writes a unit another writes a part of
     assert len(blocks) == len(set(blocks)) == units(unit), blocks
-    assert workers == set(cluster.scheduler_info()["workers"])
-    assert written.shape == SHAPE and written.dtype == np.uint16 and written.store.mode == "r"
+    # in the worker processes; 27 tasks go to both, 8 shards may all go where their blocks are
+    assert workers <= set(cluster.scheduler_info()["workers"]) and len(workers) >= (2 if unit == 64 else 1)
     assert np.array_equal(read_back(path, layout), values)
 
 
@@ -96,7 +100,8 @@ def test_to_store_on_two_worker_processes(tmp_path, cluster, values, layout):
 def test_to_store_on_threads(tmp_path, values, layout):
     name, kwargs, _ = LAYOUTS[layout]
     with dask.config.set(scheduler="threads"):
-        stowage.to_store(blocks_of_70(values), tmp_path / name, "raw", **kwargs)
+        written = stowage.to_store(blocks_of_70(values), tmp_path / name, "raw", **kwargs)
+    assert written.store.mode == "r" and written.shape == SHAPE and written.dtype == np.uint16
     assert np.array_equal(read_back(tmp_path / name, layout), values)
 
 
@@ -221,9 +226,9 @@ def test_to_store_into_s3_from_the_workers(server, cluster, bucket, values):
     options = {"endpoint": server["endpoint"], "region": server["region"],
                "access_key_id": server["access_key"], "secret_access_key": server["secret_key"]}
     url = f"s3://{bucket}/v.zarr"
-    with distributed.get_task_stream(cluster) as tasks:
-        stowage.to_store(blocks_of_70(values), url, "raw", compression="zstd", chunks=(64, 64, 64),
-                         shards=(128, 128, 128), storage_options=options)
-    blocks, workers = store_tasks(tasks)
-    assert len(blocks) == len(set(blocks)) == units(128) and len(workers) == 2
+    blocks, workers = store_tasks(cluster, lambda: stowage.to_store(
+        blocks_of_70(values), url, "raw", compression="zstd", chunks=(64, 64, 64), shards=(128, 128, 128),
+        storage_options=options))
+    # in the worker processes (which S3 refuses parts of a shard from, as from any other process)
+    assert len(blocks) == len(set(blocks)) == units(128) and workers <= set(cluster.scheduler_info()["workers"])
     assert np.array_equal(stowage.open(url, storage_options=options)["raw"][...], values)
