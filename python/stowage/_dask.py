@@ -8,13 +8,13 @@ import os
 import numpy as np
 
 from ._errors import InvalidArgumentError
+from ._hierarchy import _guess_chunks
 from ._nodes import Array, Group, _join, _reopen_node
 from ._nodes import open as _open
 
 __all__ = ["to_store"]
 
 _MODES = ("w", "w+", "r+", "a")
-CHUNK_TARGET = 1 << 20  # bytes of a default chunk (when x's own chunks cannot be kept)
 
 
 def to_store(x, url, node="", *, format=None, compression=None, chunks=None, shards=None, mode="w",  # noqa: A002
@@ -32,8 +32,8 @@ def to_store(x, url, node="", *, format=None, compression=None, chunks=None, sha
 
     The new array takes ``x``'s shape and dtype; ``chunks`` (C order)
     defaults to ``x``'s chunks when they are regular (as ``to_zarr``), else
-    to halves of the shape until a chunk holds at most 1 MiB (zarr-python's
-    ``guess_chunks`` rule, with a fixed target). ``shards``: the shard shape
+    to zarr-python's ``guess_chunks``, as :meth:`Store.create_array`'s.
+    ``shards``: the shard shape
     (Zarr v3's ``sharding_indexed``, a multiple of ``chunks``).
     ``compression``, ``attrs``, ``dims``: as :meth:`Store.create_array`.
     ``format`` (``None``: from the extension), ``options``,
@@ -163,21 +163,11 @@ def _default_chunks(x, shards, where):
     if own is not None and _regular(own):
         chunks = tuple(max(1, c[0]) for c in own)
     else:
-        chunks = _guess_chunks(x.shape, x.dtype.itemsize)
+        chunks = tuple(_guess_chunks(x.shape, x.dtype.itemsize))
     if shards is not None and any(s % c for s, c in zip(shards, chunks)):
         raise InvalidArgumentError(f"{where}: the chunks {chunks} (x's own or the default) do not divide the "
                                    f"shards {tuple(shards)}; give chunks=")
     return chunks
-
-
-def _guess_chunks(shape, itemsize):
-    """zarr-python's guess_chunks rule: halve the largest dimension until a
-    chunk holds at most CHUNK_TARGET bytes."""
-    chunks = [max(1, n) for n in shape]
-    while np.prod(chunks, dtype=np.float64) * itemsize > CHUNK_TARGET and max(chunks) > 1:
-        d = int(np.argmax(chunks))
-        chunks[d] = -(-chunks[d] // 2)
-    return tuple(chunks)
 
 
 def _task_blocks(x, array):
