@@ -6,6 +6,7 @@ datadings and npy, through the format and codec plugins of the C++ library.
     a = store["raw/s0"]                        # an Array
     block = a[0:64, :, 100]                    # numpy.ndarray, C order
     m = stowage.open("counts.bpcells")[""].to_scipy()
+    stowage.to_store(dask_array, "out.zarr", "raw", shards=(128, 128, 128))
     stowage.convert("volume.n5", "volume.zstd.n5", compression="zstd")
 
 Plugins are found as the tools find them: ``plugin_path=`` of open/convert,
@@ -20,6 +21,7 @@ from typing import Any, Sequence
 
 from . import _core
 from ._convert import convert, plugin_detail, plugins
+from ._dask import to_store  # imports dask only when called
 from ._errors import (
     CorruptError,
     Error,
@@ -38,7 +40,7 @@ from ._zarr_functions import array, create_array, empty, full, group, ones, open
 __version__: str = _core.version()
 __all__ = [
     "open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes",
-    "convert", "plugins", "plugin_detail", "to_dask", "to_xarray", "to_anndata", "write_anndata",
+    "convert", "plugins", "plugin_detail", "to_dask", "to_store", "to_xarray", "to_anndata", "write_anndata",
     "set_threads", "threads",
     "open_group", "open_array", "group", "create_array", "array", "zeros", "ones", "full", "empty",
     "Error", "NotFoundError", "NodeNotFoundError", "InvalidArgumentError", "CorruptError",

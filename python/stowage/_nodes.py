@@ -875,6 +875,13 @@ class Array(_Dimensioned):
     >>> a = stowage.open("volume.n5")["raw/s0"]
     >>> a[0:64, :, 100].mean()
     >>> a.oindex[[3, 9], :, 0:5]
+
+    It is a target of ``dask.array.store`` (it pickles by path into
+    workers); blocks on its chunks (or shards) take no lock::
+
+        dask.array.store(x.rechunk(a.chunks), a, lock=False)
+
+    :func:`stowage.to_store` creates the array from ``x`` and does this.
     """
 
     def __init__(self, store: Store, node: str, info: dict[str, Any]) -> None:
