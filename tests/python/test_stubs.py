@@ -73,7 +73,7 @@ def test_check_refuses_a_stale_or_hand_kept_stub(tmp_path):
 # --disallow-untyped-defs so they stay so.
 ANNOTATED = ["stowage", "stowage._convert", "stowage._errors", "stowage.torch", "stowage._nodes",
              "stowage._hierarchy", "stowage._indexing", "stowage._zarr_functions", "stowage._interop",
-             "stowage._xarray", "stowage._anndata"]
+             "stowage._xarray", "stowage._anndata", "stowage._dask"]
 WRONG = """import stowage, stowage._core
 stowage.set_threads('8')
 n: str = stowage.threads()
