@@ -1,12 +1,17 @@
 """Single-cell matrices (BPCells, Daf, dense arrays) as ``anndata.AnnData``
 (imported only when used)."""
 
+from __future__ import annotations
+
 import os
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._errors import InvalidArgumentError, NodeNotFoundError
-from ._nodes import Array, Group, Sparse, Store, Strings
+from ._nodes import Array, Group, PathLike, Sparse, Store, Strings
 from ._nodes import open as open_store
 
 __all__ = ["to_anndata", "write_anndata"]
@@ -15,7 +20,9 @@ __all__ = ["to_anndata", "write_anndata"]
 _OBS_NAMES = {"cell", "cells", "obs", "barcode", "barcodes"}
 
 
-def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, lazy=False):
+def to_anndata(source: PathLike | Store | Group | Array | Sparse, obs_names: Iterable[Any] | None = None,
+               var_names: Iterable[Any] | None = None, *, layer: str | None = None, obs: str | int | None = None,
+               lazy: bool = False) -> Any:  # anndata.AnnData
     """An ``anndata.AnnData`` whose ``X`` is a matrix of a store: cells
     (observations, ``obs``) x genes (variables, ``var``), as AnnData and
     scanpy want it.
@@ -90,7 +97,8 @@ def to_anndata(source, obs_names=None, var_names=None, *, layer=None, obs=None, 
     return anndata.AnnData(x.T if axis == 1 else x, obs=frames[0], var=frames[1], dtype=x.dtype)
 
 
-def write_anndata(adata, path, format=None, *, layer="UMIs", obs="cell", var="gene"):
+def write_anndata(adata: Any, path: PathLike, format: str | None = None, *, layer: str = "UMIs", obs: str = "cell",
+                  var: str = "gene") -> Store:
     """Write an ``anndata.AnnData`` as a BPCells matrix directory or a Daf
     repository (``format``: ``"bpcells"`` or ``"daf"``, else from the
     extension; ``"w"``: what is at ``path`` is replaced when all is written),
@@ -133,13 +141,13 @@ def write_anndata(adata, path, format=None, *, layer="UMIs", obs="cell", var="ge
     return open_store(path, "r", format)
 
 
-def _genes_by_cells(x):
+def _genes_by_cells(x: Any) -> Any:
     import scipy.sparse
 
     return (x if scipy.sparse.issparse(x) else scipy.sparse.csr_matrix(np.asarray(x))).T.tocsc()
 
 
-def _write_vector(store, node, values):
+def _write_vector(store: Store, node: str, values: npt.ArrayLike) -> None:
     values = np.asarray(values)
     if values.dtype.kind in "biuf":
         store.create_array(node, values.shape, values.dtype)[...] = values
@@ -147,7 +155,7 @@ def _write_vector(store, node, values):
         store.write_strings(node, [str(v) for v in values])
 
 
-def _matrix_of(source, layer, obs):
+def _matrix_of(source: Any, layer: str | None, obs: str | int | None) -> Array | Sparse:
     """The Sparse or Array node that ``source`` and ``layer`` name."""
     if isinstance(source, Store):
         source = source.root  # a single-matrix store's root is its matrix (BPCells, npy)
@@ -175,18 +183,18 @@ def _matrix_of(source, layer, obs):
                                + ", ".join(sorted(found)))
 
 
-def _obs_axis_name(obs):
+def _obs_axis_name(obs: str | int | None) -> str:
     return obs if isinstance(obs, str) else "cell"
 
 
-def _daf_matrices(group, axis, layer):
+def _daf_matrices(group: Group, axis: str, layer: str | None) -> dict[str, Array | Sparse]:
     """{name: node} of the numeric matrices under ``matrices/`` between the
     axis ``axis`` and another one, of the name ``layer`` if given; of two
     copies (``cell/gene`` and ``gene/cell``), the one read as cells fastest."""
     if "matrices" not in group:
         return {}
-    base = group["matrices"]
-    found = {}
+    base: Any = group["matrices"]  # groups of groups
+    found: dict[str, Array | Sparse] = {}
     for rows in base.keys():
         for cols in base[rows].keys():
             if (axis not in (rows, cols)) or rows == cols:
@@ -200,7 +208,7 @@ def _daf_matrices(group, axis, layer):
     return found
 
 
-def _cells_major(node, axis):
+def _cells_major(node: Array | Sparse, axis: str) -> bool:
     """Whether the cells of ``node`` are its fast axis: the major one of a
     sparse matrix, the rows of a dense one."""
     cells = [name for name, _ in node.dims].index(axis)
@@ -209,7 +217,7 @@ def _cells_major(node, axis):
     return cells == 0
 
 
-def _obs_axis(matrix, obs):
+def _obs_axis(matrix: Array | Sparse, obs: str | int | None) -> int:
     """The dimension (0 or 1) of ``matrix`` that holds the cells."""
     names = [name for name, _ in matrix.dims]
     if isinstance(obs, str):
@@ -227,7 +235,7 @@ def _obs_axis(matrix, obs):
     return 1 if matrix.store.format == "bpcells" else 0
 
 
-def _names(given, labels, n, what):
+def _names(given: Iterable[Any] | None, labels: Iterable[Any] | None, n: int, what: str) -> Any:  # pandas.Index
     """The index of obs or var: the names given, else the labels, else
     ``"0"``, ``"1"``, ... (anndata's own default)."""
     import pandas
@@ -241,7 +249,7 @@ def _names(given, labels, n, what):
     return pandas.Index(names, dtype=object)
 
 
-def _vectors(store, axis, n):
+def _vectors(store: Store, axis: str | None, n: int) -> dict[str, Any]:
     """{name: values} of Daf's vectors along ``axis`` (``vectors/<axis>/*``):
     the obs or var columns. Empty for other formats."""
     if store.format != "daf" or not axis:
@@ -249,7 +257,7 @@ def _vectors(store, axis, n):
     node = "vectors/" + axis
     if node not in store:
         return {}
-    columns = {}
+    columns: dict[str, Any] = {}
     for name in store.keys(node):
         vector = store[node + "/" + name]
         if isinstance(vector, Strings) and vector.shape == (n,):
@@ -259,7 +267,7 @@ def _vectors(store, axis, n):
     return columns
 
 
-def _dask_transposed(x):
+def _dask_transposed(x: Any) -> Any:
     """The transpose of a dask array of scipy.sparse blocks (dask's own
     ``x.T`` calls numpy.transpose with axes, which scipy.sparse refuses)."""
     import dask.array
@@ -268,5 +276,5 @@ def _dask_transposed(x):
     return dask.array.blockwise(_transpose_block, "ji", x, "ij", dtype=x.dtype, meta=meta)
 
 
-def _transpose_block(block):
+def _transpose_block(block: Any) -> Any:
     return block.T

@@ -2,14 +2,19 @@
 format, in parallel on whatever dask scheduler is active (imported only when
 used: dask is not a dependency of the package)."""
 
+from __future__ import annotations
+
 import operator
 import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ._errors import InvalidArgumentError
 from ._hierarchy import _guess_chunks
-from ._nodes import Array, Group, _join, _reopen_node
+from ._nodes import Array, Dims, Group, PathLike, Store, _join, _reopen_node
 from ._nodes import open as _open
 
 __all__ = ["to_store"]
@@ -17,9 +22,13 @@ __all__ = ["to_store"]
 _MODES = ("w", "w+", "r+", "a")
 
 
-def to_store(x, url, node="", *, format=None, compression=None, chunks=None, shards=None, mode="w",  # noqa: A002
-             storage_options=None, attrs=None, dims=None, compute=True, zarr_version=None, options=None,
-             plugin_path=None):
+def to_store(x: Any, url: PathLike, node: str = "", *, format: str | None = None,  # noqa: A002
+             compression: str | Mapping[str, Any] | None = None, chunks: Sequence[int] | None = None,
+             shards: Sequence[int] | None = None, mode: Literal["w", "w+", "r+", "a"] = "w",
+             storage_options: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None,
+             dims: Dims | None = None, compute: bool = True, zarr_version: Literal[2, 3] | None = None,
+             options: Mapping[str, Any] | None = None,
+             plugin_path: Sequence[PathLike] | None = None) -> Any:  # the Array; dask's Delayed if not compute
     """Write a dask array (or a numpy array) into the array ``node`` of the
     dataset at ``url``, creating it, in parallel on the active dask scheduler
     (threads, processes or a ``dask.distributed`` client), as
@@ -83,7 +92,9 @@ def to_store(x, url, node="", *, format=None, compression=None, chunks=None, sha
         blocks = _task_blocks(x, array)
         if not compute:
             return _delayed_write(store, array, blocks)
-        dask.array.store(blocks, _BlockWriter(array, store._core.staging_location), lock=False)
+        # dask types a target as array-like; it takes anything with __setitem__.
+        writer = _BlockWriter(array, store._core.staging_location)
+        dask.array.store(blocks, writer, lock=False)  # type: ignore[arg-type]
     except BaseException:  # KeyboardInterrupt included: a "w" store publishes nothing
         store.discard()
         raise
@@ -92,7 +103,7 @@ def to_store(x, url, node="", *, format=None, compression=None, chunks=None, sha
                  storage_options=storage_options)[node]
 
 
-def _delayed_write(store, array, blocks):
+def _delayed_write(store: Store, array: Array, blocks: Any) -> Any:
     """dask.array.store's Delayed over the published array: the store that
     created it cannot be closed from a task (a task may run in another
     process), so it is closed now and the tasks write into what it published."""
@@ -104,14 +115,17 @@ def _delayed_write(store, array, blocks):
             f"(n5, zarr); {store.format} publishes at close, which a Delayed cannot do. Use compute=True")
     store.close()
     target = _open(store.path, "r+", store.format, plugin_path=store.plugin_path, options=store._options)[array.node]
-    return dask.array.store(blocks, _BlockWriter(target), lock=False, compute=False)
+    writer = _BlockWriter(cast(Array, target))
+    return dask.array.store(blocks, writer, lock=False, compute=False)  # type: ignore[arg-type]
 
 
-def _where(store, node):
+def _where(store: Store, node: str) -> str:
     return f"{store.path}::{node}" if node else store.path
 
 
-def _destination(store, node, x, chunks, shards, compression, attrs, dims):
+def _destination(store: Store, node: str, x: Any, chunks: Sequence[int] | None, shards: Sequence[int] | None,
+                 compression: str | Mapping[str, Any] | None, attrs: Mapping[str, Any] | None,
+                 dims: Dims | None) -> Array:
     """The array ``node`` of ``store``: made for ``x``, or the existing one,
     checked to take ``x``."""
     node = _join("", node)
@@ -123,12 +137,14 @@ def _destination(store, node, x, chunks, shards, compression, attrs, dims):
                               dims=dims, shards=shards)
 
 
-def _empty_root(store, node):
+def _empty_root(store: Store, node: str) -> bool:
     """A new dataset's root: an empty group, which an array at "" replaces."""
     return not node and isinstance(store[""], Group) and not store.keys()
 
 
-def _existing(store, node, x, chunks, shards, compression, attrs, dims):
+def _existing(store: Store, node: str, x: Any, chunks: Sequence[int] | None, shards: Sequence[int] | None,
+              compression: str | Mapping[str, Any] | None, attrs: Mapping[str, Any] | None,
+              dims: Dims | None) -> Array:
     where = _where(store, node)
     array = store[node]
     if not isinstance(array, Array):
@@ -153,12 +169,12 @@ def _existing(store, node, x, chunks, shards, compression, attrs, dims):
     return array
 
 
-def _regular(chunks):
+def _regular(chunks: tuple[tuple[int, ...], ...]) -> bool:
     """dask's rule (to_zarr's): every block of an axis the same size but the last, which may be smaller."""
     return all(len(c) == 1 or (len(set(c[:-1])) == 1 and c[-1] <= c[0]) for c in chunks)
 
 
-def _default_chunks(x, shards, where):
+def _default_chunks(x: Any, shards: Sequence[int] | None, where: str) -> tuple[int, ...]:
     own = getattr(x, "chunks", None)
     if own is not None and _regular(own):
         chunks = tuple(max(1, c[0]) for c in own)
@@ -170,7 +186,7 @@ def _default_chunks(x, shards, where):
     return chunks
 
 
-def _task_blocks(x, array):
+def _task_blocks(x: Any, array: Array) -> Any:  # a dask.array.Array
     """``x`` as a dask array whose blocks cover whole units (the array's
     shards, or chunks): each unit is written by one task. Blocks already on
     unit boundaries are kept; others become the multiple of the unit
@@ -186,7 +202,7 @@ def _task_blocks(x, array):
     return x.rechunk(tuple(max(1, round(t / u)) * u for t, u in zip(typical, unit)))
 
 
-def _on_boundaries(blocks, unit):
+def _on_boundaries(blocks: tuple[int, ...], unit: int) -> bool:
     edge = 0
     for b in blocks[:-1]:
         edge += b
@@ -195,7 +211,7 @@ def _on_boundaries(blocks, unit):
     return True
 
 
-def _multiples(shape, dtype, unit):
+def _multiples(shape: tuple[int, ...], dtype: np.dtype[Any], unit: tuple[int, ...]) -> tuple[int, ...]:
     """Blocks of a numpy array: dask's "auto" size (array.chunk-size), rounded
     down to a multiple of the unit."""
     from dask.array.core import normalize_chunks
@@ -215,9 +231,9 @@ class _BlockWriter:
     unpickling error there closes the worker's connection (distributed
     2022.12 drops the worker) where a task's error is only reported."""
 
-    def __init__(self, array, staging=""):
-        self._array = array
-        self._reopen_args = None
+    def __init__(self, array: Array, staging: str = "") -> None:
+        self._array: Array | None = array
+        self._reopen_args: Any = None  # (store arguments, node) once pickled
         self.shape = array.shape
         self.dtype = array.dtype
         self.ndim = array.ndim
@@ -227,17 +243,17 @@ class _BlockWriter:
         shared = staging and "://" not in staging and array.store._shared_writes
         self.staging = staging if shared else ""
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         if self._array is not None:  # in the client: the store's pickle arguments (checked now)
             state["_reopen_args"] = (self._array.store._args(), self._array.node)
         state["_array"] = None
         return state
 
-    def __setitem__(self, region, values):
+    def __setitem__(self, region: tuple[slice, ...], values: npt.ArrayLike) -> None:
         if self.staging and not os.path.exists(self.staging):
             raise InvalidArgumentError(f"{self.path}: the dataset being written was discarded "
                                        "(another task failed); this block was not written")
         if self._array is None:
-            self._array = _reopen_node(*self._reopen_args)
+            self._array = cast(Array, _reopen_node(*self._reopen_args))
         self._array.write(values, [s.start or 0 for s in region])

@@ -6,14 +6,23 @@ The nodes stay the format plugin's: this module only walks the tree through
 ``Store.keys``/``describe`` and creates through ``Store._new_array``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
 import numpy as np
+import numpy.typing as npt
 
 from ._errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ._nodes import Array, Dims, Group, Node, Store
 
 __all__ = ["Hierarchy", "join", "where"]
 
 
-def join(parent, child):
+def join(parent: str, child: str) -> str:
     """A node path: ``parent/child`` without stray slashes."""
     parent = parent.strip("/")
     child = child.strip("/")
@@ -22,7 +31,7 @@ def join(parent, child):
     return parent + "/" + child if child else parent
 
 
-def _guess_chunks(shape, itemsize):
+def _guess_chunks(shape: Sequence[int], itemsize: int) -> list[int]:
     """zarr 2's (and h5py's) chunk guess, so that an array made without
     ``chunks`` is chunked as zarr-python would chunk it: a target of 256 KiB
     doubling per tenfold of the array past 1 MiB (128 KiB to 64 MiB), axes
@@ -44,7 +53,7 @@ def _guess_chunks(shape, itemsize):
     return chunks
 
 
-def _chunks(chunks, shape, itemsize):
+def _chunks(chunks: Any, shape: Sequence[int], itemsize: int) -> list[int] | None:
     """zarr's forms of ``chunks``: None or True (zarr's guess), False (one
     chunk), an int for every axis, or a shape whose None or -1 entries take
     the whole axis."""
@@ -61,7 +70,7 @@ def _chunks(chunks, shape, itemsize):
 _UNSET = object()
 
 
-def _from_numcodecs(compressor):
+def _from_numcodecs(compressor: Any) -> dict[str, Any]:
     """zarr 2's ``compressor``: a numcodecs codec or its config -> the codec
     plugin's config (same parameters; the plugin refuses ones it lacks)."""
     if compressor is None:
@@ -76,18 +85,18 @@ def _from_numcodecs(compressor):
 class Hierarchy:
     """zarr-python's Group methods; ``_hierarchy()`` gives (store, node path)."""
 
-    def _hierarchy(self):
+    def _hierarchy(self) -> tuple[Store, str]:
         raise NotImplementedError
 
-    def _child(self, name):
+    def _child(self, name: str) -> tuple[Store, str]:
         store, node = self._hierarchy()
         return store, join(node, name)
 
-    def _kind(self, path):
+    def _kind(self, path: str) -> str:
         return self._hierarchy()[0].describe(path)["kind"]
 
     # -- creating
-    def create_group(self, name, attrs=None, *, overwrite=False):
+    def create_group(self, name: str, attrs: Mapping[str, Any] | None = None, *, overwrite: bool = False) -> Group:
         """Create a group (its missing ancestors too) and return it, as
         zarr-python's; a node already there is an error (zarr's
         ``ContainsGroupError``; :meth:`require_group` takes an existing one)
@@ -103,9 +112,9 @@ class Hierarchy:
             raise InvalidArgumentError(
                 f"{where(store, path)}: a {self._kind(path)} is already there (require_group takes an existing group)")
         store._core.create(path, {"kind": "group", "attributes": dict(attrs or {})})
-        return store[path]
+        return cast("Group", store[path])
 
-    def require_group(self, name):
+    def require_group(self, name: str) -> Group:
         """The group at ``name``, created if absent, as zarr-python's; an
         array there is an error.
 
@@ -117,10 +126,13 @@ class Hierarchy:
         kind = self._kind(path)
         if kind != "group":
             raise InvalidArgumentError(f"{where(store, path)}: is a {kind}, not a group")
-        return store[path]
+        return cast("Group", store[path])
 
-    def create_array(self, name, shape=None, dtype=None, chunks=None, compression=None, attrs=None, dims=None,
-                     shards=None, *, fill_value=None, data=None, overwrite=False, compressor=_UNSET):
+    def create_array(self, name: str, shape: int | Sequence[int] | None = None, dtype: npt.DTypeLike = None,
+                     chunks: Any = None, compression: str | Mapping[str, Any] | None = None,
+                     attrs: Mapping[str, Any] | None = None, dims: Dims | None = None,
+                     shards: Sequence[int] | None = None, *, fill_value: Any = None, data: npt.ArrayLike | None = None,
+                     overwrite: bool = False, compressor: Any = _UNSET) -> Array:
         """Create a dense array and return it, as zarr-python's
         ``create_array``/``create_dataset``.
 
@@ -158,8 +170,10 @@ class Hierarchy:
         values = None
         if data is not None:
             values = data if isinstance(data, np.ndarray) else np.asarray(data)
-            if shape is not None and tuple(shape) != values.shape:
-                raise InvalidArgumentError(f"{where(store, path)}: shape {tuple(shape)} is not data's {values.shape}")
+            # An int shape beside data= fails in tuple() here (a TypeError): mypy sees it; to fix apart.
+            if shape is not None and tuple(shape) != values.shape:  # type: ignore[arg-type]
+                shown = tuple(shape)  # type: ignore[arg-type]
+                raise InvalidArgumentError(f"{where(store, path)}: shape {shown} is not data's {values.shape}")
             shape = values.shape
             dtype = values.dtype if dtype is None else dtype
         if shape is None:
@@ -174,14 +188,15 @@ class Hierarchy:
             array.write(values)
         return array
 
-    def create_dataset(self, name, **kwargs):
+    def create_dataset(self, name: str, **kwargs: Any) -> Array:
         """zarr 2's name for :meth:`create_array`.
 
         >>> store.create_dataset("x", shape=(1000, 1000), dtype="f4")
         """
         return self.create_array(name, **kwargs)
 
-    def require_array(self, name, shape, dtype=None, exact=False, **kwargs):
+    def require_array(self, name: str, shape: int | Sequence[int], dtype: npt.DTypeLike = None, exact: bool = False,
+                      **kwargs: Any) -> Array:
         """The array at ``name`` if it has this shape and a dtype ``dtype``
         casts to safely (``exact=True``: the same dtype), else TypeError, as
         zarr 2's ``require_dataset``; created with ``kwargs`` (those of
@@ -195,7 +210,7 @@ class Hierarchy:
         kind = self._kind(path)
         if kind != "array":
             raise InvalidArgumentError(f"{where(store, path)}: is a {kind}, not an array")
-        a = store[path]
+        a = cast("Array", store[path])
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         dtype = np.dtype(dtype)
         if shape != a.shape:
@@ -206,7 +221,8 @@ class Hierarchy:
             raise TypeError(f"{where(store, path)}: dtypes ({dtype}, {a.dtype}) cannot be safely cast")
         return a
 
-    def require_dataset(self, name, shape, dtype=None, exact=False, **kwargs):
+    def require_dataset(self, name: str, shape: int | Sequence[int], dtype: npt.DTypeLike = None, exact: bool = False,
+                        **kwargs: Any) -> Array:
         """zarr 2's name for :meth:`require_array`.
 
         >>> store.require_dataset("x", shape=(1000, 1000), dtype="f4")
@@ -214,12 +230,12 @@ class Hierarchy:
         return self.require_array(name, shape, dtype, exact, **kwargs)
 
     # -- browsing
-    def _children(self):
+    def _children(self) -> Iterator[tuple[str, str]]:
         store, node = self._hierarchy()
         for name in sorted(store.keys(node)):
             yield name, join(node, name)
 
-    def items(self):
+    def items(self) -> list[tuple[str, Node]]:
         """(name, node) of every child, sorted by name, as zarr's Group.
 
         >>> dict(store.items())
@@ -227,30 +243,30 @@ class Hierarchy:
         store = self._hierarchy()[0]
         return [(name, store[path]) for name, path in self._children()]
 
-    def values(self):
+    def values(self) -> list[Node]:
         """Every child node, sorted by name, as zarr's Group.
 
         >>> [node.name for node in store.values()]
         """
         return [node for _, node in self.items()]
 
-    def _of_kind(self, kind, recurse=False):
+    def _of_kind(self, kind: str, recurse: bool = False) -> Iterator[tuple[str, Any]]:
         store = self._hierarchy()[0]
         for name, path in self._children():
             node = store[path]
             if node.describe()["kind"] == kind:
                 yield name, node
             if recurse and node.describe()["kind"] == "group":
-                yield from node._of_kind(kind, recurse)
+                yield from cast("Group", node)._of_kind(kind, recurse)
 
-    def groups(self):
+    def groups(self) -> Iterator[tuple[str, Group]]:
         """An iterator of (name, Group) of the child groups, sorted, as zarr's.
 
         >>> for name, g in store.groups(): print(name)
         """
         return self._of_kind("group")
 
-    def group_keys(self):
+    def group_keys(self) -> Iterator[str]:
         """An iterator of the child groups' names, as zarr's.
 
         >>> sorted(store.group_keys())
@@ -258,7 +274,7 @@ class Hierarchy:
         """
         return (name for name, _ in self.groups())
 
-    def arrays(self, recurse=False):
+    def arrays(self, recurse: bool = False) -> Iterator[tuple[str, Array]]:
         """An iterator of (name, Array) of the child arrays (dense arrays;
         sparse matrices, strings and records are not zarr arrays and are only
         in :meth:`items`), sorted; ``recurse=True`` goes into subgroups,
@@ -268,7 +284,7 @@ class Hierarchy:
         """
         return self._of_kind("array", recurse)
 
-    def array_keys(self, recurse=False):
+    def array_keys(self, recurse: bool = False) -> Iterator[str]:
         """An iterator of the child arrays' names, as zarr's.
 
         >>> list(store["raw"].array_keys())
@@ -276,7 +292,7 @@ class Hierarchy:
         """
         return (name for name, _ in self.arrays(recurse))
 
-    def visitvalues(self, func):
+    def visitvalues(self, func: Callable[[Node], Any]) -> Any:
         """Call ``func(node)`` on every node below, depth first in name
         order, as zarr's; a value other than None stops the walk and is
         returned.
@@ -284,7 +300,7 @@ class Hierarchy:
         >>> store.visitvalues(lambda node: node if node.name == "s0" else None)
         """
 
-        def walk(parent):
+        def walk(parent: Any) -> Iterator[Node]:  # self, then the Groups below
             for _, node in parent.items():
                 yield node
                 if node.describe()["kind"] == "group":
@@ -296,7 +312,7 @@ class Hierarchy:
                 return value
         return None
 
-    def visit(self, func):
+    def visit(self, func: Callable[[str], Any]) -> Any:
         """Call ``func(path)`` with each node's path relative to this group,
         as zarr's (see :meth:`visitvalues`).
 
@@ -307,7 +323,7 @@ class Hierarchy:
 
     visitkeys = visit
 
-    def visititems(self, func):
+    def visititems(self, func: Callable[[str, Node], Any]) -> Any:
         """Call ``func(path, node)`` on every node below, as zarr's.
 
         >>> store.visititems(lambda path, node: print(path, node))
@@ -316,7 +332,7 @@ class Hierarchy:
         return self.visitvalues(lambda node: func(node.node[len(base) :].lstrip("/"), node))
 
     @property
-    def info(self):
+    def info(self) -> str:
         """A printable summary, as zarr-python's Group ``info``: path, type,
         format, members, and the child arrays and groups by name.
 
@@ -337,7 +353,7 @@ class Hierarchy:
         items += [("Groups", ", ".join(groups))] if groups else []
         return _info_text(items)
 
-    def tree(self, level=None):
+    def tree(self, level: int | None = None) -> str:
         """The hierarchy as text, drawn as zarr's ``tree()`` draws it (arrays
         with shape and dtype); ``level``: how deep to go. A ``str``:
         ``print(store.tree())``.
@@ -352,7 +368,7 @@ class Hierarchy:
         store, node = self._hierarchy()
         lines = [node.rsplit("/", 1)[-1] or "/"]
 
-        def walk(path, prefix, depth):
+        def walk(path: str, prefix: str, depth: int) -> None:
             if level is not None and depth >= level:
                 return
             names = sorted(store.keys(path))
@@ -367,12 +383,12 @@ class Hierarchy:
         return _Text("\n".join(lines))
 
 
-def _label(name, info):
+def _label(name: str, info: dict[str, Any]) -> str:
     if "shape" in info and "dtype" in info:
         return f"{name} {tuple(info['shape'])} {np.dtype(info['dtype'])}"
     return name
 
 
-def where(store, path):
+def where(store: Store, path: str) -> str:
     """A node as errors name it: the store's path as given, then the node."""
     return store.path.rstrip("/") + "/" + path if path else store.path

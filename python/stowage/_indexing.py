@@ -9,11 +9,24 @@ read their bounding box when it is mostly touched chunks, otherwise the part
 of each touched chunk they fall in. Writes read and rewrite the same boxes.
 """
 
+from __future__ import annotations
+
 import contextlib
 import itertools
 import operator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ._nodes import Array
+
+# What an axis of an orthogonal selection picks: a slice's range, or int64
+# positions; and whether an integer index dropped the axis.
+Positions: TypeAlias = "range | npt.NDArray[np.int64]"
+Axis: TypeAlias = "tuple[Positions, bool]"
 
 __all__ = ["OIndex", "VIndex", "kind_of", "named_index_errors"]
 
@@ -21,7 +34,7 @@ _MAX_BOXES = 64  # boxes one orthogonal selection reads at most (runs are merged
 
 
 @contextlib.contextmanager
-def named_index_errors(where):
+def named_index_errors(where: str) -> Iterator[None]:
     """Re-raise an IndexError with the array's path in front of its message."""
     try:
         yield
@@ -32,11 +45,11 @@ def named_index_errors(where):
 # ---- what kind of selection ----------------------------------------------------------
 
 
-def _is_array_like(k):
+def _is_array_like(k: Any) -> bool:
     return isinstance(k, list) or (isinstance(k, np.ndarray) and k.ndim > 0)  # a 0-d array is a scalar
 
 
-def _as_index_array(k):
+def _as_index_array(k: Any) -> npt.NDArray[Any]:
     a = np.asarray(k)
     if a.size == 0 and a.dtype.kind not in "biu":  # [] is float64 to numpy
         a = a.astype(np.int64)
@@ -45,15 +58,15 @@ def _as_index_array(k):
     return a
 
 
-def _is_int_array(k):
+def _is_int_array(k: Any) -> bool:
     return _is_array_like(k) and _as_index_array(k).dtype.kind in "iu"
 
 
-def _is_int(k):
+def _is_int(k: Any) -> bool:
     return not isinstance(k, (bool, np.bool_)) and isinstance(k, (int, np.integer))
 
 
-def kind_of(key, ndim):
+def kind_of(key: Any, ndim: int) -> str:
     """``"basic"`` (integers, slices, ``...``), ``"coordinate"`` (only
     integers and integer arrays, one per axis: zarr-python's "pure fancy
     indexing", which ``z[...]`` sends to ``vindex``), ``"mask"`` (one
@@ -77,7 +90,7 @@ def kind_of(key, ndim):
 # ---- orthogonal selections -----------------------------------------------------------
 
 
-def orthogonal_axes(key, shape):
+def orthogonal_axes(key: Any, shape: Sequence[int]) -> list[Axis]:
     """One ``(positions, dropped)`` per axis: what the axis selects, in
     order (a ``range`` for a slice, else int64 positions, duplicates kept),
     and whether an integer dropped it."""
@@ -93,7 +106,7 @@ def orthogonal_axes(key, shape):
     return [_axis(k, n, d) for d, (k, n) in enumerate(zip(parts, shape))]
 
 
-def _axis(k, n, d):
+def _axis(k: Any, n: int, d: int) -> Axis:
     if isinstance(k, slice):
         return range(*k.indices(n)), False  # not an array: an axis may be longer than memory allows
     if _is_array_like(k):
@@ -113,14 +126,14 @@ def _axis(k, n, d):
     return _in_bounds(np.array([i], np.int64), n, d), True
 
 
-def _in_bounds(a, n, d):
+def _in_bounds(a: npt.NDArray[np.int64], n: int, d: int) -> npt.NDArray[np.int64]:
     bad = (a < -n) | (a >= n)
     if bad.any():
         raise IndexError(f"index {int(a[np.argmax(bad)])} is out of bounds for axis {d} with size {n}")
     return np.where(a < 0, a + n, a)
 
 
-def _runs(positions, chunk):
+def _runs(positions: Positions, chunk: int) -> list[tuple[int, int]]:
     """[lo, hi) ranges covering ``positions``, split where a whole chunk
     between two of them is not touched (reading it would be wasted). A
     slice is one range, as ``a[::k]`` reads (its bounding box)."""
@@ -131,16 +144,17 @@ def _runs(positions, chunk):
         return []
     k = u // chunk
     cut = np.flatnonzero(np.diff(k) > 1) + 1
-    starts = np.concatenate(([0], cut))
-    ends = np.concatenate((cut, [u.size]))
+    # numpy 1.24's stubs refuse a list beside an array; numpy takes it.
+    starts: npt.NDArray[np.intp] = np.concatenate(([0], cut))  # type: ignore[arg-type]
+    ends: npt.NDArray[np.intp] = np.concatenate((cut, [u.size]))  # type: ignore[arg-type]
     return [(int(u[s]), int(u[e - 1]) + 1) for s, e in zip(starts, ends)]
 
 
-def _merge_runs(runs, target):
+def _merge_runs(runs: list[tuple[int, int]], target: int) -> list[tuple[int, int]]:
     """Merge the runs separated by the smallest gaps until ``target`` are
     left: cut only at the ``target - 1`` largest gaps."""
     gaps = np.array([runs[i + 1][0] - runs[i][1] for i in range(len(runs) - 1)])
-    cuts = np.sort(np.argsort(gaps, kind="stable")[len(gaps) - (target - 1) :]) if target > 1 else []
+    cuts: Any = np.sort(np.argsort(gaps, kind="stable")[len(gaps) - (target - 1) :]) if target > 1 else []
     out, start = [], 0
     for c in cuts:
         out.append((runs[start][0], runs[c][1]))
@@ -149,7 +163,7 @@ def _merge_runs(runs, target):
     return out
 
 
-def _boxes_runs(axes, chunks):
+def _boxes_runs(axes: list[Axis], chunks: Sequence[int]) -> list[list[tuple[int, int]]]:
     runs = [_runs(p, c) for (p, _), c in zip(axes, chunks)]
     while int(np.prod([len(r) for r in runs], dtype=np.float64)) > _MAX_BOXES:
         d = max(range(len(runs)), key=lambda i: len(runs[i]))
@@ -157,12 +171,12 @@ def _boxes_runs(axes, chunks):
     return runs
 
 
-def _pieces(axes, chunks):
+def _pieces(axes: list[Axis], chunks: Sequence[int]) -> Iterator[tuple[list[int], list[int], list[Any], list[Any]]]:
     """For each box: its offset, its counts, and per axis where the box's
     elements go in the selection and which to pick from it: a slice for a
     slice axis (one box holds it all), positions for an array's."""
     for combo in itertools.product(*_boxes_runs(axes, chunks)):
-        inner, outer = [], []
+        inner, outer = [], []  # type: list[Any], list[Any]
         for (p, _), (lo, hi) in zip(axes, combo):
             if isinstance(p, range):
                 inner.append(slice(p[0] - lo, None, p.step))
@@ -174,7 +188,7 @@ def _pieces(axes, chunks):
         yield [lo for lo, _ in combo], [hi - lo for lo, hi in combo], inner, outer
 
 
-def _take(box, inner):
+def _take(box: npt.NDArray[Any], inner: list[Any]) -> npt.NDArray[Any]:
     for d, pos in enumerate(inner):
         if isinstance(pos, slice):
             box = box[(slice(None),) * d + (pos,)]
@@ -183,15 +197,15 @@ def _take(box, inner):
     return box
 
 
-def _ix(index, shape):
+def _ix(index: Sequence[Any], shape: Sequence[int]) -> tuple[npt.NDArray[Any], ...]:
     """``numpy.ix_`` of positions and slices (made positions over ``shape``)."""
     return np.ix_(*[np.arange(n)[i] if isinstance(i, slice) else i for i, n in zip(index, shape)])
 
 
-def read_orthogonal(array, key):
+def read_orthogonal(array: Array, key: Any) -> npt.NDArray[Any]:
     axes = orthogonal_axes(key, array.shape)
     full = tuple(len(p) for p, _ in axes)
-    out = None
+    out: Any = None
     if 0 not in full:
         for offset, counts, inner, outer in _pieces(axes, array.chunks):
             box = np.empty(counts, array.dtype)
@@ -207,12 +221,12 @@ def read_orthogonal(array, key):
     return np.ascontiguousarray(out)
 
 
-def _covers(pos, n):
+def _covers(pos: slice | npt.NDArray[np.int64], n: int) -> bool:
     """Whether picking ``pos`` from an axis of ``n`` touches every element."""
     return abs(pos.step) == 1 if isinstance(pos, slice) else np.unique(pos).size == n
 
 
-def write_orthogonal(array, key, values):
+def write_orthogonal(array: Array, key: Any, values: npt.ArrayLike) -> None:
     """``values``: already checked against the array's dtype."""
     axes = orthogonal_axes(key, array.shape)
     full = tuple(len(p) for p, _ in axes)
@@ -231,7 +245,7 @@ def write_orthogonal(array, key, values):
 # ---- coordinates and masks -----------------------------------------------------------
 
 
-def coordinates(key, shape):
+def coordinates(key: Any, shape: Sequence[int]) -> tuple[list[npt.NDArray[np.int64]], tuple[int, ...]]:
     """zarr's coordinate selection: one integer (array) per axis, broadcast
     together. Returns the flat in-bounds coordinates and the result's shape."""
     parts = key if isinstance(key, tuple) else (key,)
@@ -244,7 +258,7 @@ def coordinates(key, shape):
     return flat, out_shape
 
 
-def mask_coordinates(mask, shape):
+def mask_coordinates(mask: Any, shape: Sequence[int]) -> tuple[list[npt.NDArray[np.int64]], tuple[int, ...]]:
     """zarr's mask selection: a boolean array of the array's shape."""
     if isinstance(mask, tuple) and len(mask) == 1:
         mask = mask[0]
@@ -257,7 +271,8 @@ def mask_coordinates(mask, shape):
     return flat, (flat[0].size if flat else int(mask.sum()),)
 
 
-def _point_groups(flat, shape, chunks):
+def _point_groups(flat: list[npt.NDArray[np.int64]], shape: Sequence[int],
+                  chunks: Sequence[int]) -> Iterator[tuple[list[int], list[int], npt.NDArray[np.intp]]]:
     """(offset, counts, point indices) of each box to read: the bounding box
     when touched chunks fill at least half of it, else one box per touched
     chunk (the points' bounding box inside it)."""
@@ -283,7 +298,7 @@ def _point_groups(flat, shape, chunks):
         yield glo, [h - low for low, h in zip(glo, ghi)], points
 
 
-def read_points(array, flat, out_shape):
+def read_points(array: Array, flat: list[npt.NDArray[np.int64]], out_shape: tuple[int, ...]) -> npt.NDArray[Any]:
     if len(flat) == 1:  # one axis: an orthogonal selection, read in a bounded number of boxes
         return read_orthogonal(array, flat[0]).reshape(out_shape)
     out = np.empty(flat[0].size if flat else 1, array.dtype)
@@ -295,7 +310,8 @@ def read_points(array, flat, out_shape):
     return out.reshape(out_shape)
 
 
-def write_points(array, flat, out_shape, values):
+def write_points(array: Array, flat: list[npt.NDArray[np.int64]], out_shape: tuple[int, ...],
+                 values: npt.ArrayLike) -> None:
     values = np.broadcast_to(values, out_shape).reshape(-1)
     if len(flat) == 1:
         return write_orthogonal(array, flat[0], values)
@@ -320,13 +336,13 @@ class OIndex:
     >>> a.oindex[[True, False, True], [1, 3]] = 0
     """
 
-    def __init__(self, array):
+    def __init__(self, array: Array) -> None:
         self.array = array
 
-    def __getitem__(self, selection):
+    def __getitem__(self, selection: Any) -> npt.NDArray[Any]:
         return self.array.get_orthogonal_selection(selection)
 
-    def __setitem__(self, selection, value):
+    def __setitem__(self, selection: Any, value: npt.ArrayLike) -> None:
         self.array.set_orthogonal_selection(selection, value)
 
 
@@ -339,19 +355,19 @@ class VIndex:
     >>> a.vindex[a[...] > 5] = 5
     """
 
-    def __init__(self, array):
+    def __init__(self, array: Array) -> None:
         self.array = array
 
-    def _is_mask(self, selection):
+    def _is_mask(self, selection: Any) -> bool:
         return kind_of(selection, self.array.ndim) == "mask" or (
             self.array.ndim == 1 and _is_array_like(selection) and _as_index_array(selection).dtype == bool)
 
-    def __getitem__(self, selection):
+    def __getitem__(self, selection: Any) -> npt.NDArray[Any]:
         if self._is_mask(selection):
             return self.array.get_mask_selection(selection)
         return self.array.get_coordinate_selection(selection)
 
-    def __setitem__(self, selection, value):
+    def __setitem__(self, selection: Any, value: npt.ArrayLike) -> None:
         if self._is_mask(selection):
             self.array.set_mask_selection(selection, value)
         else:

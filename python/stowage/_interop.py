@@ -1,5 +1,9 @@
 """dask and xarray views of stowage nodes (imported only when used)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ._errors import InvalidArgumentError
@@ -8,7 +12,7 @@ from ._nodes import Array, Group, Sparse, Strings
 __all__ = ["to_dask", "to_xarray"]
 
 
-def to_dask(array, chunks=None):
+def to_dask(array: Array | Sparse, chunks: Any = None) -> Any:  # a dask.array.Array
     """A ``dask.array.Array`` over a stowage :class:`Array` or :class:`Sparse`.
 
     An Array is read on its own chunk grid unless ``chunks`` is given
@@ -61,7 +65,7 @@ def to_dask(array, chunks=None):
 _SPARSE_BLOCK_VALUES = 1 << 20
 
 
-def _major_chunks(matrix, chunks):
+def _major_chunks(matrix: Sparse, chunks: Any) -> tuple[int, int]:
     """dask chunks for a Sparse matrix: blocks of whole majors. ``chunks``:
     majors per block, as an int or as dask's pair whose minor entry is the
     whole axis (``-1``, ``None`` or its length)."""
@@ -79,7 +83,7 @@ def _major_chunks(matrix, chunks):
     return (int(chunks), minors) if major == 0 else (minors, int(chunks))
 
 
-def _sparse_meta(matrix):
+def _sparse_meta(matrix: Sparse) -> Any:
     import scipy.sparse
 
     kind = scipy.sparse.csr_matrix if matrix.format == "csr" else scipy.sparse.csc_matrix
@@ -90,17 +94,17 @@ class _DaskSource:
     """What dask.array.from_array needs: shape, dtype, ndim and slicing
     (numpy blocks of an Array, scipy.sparse blocks of a Sparse)."""
 
-    def __init__(self, array):
+    def __init__(self, array: Array | Sparse) -> None:
         self.array = array
         self.shape = array.shape
         self.dtype = array.dtype
         self.ndim = array.ndim
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         return self.array[key]
 
 
-def to_xarray(node, name=None):
+def to_xarray(node: Group | Array | Sparse | Strings, name: str | None = None) -> Any:  # xarray.DataArray | Dataset
     """A node as xarray sees it through ``engine="stowage"``, lazily: an
     :class:`Array`, :class:`Sparse` or :class:`Strings` gives the
     ``xarray.DataArray`` that ``xr.open_dataarray(path, engine="stowage",
@@ -124,7 +128,7 @@ def to_xarray(node, name=None):
     if not isinstance(node, (Group, Array, Sparse, Strings)):
         raise InvalidArgumentError("to_xarray takes a stowage Group, Array, Sparse or Strings, not "
                                    + type(node).__name__)
-    ds = xarray.open_dataset(node, engine=StowageBackendEntrypoint)
+    ds = xarray.open_dataset(node, engine=StowageBackendEntrypoint)  # type: ignore[arg-type]  # the engine takes nodes
     if isinstance(node, Group):
         return ds
     (x,) = ds.data_vars.values()

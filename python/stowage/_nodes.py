@@ -10,14 +10,18 @@ is being created. A writable store of a format that takes one writer at a
 time (every format but N5 and Zarr) does not pickle.
 """
 
+from __future__ import annotations
+
 import contextlib
 import json
 import operator
 import threading
 import weakref
-from collections.abc import MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core, _indexing
 from ._errors import CorruptError, InvalidArgumentError, NodeNotFoundError, NotFoundError, UnsupportedError
@@ -26,7 +30,18 @@ from ._hierarchy import join as _join
 
 __all__ = ["open", "Store", "Group", "Array", "Sparse", "Strings", "Records", "Attributes"]
 
-_KINDS = {}  # node kind ("array", ...) -> the class showing it
+_KINDS: dict[str, type[Node]] = {}  # node kind ("array", ...) -> the class showing it
+
+if TYPE_CHECKING:
+    import os
+
+# The types of the public API (py.typed: these annotations are the stubs).
+PathLike: TypeAlias = "str | os.PathLike[str]"
+Mode: TypeAlias = Literal["r", "r+", "w", "w+", "a"]
+Casting: TypeAlias = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
+Node: TypeAlias = "Group | Array | Sparse | Strings | Records"
+# A dimension: its name, or (name, labels).
+Dims: TypeAlias = "Sequence[str | None | tuple[str | None, Iterable[Any] | None]]"
 
 
 
@@ -34,7 +49,9 @@ _KINDS = {}  # node kind ("array", ...) -> the class showing it
 # ---- opening and reopening ------------------------------------------------------
 
 
-def open(path, mode="r", format=None, *, plugin_path=None, options=None, storage_options=None):  # noqa: A001 (as builtins.open)
+def open(path: PathLike, mode: Mode = "r", format: str | None = None, *,  # noqa: A001 (as builtins.open)
+         plugin_path: Sequence[PathLike] | None = None, options: Mapping[str, Any] | None = None,
+         storage_options: Mapping[str, Any] | None = None) -> Store:
     """Open a dataset and return its :class:`Store`.
 
     ``path``: a file or directory (``os.PathLike`` accepted). ``mode``:
@@ -59,16 +76,16 @@ def open(path, mode="r", format=None, *, plugin_path=None, options=None, storage
     if storage_options:
         options = dict(options or {})
         options["storage"] = dict(storage_options)
-    plugin_path = None if plugin_path is None else [_fspath(p) for p in plugin_path]
+    paths = None if plugin_path is None else [_fspath(p) for p in plugin_path]
     try:
-        core = _core.Store.open(path, mode, format, options, plugin_path)
+        core = _core.Store.open(path, mode, format, options, paths)
     except NotFoundError as e:
         building = _building.get(path)
         if building is None or building.closed:
             raise
         raise NotFoundError(f"{path}: not published yet: a store opened in mode 'w' in this process is "
                             f"building it; close it (or end its with block) to publish it") from e
-    store = Store(core, mode, plugin_path, options)
+    store = Store(core, mode, paths, options)
     if core.staging_location:
         _building[path] = store
     return store
@@ -77,10 +94,10 @@ def open(path, mode="r", format=None, *, plugin_path=None, options=None, storage
 # Stores of this process being built ("w"), by path: a read of that path
 # finds nothing until close, and is told why (zarr-python writes in place,
 # so its users read before closing).
-_building = weakref.WeakValueDictionary()
+_building: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
 
 
-def _fspath(p):
+def _fspath(p: PathLike) -> str:
     import os
 
     return os.fsdecode(os.fspath(p))
@@ -89,11 +106,12 @@ def _fspath(p):
 # Stores reopened by unpickling, per process: each task of a dask graph
 # unpickles its Array, and reopening the dataset for every task would read
 # its metadata again and again.
-_reopened = {}
+_reopened: dict[tuple[Any, ...], Store] = {}
 _reopened_lock = threading.Lock()
 
 
-def _reopen(path, format, mode, plugin_path, options, staging=None):
+def _reopen(path: str, format: str, mode: Mode, plugin_path: list[str] | None, options: Mapping[str, Any] | None,
+            staging: str | None = None) -> Store:
     key = (path, format, mode, tuple(plugin_path or ()), repr(options), staging)
     if mode != "r":  # one of several writing processes: the core refuses what would undo another's part
         options = {**(options or {}), "shared_writers": True}
@@ -109,7 +127,7 @@ def _reopen(path, format, mode, plugin_path, options, staging=None):
         return store
 
 
-def _reopen_node(store_args, node):
+def _reopen_node(store_args: tuple[Any, ...], node: str) -> Node:
     return _reopen(*store_args)[node]
 
 
@@ -134,7 +152,8 @@ class Store(Hierarchy):
     >>> stowage.open("cells.zarr")["counts"][0]
     """
 
-    def __init__(self, core, mode, plugin_path=None, options=None):
+    def __init__(self, core: _core.Store, mode: Mode, plugin_path: list[str] | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
         self._core = core
         # Kept here so that a closed store still pickles and prints.
         self._path = core.path
@@ -146,7 +165,7 @@ class Store(Hierarchy):
 
     # -- what it is
     @property
-    def path(self):
+    def path(self) -> str:
         """The path as given to :func:`open`.
 
         >>> stowage.open("volume.n5").path
@@ -155,7 +174,7 @@ class Store(Hierarchy):
         return self._path
 
     @property
-    def format(self):
+    def format(self) -> str:
         """The format id (``"n5"``, ``"datg"``, ...).
 
         >>> stowage.open("volume.n5").format
@@ -164,7 +183,7 @@ class Store(Hierarchy):
         return self._format
 
     @property
-    def attrs(self):
+    def attrs(self) -> Attributes:
         """The root's attributes, a live mapping (:class:`Attributes`): each
         change is written at once; assign a dict to replace them all.
 
@@ -175,11 +194,11 @@ class Store(Hierarchy):
         return Attributes(self, "")
 
     @attrs.setter
-    def attrs(self, value):
+    def attrs(self, value: Mapping[str, Any]) -> None:
         Attributes(self, "").replace(value)
 
     @property
-    def root(self):
+    def root(self) -> Node:
         """The root node (``store[""]``).
 
         >>> stowage.open("matrix.bpcells").root   # the Sparse matrix itself
@@ -187,7 +206,7 @@ class Store(Hierarchy):
         return self[""]
 
     # -- the tree
-    def keys(self, node=""):
+    def keys(self, node: str = "") -> list[str]:
         """Names of the children of ``node`` (default: the root).
 
         >>> stowage.open("volume.n5").keys("raw")
@@ -195,26 +214,26 @@ class Store(Hierarchy):
         """
         return list(self._core.list(node))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.keys())
 
-    def __contains__(self, node):
+    def __contains__(self, node: str) -> bool:
         try:
             self._core.describe(node)
         except NodeNotFoundError:
             return False
         return True
 
-    def __getitem__(self, node):
+    def __getitem__(self, node: str) -> Node:
         if not isinstance(node, str):
             raise TypeError(f"a node path is a str, not {type(node).__name__}")
         info = self._core.describe(node)
         return _KINDS[info["kind"]](self, node.strip("/"), info)
 
-    def describe(self, node=""):
+    def describe(self, node: str = "") -> dict[str, Any]:
         """The format plugin's description of a node, as a dict.
 
         >>> stowage.open("volume.n5").describe("raw/s0")["chunks"]
@@ -222,7 +241,7 @@ class Store(Hierarchy):
         """
         return self._core.describe(node)
 
-    def command(self, node, name, args=None):
+    def command(self, node: str, name: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """A format-specific command (e.g. datadings ``"verify"``); returns a dict.
 
         >>> stowage.open("train.msgpack").command("", "verify")
@@ -230,14 +249,16 @@ class Store(Hierarchy):
         return self._core.command(node, name, args)
 
     # -- writing (zarr-python's create_group, create_array, ... are Hierarchy's)
-    def _hierarchy(self):
+    def _hierarchy(self) -> tuple[Store, str]:
         return self, ""
 
-    def _new_array(self, node, shape, dtype, chunks, compression, attrs, dims, shards, fill_value):
+    def _new_array(self, node: str, shape: Sequence[int], dtype: npt.DTypeLike, chunks: Sequence[int] | None,
+                   compression: str | Mapping[str, Any] | None, attrs: Mapping[str, Any] | None, dims: Dims | None,
+                   shards: Sequence[int] | None, fill_value: Any) -> Array:
         """Create a dense array (Hierarchy.create_array has taken zarr's
         forms of the arguments) and return it."""
         shape = [operator.index(n) for n in shape]
-        desc = {"kind": "array", "dtype": _dtype_name(dtype), "shape": shape}
+        desc: dict[str, Any] = {"kind": "array", "dtype": _dtype_name(dtype), "shape": shape}
         desc["chunks"] = [operator.index(n) for n in chunks] if chunks is not None else shape
         if shards is not None:
             desc["shards"] = [operator.index(n) for n in shards]
@@ -245,7 +266,7 @@ class Store(Hierarchy):
             desc["codec"] = _core.parse_compression_spec(compression) if isinstance(compression, str) else compression
         if fill_value is not None:
             desc["fill_value"] = _fill_json(np.dtype(dtype).type(fill_value))
-        array = self._create(node, desc, attrs, dims)
+        array = cast(Array, self._create(node, desc, attrs, dims))
         if fill_value is not None and not _same_value(array.fill_value, np.dtype(dtype).type(fill_value)):
             with contextlib.suppress(UnsupportedError):  # npy's root cannot be removed: a "w" store discards it
                 self.remove(node)  # a format that keeps no fill value (npy) would read it as its own
@@ -253,7 +274,8 @@ class Store(Hierarchy):
                                    f"elements read as {array.fill_value}); create it without fill_value")
         return array
 
-    def write_sparse(self, node, matrix, attrs=None, dims=None):
+    def write_sparse(self, node: str, matrix: Any, attrs: Mapping[str, Any] | None = None,
+                     dims: Dims | None = None) -> Sparse:
         """Write a ``scipy.sparse`` matrix (CSR stays CSR, anything else is
         stored CSC) where the format holds sparse matrices (BPCells, Daf).
 
@@ -268,13 +290,13 @@ class Store(Hierarchy):
         m = matrix.tocsr() if layout == "csr" else matrix.tocsc()
         m.sort_indices()
         desc = {"kind": "sparse", "dtype": _dtype_name(m.dtype), "shape": list(m.shape), "layout": layout}
-        sparse = self._create(node, desc, attrs, dims)
+        sparse = cast(Sparse, self._create(node, desc, attrs, dims))
         n_major = m.shape[0] if layout == "csr" else m.shape[1]
         sparse._core.append(m.indptr.astype(np.uint64), m.indices.astype(np.uint32),
                             np.ascontiguousarray(m.data), n_major)
-        return self[node]
+        return cast(Sparse, self[node])
 
-    def write_strings(self, node, values):
+    def write_strings(self, node: str, values: Iterable[Any]) -> Strings:
         """Create (or replace) a strings node holding ``values``.
 
         >>> store.write_strings("gene_names", ["CD3E", "MS4A1"])
@@ -283,9 +305,10 @@ class Store(Hierarchy):
         if node not in self:
             self._core.create(node, {"kind": "strings", "shape": [len(values)]})
         self._core.write_strings(node, values)
-        return self[node]
+        return cast(Strings, self[node])
 
-    def write_records(self, node, samples, batch=4096):
+    def write_records(self, node: str, samples: Iterable[Mapping[str, Any] | bytes | bytearray | memoryview],
+                      batch: int = 4096) -> Records:
         """Append samples to a record set (datadings), creating it if needed.
 
         Each sample is a dict (encoded as datadings does: msgpack with
@@ -298,24 +321,24 @@ class Store(Hierarchy):
         if node not in self:
             self._core.create(node, {"kind": "records"})
         records = self._core.records(node)
-        pending = []
+        pending: list[bytes | bytearray | memoryview] = []
         for sample in samples:
             pending.append(sample if isinstance(sample, (bytes, bytearray, memoryview)) else _pack_sample(sample))
             if len(pending) >= batch:
-                records.append([bytes(s) for s in pending])
+                records.append([bytes(s) for s in pending])  # type: ignore[misc]  # std::string takes bytes
                 pending = []
         if pending:
-            records.append([bytes(s) for s in pending])
-        return self[node]
+            records.append([bytes(s) for s in pending])  # type: ignore[misc]
+        return cast(Records, self[node])
 
-    def remove(self, node):
+    def remove(self, node: str) -> None:
         """Remove a node and everything under it.
 
         >>> store.remove("raw/s2")
         """
         self._core.remove(node)
 
-    def close(self):
+    def close(self) -> None:
         """Commit what was written and close. Errors are raised here; a
         ``"w"`` store whose close fails publishes nothing.
 
@@ -325,7 +348,7 @@ class Store(Hierarchy):
         """
         self._core.close()
 
-    def discard(self):
+    def discard(self) -> None:
         """Close without publishing: a store being created (``"w"``) leaves
         nothing and the old dataset stays; another drops what the format
         holds until close (writes already published stay).
@@ -336,7 +359,7 @@ class Store(Hierarchy):
         self._core.discard()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """Whether :meth:`close` or :meth:`discard` has run.
 
         >>> store.close(); store.closed
@@ -344,16 +367,16 @@ class Store(Hierarchy):
         """
         return self._core.closed
 
-    def __enter__(self):
+    def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         if exc_type is None:
             self.close()
         else:  # KeyboardInterrupt included: what was half written is not published
             self.discard()
 
-    def __del__(self):
+    def __del__(self) -> None:
         core = getattr(self, "_core", None)
         if core is not None:
             try:
@@ -361,22 +384,23 @@ class Store(Hierarchy):
             except Exception:  # noqa: S110 (interpreter shutdown)
                 pass
 
-    def _create(self, node, desc, attrs, dims):
+    def _create(self, node: str, desc: dict[str, Any], attrs: Mapping[str, Any] | None, dims: Dims | None) -> Node:
         desc["attributes"] = dict(attrs or {})
         names, labels = _split_dims(dims, len(desc["shape"]))
         if names is not None:
             desc["dims"] = [{"name": n or ""} for n in names]
         self._core.create(node, desc)
-        if labels is not None and any(lab is not None for lab in labels):
+        if names is not None and labels is not None and any(lab is not None for lab in labels):
             self._write_labels(node, labels, desc["attributes"], names)
         return self[node]
 
-    def _write_labels(self, node, labels, attrs, names):
+    def _write_labels(self, node: str, labels: list[list[Any] | None], attrs: dict[str, Any],
+                      names: list[str | None]) -> None:
         made = self._core.describe(node).get("dims") or []
         kept = []
         for d, lab in enumerate(labels):
             path = made[d].get("labels") if d < len(made) else None
-            entry = {"name": names[d] or ""}
+            entry: dict[str, Any] = {"name": names[d] or ""}
             if lab is not None and path:
                 self._core.write_strings(path, [str(x) for x in lab])
             elif lab is not None:
@@ -386,8 +410,8 @@ class Store(Hierarchy):
             self._core.set_attributes(node, {**attrs, "stowage_labels": kept})
 
     # -- pickling
-    def _args(self):
-        mode = "r+" if self.mode in ("w", "w+", "a") else self.mode
+    def _args(self) -> tuple[str, str, Mode, list[str] | None, Mapping[str, Any] | None, str | None]:
+        mode: Mode = "r+" if self.mode in ("w", "w+", "a") else self.mode
         if mode != "r" and not self._shared_writes:
             if not self._core.closed:
                 raise InvalidArgumentError(
@@ -401,14 +425,14 @@ class Store(Hierarchy):
             self._core.publish_held_metadata()  # storage without rename: the workers must find it
         return (self.path, self.format, mode, self.plugin_path, self._options, staging or None)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_reopen, self._args())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<stowage.Store {self.path!r} ({self.format}, mode {self.mode!r})>"
 
 
-def _split_dims(dims, ndim):
+def _split_dims(dims: Dims | None, ndim: int) -> tuple[list[str | None] | None, list[list[Any] | None] | None]:
     if dims is None:
         return None, None
     dims = list(dims)
@@ -425,7 +449,7 @@ def _split_dims(dims, ndim):
     return names, labels
 
 
-def _fill_json(value):
+def _fill_json(value: np.generic) -> Any:
     """A fill value as the description's JSON takes it (Zarr's strings for
     NaN and the infinities, [re, im] for complex)."""
     if isinstance(value, np.complexfloating):
@@ -435,18 +459,18 @@ def _fill_json(value):
     return value.item()
 
 
-def _same_value(a, b):
+def _same_value(a: np.generic, b: np.generic) -> bool:
     return bool(a == b) or bool(np.isnan(a) and np.isnan(b)) if a.dtype.kind in "fc" else bool(a == b)
 
 
-def _dtype_name(dtype):
+def _dtype_name(dtype: npt.DTypeLike) -> str:
     dt = np.dtype(dtype)
     if dt.byteorder == ">" or (dt.byteorder == "=" and np.little_endian is False):
         dt = dt.newbyteorder("<")
     return "bool" if dt == np.bool_ else dt.name
 
 
-def _pack_sample(sample):
+def _pack_sample(sample: Mapping[str, Any]) -> bytes:
     import msgpack
     import msgpack_numpy
 
@@ -456,7 +480,7 @@ def _pack_sample(sample):
 # ---- attributes -------------------------------------------------------------------------
 
 
-class Attributes(MutableMapping):
+class Attributes(MutableMapping[str, Any]):
     """A node's attributes, live: reading asks the store (the format's
     description), and every change (``a["unit"] = "um"``, ``update``,
     ``del``, ``pop``, ``clear``...) is written at once through the format's
@@ -472,24 +496,24 @@ class Attributes(MutableMapping):
         a.attrs = {"unit": "um"}               # replaces them all
     """
 
-    def __init__(self, store, node, written=None):
+    def __init__(self, store: Store, node: str, written: Callable[[], None] | None = None) -> None:
         self._store = store
         self._node = node
         self._written = written  # called after each write (a node refreshes its description)
 
-    def asdict(self):
+    def asdict(self) -> dict[str, Any]:
         """The attributes now, as a new dict (zarr-python's ``asdict``)::
 
             snapshot = store["raw/s0"].attrs.asdict()
         """
         return dict(self._store._core.describe(self._node).get("attributes") or {})
 
-    def _write(self, attributes):
+    def _write(self, attributes: dict[str, Any]) -> None:
         self._store._core.set_attributes(self._node, attributes)
         if self._written is not None:
             self._written()
 
-    def replace(self, attributes):
+    def replace(self, attributes: Mapping[str, Any]) -> None:
         """Replace every attribute with those of ``attributes`` (one write),
         as zarr-python's ``put``::
 
@@ -497,29 +521,29 @@ class Attributes(MutableMapping):
         """
         self._write(dict(attributes))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self.asdict()[key]
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: str, value: Any) -> None:
         attributes = self.asdict()
         attributes[key] = value
         self._write(attributes)
 
-    def __delitem__(self, key):
+    def __delitem__(self, key: str) -> None:
         attributes = self.asdict()
         del attributes[key]  # KeyError, as a dict's
         self._write(attributes)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.asdict())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.asdict())
 
-    def __contains__(self, key):
+    def __contains__(self, key: object) -> bool:
         return key in self.asdict()
 
-    def update(self, other=(), /, **more):
+    def update(self, other: Any = (), /, **more: Any) -> None:
         """Set several attributes in one write (``dict.update``'s arguments)::
 
             store["raw/s0"].attrs.update({"unit": "nm"}, resolution=[4, 4, 40])
@@ -528,14 +552,14 @@ class Attributes(MutableMapping):
         attributes.update(other, **more)
         self._write(attributes)
 
-    def clear(self):
+    def clear(self) -> None:
         """Remove every attribute, in one write::
 
             store["raw/s0"].attrs.clear()
         """
         self._write({})
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return repr(self.asdict())
 
 
@@ -545,13 +569,13 @@ class Attributes(MutableMapping):
 class _Node:
     """What every node has: its store, path, attributes and description."""
 
-    def __init__(self, store, node, info):
+    def __init__(self, store: Store, node: str, info: dict[str, Any]) -> None:
         self.store = store
         self.node = node
         self._info = info
 
     @property
-    def attrs(self):
+    def attrs(self) -> Attributes:
         """The node's attributes, a live mapping (:class:`Attributes`): each
         change is written at once; assign a dict to replace them all.
 
@@ -561,14 +585,14 @@ class _Node:
         return Attributes(self.store, self.node, self._refresh)
 
     @attrs.setter
-    def attrs(self, value):
+    def attrs(self, value: Mapping[str, Any]) -> None:
         Attributes(self.store, self.node, self._refresh).replace(value)
 
-    def _refresh(self):
+    def _refresh(self) -> None:
         self._info = self.store._core.describe(self.node)
 
     @property
-    def storage(self):
+    def storage(self) -> dict[str, Any]:
         """How the format stores this node, beside its meaning (a new dict):
         BPCells' ``version``/``packed``, Daf's ``daf_eltype``... Empty where
         the format reports none. Not attributes: conversions keep it only
@@ -579,7 +603,7 @@ class _Node:
         return dict(self._info.get("storage") or {})
 
     @property
-    def name(self):
+    def name(self) -> str:
         """The last component of the node path ("" for the root).
 
         >>> stowage.open("volume.n5")["raw/s0"].name
@@ -587,7 +611,7 @@ class _Node:
         """
         return self.node.rsplit("/", 1)[-1]
 
-    def describe(self):
+    def describe(self) -> dict[str, Any]:
         """The format plugin's description of the node, as a dict.
 
         >>> stowage.open("volume.n5")["raw/s0"].describe()["dtype"]
@@ -595,10 +619,10 @@ class _Node:
         """
         return dict(self._info)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_reopen_node, (self.store._args(), self.node))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<stowage.{type(self).__name__} {self.node or '/'!r} of {self.store.path!r}>"
 
 
@@ -613,10 +637,10 @@ class Group(Hierarchy, _Node):
     >>> print(g.tree())
     """
 
-    def _hierarchy(self):
+    def _hierarchy(self) -> tuple[Store, str]:
         return self.store, self.node
 
-    def keys(self):
+    def keys(self) -> list[str]:
         """Names of the children.
 
         >>> stowage.open("volume.n5")["raw"].keys()
@@ -624,16 +648,16 @@ class Group(Hierarchy, _Node):
         """
         return self.store.keys(self.node)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.keys())
 
-    def __contains__(self, child):
+    def __contains__(self, child: str) -> bool:
         return _join(self.node, child) in self.store
 
-    def __getitem__(self, child):
+    def __getitem__(self, child: str) -> Node:
         return self.store[_join(self.node, child)]
 
 
@@ -641,7 +665,7 @@ class _Dimensioned(_Node):
     """Nodes with a shape, a dtype and dimension names/labels."""
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         """The shape, C order (slowest dimension first).
 
         >>> stowage.open("volume.n5")["raw/s0"].shape
@@ -650,7 +674,7 @@ class _Dimensioned(_Node):
         return tuple(self._info["shape"])
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         """Number of dimensions.
 
         >>> stowage.open("volume.n5")["raw/s0"].ndim
@@ -659,7 +683,7 @@ class _Dimensioned(_Node):
         return len(self._info["shape"])
 
     @property
-    def size(self):
+    def size(self) -> int:
         """Number of elements.
 
         >>> stowage.open("volume.n5")["raw/s0"].size
@@ -668,7 +692,7 @@ class _Dimensioned(_Node):
         return int(np.prod(self.shape, dtype=np.uint64))
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         """The element type as a ``numpy.dtype`` (native byte order).
 
         >>> stowage.open("volume.n5")["raw/s0"].dtype
@@ -677,7 +701,7 @@ class _Dimensioned(_Node):
         return np.dtype(self._info["dtype"])
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Bytes of the values, uncompressed (``size * dtype.itemsize``).
 
         >>> stowage.open("volume.n5")["raw/s0"].nbytes
@@ -685,11 +709,11 @@ class _Dimensioned(_Node):
         """
         return self.size * self.dtype.itemsize
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.shape[0] if self.shape else 1
 
     @property
-    def dims(self):
+    def dims(self) -> list[tuple[str | None, list[str] | None]]:
         """One ``(name, labels)`` per dimension: the name (or None) and the
         labels as a list of str (or None). Labels are read when asked for.
 
@@ -711,7 +735,7 @@ class _Dimensioned(_Node):
         return out
 
 
-def _normalize_index(key, shape):
+def _normalize_index(key: Any, shape: tuple[int, ...]) -> list[tuple[int, int, int, int, bool]]:
     """An index -> (offset, count, step, dropped axis flags) for each dimension."""
     if not isinstance(key, tuple):
         key = (key,)
@@ -753,12 +777,12 @@ def _normalize_index(key, shape):
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
-def _first_index(bad):
+def _first_index(bad: npt.NDArray[np.bool_]) -> tuple[int, ...]:
     """The index of the first True in ``bad``, as a tuple (or () for a scalar)."""
     return tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape)) if bad.ndim else ()
 
 
-def _refuse_value(values, bad, dtype, why):
+def _refuse_value(values: npt.NDArray[Any], bad: npt.NDArray[np.bool_], dtype: np.dtype[Any], why: str) -> None:
     where = _first_index(bad)
     value = values[where] if values.ndim else values[()]
     value = value.item() if isinstance(value, np.generic) else value
@@ -768,7 +792,7 @@ def _refuse_value(values, bad, dtype, why):
         "(write with casting='unsafe' to cast as numpy's astype does)")
 
 
-def _checked_values(value, dtype, casting):
+def _checked_values(value: npt.ArrayLike, dtype: np.dtype[Any], casting: Casting) -> npt.NDArray[Any]:
     """``value`` as an array to assign to elements of ``dtype`` under numpy's
     ``casting`` rule, checked: a cast the rule refuses, or a value the dtype
     cannot hold (300 into uint8, 1e300 into float32), is an error naming the
@@ -823,14 +847,14 @@ def _checked_values(value, dtype, casting):
     return values
 
 
-def _int_range(dtype):
+def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
     if dtype.kind == "b":
         return 0, 1
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
 
 
-def _picks(dims):
+def _picks(dims: list[tuple[int, int, int, int, bool]]) -> tuple[int | slice, ...]:
     """What to take from the bounding box of an index: each step, and 0 on
     integer-indexed axes (which drops them)."""
     return tuple(0 if drop else slice(first, None, step) if count else slice(0, 0)
@@ -860,12 +884,12 @@ class Array(_Dimensioned):
     :func:`stowage.to_store` creates the array from ``x`` and does this.
     """
 
-    def __init__(self, store, node, info):
+    def __init__(self, store: Store, node: str, info: dict[str, Any]) -> None:
         super().__init__(store, node, info)
         self._core = store._core.array(node)
 
     @property
-    def chunks(self):
+    def chunks(self) -> tuple[int, ...]:
         """The chunk shape, C order.
 
         >>> stowage.open("volume.n5")["raw/s0"].chunks
@@ -874,7 +898,7 @@ class Array(_Dimensioned):
         return tuple(self._info.get("chunks") or self.shape)
 
     @property
-    def codec(self):
+    def codec(self) -> dict[str, Any] | None:
         """The codec as N5's compression object (``{"type": "zstd", ...}``), or None.
 
         >>> stowage.open("volume.n5")["raw/s0"].codec
@@ -883,7 +907,7 @@ class Array(_Dimensioned):
         return self._info.get("codec")
 
     @property
-    def fill_value(self):
+    def fill_value(self) -> np.generic:
         """What a chunk never written reads as: a scalar of the array's dtype
         (``numpy.float32(nan)``, ``numpy.uint16(7)``).
 
@@ -898,7 +922,7 @@ class Array(_Dimensioned):
         return self.dtype.type(value)
 
     @property
-    def chunk_grid(self):
+    def chunk_grid(self) -> tuple[int, ...]:
         """Number of chunks along each dimension.
 
         >>> stowage.open("volume.n5")["raw/s0"].chunk_grid
@@ -906,7 +930,7 @@ class Array(_Dimensioned):
         """
         return tuple(self._core.chunk_grid())
 
-    def chunk_exists(self, index):
+    def chunk_exists(self, index: Sequence[int]) -> bool:
         """Whether the chunk at grid position ``index`` was written.
 
         >>> stowage.open("volume.n5")["raw/s0"].chunk_exists((0, 0, 0))
@@ -915,7 +939,7 @@ class Array(_Dimensioned):
         return self._core.chunk_exists(list(index))
 
     @property
-    def shards(self):
+    def shards(self) -> tuple[int, ...] | None:
         """The shard shape (Zarr v3's ``sharding_indexed``), or None, as
         zarr-python 3's ``shards``.
 
@@ -926,7 +950,7 @@ class Array(_Dimensioned):
         return tuple(shards) if shards else None
 
     @property
-    def nchunks(self):
+    def nchunks(self) -> int:
         """The number of chunks in the grid, as zarr-python's ``nchunks``.
 
         >>> a.shape, a.chunks, a.nchunks
@@ -935,7 +959,7 @@ class Array(_Dimensioned):
         return int(np.prod(self.chunk_grid, dtype=np.uint64))
 
     @property
-    def nchunks_initialized(self):
+    def nchunks_initialized(self) -> int:
         """The number of chunks written, as zarr-python's: one
         :meth:`chunk_exists` per chunk (a stat each on a filesystem, a
         request each over HTTP or S3).
@@ -946,7 +970,7 @@ class Array(_Dimensioned):
         return sum(bool(self._core.chunk_exists(list(i))) for i in np.ndindex(*self.chunk_grid))
 
     @property
-    def info(self):
+    def info(self) -> str:
         """A printable summary, as zarr-python's ``info``: path, type, dtype,
         shape, chunks, shards, fill value, codec, format, storage, size, and
         the chunks written where counting them is cheap (a local store of at
@@ -959,7 +983,7 @@ class Array(_Dimensioned):
         """
         return _info_text(self._info_items())
 
-    def _info_items(self):
+    def _info_items(self) -> list[tuple[str, str]]:
         items = [("Name", self._where), ("Type", "stowage.Array"), ("Data type", str(self.dtype)),
                  ("Shape", str(self.shape)), ("Chunk shape", str(self.chunks))]
         if self.shards:
@@ -973,7 +997,7 @@ class Array(_Dimensioned):
             items.append(("No. chunks", str(self.nchunks)))
         return items
 
-    def read(self, out=None, offset=None):
+    def read(self, out: npt.NDArray[Any] | None = None, offset: Sequence[int] | None = None) -> npt.NDArray[Any]:
         """Read a region into ``out`` (a C-contiguous array of this dtype; no
         copy is made) starting at ``offset`` (default: the origin), and return
         ``out``. Without ``out``, read the whole array.
@@ -991,11 +1015,11 @@ class Array(_Dimensioned):
         return out
 
     @property
-    def _where(self):
+    def _where(self) -> str:
         """The array as errors name it: the store's path as given, then the node."""
         return where(self.store, self.node)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> npt.NDArray[Any]:
         kind = _indexing.kind_of(key, self.ndim)
         if kind == "orthogonal":
             return self.get_orthogonal_selection(key)
@@ -1015,10 +1039,10 @@ class Array(_Dimensioned):
         out = box[_picks(dims) + (Ellipsis,)]  # the Ellipsis keeps a 0-d array an array
         return out if out.flags.c_contiguous else out.copy()
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: npt.ArrayLike) -> None:
         self.set(key, value)
 
-    def set(self, key, value, casting="same_kind"):
+    def set(self, key: Any, value: npt.ArrayLike, casting: Casting = "same_kind") -> None:
         """``a[key] = value`` with numpy's ``casting`` rule: ``"same_kind"``
         (the default, as ``a[key] = value``) refuses float values into an
         integer array, and any value the array's dtype cannot hold (300 into
@@ -1047,7 +1071,7 @@ class Array(_Dimensioned):
 
     # -- zarr-python's selections (the work is in _indexing.py)
     @property
-    def oindex(self):
+    def oindex(self) -> _indexing.OIndex:
         """Orthogonal selection, as zarr-python's ``oindex``: each axis takes
         an integer, a slice (any step, negative too, where zarr takes
         positive ones only), an integer array or a boolean array, on its own.
@@ -1058,7 +1082,7 @@ class Array(_Dimensioned):
         return _indexing.OIndex(self)
 
     @property
-    def vindex(self):
+    def vindex(self) -> _indexing.VIndex:
         """Coordinate or mask selection, as zarr-python's ``vindex``: one
         integer array per axis (broadcast together, the result has their
         shape), or one boolean array of the array's shape (the result is 1-d).
@@ -1068,7 +1092,7 @@ class Array(_Dimensioned):
         """
         return _indexing.VIndex(self)
 
-    def get_orthogonal_selection(self, selection):
+    def get_orthogonal_selection(self, selection: Any) -> npt.NDArray[Any]:
         """zarr 2's name for ``a.oindex[selection]``.
 
         >>> a.get_orthogonal_selection(([0, 2], slice(None)))
@@ -1076,7 +1100,7 @@ class Array(_Dimensioned):
         with _indexing.named_index_errors(self._where):
             return _indexing.read_orthogonal(self, selection)
 
-    def set_orthogonal_selection(self, selection, value, casting="same_kind"):
+    def set_orthogonal_selection(self, selection: Any, value: npt.ArrayLike, casting: Casting = "same_kind") -> None:
         """zarr 2's name for ``a.oindex[selection] = value`` (``casting`` as
         in :meth:`set`).
 
@@ -1084,7 +1108,7 @@ class Array(_Dimensioned):
         """
         self._set_selection("orthogonal", selection, value, casting)
 
-    def get_coordinate_selection(self, selection):
+    def get_coordinate_selection(self, selection: Any) -> npt.NDArray[Any]:
         """zarr 2's name for ``a.vindex[selection]`` with integer arrays.
 
         >>> a.get_coordinate_selection(([0, 1], [5, 6]))   # a[0, 5], a[1, 6]
@@ -1092,14 +1116,14 @@ class Array(_Dimensioned):
         with _indexing.named_index_errors(self._where):
             return _indexing.read_points(self, *_indexing.coordinates(selection, self.shape))
 
-    def set_coordinate_selection(self, selection, value, casting="same_kind"):
+    def set_coordinate_selection(self, selection: Any, value: npt.ArrayLike, casting: Casting = "same_kind") -> None:
         """zarr 2's name for ``a.vindex[selection] = value`` with integer arrays.
 
         >>> a.set_coordinate_selection(([0, 1], [5, 6]), [10, 11])
         """
         self._set_selection("coordinate", selection, value, casting)
 
-    def get_mask_selection(self, selection):
+    def get_mask_selection(self, selection: npt.ArrayLike) -> npt.NDArray[Any]:
         """zarr 2's mask selection: the elements where ``selection`` (a
         boolean array of the array's shape) is True, in C order, as a 1-d array.
 
@@ -1108,14 +1132,15 @@ class Array(_Dimensioned):
         with _indexing.named_index_errors(self._where):
             return _indexing.read_points(self, *_indexing.mask_coordinates(selection, self.shape))
 
-    def set_mask_selection(self, selection, value, casting="same_kind"):
+    def set_mask_selection(self, selection: npt.ArrayLike, value: npt.ArrayLike,
+                           casting: Casting = "same_kind") -> None:
         """zarr 2's name for ``a.vindex[mask] = value``.
 
         >>> a.set_mask_selection(a[...] > 5, 5)
         """
         self._set_selection("mask", selection, value, casting)
 
-    def _set_selection(self, kind, selection, value, casting):
+    def _set_selection(self, kind: str, selection: Any, value: npt.ArrayLike, casting: Casting) -> None:
         value = _checked_values(value, self.dtype, casting)
         with _indexing.named_index_errors(self._where):
             if kind == "orthogonal":
@@ -1126,7 +1151,7 @@ class Array(_Dimensioned):
                 where = _indexing.mask_coordinates(selection, self.shape)
             _indexing.write_points(self, *where, value)
 
-    def write(self, values, offset=None, casting="same_kind"):
+    def write(self, values: npt.ArrayLike, offset: Sequence[int] | None = None, casting: Casting = "same_kind") -> None:
         """Write ``values`` (an array of this array's number of dimensions)
         at ``offset`` (default: the origin): the region is ``values.shape``.
         ``casting`` as in :meth:`set`; a C-contiguous array of this dtype is
@@ -1142,17 +1167,17 @@ class Array(_Dimensioned):
         if values.size:
             self._core.write(offset, list(values.shape), values)
 
-    def __array__(self, dtype=None):
+    def __array__(self, dtype: npt.DTypeLike = None) -> npt.NDArray[Any]:
         a = self.read()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<stowage.Array {self.node or '/'!r} of {self.store.path!r}: "
                 f"shape {self.shape}, {self.dtype}, chunks {self.chunks}>")
 
     # -- growing and shrinking: zarr-python's resize and append --------------
 
-    def resize(self, *args):
+    def resize(self, *args: Any) -> None:  # (20, 5), ((20, 5),), (None, 5)
         """Change the shape, as zarr-python's ``Array.resize``: ``a.resize(20, 5)``
         or ``a.resize((20, 5))``; ``None`` keeps a dimension. The rank stays.
         Values inside the new shape stay; chunks wholly outside it are
@@ -1194,7 +1219,7 @@ class Array(_Dimensioned):
         self._info = self.store._core.describe(self.node)
         self._core = self.store._core.array(self.node)  # a handle of the new shape
 
-    def append(self, data, axis=0):
+    def append(self, data: npt.ArrayLike, axis: int = 0) -> tuple[int, ...]:
         """Append ``data`` along ``axis`` and return the new shape, as
         zarr-python's ``Array.append``: every other dimension of ``data``
         must match the array's. The values are checked as in :meth:`set`
@@ -1227,21 +1252,21 @@ class _Text(str):
     """A str that shows as itself in a REPL (``a.info``, ``g.tree()``), as
     zarr's InfoReporter and TreeViewer do."""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return str(self)
 
 
-def _info_text(items):
+def _info_text(items: list[tuple[str, str]]) -> _Text:
     width = max(len(k) for k, _ in items)
     return _Text("\n".join(f"{k:<{width}} : {v}" for k, v in items) + "\n")
 
 
-def _format_version(info):
+def _format_version(info: dict[str, Any]) -> str:
     version = (info.get("storage") or {}).get("zarr_format")
     return f" v{version}" if version else ""
 
 
-def _human_bytes(n):
+def _human_bytes(n: int) -> str:
     size, unit = float(n), ""
     for unit in ("", "K", "M", "G", "T", "P"):
         if size < 1024 or unit == "P":
@@ -1262,12 +1287,12 @@ class Sparse(_Dimensioned):
         m[m_genes_mask, 100:200]                 # a boolean mask and a slice
     """
 
-    def __init__(self, store, node, info):
+    def __init__(self, store: Store, node: str, info: dict[str, Any]) -> None:
         super().__init__(store, node, info)
         self._core = store._core.sparse(node)
 
     @property
-    def format(self):
+    def format(self) -> Literal["csc", "csr"]:
         """``"csc"`` (columns are the major axis) or ``"csr"``.
 
         >>> stowage.open("counts.bpcells")[""].format
@@ -1276,7 +1301,7 @@ class Sparse(_Dimensioned):
         return self._info.get("layout", "csc")
 
     @property
-    def nnz(self):
+    def nnz(self) -> int:
         """Number of stored values.
 
         >>> stowage.open("counts.bpcells")[""].nnz
@@ -1284,14 +1309,14 @@ class Sparse(_Dimensioned):
         return int(self._info.get("nnz", 0))
 
     @property
-    def majors(self):
+    def majors(self) -> int:
         """Number of columns (CSC) or rows (CSR).
 
         >>> stowage.open("counts.bpcells")[""].majors   # columns of a CSC matrix
         """
         return self.shape[1] if self.format == "csc" else self.shape[0]
 
-    def to_scipy(self, major=None):
+    def to_scipy(self, major: slice | None = None) -> Any:  # scipy.sparse.csc_matrix | csr_matrix
         """The matrix as a ``scipy.sparse.csc_matrix`` / ``csr_matrix``.
 
         ``major=slice(a, b)``: only columns (CSC) or rows (CSR) a..b-1.
@@ -1314,7 +1339,7 @@ class Sparse(_Dimensioned):
             return scipy.sparse.csc_matrix((values, indices, indptr), shape=(minor, end - begin), copy=False)
         return scipy.sparse.csr_matrix((values, indices, indptr), shape=(end - begin, minor), copy=False)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:  # a scipy.sparse matrix, or a numpy scalar for two ints
         """``m[rows, cols]``: the selection as a ``scipy.sparse`` matrix, CSR
         or CSC as the storage's :attr:`format`. Each index is an int, a slice
         (any step), a list or numpy array of ints (any order, repeats
@@ -1346,7 +1371,7 @@ class Sparse(_Dimensioned):
     # between included: a call costs more than reading a few empty majors.
     _major_gap = 64
 
-    def _read_majors(self, index):
+    def _read_majors(self, index: int | slice | npt.NDArray[np.int64]) -> Any:
         """The majors ``index`` selects (an int, a slice or an int array), in
         its order, as CSR (rows of CSR storage) or CSC."""
         import scipy.sparse
@@ -1371,7 +1396,7 @@ class Sparse(_Dimensioned):
         return read[at] if self.format == "csr" else read[:, at]
 
     @staticmethod
-    def _key(key, shape):
+    def _key(key: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
         """``m[key]``'s index -> (rows, cols), each an int, a slice or an int64 array."""
         if not isinstance(key, tuple):
             key = (key,)
@@ -1384,7 +1409,7 @@ class Sparse(_Dimensioned):
         return tuple(Sparse._axis_index(k, n, axis) for k, n, axis in zip(key, shape, ("row", "column")))
 
     @staticmethod
-    def _axis_index(k, n, axis):
+    def _axis_index(k: Any, n: int, axis: str) -> int | slice | npt.NDArray[np.int64]:
         if isinstance(k, slice):
             return k
         if isinstance(k, (int, np.integer)):
@@ -1406,7 +1431,8 @@ class Sparse(_Dimensioned):
             raise IndexError(f"{axis} {k[bad][0]} is out of range for {n} {axis}s")
         return np.where(k < 0, k + n, k)
 
-    def read_dense(self, row0=0, col0=0, rows=None, cols=None):
+    def read_dense(self, row0: int = 0, col0: int = 0, rows: int | None = None,
+                   cols: int | None = None) -> npt.NDArray[Any]:
         """A dense C-order window of the matrix as a numpy array.
 
         >>> block = stowage.open("counts.bpcells")[""].read_dense(0, 0, 10, 10)
@@ -1418,7 +1444,7 @@ class Sparse(_Dimensioned):
             self._core.read_dense(row0, col0, rows, cols, out)
         return out
 
-    def __array__(self, dtype=None):
+    def __array__(self, dtype: npt.DTypeLike = None) -> npt.NDArray[Any]:
         a = self.read_dense()
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -1432,18 +1458,24 @@ class Strings(_Node):
         genes[0], genes[-3:], len(genes)
     """
 
-    def __len__(self):
+    def __len__(self) -> int:
         return int(np.prod(self.shape, dtype=np.uint64))
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         """The shape, C order: ``(n,)``, or a Daf string matrix's two axes::
 
             store["axes/gene"].shape           # (36601,)
         """
         return tuple(self._info.get("shape") or (0,))
 
-    def __getitem__(self, key):
+    @overload
+    def __getitem__(self, key: int) -> str: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> list[str]: ...
+
+    def __getitem__(self, key: int | slice) -> str | list[str]:
         n = len(self)
         if isinstance(key, slice):
             start, stop, step = key.indices(n)
@@ -1458,10 +1490,10 @@ class Strings(_Node):
         i %= n
         return self.store._core.read_strings(self.node, i, i + 1)[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.to_list())
 
-    def to_list(self):
+    def to_list(self) -> list[str]:
         """Every string, in order (one read)::
 
             names = store["axes/gene"].to_list()
@@ -1469,7 +1501,7 @@ class Strings(_Node):
         return self.store._core.read_strings(self.node, 0, len(self))
 
 
-def _sample_decoder():
+def _sample_decoder() -> Any:
     """stowage._records' decoder, imported when a sample is first decoded:
     _core knows no record format, and raw bytes need no decoder."""
     try:
@@ -1496,27 +1528,33 @@ class Records(_Node):
 
     batch = 256  # samples per call into the library while iterating
 
-    def __init__(self, store, node, info):
+    def __init__(self, store: Store, node: str, info: dict[str, Any]) -> None:
         super().__init__(store, node, info)
         self._core = store._core.records(node)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._core)
 
-    def _read(self, begin, end, decode=True):
+    def _read(self, begin: int, end: int, decode: bool = True) -> list[Any]:
         try:
             return self._core.read_range(begin, end, _sample_decoder() if decode else None)
         except CorruptError as e:  # the decoder names the sample; add the dataset
             raise CorruptError(f"{self.store.path}: {e}", code=e.code, path=self.store.path, plugin=e.plugin) from None
 
-    def _index(self, i):
+    def _index(self, i: int) -> int:
         n = len(self)
         i = operator.index(i)
         if i < -n or i >= n:
             raise IndexError(f"sample {i} is out of range for {n} samples")
         return i % n
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
             start, stop, step = i.indices(len(self))
             if step == 1:
@@ -1525,35 +1563,35 @@ class Records(_Node):
         i = self._index(i)
         return self._read(i, i + 1)[0]
 
-    def raw(self, i):
+    def raw(self, i: int) -> bytes:
         """The sample's msgpack bytes, unchanged::
 
             msgpack.unpackb(r.raw(0))
         """
         return self._core.read(self._index(i))
 
-    def key(self, i):
+    def key(self, i: int) -> str:
         """The key of sample ``i``::
 
             r.key(0)                          # "img_00000"
         """
         return self._core.key(self._index(i))
 
-    def keys(self):
+    def keys(self) -> list[str]:
         """Every key, in order::
 
             index = {k: i for i, k in enumerate(r.keys())}
         """
         return [self._core.key(i) for i in range(len(self))]
 
-    def find(self, key):
+    def find(self, key: str) -> int | None:
         """The index of the sample with this key, or None::
 
             i = r.find("img_00042")
         """
         return self._core.find(key)
 
-    def get(self, key, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         """The decoded sample with this key, or ``default`` (as ``dict.get``)::
 
             sample = r.get("img_00042", {})
@@ -1561,15 +1599,15 @@ class Records(_Node):
         i = self._core.find(key)
         return default if i is None else self[i]
 
-    def __contains__(self, key):
+    def __contains__(self, key: str) -> bool:
         return self._core.contains(key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         n = len(self)
         for begin in range(0, n, self.batch):
             yield from self._read(begin, min(n, begin + self.batch))
 
-    def iter_raw(self):
+    def iter_raw(self) -> Iterator[bytes]:
         """The msgpack bytes of every sample, in order, read in batches::
 
             total = sum(len(b) for b in r.iter_raw())

@@ -13,16 +13,21 @@ indexing over ``Array[...]``): opening reads metadata only. Values are then
 decoded by xarray's CF conventions, as every xarray backend does.
 """
 
+from __future__ import annotations
+
 import warnings
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import xarray
 from xarray import conventions
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
 from ._errors import UnsupportedError
-from ._nodes import Array, Group, Sparse, Store, Strings, _join
+from ._nodes import Array, Group, Node, PathLike, Sparse, Store, Strings, _join, _Node
 from ._nodes import open as _open
 
 __all__ = ["StowageBackendEntrypoint", "StowageBackendArray", "open_node"]
@@ -45,15 +50,15 @@ class StowageBackendArray(BackendArray):
         >>> xarray.Variable(("z", "y", "x"), indexing.LazilyIndexedArray(v))[0, :8].values
     """
 
-    def __init__(self, node):
+    def __init__(self, node: Array | Sparse | Strings) -> None:
         self.node = node  # pickles by path: dask workers reopen the store
         self.shape = tuple(node.shape)
         self.dtype = np.dtype(object) if isinstance(node, Strings) else node.dtype
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC, self._read)
 
-    def _read(self, key):
+    def _read(self, key: tuple[Any, ...]) -> Any:
         if isinstance(self.node, Array):
             return self.node[key]
         if isinstance(self.node, Sparse):
@@ -61,9 +66,9 @@ class StowageBackendArray(BackendArray):
         return np.array(self.node.to_list(), dtype=object).reshape(self.shape)[key]
 
 
-def _read_sparse(matrix, key):
+def _read_sparse(matrix: Sparse, key: tuple[Any, ...]) -> npt.NDArray[Any]:
     """The dense window of a sparse matrix that ``key`` (ints and slices) selects."""
-    picks, box = [], []
+    picks, box = [], []  # type: list[Any], list[tuple[int, int]]
     for k, n in zip(key + (slice(None),) * (2 - len(key)), matrix.shape):
         if isinstance(k, slice):
             r = range(*k.indices(n))
@@ -80,28 +85,29 @@ def _read_sparse(matrix, key):
 # ---- nodes -> variables ------------------------------------------------------------------
 
 
-def _dims(node):
+def _dims(node: Array | Sparse | Strings) -> list[tuple[str, list[str] | None]]:
     """``(name, labels)`` per dimension, names filled in: the node's dims, an
     N5 dataset's ``axes`` attribute (N5 order, reversed to C order), a 1-d
     Strings node's own name (a Daf axis), else xarray's ``dim_0``, ``dim_1``..."""
     if isinstance(node, Strings):
-        dims = [(d.get("name") or None, None) for d in node.describe().get("dims") or []]
+        dims: list[tuple[str | None, list[str] | None]] = [
+            (d.get("name") or None, None) for d in node.describe().get("dims") or []]
         if not dims and len(node.shape) == 1:
             dims = [(node.name or None, None)]
     else:
         dims = node.dims
     dims = dims or [(None, None)] * len(node.shape)
-    axes = (node.describe().get("attributes") or {}).get("axes")
+    axes: Any = (node.describe().get("attributes") or {}).get("axes")
     if node.store.format == "n5" and not any(n for n, _ in dims) and _strs(axes, len(dims)):
         dims = [(a, lab) for a, (_, lab) in zip(reversed(axes), dims)]
     return [(name or f"dim_{d}", labels) for d, (name, labels) in enumerate(dims)]
 
 
-def _strs(value, n):
+def _strs(value: Any, n: int) -> bool:
     return isinstance(value, list) and len(value) == n and all(isinstance(v, str) for v in value)
 
 
-def _variable(node):
+def _variable(node: Array | Sparse | Strings) -> tuple[xarray.Variable, dict[str, npt.NDArray[Any]]]:
     """An ``xarray.Variable`` over the node (nothing read) and its labels, ``{dim: labels}``."""
     dims = _dims(node)
     names = tuple(name for name, _ in dims)
@@ -114,11 +120,12 @@ def _variable(node):
     return xarray.Variable(names, data, attrs, encoding), labels
 
 
-def _attrs(node):
+def _attrs(node: _Node) -> dict[str, Any]:
     return {k: v for k, v in (node.describe().get("attributes") or {}).items() if k not in _DIMENSION_ATTRIBUTES}
 
 
-def _conflict(variable, labels, sizes, coords):
+def _conflict(variable: xarray.Variable, labels: dict[str, npt.NDArray[Any]], sizes: dict[Hashable, int],
+              coords: dict[str, npt.NDArray[Any]]) -> str | None:
     """Why this variable does not fit the dataset so far (or None)."""
     for dim, n in zip(variable.dims, variable.shape):
         if sizes.get(dim, n) != n:
@@ -129,12 +136,14 @@ def _conflict(variable, labels, sizes, coords):
     return None
 
 
-def _group_variables(group, drop):
+def _group_variables(group: Group, drop: set[str]) -> tuple[dict[str, xarray.Variable], dict[str, npt.NDArray[Any]]]:
     """The group's array-holding children whose dims agree, and their labels.
     A child whose dims conflict with an earlier one's, or of a type the
     format cannot read, is left out with a warning naming it and why;
     subgroups and record sets are not variables (as xarray's zarr engine)."""
-    variables, coords, sizes = {}, {}, {}
+    variables: dict[str, xarray.Variable] = {}
+    coords: dict[str, npt.NDArray[Any]] = {}
+    sizes: dict[Hashable, int] = {}
     for name in group.keys():
         if name in drop:
             continue
@@ -158,7 +167,7 @@ def _group_variables(group, drop):
     return variables, coords
 
 
-def _node_variables(node, drop):
+def _node_variables(node: Node, drop: set[str]) -> tuple[dict[str, xarray.Variable], dict[str, npt.NDArray[Any]]]:
     """``(variables, labels)`` of a group, or of one array-holding node."""
     if isinstance(node, Group):
         return _group_variables(node, drop)
@@ -172,8 +181,10 @@ def _node_variables(node, drop):
     return {name: variable}, labels
 
 
-def open_node(node, *, drop_variables=None, mask_and_scale=True, decode_times=True, concat_characters=True,
-              decode_coords=True, use_cftime=None, decode_timedelta=None):
+def open_node(node: Node, *, drop_variables: str | Iterable[str] | None = None, mask_and_scale: bool = True,
+              decode_times: bool = True, concat_characters: bool = True,
+              decode_coords: bool | Literal["coordinates", "all"] = True, use_cftime: bool | None = None,
+              decode_timedelta: bool | None = None) -> xarray.Dataset:
     """A node of an open store as an ``xarray.Dataset``, lazily, decoded by
     xarray's CF conventions (what ``xr.open_dataset(..., engine="stowage")``
     returns before xarray adds caching and dask).
@@ -190,10 +201,12 @@ def open_node(node, *, drop_variables=None, mask_and_scale=True, decode_times=Tr
     # A group's attributes are the dataset's; an array's are its variable's
     # only, as xarray reads back a DataArray it wrote.
     attrs = _attrs(node) if isinstance(node, Group) else {}
-    variables, attrs, coord_names = conventions.decode_cf_variables(
+    # xarray 2023.01 annotates decode_coords as bool, yet takes "coordinates"
+    # and "all" (its own engines pass them); it gives Mappings back.
+    variables, attrs, coord_names = conventions.decode_cf_variables(  # type: ignore[assignment]
         variables, attrs, mask_and_scale=mask_and_scale, decode_times=decode_times,
-        concat_characters=concat_characters, decode_coords=decode_coords, use_cftime=use_cftime,
-        decode_timedelta=decode_timedelta)
+        concat_characters=concat_characters, use_cftime=use_cftime, decode_timedelta=decode_timedelta,
+        decode_coords=decode_coords)  # type: ignore[arg-type]
     ds = xarray.Dataset(variables, attrs=attrs)
     return ds.set_coords(coord_names.intersection(variables))
 
@@ -234,9 +247,13 @@ class StowageBackendEntrypoint(BackendEntrypoint):
         "decode_coords", "use_cftime", "decode_timedelta", "group", "format", "storage_options",
         "plugin_path", "options")
 
-    def open_dataset(self, filename_or_obj, *, drop_variables=None, mask_and_scale=True, decode_times=True,
-                     concat_characters=True, decode_coords=True, use_cftime=None, decode_timedelta=None,
-                     group=None, format=None, storage_options=None, plugin_path=None, options=None):  # noqa: A002
+    def open_dataset(  # type: ignore[override]  # keyword-only options, as xarray's own engines
+            self, filename_or_obj: PathLike | Store | Node, *, drop_variables: str | Iterable[str] | None = None,
+            mask_and_scale: bool = True, decode_times: bool = True, concat_characters: bool = True,
+            decode_coords: bool | Literal["coordinates", "all"] = True, use_cftime: bool | None = None,
+            decode_timedelta: bool | None = None, group: str | None = None, format: str | None = None,  # noqa: A002
+            storage_options: Mapping[str, Any] | None = None, plugin_path: Sequence[PathLike] | None = None,
+            options: Mapping[str, Any] | None = None) -> xarray.Dataset:
         """What ``xr.open_dataset(filename_or_obj, engine="stowage", ...)``
         calls: the node as a lazy Dataset, CF-decoded; a store this call
         opened is closed by the Dataset's ``close()``.
@@ -256,7 +273,7 @@ class StowageBackendEntrypoint(BackendEntrypoint):
             ds.set_close(opened.close)
         return ds
 
-    def guess_can_open(self, filename_or_obj):
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
         """True for paths ending in .n5, .datg, .daf or .bpcells (``.zarr``
         stays xarray's zarr engine's; pass ``engine="stowage"`` for it)."""
         import os
@@ -268,7 +285,9 @@ class StowageBackendEntrypoint(BackendEntrypoint):
         return ext in {".n5", ".datg", ".daf", ".bpcells"}
 
 
-def _resolve(obj, group, format, storage_options, plugin_path, options):  # noqa: A002
+def _resolve(obj: Any, group: str | None, format: str | None,  # noqa: A002
+             storage_options: Mapping[str, Any] | None, plugin_path: Sequence[PathLike] | None,
+             options: Mapping[str, Any] | None) -> tuple[Node, Store | None]:
     """The node to open and the store this call opened (None: the caller's)."""
     opened = None
     if isinstance(obj, Store):

@@ -11,20 +11,29 @@ datg and the other single-file formats hold writes until close and are
 refused here: use ``with stowage.open(path, "w") as store`` for them.
 """
 
+from __future__ import annotations
+
 import os
 import uuid
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias, cast
+
+import numpy.typing as npt
 
 from ._errors import InvalidArgumentError, NotFoundError
 from ._hierarchy import join
-from ._nodes import Store
+from ._nodes import Array, Group, PathLike, Store
 from ._nodes import open as _open
 
 __all__ = ["open_group", "open_array", "group", "create_array", "array", "zeros", "ones", "full", "empty"]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
+ZarrMode: TypeAlias = Literal["r", "r+", "a", "w", "w-", "x"]
+# zarr's store argument: a Store, a path, or None (a new in-memory Zarr).
+StoreLike: TypeAlias = "Store | PathLike | None"
 
 
-def _exists(path, storage_options):
+def _exists(path: str, storage_options: Mapping[str, Any] | None) -> bool:
     try:
         _open(path, "r", storage_options=storage_options).close()
         return True
@@ -32,7 +41,7 @@ def _exists(path, storage_options):
         return False
 
 
-def _writable(store):
+def _writable(store: Store) -> Store:
     """``store`` if its writes are published as they return; else refused."""
     if not store._shared_writes:
         store.discard()
@@ -42,7 +51,8 @@ def _writable(store):
     return store
 
 
-def _store(store, mode, node, format, storage_options, zarr_format):
+def _store(store: StoreLike, mode: ZarrMode, node: str, format: str | None, storage_options: Mapping[str, Any] | None,
+           zarr_format: int | None) -> Store:
     """The open Store for zarr's ``store`` argument, ``mode`` and node path:
     a Store as it is; a path (None: a new in-memory Zarr) opened for
     reading, or for writing in place after creating an empty dataset where
@@ -67,12 +77,13 @@ def _store(store, mode, node, format, storage_options, zarr_format):
     return _writable(_open(path, "r+", format, storage_options=storage_options))
 
 
-def _version(zarr_format, zarr_version):
+def _version(zarr_format: int | None, zarr_version: int | None) -> int | None:
     return zarr_format if zarr_format is not None else zarr_version
 
 
-def open_group(store=None, mode="a", *, path=None, format=None, storage_options=None, attrs=None,
-               zarr_format=None, zarr_version=None):
+def open_group(store: StoreLike = None, mode: ZarrMode = "a", *, path: str | None = None, format: str | None = None,
+               storage_options: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None,
+               zarr_format: Literal[2, 3] | None = None, zarr_version: Literal[2, 3] | None = None) -> Store | Group:
     """Open (or create, as ``mode`` says) a group, as ``zarr.open_group``:
     the store's root, or the group at ``path`` inside it. Modes are zarr's:
     ``"r"``, ``"r+"``, ``"a"`` (read and write, created if absent), ``"w"``
@@ -85,10 +96,11 @@ def open_group(store=None, mode="a", *, path=None, format=None, storage_options=
     """
     node = (path or "").strip("/")
     s = _store(store, mode, node, format, storage_options, _version(zarr_format, zarr_version))
+    g: Store | Group
     if not node:
         g = s
     elif mode in ("r", "r+"):
-        g = s[node]
+        g = cast(Group, s[node])
     elif mode == "w":
         g = s.create_group(node, overwrite=True)
     elif mode in ("w-", "x"):
@@ -100,8 +112,9 @@ def open_group(store=None, mode="a", *, path=None, format=None, storage_options=
     return g
 
 
-def group(store=None, *, path=None, overwrite=False, format=None, storage_options=None, attrs=None,
-          zarr_format=None, zarr_version=None):
+def group(store: StoreLike = None, *, path: str | None = None, overwrite: bool = False, format: str | None = None,
+          storage_options: Mapping[str, Any] | None = None, attrs: Mapping[str, Any] | None = None,
+          zarr_format: Literal[2, 3] | None = None, zarr_version: Literal[2, 3] | None = None) -> Store | Group:
     """``zarr.group``: a group to write in, replacing what is there when
     ``overwrite`` is true (a new in-memory Zarr when ``store`` is None).
 
@@ -111,8 +124,10 @@ def group(store=None, *, path=None, overwrite=False, format=None, storage_option
                       attrs=attrs, zarr_format=zarr_format, zarr_version=zarr_version)
 
 
-def open_array(store=None, mode="a", *, path=None, shape=None, format=None, storage_options=None,
-               zarr_format=None, zarr_version=None, **kwargs):
+def open_array(store: StoreLike = None, mode: ZarrMode = "a", *, path: str | None = None,
+               shape: int | tuple[int, ...] | list[int] | None = None, format: str | None = None,
+               storage_options: Mapping[str, Any] | None = None, zarr_format: Literal[2, 3] | None = None,
+               zarr_version: Literal[2, 3] | None = None, **kwargs: Any) -> Array:
     """Open (or create, as ``mode`` says) an array, as ``zarr.open_array``:
     the dataset's root array (N5 and Zarr allow one), or the one at
     ``path``. Modes as :func:`open_group`'s; with ``path``, ``"w"``
@@ -127,7 +142,7 @@ def open_array(store=None, mode="a", *, path=None, shape=None, format=None, stor
     s = _store(store, mode, node, format, storage_options, _version(zarr_format, zarr_version))
     present = node in s and (node or s.describe("")["kind"] != "group")
     if mode in ("r", "r+") or (mode == "a" and present):
-        return s[node]
+        return cast(Array, s[node])
     if present and mode in ("w-", "x"):
         raise InvalidArgumentError(f"{join(s.path, node)}: an array is already there (mode {mode!r} creates only)")
     if shape is None and kwargs.get("data") is None:
@@ -135,7 +150,9 @@ def open_array(store=None, mode="a", *, path=None, shape=None, format=None, stor
     return s.create_array(node, shape=shape, overwrite=mode == "w" and bool(node), **kwargs)
 
 
-def create_array(store=None, *, name=None, shape=None, overwrite=False, **kwargs):
+def create_array(store: StoreLike = None, *, name: str | None = None,
+                 shape: int | tuple[int, ...] | list[int] | None = None, overwrite: bool = False,
+                 **kwargs: Any) -> Array:
     """zarr-python 3's ``zarr.create_array``: a new array at ``name`` in
     ``store`` (None: in memory); an array already there is an error unless
     ``overwrite``. ``data=`` gives the shape and dtype and is written.
@@ -145,7 +162,8 @@ def create_array(store=None, *, name=None, shape=None, overwrite=False, **kwargs
     return open_array(store, "w" if overwrite else "w-", path=name, shape=shape, **kwargs)
 
 
-def array(data, store=None, *, path=None, overwrite=False, **kwargs):
+def array(data: npt.ArrayLike, store: StoreLike = None, *, path: str | None = None, overwrite: bool = False,
+          **kwargs: Any) -> Array:
     """``zarr.array``: a new array holding ``data`` (in memory when
     ``store`` is None); an array already there is an error unless
     ``overwrite``, as zarr's.
@@ -155,7 +173,8 @@ def array(data, store=None, *, path=None, overwrite=False, **kwargs):
     return create_array(store, name=path, overwrite=overwrite, data=data, **kwargs)
 
 
-def full(shape, fill_value, store=None, *, path=None, overwrite=False, **kwargs):
+def full(shape: int | tuple[int, ...] | list[int], fill_value: Any, store: StoreLike = None, *, path: str | None = None,
+         overwrite: bool = False, **kwargs: Any) -> Array:
     """``zarr.full``: a new array of ``shape`` that reads ``fill_value``
     until written (nothing is written; N5 refuses a nonzero fill value).
 
@@ -164,7 +183,8 @@ def full(shape, fill_value, store=None, *, path=None, overwrite=False, **kwargs)
     return create_array(store, name=path, shape=shape, overwrite=overwrite, fill_value=fill_value, **kwargs)
 
 
-def zeros(shape, store=None, *, path=None, overwrite=False, **kwargs):
+def zeros(shape: int | tuple[int, ...] | list[int], store: StoreLike = None, *, path: str | None = None,
+          overwrite: bool = False, **kwargs: Any) -> Array:
     """``zarr.zeros``: a new array reading 0 until written.
 
     >>> z = stowage.zeros((10000, 10000), chunks=(1000, 1000), dtype="i4", store="a.zarr")
@@ -172,7 +192,8 @@ def zeros(shape, store=None, *, path=None, overwrite=False, **kwargs):
     return full(shape, 0, store, path=path, overwrite=overwrite, **kwargs)
 
 
-def ones(shape, store=None, *, path=None, overwrite=False, **kwargs):
+def ones(shape: int | tuple[int, ...] | list[int], store: StoreLike = None, *, path: str | None = None,
+         overwrite: bool = False, **kwargs: Any) -> Array:
     """``zarr.ones``: a new array reading 1 until written.
 
     >>> z = stowage.ones((100, 100), chunks=(10, 10), store="a.zarr")
@@ -180,7 +201,8 @@ def ones(shape, store=None, *, path=None, overwrite=False, **kwargs):
     return full(shape, 1, store, path=path, overwrite=overwrite, **kwargs)
 
 
-def empty(shape, store=None, *, path=None, overwrite=False, **kwargs):
+def empty(shape: int | tuple[int, ...] | list[int], store: StoreLike = None, *, path: str | None = None,
+          overwrite: bool = False, **kwargs: Any) -> Array:
     """``zarr.empty``: a new array whose unwritten values are the format's
     fill value (0 here; zarr leaves them undefined).
 
