@@ -168,17 +168,17 @@ class Hierarchy:
                 raise InvalidArgumentError(f"{where(store, path)}: give compression= or compressor=, not both")
             compression = _from_numcodecs(compressor)
         values = None
+        if isinstance(shape, (int, np.integer)):
+            shape = (int(shape),)
         if data is not None:
             values = data if isinstance(data, np.ndarray) else np.asarray(data)
-            # An int shape beside data= fails in tuple() here (a TypeError): mypy sees it; to fix apart.
-            if shape is not None and tuple(shape) != values.shape:  # type: ignore[arg-type]
-                shown = tuple(shape)  # type: ignore[arg-type]
-                raise InvalidArgumentError(f"{where(store, path)}: shape {shown} is not data's {values.shape}")
+            if shape is not None and tuple(shape) != values.shape:
+                raise InvalidArgumentError(f"{where(store, path)}: shape {tuple(shape)} is not data's {values.shape}")
             shape = values.shape
             dtype = values.dtype if dtype is None else dtype
         if shape is None:
             raise InvalidArgumentError(f"{where(store, path)}: create_array needs shape= (or data=)")
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        shape = tuple(shape)
         dtype = np.dtype(dtype)  # None is float64, as zarr's
         if overwrite and path in store:
             store.remove(path)

@@ -347,3 +347,10 @@ def test_arrays_made_without_chunks_are_chunked_as_zarr_python_chunks_them(tmp_p
         a = s.create_array("a", shape=shape, dtype=dtype)
         b = s.create_dataset("b", shape=shape, dtype=dtype)
         assert a.chunks == b.chunks == z.chunks
+
+
+def test_an_int_shape_beside_data_is_taken_as_zarr_takes_it(tmp_path):
+    with stowage.open(tmp_path / "s.zarr", "w") as s:
+        assert s.create_array("a", shape=5, data=np.arange(5)).shape == (5,)
+        with pytest.raises(stowage.InvalidArgumentError, match=r"s.zarr.*shape \(4,\) is not data's \(5,\)"):
+            s.create_array("b", shape=4, data=np.arange(5))
