@@ -43,8 +43,9 @@ _DIMENSION_ATTRIBUTES = ("stowage_labels", "_ARRAY_DIMENSIONS")
 class StowageBackendArray(BackendArray):
     """A stowage :class:`Array`, :class:`Sparse` (read dense, by window) or
     :class:`Strings` node as xarray's ``BackendArray``: xarray's lazy
-    indexing calls it with integers and slices (basic indexing), and each
-    call reads only the chunks that region touches.
+    indexing calls an Array with integers, slices and integer arrays per
+    axis (outer indexing, through :attr:`Array.oindex`), the others with
+    integers and slices, and each call reads only the chunks it touches.
 
         >>> v = StowageBackendArray(stowage.open("volume.n5")["raw/s0"])
         >>> xarray.Variable(("z", "y", "x"), indexing.LazilyIndexedArray(v))[0, :8].values
@@ -56,11 +57,12 @@ class StowageBackendArray(BackendArray):
         self.dtype = np.dtype(object) if isinstance(node, Strings) else node.dtype
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
-        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC, self._read)
+        support = indexing.IndexingSupport.OUTER if isinstance(self.node, Array) else indexing.IndexingSupport.BASIC
+        return indexing.explicit_indexing_adapter(key, self.shape, support, self._read)
 
     def _read(self, key: tuple[Any, ...]) -> Any:
         if isinstance(self.node, Array):
-            return self.node[key]
+            return self.node.oindex[key]
         if isinstance(self.node, Sparse):
             return _read_sparse(self.node, key)
         return np.array(self.node.to_list(), dtype=object).reshape(self.shape)[key]

@@ -93,6 +93,16 @@ def test_opening_reads_no_chunk_and_a_slice_reads_only_its_chunks(tmp_path):
 
 
 @needs("zarr", "blosc")
+def test_an_outer_selection_reads_the_chunks_of_its_picks_not_the_box_between(tmp_path):
+    g = zarr.open_group(str(tmp_path / "line.zarr"), mode="w")
+    a = g.create_dataset("v", data=np.arange(30, dtype="f4").reshape(1, 30), chunks=(1, 10))
+    a.attrs["_ARRAY_DIMENSIONS"] = ["t", "x"]
+    (tmp_path / "line.zarr" / "v" / "0.1").write_bytes(b"not a blosc frame")  # between the picks
+    ours = xr.open_dataset(tmp_path / "line.zarr", engine="stowage")["v"].isel(x=[2, 25, 0])
+    np.testing.assert_array_equal(ours.values, [[2, 25, 0]])
+
+
+@needs("zarr", "blosc")
 def test_chunks_gives_dask_on_the_stores_chunks(tmp_path):
     path = write_zarr(tmp_path / "scan.zarr")
     ours = xr.open_dataset(path, engine="stowage", chunks={})
