@@ -56,7 +56,8 @@ def open(path: PathLike, mode: Mode = "r", format: str | None = None, *,  # noqa
 
     ``path``: a file or directory (``os.PathLike`` accepted). ``mode``:
     ``"r"`` read, ``"r+"`` read and write an existing dataset, ``"w"``
-    create (replacing what is there), ``"w+"`` create if absent.
+    create (replacing what is there), ``"w+"`` create if absent, ``"a"``
+    zarr-python's: read and write, created if absent, in place (see below).
     ``format``: a format id (``"n5"``, ``"datg"``, ``"daf"``, ``"bpcells"``,
     ``"datadings"``, ``"npy"``); ``None`` detects it (when reading) or takes
     it from the extension (when creating). ``plugin_path``: directories
@@ -73,6 +74,8 @@ def open(path: PathLike, mode: Mode = "r", format: str | None = None, *,  # noqa
     ...     out.create_array("raw", data=store["raw/s0"][...])
     """
     path = _fspath(path)
+    if mode == "a":
+        return _open_in_place(path, format, plugin_path, options, storage_options)
     if storage_options:
         options = dict(options or {})
         options["storage"] = dict(storage_options)
@@ -89,6 +92,24 @@ def open(path: PathLike, mode: Mode = "r", format: str | None = None, *,  # noqa
     if core.staging_location:
         _building[path] = store
     return store
+
+
+def _open_in_place(path: str, format: str | None, plugin_path: Sequence[PathLike] | None,
+                   options: Mapping[str, Any] | None, storage_options: Mapping[str, Any] | None) -> Store:
+    """Mode "a", as zarr-python's: the dataset opened "r+", or, where there
+    is none, created empty and published at once, then opened "r+", so each
+    write is published when it returns and nothing waits for a close. A
+    format that publishes only at close (npy, datg) stays a "w+" store."""
+    kw: dict[str, Any] = {"plugin_path": plugin_path, "storage_options": storage_options}
+    try:
+        return open(path, "r+", format, options=options, **kw)
+    except NotFoundError:
+        pass
+    new = open(path, "w+", format, options=options, **kw)
+    if not new._shared_writes:
+        return new
+    new.close()
+    return open(path, "r+", format, options=options, **kw)
 
 
 # Stores of this process being built ("w"), by path: a read of that path

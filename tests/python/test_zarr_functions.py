@@ -76,3 +76,16 @@ def test_in_memory_arrays_and_data(tmp_path):
 def test_formats_that_hold_writes_until_close_are_refused(tmp_path):
     with pytest.raises(stowage.InvalidArgumentError, match=r"a.npy: npy holds writes until its store is closed"):
         stowage.open_array(tmp_path / "a.npy", mode="w", shape=(4,), dtype="f8")
+
+
+def test_open_in_mode_a_is_zarrs_in_place(tmp_path):
+    p = tmp_path / "a.n5"
+    code = ("import stowage, numpy as np; s = stowage.open(%r, 'a'); a = s.create_array('x', data=np.arange(6));"
+            "a[0] = 9; import os; os._exit(0)") % str(p)  # no close, no destructor
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert stowage.open(p)["x"][...].tolist() == [9, 1, 2, 3, 4, 5]
+    s = stowage.open(p, "a")  # an existing one is opened, not replaced
+    assert s.mode == "r+" and s["x"][...].tolist() == [9, 1, 2, 3, 4, 5]
+    with stowage.open(tmp_path / "v.npy", "a") as n:  # npy publishes at close: a "w+" store
+        n.create_array("", data=np.arange(3.0))
+    assert np.load(tmp_path / "v.npy").tolist() == [0.0, 1.0, 2.0]
