@@ -54,10 +54,10 @@ def _guess_chunks(shape: Sequence[int], itemsize: int) -> list[int]:
 
 
 def _chunks(chunks: Any, shape: Sequence[int], itemsize: int) -> list[int] | None:
-    """zarr's forms of ``chunks``: None or True (zarr's guess), False (one
-    chunk), an int for every axis, or a shape whose None or -1 entries take
-    the whole axis."""
-    if chunks is None or chunks is True:
+    """zarr's forms of ``chunks``: None, True or "auto" (zarr's guess), False
+    (one chunk), an int for every axis, or a shape whose None or -1 entries
+    take the whole axis."""
+    if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
         return _guess_chunks(shape, itemsize)
     if chunks is False:
         return None
@@ -71,11 +71,21 @@ _UNSET = object()
 
 
 def _from_numcodecs(compressor: Any) -> dict[str, Any]:
-    """zarr 2's ``compressor``: a numcodecs codec or its config -> the codec
-    plugin's config (same parameters; the plugin refuses ones it lacks)."""
+    """zarr 2's ``compressor`` or zarr 3's ``compressors`` (None, or one
+    codec, alone or in a list): a numcodecs codec or its config, or a zarr 3
+    codec's ``{"name", "configuration"}`` -> the codec plugin's config (same
+    parameters; the plugin refuses ones it lacks)."""
+    if isinstance(compressor, (list, tuple)):
+        if len(compressor) > 1:
+            raise InvalidArgumentError(f"compressors: one codec is taken, not {len(compressor)}")
+        compressor = compressor[0] if compressor else None
     if compressor is None:
         return {"type": "raw"}
+    if hasattr(compressor, "to_dict"):  # a zarr 3 codec object
+        compressor = compressor.to_dict()
     config = dict(compressor.get_config() if hasattr(compressor, "get_config") else compressor)
+    if "name" in config and "id" not in config:
+        return {"type": config["name"], **dict(config.get("configuration") or {})}
     if "id" not in config:
         raise InvalidArgumentError(f"compressor must be a numcodecs codec or its config with an 'id', "
                                    f"not {compressor!r}")
@@ -132,14 +142,14 @@ class Hierarchy:
                      chunks: Any = None, compression: str | Mapping[str, Any] | None = None,
                      attrs: Mapping[str, Any] | None = None, dims: Dims | None = None,
                      shards: Sequence[int] | None = None, *, fill_value: Any = None, data: npt.ArrayLike | None = None,
-                     overwrite: bool = False, compressor: Any = _UNSET) -> Array:
+                     overwrite: bool = False, compressor: Any = _UNSET, compressors: Any = _UNSET) -> Array:
         """Create a dense array and return it, as zarr-python's
         ``create_array``/``create_dataset``.
 
         ``shape``, ``chunks`` and ``shards`` are in C order; ``data=`` (an
         array-like, a stowage Array included) gives the shape and dtype and
         is written. ``dtype`` defaults to float64 as zarr's does.
-        ``chunks=None`` (or True) takes zarr 2's guess, so an array is chunked
+        ``chunks=None`` (or True, or zarr 3's "auto") takes zarr 2's guess, so an array is chunked
         as zarr-python would chunk it; False makes one chunk of the whole
         array; an int is every axis, None or -1 in a shape the whole axis.
         Formats without a chunk grid (npy, datg) ignore it. ``fill_value``: what chunks
@@ -150,7 +160,9 @@ class Hierarchy:
         format's default. zarr 2's ``compressor=`` is taken too: a
         numcodecs codec (or its config) whose id names a codec plugin with
         numcodecs' parameters (blosc, zstd, zlib, gzip, lz4), or None for
-        none (zarr's "default" is Blosc; stowage's is the format's).
+        none (zarr's "default" is Blosc; stowage's is the format's); zarr
+        3's ``compressors=`` takes one such codec, alone or in a list, or a
+        zarr 3 codec's ``{"name": ..., "configuration": ...}``.
         ``dims``: dimension names, or ``(name, labels)`` pairs with
         ``labels`` a list of str (kept where the format stores labels,
         otherwise in the ``stowage_labels`` attribute, as ``stowage-convert``
@@ -163,6 +175,10 @@ class Hierarchy:
         >>> b = group.create_array("copy", data=numpy.arange(10), compression="zstd")
         """
         store, path = self._child(name)
+        if compressors is not _UNSET:  # zarr 3's name
+            if compressor is not _UNSET:
+                raise InvalidArgumentError(f"{where(store, path)}: give compressor= or compressors=, not both")
+            compressor = compressors
         if compressor is not _UNSET:
             if compression is not None:
                 raise InvalidArgumentError(f"{where(store, path)}: give compression= or compressor=, not both")

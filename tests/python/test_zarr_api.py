@@ -8,6 +8,8 @@ Where zarr 2.13's ``z[...]`` refuses a selection that newer zarr-python
 sends to ``oindex`` (slices mixed with arrays, boolean masks), stowage's
 ``a[...]`` is compared with ``z.oindex``/``z.vindex``."""
 
+import json
+
 import numpy as np
 import pytest
 import zarr
@@ -354,3 +356,22 @@ def test_an_int_shape_beside_data_is_taken_as_zarr_takes_it(tmp_path):
         assert s.create_array("a", shape=5, data=np.arange(5)).shape == (5,)
         with pytest.raises(stowage.InvalidArgumentError, match=r"s.zarr.*shape \(4,\) is not data's \(5,\)"):
             s.create_array("b", shape=4, data=np.arange(5))
+
+
+def test_zarr_3_compressors_and_auto_chunks_are_taken(tmp_path):
+    import numcodecs
+
+    data = np.arange(600, dtype="u2").reshape(20, 30)
+    with stowage.open(tmp_path / "v3.zarr", "w") as store:
+        store.create_array("a", data=data, chunks="auto", compressors={"name": "zstd", "configuration": {"level": 4}})
+        store.create_array("b", data=data, chunks=(10, 10), compressors=[numcodecs.Zstd(level=2)])
+        store.create_array("c", data=data, chunks=(10, 10), compressors=None)
+        with pytest.raises(stowage.InvalidArgumentError, match="one codec is taken, not 2"):
+            store.create_array("d", data=data, compressors=[numcodecs.Zstd(), numcodecs.Zlib()])
+    meta = {n: json.loads((tmp_path / "v3.zarr" / n / "zarr.json").read_text()) for n in "abc"}
+    codecs = {n: [c for c in m["codecs"] if c["name"] != "bytes"] for n, m in meta.items()}
+    assert codecs["a"] == [{"name": "zstd", "configuration": {"level": 4, "checksum": False}}]
+    assert codecs["b"][0]["configuration"]["level"] == 2 and codecs["c"] == []
+    assert meta["a"]["chunk_grid"]["configuration"]["chunk_shape"] == [20, 30]  # zarr's guess: one chunk
+    s = stowage.open(tmp_path / "v3.zarr")
+    assert all(np.array_equal(s[n][...], data) for n in "abc")
