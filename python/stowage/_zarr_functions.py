@@ -64,17 +64,18 @@ def _store(store: StoreLike, mode: ZarrMode, node: str, format: str | None, stor
     path = f"mem://stowage-{uuid.uuid4().hex}.zarr" if store is None else os.fsdecode(os.fspath(store))
     if mode == "r":
         return _open(path, "r", format, storage_options=storage_options)
-    exists = store is not None and _exists(path, storage_options)
+    exists = store is not None and mode != "a" and _exists(path, storage_options)
     if mode in ("w-", "x") and exists and not node:
         raise InvalidArgumentError(f"{path}: already exists (mode {mode!r} creates only)")
     if mode == "r+" and not exists:
         raise NotFoundError(f"{path}: not found (mode 'r+' opens an existing dataset)")
     options = None if zarr_format is None else {"zarr_version": int(zarr_format)}
-    if not exists or (mode == "w" and not node):
+    if mode == "w" and not node and exists:
         # Published empty at once: zarr's "w" has replaced the old data when open returns.
         with _writable(_open(path, "w", format, options=options, storage_options=storage_options)):
             pass
-    return _writable(_open(path, "r+", format, storage_options=storage_options))
+    # stowage's "a" is zarr's: in place, created empty and published at once where absent
+    return _writable(_open(path, "a", format, options=options, storage_options=storage_options))
 
 
 def _version(zarr_format: int | None, zarr_version: int | None) -> int | None:
