@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._errors import InvalidArgumentError
-from ._hierarchy import _guess_chunks
+from ._hierarchy import _guess_chunks, where
 from ._nodes import Array, Dims, Group, PathLike, Store, _join, _reopen_node
 from ._nodes import open as _open
 
@@ -119,10 +119,6 @@ def _delayed_write(store: Store, array: Array, blocks: Any) -> Any:
     return dask.array.store(blocks, writer, lock=False, compute=False)  # type: ignore[arg-type]
 
 
-def _where(store: Store, node: str) -> str:
-    return f"{store.path}::{node}" if node else store.path
-
-
 def _destination(store: Store, node: str, x: Any, chunks: Sequence[int] | None, shards: Sequence[int] | None,
                  compression: str | Mapping[str, Any] | None, attrs: Mapping[str, Any] | None,
                  dims: Dims | None) -> Array:
@@ -132,7 +128,7 @@ def _destination(store: Store, node: str, x: Any, chunks: Sequence[int] | None, 
     if node in store and not _empty_root(store, node):
         return _existing(store, node, x, chunks, shards, compression, attrs, dims)
     if chunks is None:
-        chunks = _default_chunks(x, shards, _where(store, node))
+        chunks = _default_chunks(x, shards, where(store, node))
     return store.create_array(node, x.shape, x.dtype, chunks=chunks, compression=compression, attrs=attrs,
                               dims=dims, shards=shards)
 
@@ -145,24 +141,24 @@ def _empty_root(store: Store, node: str) -> bool:
 def _existing(store: Store, node: str, x: Any, chunks: Sequence[int] | None, shards: Sequence[int] | None,
               compression: str | Mapping[str, Any] | None, attrs: Mapping[str, Any] | None,
               dims: Dims | None) -> Array:
-    where = _where(store, node)
+    at = where(store, node)
     array = store[node]
     if not isinstance(array, Array):
-        raise InvalidArgumentError(f"{where}: is a {type(array).__name__.lower()}, not an array to write into")
+        raise InvalidArgumentError(f"{at}: is a {type(array).__name__.lower()}, not an array to write into")
     if tuple(array.shape) != tuple(x.shape):
-        raise InvalidArgumentError(f"{where}: the array has shape {array.shape}, the values to write {x.shape}; "
+        raise InvalidArgumentError(f"{at}: the array has shape {array.shape}, the values to write {x.shape}; "
                                    "write a region with dask.array.store(..., regions=), or use mode 'w'")
     if not np.can_cast(x.dtype, array.dtype, "same_kind"):
-        raise InvalidArgumentError(f"{where}: cannot write {x.dtype} values into a {array.dtype} array under "
+        raise InvalidArgumentError(f"{at}: cannot write {x.dtype} values into a {array.dtype} array under "
                                    "casting='same_kind' (numpy's rule); nothing was written")
     given = {"chunks": (chunks, array.chunks), "shards": (shards, array._info.get("shards"))}
     for name, (want, have) in given.items():
         if want is not None and (have is None or tuple(want) != tuple(have)):
-            raise InvalidArgumentError(f"{where}: the array exists with {name} {have}, not {tuple(want)}; "
+            raise InvalidArgumentError(f"{at}: the array exists with {name} {have}, not {tuple(want)}; "
                                        f"leave {name}= out, or use mode 'w' to make it anew")
     for name, value in (("compression", compression), ("dims", dims)):
         if value is not None:
-            raise InvalidArgumentError(f"{where}: the array exists, its {name} are set; leave {name}= out, "
+            raise InvalidArgumentError(f"{at}: the array exists, its {name} are set; leave {name}= out, "
                                        "or use mode 'w' to make it anew")
     if attrs:
         array.attrs.update(attrs)
@@ -174,14 +170,14 @@ def _regular(chunks: tuple[tuple[int, ...], ...]) -> bool:
     return all(len(c) == 1 or (len(set(c[:-1])) == 1 and c[-1] <= c[0]) for c in chunks)
 
 
-def _default_chunks(x: Any, shards: Sequence[int] | None, where: str) -> tuple[int, ...]:
+def _default_chunks(x: Any, shards: Sequence[int] | None, at: str) -> tuple[int, ...]:
     own = getattr(x, "chunks", None)
     if own is not None and _regular(own):
         chunks = tuple(max(1, c[0]) for c in own)
     else:
         chunks = tuple(_guess_chunks(x.shape, x.dtype.itemsize))
     if shards is not None and any(s % c for s, c in zip(shards, chunks)):
-        raise InvalidArgumentError(f"{where}: the chunks {chunks} (x's own or the default) do not divide the "
+        raise InvalidArgumentError(f"{at}: the chunks {chunks} (x's own or the default) do not divide the "
                                    f"shards {tuple(shards)}; give chunks=")
     return chunks
 

@@ -182,7 +182,7 @@ def test_errors_name_the_path(tmp_path, values):
     stowage.to_store(values, path, "raw")
     with pytest.raises(stowage.InvalidArgumentError) as e:
         stowage.to_store(values[:10], path, "raw", mode="r+")
-    assert f"{path}::raw" in str(e.value) and "(130, 150, 140)" in str(e.value) and "(10, 150, 140)" in str(e.value)
+    assert f"{path}/raw" in str(e.value) and "(130, 150, 140)" in str(e.value) and "(10, 150, 140)" in str(e.value)
     with pytest.raises(stowage.InvalidArgumentError, match="chunks"):
         stowage.to_store(values, path, "raw", mode="r+", chunks=(10, 10, 10))
     with pytest.raises(stowage.InvalidArgumentError, match="same_kind"):
