@@ -9,9 +9,9 @@
 //
 // Bounds: only buffers of at least min_bytes; at most max_idle_bytes() held
 // idle (an eighth of the machine's memory, at least 1 GiB: two results of a
-// loop such as `x = a[...]` alternate); a buffer idle for idle_seconds is returned to the system by a helper
-// thread that exists only while the pool holds something. A buffer's bytes
-// are whatever its last array held: the caller overwrites all of them.
+// loop such as `x = a[...]` alternate); a buffer idle for idle_seconds is returned to the system by
+// a helper thread that exists only while the pool holds something. A buffer's bytes are whatever
+// its last array held: the caller overwrites all of them.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -36,8 +36,8 @@ namespace py = pybind11;
 class BufferPool {
  public:
   static constexpr size_t min_bytes = size_t(4) << 20;  // smaller arrays: numpy's own allocation
-  static constexpr double idle_seconds = 2;                  // then returned to the system
-  static constexpr size_t page = size_t(2) << 20;            // capacities are whole huge pages
+  static constexpr double idle_seconds = 2;             // then returned to the system
+  static constexpr size_t page = size_t(2) << 20;       // capacities are whole huge pages
 
   static size_t max_idle_bytes() {
     static const size_t bytes = [] {
