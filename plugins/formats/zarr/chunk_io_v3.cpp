@@ -247,6 +247,10 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
   std::optional<sdk::BufferPool::Lease> padded;
   const uint8_t* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   const Where w = locate(a, index);
+  if (!l.sharded && l.codecs.empty() && !meta.filter_chain) {
+    storage_.write(w.key, chunk, meta.chunk_bytes());  // the chunk is the file: no copy
+    return;
+  }
   if (!l.sharded) {
     std::vector<uint8_t> encoded = encode_whole(a, chunk, scratch_, w.key);
     storage_.write(w.key, encoded.data(), encoded.size());  // published whole
