@@ -240,10 +240,10 @@ sdk::ArrayNode::Slabs ZarrStore::read_chunk_slabs(OpenArray& a, const uint64_t* 
   if (!a.uncompressed || meta.filter_chain) return Slabs::unsupported;
   check_index(meta, index, a.dir);
   const std::string key = chunk_key(a, index);
-  if (read_raw_slabs(storage_, key, 0, meta.chunk_bytes(), meta, begin, end, piece, scratch_))
-    return Slabs::read;
-  absent_chunk(a, key);
-  return Slabs::missing;
+  // Anything but a chunk file there (none, a directory) goes to read_chunk, which names it.
+  const bool read =
+      read_raw_slabs(storage_, key, 0, meta.chunk_bytes(), meta, begin, end, piece, scratch_);
+  return read ? Slabs::read : Slabs::unsupported;
 }
 
 void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,

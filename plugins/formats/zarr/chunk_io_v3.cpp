@@ -221,10 +221,9 @@ sdk::ArrayNode::Slabs ZarrStore::read_chunk_slabs_v3(OpenArray& a, const uint64_
   check_index(meta, index, a.dir);
   const Where w = locate(a, index);
   if (!l.sharded) {
-    if (read_raw_slabs(storage_, w.key, 0, meta.chunk_bytes(), meta, begin, end, piece, scratch_))
-      return Slabs::read;
-    absent_chunk(a, w.key);
-    return Slabs::missing;
+    const bool read =
+        read_raw_slabs(storage_, w.key, 0, meta.chunk_bytes(), meta, begin, end, piece, scratch_);
+    return read ? Slabs::read : Slabs::unsupported;  // no chunk file: read_chunk says why
   }
   if (pending_count_.load(std::memory_order_acquire) != 0)
     return Slabs::unsupported;  // inner chunks this store holds unpublished: read_chunk finds them
@@ -233,10 +232,8 @@ sdk::ArrayNode::Slabs ZarrStore::read_chunk_slabs_v3(OpenArray& a, const uint64_
   const uint64_t offset = shard->entry[2 * w.inner], size = shard->entry[2 * w.inner + 1];
   if (size != meta.chunk_bytes())
     return Slabs::unsupported;  // read_chunk names what is wrong with it
-  // A shard gone since its index was read: read_chunk says so.
-  const bool read =
-      read_raw_slabs(storage_, w.key, offset, std::nullopt, meta, begin, end, piece, scratch_);
-  return read ? Slabs::read : Slabs::unsupported;
+  read_raw_slabs(storage_, w.key, offset, std::nullopt, meta, begin, end, piece, scratch_);
+  return Slabs::read;
 }
 
 void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size,

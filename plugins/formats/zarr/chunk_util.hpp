@@ -41,8 +41,8 @@ const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir,
 
 // Hands slabs [begin, end) of an uncompressed chunk stored at byte `at` of
 // `key` to `piece`, about STOWAGE_SLAB_PIECE_BYTES at a time. `file_size`:
-// what the file must hold (a chunk file of its own), none inside a shard.
-// Returns false when the file is absent.
+// what the file must hold (a chunk file of its own; false when no file is
+// there), none inside a shard.
 bool read_raw_slabs(const stowage::sdk::Storage& storage, const std::string& key, uint64_t at,
                     std::optional<uint64_t> file_size, const ArrayMeta& meta, uint64_t begin,
                     uint64_t end, const stowage::sdk::ArrayNode::PieceFn& piece,
