@@ -5,11 +5,12 @@
 //      the matrix of issue 22) through the stowage API: write packed and
 //      unpacked from memory, the column-by-column streamed read
 //      (Sparse::read_into one column at a time, summing each column), the
-//      whole matrix into CSC arrays, 100 random columns;
+//      whole matrix into CSC arrays, 100 random columns; and issue 35's
+//      measurement (append and read_into 1,000 columns at a time);
 //   3. with --r-library DIR (bench/bpcells/setup-peer builds BPCells there):
 //      the BPCells R package on the same matrix in the same run
 //      (peer_bpcells.R): write_matrix_dir(compress = TRUE) from memory,
-//      colSums on the open directory, conversion to a dgCMatrix; and our
+//      colSums on the open directory and on ours, conversion to a dgCMatrix; and our
 //      streamed read of the directory BPCells wrote.
 // Every figure is the best of --runs runs (default 5) of wall time, ours and
 // BPCells' alike (--clock cpu: this thread's CPU time, ours only).
@@ -144,20 +145,26 @@ uint64_t directory_bytes(const fs::path& dir) {
   return total;
 }
 
-// From memory, like write_matrix_dir from an in-memory matrix: open, create,
-// one append of every column, close (which renames the directory in place).
-void write_matrix(const CountMatrix& m, const std::string& path, bool packed) {
+// Opens PATH afresh and creates the matrix there, packed or not.
+stowage::Store create_matrix(const CountMatrix& m, const std::string& path, bool packed) {
   stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
   store.create("", {{"kind", "sparse"},
                     {"dtype", "uint32"},
                     {"shape", {m.rows, m.cols}},
                     {"layout", "csc"},
                     {"packed", packed}});
+  return store;
+}
+
+// From memory, like write_matrix_dir from an in-memory matrix: open, create,
+// one append of every column, close (which renames the directory in place).
+void write_matrix(const CountMatrix& m, const std::string& path, bool packed) {
+  stowage::Store store = create_matrix(m, path, packed);
   store.sparse("").append(m.csc, m.cols);
   store.close();
 }
 
-// The matrix cut into `step`-column slices, untimed, for write_matrix_chunked.
+// The matrix cut into `step`-column slices, untimed, for the write below.
 std::vector<stowage::SparseSlice> slices_of(const CountMatrix& m, uint64_t step) {
   std::vector<stowage::SparseSlice> out;
   for (uint64_t c0 = 0; c0 < m.cols; c0 += step) {
@@ -171,15 +178,11 @@ std::vector<stowage::SparseSlice> slices_of(const CountMatrix& m, uint64_t step)
   return out;
 }
 
-// Issue 35's independent measurement: one append per slice.
+// Issue 35's independent measurement: one append per slice. It runs after the
+// one-append write into "packed", so the reads (whose sums are checked) read what it wrote.
 void write_matrix(const CountMatrix& m, const std::vector<stowage::SparseSlice>& slices,
                   const std::string& path) {
-  stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
-  store.create("", {{"kind", "sparse"},
-                    {"dtype", "uint32"},
-                    {"shape", {m.rows, m.cols}},
-                    {"layout", "csc"},
-                    {"packed", true}});
+  stowage::Store store = create_matrix(m, path, true);
   stowage::Sparse mat = store.sparse("");
   for (const stowage::SparseSlice& s : slices) mat.append(s, s.indptr.size() - 1);
   store.close();
