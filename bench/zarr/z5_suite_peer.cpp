@@ -48,7 +48,8 @@ void round_trip(const std::string& path, const std::string& to, const zarrs_suit
   const z5::types::ShapeType chunks = {c, c, c};
   const z5::types::ShapeType shards =
       layout.sharded ? z5::types::ShapeType{256, 256, 256} : z5::types::ShapeType();
-  const nlohmann::json options = layout.zstd ? nlohmann::json{{"level", 3}} : nlohmann::json::object();
+  const nlohmann::json options =
+      layout.zstd ? nlohmann::json{{"level", 3}} : nlohmann::json::object();
   auto out = z5::createDataset(file, p.filename().string(), "uint16", shape, chunks,
                                layout.zstd ? "zstd" : "raw", options, 0, ".", 3, "default", shards);
   z5::multiarray::writeSubarray<uint16_t>(*out, whole(buffer, shape), origin.begin(), threads);
@@ -64,7 +65,8 @@ uint64_t read_chunks(const std::string& path, uint64_t edge, int concurrency, bo
     const z5::types::ShapeType box = {edge, edge, edge};
     uint64_t mine = 0;
     for (uint64_t i; (i = next.fetch_add(1)) < count;) {
-      const z5::types::ShapeType at = {i / (per * per) * edge, i / per % per * edge, i % per * edge};
+      const z5::types::ShapeType at = {i / (per * per) * edge, i / per % per * edge,
+                                       i % per * edge};
       z5::multiarray::readSubarray<uint16_t>(*ds, whole(buf.data(), box), at.begin(), 1);
       if (sum) mine = std::accumulate(buf.begin(), buf.end(), mine);
     }
