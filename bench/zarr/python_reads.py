@@ -6,7 +6,8 @@ disk's or page cache's limit (issue 35's `a[...] >= 0.8 of the limit`).
 The zarrs benchmark suite's array (github zarrs/zarr_benchmarks: uint16,
 element (z, y, x) = (x + y*y/32 + z*z*z) % 65536) in its three Zarr v3
 layouts: raw in 256^3 chunks, zstd in 256^3 chunks, 256^3 shards of 64^3
-zstd inner chunks. Written once into --dir by stowage (reused when there).
+zstd inner chunks. Written once into --dir by stowage (reused when there:
+the same arrays as zarrs_suite.cpp writes, with the same default --dir).
 Per layout, best of --runs after one untimed read:
   limit      os.preadv of every chunk or shard file into a reused
              page-aligned buffer, on stowage's threads (a thread pool)
@@ -21,6 +22,7 @@ import mmap
 import os
 import pathlib
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -80,13 +82,12 @@ def best(runs, fn, cold):
 def limit_reader(files, threads):
     """preadv of each file into a reused page-aligned buffer of the pool thread reading it."""
     size = max(os.path.getsize(f) for f in files)
-    buffers = {}
+    local = threading.local()  # each pool thread's buffer, made at its first file
 
     def one(f):
-        buf = buffers.get(os.getpid(), {}).get(threading_id())
+        buf = getattr(local, "buf", None)
         if buf is None:
-            buf = mmap.mmap(-1, size)
-            buffers.setdefault(os.getpid(), {})[threading_id()] = buf
+            buf = local.buf = mmap.mmap(-1, size)
         fd = os.open(f, os.O_RDONLY)
         try:
             os.preadv(fd, [buf], 0)
@@ -95,11 +96,6 @@ def limit_reader(files, threads):
 
     pool = ThreadPoolExecutor(threads)
     return lambda: list(pool.map(one, files))
-
-
-def threading_id():
-    import threading
-    return threading.get_ident()
 
 
 def main():
@@ -117,7 +113,7 @@ def main():
         print("cold: skipped (dropping the page cache needs root)")
     print(f"{'layout':8} {'cache':5} {'limit':>7} {'read(out=)':>11} {'a[...]':>7} {'out=/lim':>9} {'[...]/lim':>10}")
     for layout in LAYOUTS:
-        path = pathlib.Path(args.dir) / f"python-{n}-{layout}.zarr"
+        path = pathlib.Path(args.dir) / f"v3-{n}-{layout}.zarr"  # as zarrs_suite names them
         make(path, n, layout)
         a = stowage.open(path)["vol"]
         check = a[n - 1:n, :8, :8]
