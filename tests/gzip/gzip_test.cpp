@@ -74,8 +74,8 @@ TEST_CASE("gzip: with encoder zlib, N5 Java 4.0.2's chunks are reproduced byte f
     encode(codec(R"({"type":"gzip","level":1,"encoder":"zlib"})"), other);
     encode(codec(R"({"type":"zlib","level":9,"encoder":"zlib"})"), other);
     Bytes java;
-    Bytes ours = reencode_chunk("n5java-4.0.2-written.n5", "gzip/int16_2d_default", chunk, 2,
-                                &java, zlib_encoder);
+    Bytes ours = reencode_chunk("n5java-4.0.2-written.n5", "gzip/int16_2d_default", chunk, 2, &java,
+                                zlib_encoder);
     CHECK(ours == java);
   }
   Bytes java;
@@ -137,9 +137,9 @@ TEST_CASE("gzip: round trips at every level, gzip and zlib, both encoders") {
           CAPTURE(level);
           CAPTURE(zlib);
           CAPTURE(encoder);
-          stowage::Codec c = codec(R"({"type":"gzip","level":)" + std::to_string(level) +
-                                   R"(,"useZlib":)" + (zlib ? "true" : "false") +
-                                   R"(,"encoder":")" + encoder + "\"}");
+          stowage::Codec c =
+              codec(R"({"type":"gzip","level":)" + std::to_string(level) + R"(,"useZlib":)" +
+                    (zlib ? "true" : "false") + R"(,"encoder":")" + encoder + "\"}");
           Bytes packed = check_round_trip(c, s.data);
           CHECK(packed[0] == (zlib ? 0x78 : 0x1f));
         }
@@ -152,10 +152,8 @@ TEST_CASE("gzip: Python's gzip and zlib and numcodecs read ours, and we read the
   stowage::Codec zl = codec(R"({"type":"zlib"})");
   stowage::Codec gz_zlib = codec(R"({"type":"gzip","encoder":"zlib"})");
   stowage::Codec zl_zlib = codec(R"({"type":"zlib","encoder":"zlib"})");
-  peer.put_samples({{".ours.gzip", gz},
-                    {".ours.zlib", zl},
-                    {".ours.zgzip", gz_zlib},
-                    {".ours.zzlib", zl_zlib}});
+  peer.put_samples(
+      {{".ours.gzip", gz}, {".ours.zlib", zl}, {".ours.zgzip", gz_zlib}, {".ours.zzlib", zl_zlib}});
   peer.run_python(R"PY(
 import gzip, zlib
 import numcodecs
@@ -174,9 +172,9 @@ for name in sample_names:
     half = len(data) // 2
     wr(name + '.python.members', gzip.compress(data[:half]) + gzip.compress(data[half:]))
 )PY");
-  check_samples_came_back(peer, {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs",
-                                 ".zlib.by_numcodecs", ".zgzip.by_python", ".zzlib.by_python",
-                                 ".zgzip.by_numcodecs", ".zzlib.by_numcodecs"});
+  check_samples_came_back(
+      peer, {".gzip.by_python", ".zlib.by_python", ".gzip.by_numcodecs", ".zlib.by_numcodecs",
+             ".zgzip.by_python", ".zzlib.by_python", ".zgzip.by_numcodecs", ".zzlib.by_numcodecs"});
   // With encoder zlib, Python's zlib at the same level gives our bytes.
   check_we_encode_their_bytes(peer, codec(R"({"type":"zlib","level":9,"encoder":"zlib"})"),
                               ".python.zlib");
@@ -189,8 +187,7 @@ for name in sample_names:
         {".python.gzip", ".python.zlib", ".numcodecs.gzip", ".numcodecs.zlib", ".python.members"});
 }
 
-TEST_CASE(
-    "gzip: N5 Java's own streams (commons-compress, java.util.zip) read ours (libdeflate)") {
+TEST_CASE("gzip: N5 Java's own streams (commons-compress, java.util.zip) read ours (libdeflate)") {
   PeerExchange peer;
   stowage::Codec gz = codec(R"({"type":"gzip"})");
   stowage::Codec zl = codec(R"({"type":"zlib"})");
@@ -234,15 +231,14 @@ TEST_CASE("gzip: truncated, corrupt, oversized and trailing data are CORRUPT") {
 
 TEST_CASE("gzip: passes the codec conformance checks (tests/support/codec_checks.hpp)") {
   // CRC32 in the gzip trailer, Adler-32 in zlib's.
-  for (const char* config :
-       {R"({"type":"gzip","level":3})", R"({"type":"gzip","useZlib":true})",
-        R"({"type":"gzip","level":3,"encoder":"zlib"})",
-        R"({"type":"gzip","useZlib":true,"encoder":"zlib"})"}) {
+  for (const char* config : {R"({"type":"gzip","level":3})", R"({"type":"gzip","useZlib":true})",
+                             R"({"type":"gzip","level":3,"encoder":"zlib"})",
+                             R"({"type":"gzip","useZlib":true,"encoder":"zlib"})"}) {
     Spec spec{config, "gzip"};
     spec.checksummed = true;
     check_codec(spec);
   }
-  for (const char* config : {R"({"type":"gzip","level":3})",
-                             R"({"type":"gzip","level":3,"encoder":"zlib"})"})
+  for (const char* config :
+       {R"({"type":"gzip","level":3})", R"({"type":"gzip","level":3,"encoder":"zlib"})"})
     check_small_output_buffer(codec(config), microscopy_u16(64 * 64 * 2));  // says "too small"
 }

@@ -25,8 +25,9 @@
 #define STOWAGE_PLUGIN_BUILD_EXTRA \
   ", libdeflate " LIBDEFLATE_VERSION_STRING " and zlib " ZLIB_VERSION " (encode), zlib (decode)"
 #else
-#define STOWAGE_PLUGIN_BUILD_EXTRA                                                         \
-  ", libdeflate " LIBDEFLATE_VERSION_STRING " and zlib " ZLIB_VERSION " (encode), libdeflate " \
+#define STOWAGE_PLUGIN_BUILD_EXTRA                                    \
+  ", libdeflate " LIBDEFLATE_VERSION_STRING " and zlib " ZLIB_VERSION \
+  " (encode), libdeflate "                                            \
   "(decode)"
 #endif
 #include <stowage/codec_config.hpp>
@@ -251,10 +252,10 @@ class Gzip {
   };
 
   static const stowage::sdk::Params& params() {
-    static const stowage::sdk::Params p = {stowage::sdk::Param::integer("level", 6, -1, 9),
-                                           stowage::sdk::Param::boolean("useZlib", false),
-                                           stowage::sdk::Param::choice("encoder", "libdeflate",
-                                                                       {"libdeflate", "zlib"})};
+    static const stowage::sdk::Params p = {
+        stowage::sdk::Param::integer("level", 6, -1, 9),
+        stowage::sdk::Param::boolean("useZlib", false),
+        stowage::sdk::Param::choice("encoder", "libdeflate", {"libdeflate", "zlib"})};
     return p;
   }
 
@@ -363,5 +364,6 @@ const char* const kAliases[] = {"zlib", nullptr};
 }  // namespace
 
 STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(
-    Gzip, "gzip", "1.0.0", "N5 gzip: gzip (RFC 1952) or, with useZlib, zlib (RFC 1950) via libdeflate or zlib",
+    Gzip, "gzip", "1.0.0",
+    "N5 gzip: gzip (RFC 1952) or, with useZlib, zlib (RFC 1950) via libdeflate or zlib",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE, kAliases)
