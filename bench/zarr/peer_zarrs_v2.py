@@ -16,28 +16,11 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import zarr
-
-
-def drop():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3")
-
-
-def best(runs, cold, fn):
-    t = float("inf")
-    for _ in range(runs):
-        if cold:
-            drop()
-        t0 = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
+from page_cache import best
 
 
 def check(a, path):

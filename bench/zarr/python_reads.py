@@ -23,12 +23,12 @@ import os
 import pathlib
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 import stowage
+from page_cache import best, can_drop
 
 LAYOUTS = {
     "raw": {"chunks": (256,) * 3, "compression": {"type": "raw"}},
@@ -51,32 +51,6 @@ def make(path, n, layout):
         a = store.create_array("vol", shape=(n,) * 3, dtype="uint16", **LAYOUTS[layout])
         for z in range(0, n, 256):
             a[z:z + 256] = values(n, z, min(n, z + 256))
-
-
-def can_drop():
-    try:
-        with open("/proc/sys/vm/drop_caches", "w"):
-            return True
-    except OSError:
-        return False
-
-
-def drop():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3")
-
-
-def best(runs, fn, cold):
-    fn()
-    t = float("inf")
-    for _ in range(runs):
-        if cold:
-            drop()
-        t0 = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
 
 
 def limit_reader(files, threads):
@@ -122,9 +96,12 @@ def main():
         out = np.empty(a.shape, a.dtype)
         for cache in ("warm", "cold") if cold_ok else ("warm",):
             cold = cache == "cold"
-            t_lim = best(args.runs, limit_reader(files, threads), cold)
-            t_out = best(args.runs, lambda: a.read(out=out), cold)
-            t_new = best(args.runs, lambda: a[...], cold)
+            timed = {}
+            for name, fn in (("limit", limit_reader(files, threads)), ("out", lambda: a.read(out=out)),
+                             ("new", lambda: a[...])):
+                fn()  # untimed: plugin state, pools and (warm) the page cache
+                timed[name] = best(args.runs, cold, fn)
+            t_lim, t_out, t_new = timed["limit"], timed["out"], timed["new"]
             print(f"{layout:8} {cache:5} {gb / t_lim:7.2f} {gb / t_out:11.2f} {gb / t_new:7.2f} "
                   f"{t_lim / t_out:9.2f} {t_lim / t_new:10.2f}")
     print("limit: the chunk/shard files' bytes (compressed for zstd) read into reused buffers; for the\n"
