@@ -5,11 +5,12 @@
 //      the matrix of issue 22) through the stowage API: write packed and
 //      unpacked from memory, the column-by-column streamed read
 //      (Sparse::read_into one column at a time, summing each column), the
-//      whole matrix into CSC arrays, 100 random columns;
+//      whole matrix into CSC arrays, 100 random columns; and issue 35's
+//      measurement (append and read_into 1,000 columns at a time);
 //   3. with --r-library DIR (bench/bpcells/setup-peer builds BPCells there):
 //      the BPCells R package on the same matrix in the same run
 //      (peer_bpcells.R): write_matrix_dir(compress = TRUE) from memory,
-//      colSums on the open directory, conversion to a dgCMatrix; and our
+//      colSums on the open directory and on ours, conversion to a dgCMatrix; and our
 //      streamed read of the directory BPCells wrote.
 // Every figure is the best of --runs runs (default 5) of wall time, ours and
 // BPCells' alike (--clock cpu: this thread's CPU time, ours only).
@@ -144,16 +145,46 @@ uint64_t directory_bytes(const fs::path& dir) {
   return total;
 }
 
-// From memory, like write_matrix_dir from an in-memory matrix: open, create,
-// one append of every column, close (which renames the directory in place).
-void write_matrix(const CountMatrix& m, const std::string& path, bool packed) {
+// Opens PATH afresh and creates the matrix there, packed or not.
+stowage::Store create_matrix(const CountMatrix& m, const std::string& path, bool packed) {
   stowage::Store store = stowage::Store::open(path, stowage::Mode::truncate, "bpcells");
   store.create("", {{"kind", "sparse"},
                     {"dtype", "uint32"},
                     {"shape", {m.rows, m.cols}},
                     {"layout", "csc"},
                     {"packed", packed}});
+  return store;
+}
+
+// From memory, like write_matrix_dir from an in-memory matrix: open, create,
+// one append of every column, close (which renames the directory in place).
+void write_matrix(const CountMatrix& m, const std::string& path, bool packed) {
+  stowage::Store store = create_matrix(m, path, packed);
   store.sparse("").append(m.csc, m.cols);
+  store.close();
+}
+
+// The matrix cut into `step`-column slices, untimed, for the write below.
+std::vector<stowage::SparseSlice> slices_of(const CountMatrix& m, uint64_t step) {
+  std::vector<stowage::SparseSlice> out;
+  for (uint64_t c0 = 0; c0 < m.cols; c0 += step) {
+    uint64_t c1 = std::min(m.cols, c0 + step), k0 = m.csc.indptr[c0], k1 = m.csc.indptr[c1];
+    stowage::SparseSlice s;
+    for (uint64_t c = c0; c <= c1; ++c) s.indptr.push_back(m.csc.indptr[c] - k0);
+    s.indices.assign(m.csc.indices.begin() + k0, m.csc.indices.begin() + k1);
+    s.values.assign(m.csc.values.begin() + 4 * k0, m.csc.values.begin() + 4 * k1);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Issue 35's independent measurement: one append per slice. It runs after the
+// one-append write into "packed", so the reads (whose sums are checked) read what it wrote.
+void write_matrix(const CountMatrix& m, const std::vector<stowage::SparseSlice>& slices,
+                  const std::string& path) {
+  stowage::Store store = create_matrix(m, path, true);
+  stowage::Sparse mat = store.sparse("");
+  for (const stowage::SparseSlice& s : slices) mat.append(s, s.indptr.size() - 1);
   store.close();
 }
 
@@ -172,6 +203,28 @@ uint64_t column_sums(const stowage::Sparse& mat, std::vector<uint64_t>& sums) {
   return total;
 }
 
+// Issue 35's independent measurement: Sparse::read_into `step` columns at a
+// time into one reused slice, each column summed from the slice's indptr.
+uint64_t column_sums(const std::string& path, uint64_t step, std::vector<uint64_t>& sums) {
+  stowage::Store store = stowage::Store::open(path);
+  stowage::Sparse mat = store.sparse("");
+  sums.assign(mat.majors(), 0);
+  stowage::SparseSlice s;
+  uint64_t total = 0;
+  for (uint64_t c0 = 0; c0 < mat.majors(); c0 += step) {
+    uint64_t c1 = std::min(mat.majors(), c0 + step);
+    mat.read_into(c0, c1, s);
+    const uint32_t* v = s.values_as<uint32_t>();
+    for (uint64_t c = c0; c < c1; ++c) {
+      uint64_t sum = 0;
+      for (uint64_t k = s.indptr[c - c0]; k < s.indptr[c - c0 + 1]; ++k) sum += v[k];
+      sums[c] = sum;
+      total += sum;
+    }
+  }
+  return total;
+}
+
 // The streamed read: one column per Sparse::read_into into one reused slice,
 // each column summed (what colSums does). Returns the sum of the sums. The
 // store is opened and closed inside, as BPCells' colSums opens the files of
@@ -186,6 +239,8 @@ struct Ours {
   double write_packed = 0, write_unpacked = 0, stream = 0, stream_open = 0, csc = 0,
          csc_unpacked = 0, random100 = 0;
   double stream_peer_dir = 0;  // the directory BPCells wrote
+  double stream1000 = 0;       // 1,000 columns per read_into (issue 35)
+  double write1000 = 0;        // 1,000 columns per append (issue 35)
   uint64_t random_nnz = 0, packed_bytes = 0, unpacked_bytes = 0, total = 0;
 };
 
@@ -193,12 +248,17 @@ Ours bench_ours(const CountMatrix& m, const fs::path& dir) {
   Ours o;
   std::string packed = (dir / "packed").string(), unpacked = (dir / "unpacked").string();
   o.write_packed = best_seconds([&] { write_matrix(m, packed, true); }, write_runs());
+  std::vector<stowage::SparseSlice> slices = slices_of(m, 1000);
+  o.write1000 = best_seconds([&] { write_matrix(m, slices, packed); });
   o.write_unpacked = best_seconds([&] { write_matrix(m, unpacked, false); }, write_runs());
   o.packed_bytes = directory_bytes(packed);
   o.unpacked_bytes = directory_bytes(unpacked);
 
   std::vector<uint64_t> sums;
   o.stream = best_seconds([&] { o.total = column_sums(packed, sums); });
+  uint64_t total1000 = 0;
+  o.stream1000 = best_seconds([&] { total1000 = column_sums(packed, 1000, sums); });
+  if (total1000 != o.total) std::printf("  MISMATCH: 1,000-column sums total differs\n");
   stowage::Store store = stowage::Store::open(packed);
   stowage::Sparse mat = store.sparse("");
   // The same on a store kept open: after the first run the data's pages are
@@ -231,7 +291,7 @@ Ours bench_ours(const CountMatrix& m, const fs::path& dir) {
 // ---- the BPCells R package ------------------------------------------------------
 
 struct Peer {
-  std::map<std::string, double> seconds;  // write, colSums, dgCMatrix
+  std::map<std::string, double> seconds;  // write, colSums, colSumsOurs, dgCMatrix
   std::string version, out_dir;
   double total = -1;  // sum of colSums
   bool ok = false;
@@ -261,7 +321,7 @@ Peer run_peer(const std::string& rscript, const std::string& library, const fs::
     else
       p.seconds[n] = std::atof(value);
   }
-  p.ok = ::pclose(f) == 0 && p.seconds.size() == 3;
+  p.ok = ::pclose(f) == 0 && p.seconds.size() == 4;
   if (!p.ok) std::cerr << "peer_bpcells.R failed (" << cmd << ")\n";
   return p;
 }
@@ -299,8 +359,10 @@ void print_table(const CountMatrix& m, const Ours& o, const Peer* peer) {
   row("streamed read, column sums (BPCells: colSums)",
       peer && peer->ok ? o.stream_peer_dir : o.stream, "colSums");
   row("read into CSC (BPCells: as(, \"dgCMatrix\"))", o.csc, "dgCMatrix");
+  row("write packed, 1,000 columns per append, best of all runs", o.write1000, "write");
   row("write unpacked", o.write_unpacked, "");
-  row("streamed read, column sums, our own directory", o.stream, "");
+  row("streamed read, column sums, our own directory", o.stream, "colSumsOurs");
+  row("the same, 1,000 columns per read_into", o.stream1000, "colSumsOurs");
   row("the same, store kept open (a later pass)", o.stream_open, "");
   row("read into CSC, unpacked", o.csc_unpacked, "");
   std::printf("  read 100 random columns (packed): %.3f ms, %.1f M nnz/s\n", o.random100 * 1e3,

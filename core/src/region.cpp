@@ -180,6 +180,11 @@ std::string chunk_name(const std::vector<uint64_t>& idx) {
   return s + ")";
 }
 
+// Whether the node's table has the functions added after the first version.
+bool has_array_field(const Store::Node& n, size_t end_of_field) {
+  return n.array().struct_size >= end_of_field;
+}
+
 }  // namespace
 
 // Reads one chunk into `buf` (storage order); returns false if MISSING.
@@ -256,6 +261,123 @@ struct ChunkRuns {
 };
 }  // namespace
 
+namespace {
+// A chunk read slab by slab (stowage_array_vtable.read_chunk_slabs) straight
+// into the caller's buffer: each piece is copied out while it is in the cache,
+// where read_chunk's whole chunk would pass through memory twice.
+class SlabReader {
+ public:
+  enum class Result { read, missing, unsupported };
+
+  static bool supported(const Store::Node& n, const NodeInfo& info) {
+    return !info.fortran_order && !info.chunks.empty() &&
+           has_array_field(n, offsetof(stowage_array_vtable, read_chunk_slabs) + sizeof(void*)) &&
+           n.array().read_chunk_slabs;
+  }
+
+  // `out`: the caller's buffer holding the region (offset, shape) in C order.
+  SlabReader(const NodeInfo& info, const std::vector<uint64_t>& offset,
+             const std::vector<uint64_t>& shape, char* out, detail::CopyMode mode)
+      : info_(info),
+        offset_(offset),
+        shape_(shape),
+        out_(out),
+        mode_(mode),
+        out_strides_(strides_of(shape, false)),
+        esize_(dtype_size(info.dtype)),
+        cap_(nominal_chunk_bytes(info)) {}
+
+  // Reads chunk `idx`'s part of the region; `stored` receives its stored shape.
+  Result read(const Store::Node& n, const std::vector<uint64_t>& idx,
+              std::vector<uint64_t>& stored) {
+    const uint64_t origin = idx[0] * info_.chunks[0];
+    const uint64_t begin = std::max(offset_[0], origin) - origin;
+    const uint64_t end = std::min(offset_[0] + shape_[0], origin + info_.chunks[0]) - origin;
+    Chunk c{idx, chunk_origin(info_, idx), stored, begin, 0, {}};
+    stored.assign(idx.size(), 0);
+    chunk_ = &c;
+    stowage_sink sink{this, [](void* self, const void* data, size_t size) {
+                        return static_cast<SlabReader*>(self)->piece(data, size) ? 0 : 1;
+                      }};
+    detail::CallError err;
+    int rc = n.array().read_chunk_slabs(n.node.handle, idx.data(), begin, end, &sink, stored.data(),
+                                        &err);
+    chunk_ = nullptr;
+    if (!c.problem.empty()) bad(n, idx, c.problem);
+    if (rc == STOWAGE_MISSING) return Result::missing;
+    if (rc == STOWAGE_UNSUPPORTED && c.next == begin && c.pieces == 0) return Result::unsupported;
+    n.store->check(rc, err);
+    if (c.next != std::max(begin, std::min(end, stored[0])))
+      bad(n, idx,
+          "handed over slabs up to " + std::to_string(c.next) + " of [" + std::to_string(begin) +
+              ", " + std::to_string(std::min(end, stored[0])) + ")");
+    return Result::read;
+  }
+
+ private:
+  struct Chunk {
+    const std::vector<uint64_t>& idx;
+    std::vector<uint64_t> origin;
+    const std::vector<uint64_t>& stored;
+    uint64_t next;    // the slab the next piece starts at
+    uint64_t pieces;  // handed over so far
+    std::string problem;
+  };
+
+  [[noreturn]] void bad(const Store::Node& n, const std::vector<uint64_t>& idx,
+                        const std::string& what) const {
+    const Store::State& st = *n.store;
+    throw Error(ErrorCode::corrupt, st.path + ": " + n.path + " " + chunk_name(idx) + " " + what,
+                st.path, st.plugin_name());
+  }
+
+  // A piece of slabs arrives: its part of the region is copied out. Returns
+  // false (the plugin stops) on a piece that breaks the contract; no
+  // exception crosses back into the plugin.
+  bool piece(const void* data, size_t size) {
+    Chunk& c = *chunk_;
+    uint64_t slab = esize_;
+    for (size_t d = 1; d < c.stored.size(); ++d) slab *= c.stored[d];
+    if (product(c.stored) * esize_ > cap_)
+      c.problem = "claims more elements than fit a chunk";
+    else if (slab == 0 || size % slab != 0)
+      c.problem = "handed over a piece of part of a slab";
+    else if (c.next + size / slab > c.stored[0])
+      c.problem = "handed over more slabs than it holds";
+    if (!c.problem.empty()) return false;
+    const uint64_t first = c.next, count = size / slab;
+    c.next += count;
+    ++c.pieces;
+    Overlap have = overlap(info_, c.idx, c.stored, offset_, shape_);
+    // The region's part of these slabs (array coordinates).
+    const uint64_t lo = std::max(have.lo[0], c.origin[0] + first);
+    const uint64_t hi = std::min(have.lo[0] + have.size[0], c.origin[0] + first + count);
+    if (have.empty || hi <= lo) return true;
+    have.lo[0] = lo;
+    have.size[0] = hi - lo;
+    std::vector<uint64_t> piece_origin = c.origin;
+    piece_origin[0] += first;
+    const std::vector<int64_t> strides = strides_of(c.stored, false);
+    const char* src =
+        static_cast<const char*>(data) + element_offset(have.lo, piece_origin, strides) * esize_;
+    char* dst = out_ + element_offset(have.lo, offset_, out_strides_) * esize_;
+    copy_strided(src, strides.data(), dst, out_strides_.data(), have.size.data(), have.size.size(),
+                 esize_, mode_);
+    return true;
+  }
+
+  const NodeInfo& info_;
+  const std::vector<uint64_t>& offset_;
+  const std::vector<uint64_t>& shape_;
+  char* out_;
+  detail::CopyMode mode_;
+  std::vector<int64_t> out_strides_;
+  size_t esize_;
+  uint64_t cap_;
+  Chunk* chunk_ = nullptr;
+};
+}  // namespace
+
 void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t>& shape,
                  void* out) const {
   // (Named copies, not a structured binding: lambdas cannot capture those in C++17.)
@@ -268,20 +390,31 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
   const ChunkRuns runs(plan.range, cap, store_->registry->threads());
   std::shared_lock<std::shared_mutex> lock(store_->mutex);
   handle_->require_open();
+  const bool by_slabs = SlabReader::supported(*handle_, info_);
   detail::parallel_for(store_->registry->threads(), runs.size(), [&](size_t task) {
     auto [first, length] = runs.task(task);
-    char* buf = scratch(length * cap);
+    char* buf = nullptr;                 // for chunks read whole: taken at the first
     std::vector<detail::RowPart> parts;  // chunks whose rows are copied side by side
     std::vector<std::vector<int64_t>> part_strides(length);
     std::vector<uint64_t> lead_shape;
+    SlabReader slabs(info_, offset, shape, static_cast<char*>(out), mode);
     for (uint64_t k = 0; k < length; ++k) {
       std::vector<uint64_t> idx = plan.range.at(first + k);
       std::vector<uint64_t> origin = chunk_origin(info_, idx);
-      char* chunk = buf + k * cap;
-      std::vector<uint64_t> stored;
-      bool present = read_one_chunk(*handle_, info_, idx, chunk, cap, stored);
       Overlap nominal = overlap(info_, idx, info_.chunks, offset, shape);
       if (nominal.empty) continue;
+      std::vector<uint64_t> stored;
+      auto got = by_slabs ? slabs.read(*handle_, idx, stored) : SlabReader::Result::unsupported;
+      // Copied already, unless part of the region needs the fill value as
+      // well (a cropped chunk): then read whole below, fill first.
+      if (got == SlabReader::Result::read &&
+          overlap(info_, idx, stored, offset, shape).size == nominal.size)
+        continue;
+      if (!buf) buf = scratch(length * cap);
+      char* chunk = buf + k * cap;
+      bool present = got == SlabReader::Result::missing
+                         ? false
+                         : read_one_chunk(*handle_, info_, idx, chunk, cap, stored);
       Overlap have = present ? overlap(info_, idx, stored, offset, shape) : Overlap{{}, {}, true};
       // First the fill value over the chunk's nominal part of the region,
       // where the stored chunk is absent or smaller (a missing chunk, or a
@@ -359,10 +492,6 @@ static bool contiguous_in(const std::vector<uint64_t>& extent, const std::vector
 
 namespace {
 
-// Whether the node's table has the functions added after the first version.
-bool has_array_field(const Store::Node& n, size_t end_of_field) {
-  return n.array().struct_size >= end_of_field;
-}
 bool has_chunk_locks(const Store::Node& n) {
   return has_array_field(n, offsetof(stowage_array_vtable, unlock_chunk) + sizeof(void*)) &&
          n.array().lock_chunk && n.array().unlock_chunk;

@@ -1,15 +1,17 @@
-// Memory for the large numpy arrays that to_scipy() returns, recycled.
+// Memory for the large numpy arrays that reads return (a[...], to_scipy()), recycled.
 //
 // Why: the kernel zero-fills every fresh page, which costs more than all of
-// the decoding (docs/performance.md); a C++ caller of Sparse::read_into
-// reuses its buffers and never pays it. So the arrays' memory comes from
+// the decoding (docs/performance.md) and as much as a warm read of a raw
+// chunk; a C++ caller of Array::read or Sparse::read_into reuses its buffers
+// and never pays it. So the arrays' memory comes from
 // here: a buffer whose last numpy array is gone goes back to a small pool,
 // and the next large array that fits takes it with its pages already in place.
 //
-// Bounds: only buffers of at least min_bytes; at most max_idle_bytes held
-// idle; a buffer idle for idle_seconds is returned to the system by a helper
-// thread that exists only while the pool holds something. A buffer's bytes
-// are whatever its last array held: the caller overwrites all of them.
+// Bounds: only buffers of at least min_bytes; at most max_idle_bytes() held
+// idle (an eighth of the machine's memory, at least 1 GiB: two results of a
+// loop such as `x = a[...]` alternate); a buffer idle for idle_seconds is returned to the system by
+// a helper thread that exists only while the pool holds something. A buffer's bytes are whatever
+// its last array held: the caller overwrites all of them.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -17,7 +19,9 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>  // sysconf
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -32,9 +36,17 @@ namespace py = pybind11;
 class BufferPool {
  public:
   static constexpr size_t min_bytes = size_t(4) << 20;  // smaller arrays: numpy's own allocation
-  static constexpr size_t max_idle_bytes = size_t(1) << 30;  // held idle at most
-  static constexpr double idle_seconds = 2;                  // then returned to the system
-  static constexpr size_t page = size_t(2) << 20;            // capacities are whole huge pages
+  static constexpr double idle_seconds = 2;             // then returned to the system
+  static constexpr size_t page = size_t(2) << 20;       // capacities are whole huge pages
+
+  static size_t max_idle_bytes() {
+    static const size_t bytes = [] {
+      const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+      const size_t eighth = pages > 0 && size > 0 ? size_t(pages) * size_t(size) / 8 : 0;
+      return std::max(eighth, size_t(1) << 30);
+    }();
+    return bytes;
+  }
 
   static BufferPool& instance() {
     static BufferPool* pool = new BufferPool();  // never destroyed: arrays may outlive the module
@@ -58,6 +70,13 @@ class BufferPool {
     return py::array(dtype, std::vector<py::ssize_t>{static_cast<py::ssize_t>(count)},
                      std::vector<py::ssize_t>{dtype.itemsize()}, p,
                      py::reinterpret_steal<py::object>(owner));
+  }
+
+  // A new C-order array of `shape`, pooled as array() is.
+  py::array empty(const py::dtype& dtype, const std::vector<py::ssize_t>& shape) {
+    size_t count = 1;
+    for (py::ssize_t n : shape) count *= static_cast<size_t>(n);
+    return array(dtype, count).attr("reshape")(shape);
   }
 
   // Bytes held idle now (for tests).
@@ -123,7 +142,7 @@ class BufferPool {
       std::lock_guard<std::mutex> lock(mutex_);
       idle_.push_back({p, capacity, Clock::now()});
       idle_bytes_ += capacity;
-      while (idle_bytes_ > max_idle_bytes) {  // the oldest go first
+      while (idle_bytes_ > max_idle_bytes()) {  // the oldest go first
         idle_bytes_ -= idle_.front().capacity;
         drop.push_back(idle_.front());
         idle_.erase(idle_.begin());

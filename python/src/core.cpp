@@ -346,6 +346,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("set_threads", [](unsigned n) { stowage::Registry::global().set_threads(n); });
   m.def("threads", [] { return stowage::Registry::global().threads(); });
   m.def("_pool_idle_bytes", [] { return BufferPool::instance().idle_bytes(); });
+  m.def("_empty", [](const std::vector<py::ssize_t>& shape, const py::dtype& dtype) {
+    return BufferPool::instance().empty(dtype, shape);
+  });
   m.def("split_dataset_spec", &stowage::split_dataset_spec);
   m.def("parse_compression_spec",
         [](const std::string& s) { return to_python(stowage::parse_compression_spec(s)); });

@@ -15,10 +15,12 @@ import contextlib
 import itertools
 import operator
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
+
+from . import _core
 
 if TYPE_CHECKING:
     from ._nodes import Array
@@ -31,6 +33,17 @@ Axis: TypeAlias = "tuple[Positions, bool]"
 __all__ = ["OIndex", "VIndex", "kind_of", "named_index_errors"]
 
 _MAX_BOXES = 64  # boxes one orthogonal selection reads at most (runs are merged past it)
+
+
+def empty(shape: Sequence[int], dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    """A new C-order array for a read to fill, as ``np.empty``. Arrays of 4
+    MiB and more take memory from a pool of recently freed ones
+    (python/src/buffer_pool.hpp): the kernel zero-fills fresh pages, which
+    costs as much as a warm read of raw chunks."""
+    dt = np.dtype(dtype)
+    if dt.hasobject:
+        return np.empty(shape, dt)
+    return cast("npt.NDArray[Any]", _core._empty([operator.index(n) for n in shape], dt))
 
 
 @contextlib.contextmanager
@@ -208,15 +221,15 @@ def read_orthogonal(array: Array, key: Any) -> npt.NDArray[Any]:
     out: Any = None
     if 0 not in full:
         for offset, counts, inner, outer in _pieces(axes, array.chunks):
-            box = np.empty(counts, array.dtype)
+            box = empty(counts, array.dtype)
             array._core.read(offset, counts, box)
             picked = _take(box, inner)
             if out is None and picked.shape == full:
                 out = picked
             else:
-                out = np.empty(full, array.dtype) if out is None else out
+                out = empty(full, array.dtype) if out is None else out
                 out[_ix(outer, full)] = picked
-    out = np.empty(full, array.dtype) if out is None else out
+    out = empty(full, array.dtype) if out is None else out
     out = out[tuple(0 if drop else slice(None) for _, drop in axes) + (Ellipsis,)]
     return np.ascontiguousarray(out)
 
@@ -235,7 +248,7 @@ def write_orthogonal(array: Array, key: Any, values: npt.ArrayLike) -> None:
     if 0 in full:
         return
     for offset, counts, inner, outer in _pieces(axes, array.chunks):
-        box = np.empty(counts, array.dtype)
+        box = empty(counts, array.dtype)
         if not all(_covers(pos, n) for pos, n in zip(inner, counts)):
             array._core.read(offset, counts, box)  # elements between the picked ones are kept
         box[_ix(inner, counts)] = values[_ix(outer, full)]
@@ -301,10 +314,10 @@ def _point_groups(flat: list[npt.NDArray[np.int64]], shape: Sequence[int],
 def read_points(array: Array, flat: list[npt.NDArray[np.int64]], out_shape: tuple[int, ...]) -> npt.NDArray[Any]:
     if len(flat) == 1:  # one axis: an orthogonal selection, read in a bounded number of boxes
         return read_orthogonal(array, flat[0]).reshape(out_shape)
-    out = np.empty(flat[0].size if flat else 1, array.dtype)
+    out = empty([flat[0].size if flat else 1], array.dtype)
     if out.size:
         for offset, counts, points in _point_groups(flat, array.shape, array.chunks):
-            box = np.empty(counts, array.dtype)
+            box = empty(counts, array.dtype)
             array._core.read(offset, counts, box)
             out[points] = box[tuple(c[points] - o for c, o in zip(flat, offset))]
     return out.reshape(out_shape)
@@ -318,7 +331,7 @@ def write_points(array: Array, flat: list[npt.NDArray[np.int64]], out_shape: tup
     if not values.size:
         return
     for offset, counts, points in _point_groups(flat, array.shape, array.chunks):
-        box = np.empty(counts, array.dtype)
+        box = empty(counts, array.dtype)
         array._core.read(offset, counts, box)  # the points rarely cover their box
         box[tuple(c[points] - o for c, o in zip(flat, offset))] = values[points]
         array._core.write(offset, counts, box)

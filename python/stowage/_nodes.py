@@ -1027,7 +1027,7 @@ class Array(_Dimensioned):
         >>> a.read(out, offset=(0, 64, 0))
         """
         if out is None:
-            out = np.empty(self.shape, self.dtype)
+            out = _indexing.empty(self.shape, self.dtype)
         offset = [0] * self.ndim if offset is None else [operator.index(o) for o in offset]
         if len(offset) != self.ndim or out.ndim != self.ndim:
             raise InvalidArgumentError(f"offset and out must have {self.ndim} dimensions")
@@ -1051,7 +1051,7 @@ class Array(_Dimensioned):
         with _indexing.named_index_errors(self._where):
             dims = _normalize_index(key, self.shape)
         counts = [c for _, c, _, _, _ in dims]
-        box = np.empty(counts, self.dtype)
+        box = _indexing.empty(counts, self.dtype)
         if box.size:
             self._core.read([o for o, _, _, _, _ in dims], counts, box)
         # Steps other than 1 read the bounding box and pick from it (fast for
@@ -1084,7 +1084,7 @@ class Array(_Dimensioned):
         value = _checked_values(value, self.dtype, casting)
         if 0 in counts:
             return
-        box = np.empty(counts, self.dtype)
+        box = _indexing.empty(counts, self.dtype)
         if any(step != 1 for _, _, step, _, _ in dims):
             self._core.read(offset, counts, box)  # the elements between the steps are kept
         box[_picks(dims)] = value  # numpy's broadcasting (the values were checked above)
@@ -1460,7 +1460,7 @@ class Sparse(_Dimensioned):
         """
         rows = self.shape[0] - row0 if rows is None else rows
         cols = self.shape[1] - col0 if cols is None else cols
-        out = np.empty((rows, cols), self.dtype)
+        out = _indexing.empty((rows, cols), self.dtype)
         if out.size:
             self._core.read_dense(row0, col0, rows, cols, out)
         return out

@@ -132,6 +132,33 @@ def test_to_scipy_recycles_large_arrays_and_overwrites_them(tmp_path):
     assert stowage._core._pool_idle_bytes() == 0
 
 
+def test_dense_reads_recycle_large_arrays_and_overwrite_them(tmp_path):
+    # a[...], a.read() and a[::2] results of 4 MiB and more come from the same
+    # pool: a dropped result's memory serves the next read, which must write
+    # every byte of it, the fill value where no chunk is stored included.
+    full = np.arange(128 * 128 * 128, dtype=np.uint32).reshape(128, 128, 128)
+    with stowage.open(tmp_path / "full.zarr", "w") as store:
+        store.create_array("v", shape=full.shape, dtype="uint32", chunks=(64, 64, 64))[...] = full
+    with stowage.open(tmp_path / "sparse.zarr", "w") as store:
+        holes = store.create_array("v", shape=full.shape, dtype="uint32", chunks=(64, 64, 64), fill_value=7)
+        holes[:64, :64, :64] = full[:64, :64, :64]  # one of eight chunks stored
+    expected = np.full(full.shape, 7, np.uint32)
+    expected[:64, :64, :64] = full[:64, :64, :64]
+    a, b = stowage.open(tmp_path / "full.zarr")["v"], stowage.open(tmp_path / "sparse.zarr")["v"]
+    for read in (lambda x: x[...], lambda x: x.read(), lambda x: x[:, ::1, :]):
+        first = read(a)
+        np.testing.assert_array_equal(first, full)
+        address, idle = first.ctypes.data, stowage._core._pool_idle_bytes()
+        del first
+        assert stowage._core._pool_idle_bytes() >= idle + full.nbytes  # held by the pool
+        second = read(b)
+        assert second.ctypes.data == address  # the first one's memory, reused
+        assert stowage._core._pool_idle_bytes() == idle
+        np.testing.assert_array_equal(second, expected)
+        assert second.flags.writeable and second.flags.c_contiguous and second.dtype == np.uint32
+        del second
+
+
 def test_records_match_msgpack_numpy(tmp_path):
     samples = [{"key": f"s{i:03}", "image": np.full((4, 5), i, np.uint8), "label": i, "w": np.float32(i / 2)}
                for i in range(300)]

@@ -118,11 +118,15 @@ inline Chunk read_chunk(const test::fs::path& file) {
 
 inline test::fs::path n5_fixtures() { return test::fixtures() / "n5"; }
 
-// Encodes a fixture chunk's decoded bytes again with the dataset's codec.
+// Encodes a fixture chunk's decoded bytes again with the dataset's codec, its
+// config updated with `extra` (gzip's {"encoder": "zlib"}).
 inline Bytes reencode_chunk(const std::string& container, const std::string& dataset,
-                            const std::string& chunk_path, size_t element_size, Bytes* payload) {
+                            const std::string& chunk_path, size_t element_size, Bytes* payload,
+                            const stowage::json& extra = stowage::json::object()) {
   stowage::json expected = test::read_json(n5_fixtures() / (container + ".expected.json"));
-  stowage::Codec c = codec(expected["datasets"][dataset]["compression"].dump());
+  stowage::json config = expected["datasets"][dataset]["compression"];
+  config.update(extra);
+  stowage::Codec c = codec(config.dump());
   Chunk chunk = read_chunk(n5_fixtures() / container / dataset / chunk_path);
   size_t count = 1;
   for (uint32_t d : chunk.dims) count *= d;

@@ -1,6 +1,6 @@
-// Codec "gzip" (also reachable as "zlib"): N5's gzip compression on Debian's zlib.
+// Codec "gzip" (also reachable as "zlib"): N5's gzip compression on libdeflate and zlib.
 //
-//   {"type": "gzip", "level": 6, "useZlib": false}
+//   {"type": "gzip", "level": 6, "useZlib": false, "encoder": "zlib"}
 //
 // useZlib false writes gzip (RFC 1952) like N5 Java 4.x (commons-compress:
 // mtime 0, OS byte 0xff); useZlib true writes zlib (RFC 1950) like
@@ -8,20 +8,27 @@
 // Decoding ignores useZlib: like z5 it recognises gzip and zlib headers by
 // their bytes, and it reads concatenated gzip members as commons-compress does.
 //
-// Encoding is zlib's deflate, so the bytes are N5 Java's (java.util.zip is
-// zlib). Decoding uses libdeflate when the build finds it (twice as fast),
-// else zlib's inflate; both check the CRC32 / Adler-32 and bound the output.
+// Encoding is libdeflate's by default (2-3x zlib's deflate at the same
+// level); "encoder": "zlib" encodes with zlib's deflate, whose bytes are N5
+// Java's (java.util.zip is zlib). Any gzip/zlib reader reads either. Decoding
+// uses libdeflate (twice as fast), or zlib's inflate in the copy that
+// tests/gzip builds with STOWAGE_GZIP_ZLIB_INFLATE; both check the CRC32 /
+// Adler-32 and bound the output.
 //
 // Setting up a deflate stream costs more than compressing a small chunk
-// (docs/performance.md), so the codec's Context keeps one deflater and one
-// decompressor, reset per call; the host pools Contexts per configuration.
-#include <zlib.h>
-#ifdef STOWAGE_GZIP_LIBDEFLATE
+// (docs/performance.md), so the codec's Context keeps one compressor of each
+// kind and one decompressor, reused per call; the host pools Contexts per
+// configuration.
 #include <libdeflate.h>
+#include <zlib.h>
+#ifdef STOWAGE_GZIP_ZLIB_INFLATE
 #define STOWAGE_PLUGIN_BUILD_EXTRA \
-  ", zlib " ZLIB_VERSION " (encode), libdeflate " LIBDEFLATE_VERSION_STRING " (decode)"
+  ", libdeflate " LIBDEFLATE_VERSION_STRING " and zlib " ZLIB_VERSION " (encode), zlib (decode)"
 #else
-#define STOWAGE_PLUGIN_BUILD_EXTRA ", zlib " ZLIB_VERSION
+#define STOWAGE_PLUGIN_BUILD_EXTRA                                    \
+  ", libdeflate " LIBDEFLATE_VERSION_STRING " and zlib " ZLIB_VERSION \
+  " (encode), libdeflate "                                            \
+  "(decode)"
 #endif
 #include <stowage/codec_config.hpp>
 #include <stowage/codec_names.hpp>
@@ -90,6 +97,26 @@ class Deflater {
   int level_ = 0;
 };
 
+// One libdeflate compressor per context, reallocated only when the level
+// changes. Its gzip header, like N5 Java's, has no name, mtime 0 and OS 0xff.
+class Compressor {
+ public:
+  ~Compressor() { libdeflate_free_compressor(c_); }
+  libdeflate_compressor* acquire(int level) {
+    if (!c_ || level != level_) {
+      libdeflate_free_compressor(c_);
+      c_ = libdeflate_alloc_compressor(level);  // 0..9 as zlib's; checked by params()
+      if (!c_) throw std::bad_alloc();
+      level_ = level;
+    }
+    return c_;
+  }
+
+ private:
+  libdeflate_compressor* c_ = nullptr;
+  int level_ = 0;
+};
+
 bool is_gzip_magic(const Bytef* p, size_t left) {
   return left >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
@@ -114,7 +141,7 @@ void require_next_member(bool gzip, const Bytef* p, size_t left) {
           " bytes");
 }
 
-#ifdef STOWAGE_GZIP_LIBDEFLATE
+#ifndef STOWAGE_GZIP_ZLIB_INFLATE
 // Decoding with libdeflate: twice zlib's inflate speed on N5 chunks (one-shot
 // decoding into the caller's buffer). One decompressor per context.
 class Inflater {
@@ -219,13 +246,16 @@ class Gzip {
  public:
   // The scratch state of one thread; each stream is made on first use.
   struct Context {
+    Compressor compressor;
     Deflater deflater;
     std::unique_ptr<Inflater> inflater;
   };
 
   static const stowage::sdk::Params& params() {
-    static const stowage::sdk::Params p = {stowage::sdk::Param::integer("level", 6, -1, 9),
-                                           stowage::sdk::Param::boolean("useZlib", false)};
+    static const stowage::sdk::Params p = {
+        stowage::sdk::Param::integer("level", 6, -1, 9),
+        stowage::sdk::Param::boolean("useZlib", false),
+        stowage::sdk::Param::choice("encoder", "libdeflate", {"libdeflate", "zlib"})};
     return p;
   }
 
@@ -236,6 +266,10 @@ class Gzip {
     use_zlib_ = cfg.boolean("useZlib", alias_zlib);
     if (alias_zlib && !use_zlib_)
       stowage::sdk::invalid("gzip: the config has \"type\": \"zlib\" but \"useZlib\": false");
+    zlib_encoder_ = cfg.choice("encoder") == "zlib";
+    // The default is left out so that attributes.json stays as N5 Java
+    // writes it; "zlib" is kept so that a dataset reopened writes alike.
+    if (!zlib_encoder_) cfg.drop("encoder");
     canonical_ = cfg.canonical();
   }
 
@@ -259,33 +293,17 @@ class Gzip {
                                      {{"level", stowage::sdk::config_value(c, "level")}});
   }
 
-  // compressBound covers the zlib wrapper (6 bytes); gzip's is 18.
+  // compressBound covers the zlib wrapper (6 bytes); gzip's is 18. libdeflate's
+  // bound (any level, gzip wrapper) is larger than zlib's for large inputs.
   uint64_t bound(uint64_t n) const {
     if (n > (UINT64_MAX >> 1)) return UINT64_MAX;  // no buffer is that large
-    return compressBound(static_cast<uLong>(n)) + 12;
+    uint64_t zlib = compressBound(static_cast<uLong>(n)) + 12;
+    return std::max<uint64_t>(zlib, libdeflate_gzip_compress_bound(nullptr, n));
   }
 
   size_t encode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
-    z_stream& z = cx.deflater.acquire(level_, use_zlib_);
-    const Bytef* in_end = static_cast<const Bytef*>(in) + n;
-    Bytef* out_end = static_cast<Bytef*>(out) + capacity;
-    z.next_in = const_cast<Bytef*>(static_cast<const Bytef*>(in));
-    z.next_out = static_cast<Bytef*>(out);
-    for (;;) {
-      z.avail_in = slice(z.next_in, in_end);
-      z.avail_out = slice(z.next_out, out_end);
-      bool last = static_cast<size_t>(in_end - z.next_in) == z.avail_in;
-      int rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) break;
-      // Not finished with the output buffer full: it cannot hold the stream.
-      if (z.next_out == out_end)
-        stowage::sdk::invalid("gzip encode: the output buffer of " + std::to_string(capacity) +
-                              " bytes is too small (bound() gives the size that always fits)");
-      if (rc != Z_OK && rc != Z_BUF_ERROR)
-        stowage::sdk::fail(STOWAGE_INTERNAL,
-                           "gzip encode: deflate failed with code " + std::to_string(rc));
-    }
-    return static_cast<size_t>(z.next_out - static_cast<Bytef*>(out));
+    return zlib_encoder_ ? deflate_zlib(cx, in, n, out, capacity)
+                         : deflate_libdeflate(cx, in, n, out, capacity);
   }
 
   size_t decode(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
@@ -300,8 +318,44 @@ class Gzip {
   }
 
  private:
+  [[noreturn]] static void too_small(size_t capacity) {
+    stowage::sdk::invalid("gzip encode: the output buffer of " + std::to_string(capacity) +
+                          " bytes is too small (bound() gives the size that always fits)");
+  }
+
+  // One call: libdeflate compresses whole buffers; 0 means it did not fit.
+  size_t deflate_libdeflate(Context& cx, const void* in, size_t n, void* out,
+                            size_t capacity) const {
+    libdeflate_compressor* c = cx.compressor.acquire(level_ < 0 ? 6 : level_);
+    size_t written = use_zlib_ ? libdeflate_zlib_compress(c, in, n, out, capacity)
+                               : libdeflate_gzip_compress(c, in, n, out, capacity);
+    if (written == 0) too_small(capacity);
+    return written;
+  }
+
+  size_t deflate_zlib(Context& cx, const void* in, size_t n, void* out, size_t capacity) const {
+    z_stream& z = cx.deflater.acquire(level_, use_zlib_);
+    const Bytef* in_end = static_cast<const Bytef*>(in) + n;
+    Bytef* out_end = static_cast<Bytef*>(out) + capacity;
+    z.next_in = const_cast<Bytef*>(static_cast<const Bytef*>(in));
+    z.next_out = static_cast<Bytef*>(out);
+    for (;;) {
+      z.avail_in = slice(z.next_in, in_end);
+      z.avail_out = slice(z.next_out, out_end);
+      bool last = static_cast<size_t>(in_end - z.next_in) == z.avail_in;
+      int rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) break;
+      // Not finished with the output buffer full: it cannot hold the stream.
+      if (z.next_out == out_end) too_small(capacity);
+      if (rc != Z_OK && rc != Z_BUF_ERROR)
+        stowage::sdk::fail(STOWAGE_INTERNAL,
+                           "gzip encode: deflate failed with code " + std::to_string(rc));
+    }
+    return static_cast<size_t>(z.next_out - static_cast<Bytef*>(out));
+  }
+
   int level_ = 6;
-  bool use_zlib_ = false;
+  bool use_zlib_ = false, zlib_encoder_ = false;
   std::string canonical_;
 };
 
@@ -310,5 +364,6 @@ const char* const kAliases[] = {"zlib", nullptr};
 }  // namespace
 
 STOWAGE_DEFINE_CODEC_PLUGIN_WITH_ALIASES(
-    Gzip, "gzip", "1.0.0", "N5 gzip: gzip (RFC 1952) or, with useZlib, zlib (RFC 1950) via zlib",
+    Gzip, "gzip", "1.0.0",
+    "N5 gzip: gzip (RFC 1952) or, with useZlib, zlib (RFC 1950) via libdeflate or zlib",
     STOWAGE_CAP_READ | STOWAGE_CAP_WRITE | STOWAGE_CAP_THREADSAFE, kAliases)

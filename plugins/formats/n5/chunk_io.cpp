@@ -3,6 +3,8 @@
 #include "chunk.hpp"
 #include "store.hpp"
 
+#include <stowage/slabs.hpp>
+
 #include <algorithm>
 #include <cstring>
 
@@ -69,6 +71,38 @@ bool N5Store::read_chunk(const OpenDataset& ds, const uint64_t* index, void* out
   const std::string path = chunk_path(ds.dir, index, ds.meta.ndim());
   return read_numeric(ds, path, static_cast<uint8_t*>(out), capacity, chunk_shape) ||
          absent_chunk(storage_, ds.dir, path);
+}
+
+// A raw chunk's big-endian payload slab by slab (the host swaps bytes as it
+// copies): its header read first, then the slabs the region needs. Anything
+// unusual (no file, another header mode) goes to read_chunk, which names it.
+sdk::ArrayNode::Slabs N5Store::read_chunk_slabs(const OpenDataset& ds, const uint64_t* index,
+                                                uint64_t begin, uint64_t end,
+                                                const sdk::ArrayNode::PieceFn& piece,
+                                                uint64_t* chunk_shape) {
+  using Slabs = sdk::ArrayNode::Slabs;
+  // A read is a syscall, not a request, only where the storage maps files.
+  if (!ds.raw || ds.meta.ndim() == 0 || !storage_.can(STOWAGE_CAP_MAP)) return Slabs::unsupported;
+  check_chunk_index(ds.meta, index, ds.dir);
+  const std::string path = chunk_path(ds.dir, index, ds.meta.ndim());
+  const size_t ndim = ds.meta.ndim(), header = default_header_size(ndim);
+  sdk::BufferPool::Lease head = scratch_.take(header);
+  uint64_t got = 0, size = 0;
+  if (!storage_.read_into_if_exists(path, 0, head.data(), header, &got, &size) || got < header ||
+      sdk::load_be<uint16_t>(head.data()) != kModeDefault)
+    return Slabs::unsupported;
+  if (size > kMaxChunkBytes + max_header_size(ndim))
+    corrupt(path + ": chunk file is " + std::to_string(size) + " bytes, over N5's 2 GiB limit");
+  ChunkHeader h =
+      parse_chunk_header(head.data(), got, ndim, ds.meta.chunks.data(), chunk_shape, path);
+  const uint64_t bytes = dense_bytes(ds, h, path, SIZE_MAX);
+  if (size - h.size < bytes)
+    corrupt(path + ": truncated payload: " + std::to_string(size - h.size) +
+            " bytes, the header needs " + std::to_string(bytes));
+  if (chunk_shape[0] == 0) return Slabs::read;
+  sdk::read_slabs(storage_, path, h.size, bytes / chunk_shape[0], begin,
+                  std::min(end, chunk_shape[0]), piece, scratch_);
+  return Slabs::read;
 }
 
 // Reads one numeric chunk file, decoding straight into `out`. False if missing.

@@ -22,6 +22,10 @@ class ArrayNode final : public sdk::ArrayNode {
     store_.write_chunk(*ds_, index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(*ds_, index); }
+  Slabs read_chunk_slabs(const uint64_t* index, uint64_t begin, uint64_t end, const PieceFn& piece,
+                         uint64_t* chunk_shape) override {
+    return store_.read_chunk_slabs(*ds_, index, begin, end, piece, chunk_shape);
+  }
   // A chunk is one file: written in part, it is read, merged and published under its key's lock.
   std::unique_ptr<sdk::ChunkLock> lock_chunk(const uint64_t* index) override {
     return store_.lock_chunk(*ds_, index);

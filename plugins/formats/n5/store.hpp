@@ -85,6 +85,11 @@ class N5Store final : public stowage::sdk::Store {
                     const stowage::sdk::ItemFn& item);
   std::string record_key(const OpenDataset& ds, uint64_t index) const;
   std::optional<uint64_t> find_record(const OpenDataset& ds, std::string_view key) const;
+  // A raw chunk slab by slab (stowage_array_vtable.read_chunk_slabs).
+  stowage::sdk::ArrayNode::Slabs read_chunk_slabs(const OpenDataset& ds, const uint64_t* index,
+                                                  uint64_t begin, uint64_t end,
+                                                  const stowage::sdk::ArrayNode::PieceFn& piece,
+                                                  uint64_t* chunk_shape);
   // Writes the next records into blocks 0, 1, ... of an object dataset made by create.
   void append_records(const OpenDataset& ds, uint64_t count, const void* const* records,
                       const uint64_t* sizes);

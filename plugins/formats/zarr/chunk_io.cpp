@@ -32,6 +32,10 @@ class ArrayNode final : public sdk::ArrayNode {
     store_.write_chunk(*a_, index, in, size, chunk_shape);
   }
   bool chunk_exists(const uint64_t* index) override { return store_.chunk_exists(*a_, index); }
+  Slabs read_chunk_slabs(const uint64_t* index, uint64_t begin, uint64_t end, const PieceFn& piece,
+                         uint64_t* chunk_shape) override {
+    return store_.read_chunk_slabs(*a_, index, begin, end, piece, chunk_shape);
+  }
   std::unique_ptr<sdk::ChunkLock> lock_chunk(const uint64_t* index) override {
     return store_.lock_chunk(*a_, index);
   }
@@ -219,6 +223,27 @@ bool ZarrStore::read_chunk(OpenArray& a, const uint64_t* index, void* out, size_
     if (found) decode_chunk(a, key, file.data(), got, dst);
   }
   return found || absent_chunk(a, key) || missing_chunk(meta, dst);
+}
+
+sdk::ArrayNode::Slabs ZarrStore::read_chunk_slabs(OpenArray& a, const uint64_t* index,
+                                                  uint64_t begin, uint64_t end,
+                                                  const sdk::ArrayNode::PieceFn& piece,
+                                                  uint64_t* chunk_shape) {
+  using Slabs = sdk::ArrayNode::Slabs;
+  const ArrayMeta& meta = a.meta;
+  // A read is a syscall, not a request, only where the storage maps files.
+  if (!meta.codec_error.empty() || meta.fortran || meta.fill.plugin_fills || meta.chunks.empty() ||
+      !storage_.can(STOWAGE_CAP_MAP))
+    return Slabs::unsupported;
+  std::copy(meta.chunks.begin(), meta.chunks.end(), chunk_shape);  // before the first piece
+  if (a.v3) return read_chunk_slabs_v3(a, index, begin, end, piece);
+  if (!a.uncompressed || meta.filter_chain) return Slabs::unsupported;
+  check_index(meta, index, a.dir);
+  const std::string key = chunk_key(a, index);
+  // Anything but a chunk file there (none, a directory) goes to read_chunk, which names it.
+  const bool read =
+      read_raw_slabs(storage_, key, 0, meta.chunk_bytes(), meta, begin, end, piece, scratch_);
+  return read ? Slabs::read : Slabs::unsupported;
 }
 
 void ZarrStore::write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,

@@ -211,6 +211,31 @@ bool ZarrStore::read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, si
   return found || missing_chunk(meta, dst);
 }
 
+sdk::ArrayNode::Slabs ZarrStore::read_chunk_slabs_v3(OpenArray& a, const uint64_t* index,
+                                                     uint64_t begin, uint64_t end,
+                                                     const sdk::ArrayNode::PieceFn& piece) {
+  using Slabs = sdk::ArrayNode::Slabs;
+  const ArrayMeta& meta = a.meta;
+  const V3Layout& l = *meta.v3;
+  if (!l.codecs.empty() || meta.filter_chain) return Slabs::unsupported;  // decoded whole
+  check_index(meta, index, a.dir);
+  const Where w = locate(a, index);
+  if (!l.sharded) {
+    const bool read =
+        read_raw_slabs(storage_, w.key, 0, meta.chunk_bytes(), meta, begin, end, piece, scratch_);
+    return read ? Slabs::read : Slabs::unsupported;  // no chunk file: read_chunk says why
+  }
+  if (pending_count_.load(std::memory_order_acquire) != 0)
+    return Slabs::unsupported;  // inner chunks this store holds unpublished: read_chunk finds them
+  std::shared_ptr<const ShardIndex> shard = shard_index(a, w.key);
+  if (!shard->exists || shard->empty(w.inner)) return Slabs::missing;
+  const uint64_t offset = shard->entry[2 * w.inner], size = shard->entry[2 * w.inner + 1];
+  if (size != meta.chunk_bytes())
+    return Slabs::unsupported;  // read_chunk names what is wrong with it
+  read_raw_slabs(storage_, w.key, offset, std::nullopt, meta, begin, end, piece, scratch_);
+  return Slabs::read;
+}
+
 void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size,
                                const uint64_t* chunk_shape) {
   const ArrayMeta& meta = a.meta;
@@ -219,6 +244,10 @@ void ZarrStore::write_chunk_v3(OpenArray& a, const uint64_t* index, const void* 
   std::optional<sdk::BufferPool::Lease> padded;
   const uint8_t* chunk = whole_chunk(meta, a.dir, chunk_shape, in, size, scratch_, padded);
   const Where w = locate(a, index);
+  if (!l.sharded && l.codecs.empty() && !meta.filter_chain) {
+    storage_.write(w.key, chunk, meta.chunk_bytes());  // the chunk is the file: no copy
+    return;
+  }
   if (!l.sharded) {
     std::vector<uint8_t> encoded = encode_whole(a, chunk, scratch_, w.key);
     storage_.write(w.key, encoded.data(), encoded.size());  // published whole

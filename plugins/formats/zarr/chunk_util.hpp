@@ -1,9 +1,12 @@
-// Helpers the v2 and v3 chunk code share (defined in chunk_io.cpp).
+// Helpers the v2 and v3 chunk code share (defined in chunk_io.cpp, and
+// read_raw_slabs in chunk_slabs.cpp).
 #pragma once
 
 #include "metadata.hpp"
 
+#include <stowage/plugin.hpp>
 #include <stowage/plugin_util.hpp>
+#include <stowage/storage.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -35,5 +38,14 @@ const uint8_t* whole_chunk(const ArrayMeta& meta, const std::string& dir,
                            const uint64_t* chunk_shape, const void* in, size_t size,
                            stowage::sdk::BufferPool& scratch,
                            std::optional<stowage::sdk::BufferPool::Lease>& padded);
+
+// Hands slabs [begin, end) of an uncompressed chunk stored at byte `at` of
+// `key` to `piece`, about STOWAGE_SLAB_PIECE_BYTES at a time. `file_size`:
+// what the file must hold (a chunk file of its own; false when no file is
+// there), none inside a shard.
+bool read_raw_slabs(const stowage::sdk::Storage& storage, const std::string& key, uint64_t at,
+                    std::optional<uint64_t> file_size, const ArrayMeta& meta, uint64_t begin,
+                    uint64_t end, const stowage::sdk::ArrayNode::PieceFn& piece,
+                    stowage::sdk::BufferPool& scratch);
 
 }  // namespace zarr

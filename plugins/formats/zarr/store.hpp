@@ -66,6 +66,11 @@ class ZarrStore final : public stowage::sdk::Store {
   void write_chunk(OpenArray& a, const uint64_t* index, const void* in, size_t size,
                    const uint64_t* chunk_shape);
   bool chunk_exists(const OpenArray& a, const uint64_t* index) const;
+  // An uncompressed chunk slab by slab (stowage_array_vtable.read_chunk_slabs).
+  stowage::sdk::ArrayNode::Slabs read_chunk_slabs(OpenArray& a, const uint64_t* index,
+                                                  uint64_t begin, uint64_t end,
+                                                  const stowage::sdk::ArrayNode::PieceFn& piece,
+                                                  uint64_t* chunk_shape);
   // Writers taking turns on a chunk written in part (stowage_array_vtable.lock_chunk).
   std::unique_ptr<stowage::sdk::ChunkLock> lock_chunk(OpenArray& a, const uint64_t* index);
   void unlock_chunk(OpenArray& a, std::unique_ptr<stowage::sdk::ChunkLock> lock);
@@ -111,6 +116,9 @@ class ZarrStore final : public stowage::sdk::Store {
   void set_attributes_v3(const std::string& dir, const json& attributes);
   bool read_chunk_v3(OpenArray& a, const uint64_t* index, void* out, size_t capacity,
                      uint64_t* chunk_shape);
+  stowage::sdk::ArrayNode::Slabs read_chunk_slabs_v3(OpenArray& a, const uint64_t* index,
+                                                     uint64_t begin, uint64_t end,
+                                                     const stowage::sdk::ArrayNode::PieceFn& piece);
   void write_chunk_v3(OpenArray& a, const uint64_t* index, const void* in, size_t size,
                       const uint64_t* chunk_shape);
   bool chunk_exists_v3(const OpenArray& a, const uint64_t* index) const;

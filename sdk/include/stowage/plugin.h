@@ -315,7 +315,23 @@ typedef struct stowage_array_vtable {
    * under its lock. The host calls it before a region write returns: a
    * write that returns is published. */
   int (*flush)(stowage_node_handle node, stowage_error* err);
+  /* Reads chunk `chunk_index` as read_chunk does, but hands its elements to
+   * `sink` in pieces of whole slabs (a slab: the elements at one index of
+   * the chunk's first dimension, C order), of about
+   * STOWAGE_SLAB_PIECE_BYTES each, so that each piece is still in the CPU's
+   * cache when the host copies it into the caller's array: one pass over
+   * memory instead of two. Only slabs [slab_begin, slab_end) are needed;
+   * the plugin may hand over only those, or all of them, in order.
+   * *chunk_shape is set before the first piece. Returns STOWAGE_MISSING as
+   * read_chunk does, and STOWAGE_UNSUPPORTED, before handing over anything,
+   * where the chunk must be decoded whole (compressed, Fortran order): the
+   * host then calls read_chunk. NULL: read_chunk only. */
+  int (*read_chunk_slabs)(stowage_node_handle node, const uint64_t* chunk_index,
+                          uint64_t slab_begin, uint64_t slab_end, stowage_sink* sink,
+                          uint64_t* chunk_shape, stowage_error* err);
 } stowage_array_vtable;
+/* The size of the pieces read_chunk_slabs hands over: a CPU's cache holds it. */
+#define STOWAGE_SLAB_PIECE_BYTES (1u << 20)
 #define STOWAGE_ARRAY_VTABLE_V1_SIZE (offsetof(stowage_array_vtable, chunk_exists) + sizeof(void*))
 
 /* -- sparse matrices (CSC or CSR; indptr is 64-bit, indices 32-bit) -- */

@@ -449,6 +449,16 @@ class ArrayNode : public Node {
   virtual void unlock_chunk(std::unique_ptr<ChunkLock> lock) { (void)lock; }
   // Publishes what write_chunk left pending (stowage_array_vtable.flush).
   virtual void flush() {}
+  // Hands the chunk's slabs [slab_begin, slab_end) to `piece` in pieces of
+  // whole slabs (stowage_array_vtable.read_chunk_slabs); `chunk_shape` is set
+  // before the first. unsupported: the chunk must be decoded whole (read_chunk).
+  enum class Slabs { read, missing, unsupported };
+  using PieceFn = std::function<void(const void* data, size_t size)>;
+  virtual Slabs read_chunk_slabs(const uint64_t* chunk_index, uint64_t slab_begin,
+                                 uint64_t slab_end, const PieceFn& piece, uint64_t* chunk_shape) {
+    (void)chunk_index, (void)slab_begin, (void)slab_end, (void)piece, (void)chunk_shape;
+    return Slabs::unsupported;
+  }
 };
 
 class SparseNode : public Node {
@@ -777,6 +787,20 @@ struct NodeTrampolines {
   static int flush(stowage_node_handle h, stowage_error* err) noexcept {
     return guarded(err, [&] { as<ArrayNode>(h).flush(); });
   }
+  static int read_chunk_slabs(stowage_node_handle h, const uint64_t* idx, uint64_t begin,
+                              uint64_t end, stowage_sink* sink, uint64_t* shape,
+                              stowage_error* err) noexcept {
+    using Slabs = ArrayNode::Slabs;
+    Slabs got = Slabs::read;
+    int rc = guarded(err, [&] {
+      got = as<ArrayNode>(h).read_chunk_slabs(
+          idx, begin, end, [sink](const void* d, size_t n) { emit(sink, d, n); }, shape);
+    });
+    if (rc != STOWAGE_OK) return rc;
+    return got == Slabs::missing       ? STOWAGE_MISSING
+           : got == Slabs::unsupported ? STOWAGE_UNSUPPORTED
+                                       : STOWAGE_OK;
+  }
   // sparse
   static int sparse_count(stowage_node_handle h, uint64_t b, uint64_t e, uint64_t* nnz,
                           stowage_error* err) noexcept {
@@ -839,7 +863,8 @@ struct NodeTrampolines {
                                                chunk_exists,
                                                lock_chunk,
                                                unlock_chunk,
-                                               flush};
+                                               flush,
+                                               read_chunk_slabs};
     static const stowage_sparse_vtable sparse = {sizeof(stowage_sparse_vtable), sparse_count,
                                                  sparse_read, sparse_append};
     static const stowage_strings_vtable strings = {sizeof(stowage_strings_vtable), strings_read};
