@@ -277,13 +277,14 @@ class SlabReader {
 
   // `out`: the caller's buffer holding the region (offset, shape) in C order.
   SlabReader(const NodeInfo& info, const std::vector<uint64_t>& offset,
-             const std::vector<uint64_t>& shape, char* out, detail::CopyMode mode)
+             const std::vector<uint64_t>& shape, const std::vector<int64_t>& out_strides, char* out,
+             detail::CopyMode mode)
       : info_(info),
         offset_(offset),
         shape_(shape),
         out_(out),
         mode_(mode),
-        out_strides_(strides_of(shape, false)),
+        out_strides_(out_strides),
         esize_(dtype_size(info.dtype)),
         cap_(nominal_chunk_bytes(info)) {}
 
@@ -293,7 +294,7 @@ class SlabReader {
     const uint64_t origin = idx[0] * info_.chunks[0];
     const uint64_t begin = std::max(offset_[0], origin) - origin;
     const uint64_t end = std::min(offset_[0] + shape_[0], origin + info_.chunks[0]) - origin;
-    Chunk c{idx, chunk_origin(info_, idx), stored, begin, 0, {}};
+    Chunk c{idx, chunk_origin(info_, idx), stored, begin, {}};
     stored.assign(idx.size(), 0);
     chunk_ = &c;
     stowage_sink sink{this, [](void* self, const void* data, size_t size) {
@@ -305,7 +306,7 @@ class SlabReader {
     chunk_ = nullptr;
     if (!c.problem.empty()) bad(n, idx, c.problem);
     if (rc == STOWAGE_MISSING) return Result::missing;
-    if (rc == STOWAGE_UNSUPPORTED && c.next == begin && c.pieces == 0) return Result::unsupported;
+    if (rc == STOWAGE_UNSUPPORTED && c.next == begin) return Result::unsupported;  // nothing copied
     n.store->check(rc, err);
     if (c.next != std::max(begin, std::min(end, stored[0])))
       bad(n, idx,
@@ -319,8 +320,7 @@ class SlabReader {
     const std::vector<uint64_t>& idx;
     std::vector<uint64_t> origin;
     const std::vector<uint64_t>& stored;
-    uint64_t next;    // the slab the next piece starts at
-    uint64_t pieces;  // handed over so far
+    uint64_t next;  // the slab the next piece starts at
     std::string problem;
   };
 
@@ -347,7 +347,6 @@ class SlabReader {
     if (!c.problem.empty()) return false;
     const uint64_t first = c.next, count = size / slab;
     c.next += count;
-    ++c.pieces;
     Overlap have = overlap(info_, c.idx, c.stored, offset_, shape_);
     // The region's part of these slabs (array coordinates).
     const uint64_t lo = std::max(have.lo[0], c.origin[0] + first);
@@ -371,7 +370,7 @@ class SlabReader {
   const std::vector<uint64_t>& shape_;
   char* out_;
   detail::CopyMode mode_;
-  std::vector<int64_t> out_strides_;
+  const std::vector<int64_t>& out_strides_;
   size_t esize_;
   uint64_t cap_;
   Chunk* chunk_ = nullptr;
@@ -397,7 +396,7 @@ void Array::read(const std::vector<uint64_t>& offset, const std::vector<uint64_t
     std::vector<detail::RowPart> parts;  // chunks whose rows are copied side by side
     std::vector<std::vector<int64_t>> part_strides(length);
     std::vector<uint64_t> lead_shape;
-    SlabReader slabs(info_, offset, shape, static_cast<char*>(out), mode);
+    SlabReader slabs(info_, offset, shape, out_strides, static_cast<char*>(out), mode);
     for (uint64_t k = 0; k < length; ++k) {
       std::vector<uint64_t> idx = plan.range.at(first + k);
       std::vector<uint64_t> origin = chunk_origin(info_, idx);

@@ -27,9 +27,15 @@ void store64(uint8_t* p, uint64_t v, bool big_endian) {
 
 uint32_t load32le(const uint8_t* p) { return p[0] | p[1] << 8 | p[2] << 16 | uint32_t(p[3]) << 24; }
 
+// The CRC-32C of data[0..size), little-endian, into data[size..size+4).
+void put_crc(uint8_t* data, size_t size) {
+  const uint32_t crc = crc32c(data, size);
+  for (int i = 0; i < 4; ++i) data[size + i] = uint8_t(crc >> (8 * i));
+}
+
 void append_crc(std::vector<uint8_t>& v) {
-  const uint32_t crc = crc32c(v.data(), v.size());
-  for (int i = 0; i < 4; ++i) v.push_back(uint8_t(crc >> (8 * i)));
+  v.resize(v.size() + 4);
+  put_crc(v.data(), v.size() - 4);
 }
 
 }  // namespace
@@ -170,8 +176,7 @@ std::vector<uint8_t> V3State::encode(const V3Layout& layout, const uint8_t* in, 
     if (layout.codecs[i].crc32c) {
       next.reset(new uint8_t[size + 4]);
       std::memcpy(next.get(), cur, size);
-      const uint32_t crc = crc32c(cur, size);
-      for (int b = 0; b < 4; ++b) next[size + b] = uint8_t(crc >> (8 * b));
+      put_crc(next.get(), size);
       size += 4;
     } else {
       const sdk::HostCodec& codec = codecs[i]->get();
